@@ -1,0 +1,3 @@
+"""Root conftest: loads the conformance plugin for the certification and the selftests."""
+
+pytest_plugins = ["harness.plugin"]

@@ -1,0 +1,30 @@
+"""The process-global RNGs a sampler must neither read nor advance: torch, numpy, random."""
+
+from __future__ import annotations
+
+import hashlib
+import pickle
+import random
+
+import numpy as np
+import torch
+
+
+def seed_global_rngs(seed: int) -> None:
+    torch.manual_seed(seed)
+    np.random.seed(seed % 2**32)
+    random.seed(seed)
+
+
+def global_rng_fingerprints() -> dict[str, str]:
+    """A digest of each global RNG's state, to tell whether a call advanced it."""
+    states = {
+        "torch": torch.get_rng_state().numpy().tobytes(),
+        "numpy": pickle.dumps(np.random.get_state()),
+        "random": pickle.dumps(random.getstate()),
+    }
+    return {name: hashlib.sha1(state).hexdigest() for name, state in states.items()}
+
+
+def advanced(before: dict[str, str], after: dict[str, str]) -> list[str]:
+    return [name for name in before if before[name] != after[name]]

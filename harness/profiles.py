@@ -1,0 +1,31 @@
+"""The Hypothesis profiles, registered in one place.
+
+``dev`` is quick, ``ci`` is the default when the CI environment variable is set,
+``thorough`` runs thousands of examples per property. ``--hypothesis-profile`` picks one.
+"""
+
+from __future__ import annotations
+
+import os
+
+from hypothesis import HealthCheck, settings
+
+PROFILES = {
+    "dev": dict(max_examples=25),
+    "ci": dict(max_examples=100, print_blob=True),
+    "thorough": dict(max_examples=2_000),
+}
+
+# Samplers do real work per example (W objects, N up to 10,000): wall time varies with
+# the machine, so no deadline, and no complaint about slow data generation.
+_COMMON = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+
+for _name, _values in PROFILES.items():
+    settings.register_profile(_name, **_COMMON, **_values)
+
+
+def default_profile() -> str:
+    return "ci" if os.environ.get("CI") else "dev"
+
+
+settings.load_profile(default_profile())

@@ -1,0 +1,65 @@
+"""Pull indices out of a sampler: bounded, and checked to be ints.
+
+Used by the in-process runner and inside rank processes alike. A sampler that never
+stops is read up to a bound and reported; one that yields tensors, floats or bools is
+reported with the first offending item.
+"""
+
+from __future__ import annotations
+
+from itertools import islice
+from typing import Any, Iterable
+
+import numpy as np
+
+_INT64_MAX = np.iinfo(np.int64).max
+
+
+class BadIndex(Exception):
+    """An item that is not an int index, or more items than the bound allows."""
+
+
+def read_limit(dataset_size: int) -> int:
+    """How many indices one rank may yield before it counts as never stopping.
+
+    Generous: the contracts here yield at most ceil(N/W) per rank; four times the
+    dataset leaves room for repeat-style samplers without reading forever.
+    """
+    return 4 * dataset_size + 64
+
+
+def read_indices(sampler: Iterable[Any], limit: int) -> np.ndarray:
+    """Iterate ``sampler`` once and return its indices as int64; raise :class:`BadIndex`."""
+    items = list(islice(iter(sampler), limit + 1))
+    if len(items) > limit:
+        raise BadIndex(
+            f"yielded more than {limit} indices without stopping: the sampler never stops "
+            f"(a finite sampler must end after one pass)"
+        )
+    return as_index_array(items)
+
+
+def as_index_array(items: list[Any]) -> np.ndarray:
+    kinds = set(map(type, items))
+    if not kinds <= {int} and not all(issubclass(k, (int, np.integer)) and k is not bool for k in kinds):
+        position, item = next((i, x) for i, x in enumerate(items) if not _is_int_index(x))
+        raise BadIndex(
+            f"yielded {_kind(item)} {item!r} at position {position}; indices must be Python ints "
+            f"(call int() or .tolist() on tensors and numpy values)"
+        )
+    try:
+        return np.array(items, dtype=np.int64)
+    except OverflowError:
+        position, item = next((i, x) for i, x in enumerate(items) if abs(int(x)) > _INT64_MAX)
+        raise BadIndex(f"yielded {item} at position {position}, far outside any dataset") from None
+
+
+def _is_int_index(item: Any) -> bool:
+    return isinstance(item, (int, np.integer)) and not isinstance(item, (bool, np.bool_))
+
+
+def _kind(item: Any) -> str:
+    module = type(item).__module__
+    name = type(item).__qualname__
+    full = name if module == "builtins" else f"{module}.{name}"
+    return f"a {full}"

@@ -1,0 +1,148 @@
+"""In-process runner: simulate W ranks with W sampler objects in this process.
+
+Every call into the sampler goes through :func:`_on_rank`, so a sampler that raises or
+yields garbage becomes one readable :class:`SamplerFault` naming the rank, the step and
+the case. Each observation runs in a watchdog thread with a time bound, so a sampler
+that blocks can fail the test but never hang the suite.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import traceback
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence, TypeVar
+
+from .case import Case, Observation
+from .dataset import IndexDataset
+from .plug import SamplerPlug
+from .reading import BadIndex, read_indices, read_limit
+from .verdict import SamplerFault, failure_text, Violation
+
+T = TypeVar("T")
+
+DEFAULT_TIMEOUT_S = 60.0
+
+
+@dataclass
+class _Limits:
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    # The first case a sampler hung on. A hung watchdog thread cannot be killed, so
+    # later cases fail at once instead of piling up more stuck threads.
+    hung_case: Case | None = None
+
+
+LIMITS = _Limits()
+
+
+def configure(timeout_s: float) -> None:
+    LIMITS.timeout_s = timeout_s
+    LIMITS.hung_case = None
+
+
+FAULT = "sampler fault"  # title for a sampler that raises or hangs: no invariant can be judged
+
+
+def _fault(rank: int | None, message: str, case: Case, flag: str = FAULT) -> SamplerFault:
+    who = f"rank {rank}: " if rank is not None else ""
+    return SamplerFault(failure_text([Violation(flag, who + message)], case, None))
+
+
+def _on_rank(rank: int | None, step: str, case: Case, call: Callable[[], T]) -> T:
+    try:
+        return call()
+    except BadIndex as exc:
+        raise _fault(rank, f"the sampler {exc}", case, flag="valid_indices") from None
+    except Exception as exc:
+        raise _fault(rank, f"the sampler raised {type(exc).__name__} {step}: {exc}", case) from exc
+
+
+def build_samplers(plug: SamplerPlug, case: Case, dataset: Any = None) -> list[Any]:
+    """One sampler per rank, with explicit ``num_replicas``/``rank``; set_epoch if the case says."""
+    dataset = IndexDataset(case.dataset_size) if dataset is None else dataset
+    samplers = []
+    for rank in range(case.world_size):
+        sampler = _on_rank(
+            rank,
+            "in its constructor",
+            case,
+            lambda: plug.build(dataset, case.world_size, rank, **case.sampler_options()),
+        )
+        samplers.append(sampler)
+    if case.epoch is not None:
+        set_epoch_all(samplers, case)
+    return samplers
+
+
+def has_set_epoch(sampler: Any) -> bool:
+    return callable(getattr(sampler, "set_epoch", None))
+
+
+def set_epoch_all(samplers: Sequence[Any], case: Case) -> None:
+    """Call ``set_epoch(case.epoch)`` on every rank, as a training loop does each epoch."""
+    for rank, sampler in enumerate(samplers):
+        if not has_set_epoch(sampler):
+            raise _fault(
+                rank,
+                "the sampler has no set_epoch() method; training loops call it every epoch to reshuffle",
+                case,
+                flag="reshuffles_on_set_epoch",
+            )
+        _on_rank(rank, f"in set_epoch({case.epoch})", case, lambda: sampler.set_epoch(case.epoch))
+
+
+def read_samplers(samplers: Sequence[Any], case: Case) -> Observation:
+    """Iterate every rank's sampler once and take ``len()`` of each."""
+    limit = read_limit(case.dataset_size)
+    indices = tuple(
+        _on_rank(rank, "while iterating", case, lambda: read_indices(sampler, limit))
+        for rank, sampler in enumerate(samplers)
+    )
+    lengths = tuple(_on_rank(rank, "in __len__", case, lambda: _length(sampler)) for rank, sampler in enumerate(samplers))
+    return Observation(case=case, indices=indices, reported_lengths=lengths)
+
+
+def _length(sampler: Any) -> int:
+    length = len(sampler)
+    return int(length)
+
+
+def observe(plug: SamplerPlug, case: Case) -> Observation:
+    """Build fresh samplers for every rank of ``case`` and read them once, with a time bound."""
+    return bounded(case, lambda: read_samplers(build_samplers(plug, case), case))
+
+
+def bounded(case: Case, work: Callable[[], T]) -> T:
+    """Run ``work`` in a watchdog thread; fail with its stack if it takes too long."""
+    if LIMITS.hung_case is not None:
+        raise SamplerFault(
+            f"the sampler hung earlier in this session on case {LIMITS.hung_case.describe()}; "
+            f"later cases are not run so that the suite stays bounded"
+        )
+    outcome: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            outcome["value"] = work()
+        except BaseException as exc:  # handed back to the calling thread below
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=target, name="sampler-under-test", daemon=True)
+    thread.start()
+    thread.join(LIMITS.timeout_s)
+    if thread.is_alive():
+        LIMITS.hung_case = case
+        frame = sys._current_frames().get(thread.ident or -1)
+        stack = "".join(traceback.format_stack(frame)) if frame is not None else "(no stack)\n"
+        raise SamplerFault(
+            failure_text(
+                [Violation(FAULT, f"the sampler did not finish within {LIMITS.timeout_s:g} s "
+                           f"(--rank-timeout); it hangs. Its stack:\n{stack}")],
+                case,
+                None,
+            )
+        )
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]

@@ -1,0 +1,70 @@
+"""Hypothesis strategies for cases: dataset sizes, world sizes, seeds, epochs, batch sizes.
+
+Draws lean on the edges where samplers break (N = 0, 1, N < W, N = W, W +- 1, multiples
+of W) and still reach N = 10,000, W = 64, seeds over the whole 63-bit range and epochs up
+to 2**31. Every draw is labelled, so a falsifying example reads "Draw 2 (N): 5".
+"""
+
+from __future__ import annotations
+
+from hypothesis import strategies as st
+
+from .case import Case
+from .plug import SamplerPlug
+
+MAX_DATASET_SIZE = 10_000
+MAX_WORLD_SIZE = 64
+SEED_LIMIT = 2**63  # seeds drawn from [0, 2**63)
+EPOCH_LIMIT = 2**31  # epochs drawn from [0, 2**31)
+SPECIAL_SEEDS = (0, 1, 2**31 - 1, 2**32 - 1, 2**32, SEED_LIMIT - 1)
+
+
+def world_sizes(max_world_size: int = MAX_WORLD_SIZE) -> st.SearchStrategy[int]:
+    return st.one_of(st.integers(1, min(8, max_world_size)), st.integers(1, max_world_size))
+
+
+def dataset_sizes(world_size: int, max_size: int = MAX_DATASET_SIZE) -> st.SearchStrategy[int]:
+    w = world_size
+    edges = sorted({0, 1, w // 2, max(w - 1, 0), w, w + 1, 2 * w - 1, 2 * w, 2 * w + 1, 3 * w, 7 * w + 3})
+    return st.one_of(
+        st.sampled_from([n for n in edges if n <= max_size]),
+        st.integers(0, min(max_size, 8 * w + 8)),
+        st.integers(0, max_size),
+    )
+
+
+def seeds() -> st.SearchStrategy[int]:
+    return st.one_of(st.sampled_from(SPECIAL_SEEDS), st.integers(0, 2**32 - 1), st.integers(0, SEED_LIMIT - 1))
+
+
+def epochs() -> st.SearchStrategy[int]:
+    return st.one_of(st.integers(0, 10), st.integers(0, EPOCH_LIMIT - 1))
+
+
+def draw_case(
+    data: st.DataObject,
+    plug: SamplerPlug,
+    *,
+    drop_last: bool,
+    shuffle: bool | None = None,
+    min_dataset_size: int = 0,
+    max_world_size: int = MAX_WORLD_SIZE,
+) -> Case:
+    """Draw one case for ``plug``. Options the sampler lacks keep their defaults.
+
+    ``shuffle=None`` draws it (when the sampler takes it); a bool fixes it.
+    """
+    world_size = data.draw(world_sizes(max_world_size), label="W (num_replicas)")
+    size = data.draw(dataset_sizes(world_size).filter(lambda n: n >= min_dataset_size), label="N (dataset size)")
+    if shuffle is None:
+        shuffle = data.draw(st.booleans(), label="shuffle") if plug.supports("shuffle") else True
+    seed = data.draw(seeds(), label="seed") if plug.supports("seed") else 0
+    batch_size = data.draw(st.integers(1, size + 2), label="batch_size")
+    return Case(
+        dataset_size=size,
+        world_size=world_size,
+        shuffle=shuffle,
+        seed=seed,
+        drop_last=drop_last,
+        batch_size=batch_size,
+    )

@@ -1,0 +1,75 @@
+"""Properties 11 and 12: invalid arguments are refused, edge sizes work."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, strategies as st
+
+from harness.case import Case
+from harness.checkers import check_strided, structural_violations
+from harness.dataset import IndexDataset
+from harness.plugin import promise
+from harness.runner import bounded, observe
+from harness.verdict import expect_holds, fail
+
+
+def invalid_ranks() -> st.SearchStrategy[tuple[int, int]]:
+    """(num_replicas, rank) pairs a sampler must refuse: rank >= W, rank < 0, or W <= 0."""
+    world = st.integers(1, 64)
+    return st.one_of(
+        world.flatmap(lambda w: st.tuples(st.just(w), st.integers(w, w + 8))),
+        st.tuples(st.integers(1, 64), st.integers(-8, -1)),
+        st.tuples(st.integers(-4, 0), st.integers(-2, 4)),
+    )
+
+
+@given(arguments=invalid_ranks())
+def test_invalid_arguments_refused(sampler_plug, contract, arguments):
+    """Constructing with rank >= W, rank < 0 or W <= 0 raises at once."""
+    promise(contract, "validates_arguments")
+    world_size, rank = arguments
+    case = Case(dataset_size=8, world_size=world_size)
+
+    def construct():
+        try:
+            sampler_plug.build(IndexDataset(8), world_size, rank)
+        except Exception as exc:  # any refusal will do; DistributedSampler raises ValueError
+            return exc
+        return None
+
+    if bounded(case, construct) is None:
+        fail(
+            "validates_arguments",
+            f"constructing with num_replicas={world_size}, rank={rank} should raise (DistributedSampler raises "
+            f"ValueError('Invalid rank ...')), but it returned a sampler; a misconfigured job would then "
+            f"silently train on the wrong shard",
+            case,
+        )
+
+
+EDGE_SIZES = [
+    pytest.param(0, 1, id="N=0-W=1"),
+    pytest.param(0, 4, id="N=0-W=4"),
+    pytest.param(1, 1, id="N=1-W=1"),
+    pytest.param(1, 4, id="N=1-W=4"),
+    pytest.param(2, 8, id="N=2-W=8"),
+    pytest.param(3, 8, id="N=3-W=8"),
+    pytest.param(5, 3, id="N=5-W=3"),
+    pytest.param(4, 4, id="N=4-W=4"),
+    pytest.param(7, 1, id="N=7-W=1"),
+]
+
+
+@pytest.mark.parametrize("shuffle", [True, False], ids=["shuffle", "no_shuffle"])
+@pytest.mark.parametrize(("dataset_size", "world_size"), EDGE_SIZES)
+def test_edge_sizes(sampler_plug, contract, drop_last, shuffle, dataset_size, world_size):
+    """N = 0, N = 1, N < W, N = W and W = 1 work and keep every per-epoch invariant."""
+    promise(contract, "edge_sizes")
+    if not shuffle and not sampler_plug.supports("shuffle"):
+        pytest.skip(sampler_plug.missing_reason("shuffle"))
+    case = Case(dataset_size=dataset_size, world_size=world_size, shuffle=shuffle, drop_last=drop_last)
+    observation = observe(sampler_plug, case)
+    violations = structural_violations(observation, contract)
+    if contract.promises("strided"):
+        violations += check_strided(observation, observe(sampler_plug, case.with_(world_size=1)))
+    expect_holds(observation, violations)

@@ -1,0 +1,131 @@
+"""Properties 8 to 10: same order without set_epoch, a new one with it, and seeds matter."""
+
+from __future__ import annotations
+
+from itertools import combinations
+
+from hypothesis import given, strategies as st
+
+from harness.checkers import check_orders_differ, check_same_indices, structural_violations
+from harness.global_rng import advanced, global_rng_fingerprints, seed_global_rngs
+from harness.plugin import promise, requires_parameter
+from harness.runner import bounded, build_samplers, has_set_epoch, observe, read_samplers, set_epoch_all
+from harness.strategies import draw_case, epochs, SEED_LIMIT
+from harness.verdict import Violation, expect_holds
+
+# Reshuffle and seed properties need enough items that two orders cannot coincide by chance.
+MIN_SHUFFLED_SIZE = 10
+# Beyond the contract's range: probed only to report what the sampler does with it.
+OVERFLOWING_SEED = 2**64
+
+
+@given(data=st.data())
+def test_same_order_without_set_epoch(sampler_plug, contract, drop_last, data):
+    """Iterating again, or a fresh sampler with the same arguments, gives the same indices,
+    whatever the global RNGs hold; iterating leaves the global RNGs untouched."""
+    promise(contract, "deterministic")
+    case = draw_case(data, sampler_plug, drop_last=drop_last)
+    global_seed = data.draw(st.integers(0, 2**32 - 2), label="global RNG seed")
+
+    def iterate_three_ways():
+        seed_global_rngs(global_seed)
+        samplers = build_samplers(sampler_plug, case)
+        before = global_rng_fingerprints()
+        first = read_samplers(samplers, case)
+        touched = advanced(before, global_rng_fingerprints())
+        again = read_samplers(samplers, case)
+        seed_global_rngs(global_seed + 1)
+        fresh = read_samplers(build_samplers(sampler_plug, case), case)
+        return first, again, fresh, touched
+
+    first, again, fresh, touched = bounded(case, iterate_three_ways)
+    violations = check_same_indices(
+        first, again, "deterministic", "iterating the same samplers twice, without set_epoch, changed the order"
+    )
+    violations += check_same_indices(
+        first, fresh, "deterministic",
+        "fresh samplers with the same arguments gave another order once the global RNGs were reseeded "
+        "(the order must not depend on torch/numpy/random global state)",
+    )
+    if touched:
+        violations.append(
+            Violation("deterministic", f"iterating the sampler advanced the global RNG state of {', '.join(touched)}; "
+                      f"a sampler must draw from its own seeded generator")
+        )
+    expect_holds(first, violations)
+
+
+@given(data=st.data())
+def test_set_epoch_reshuffles(sampler_plug, contract, drop_last, data):
+    """For N >= 10, distinct epochs give distinct orders, and every epoch keeps the per-epoch invariants."""
+    promise(contract, "reshuffles_on_set_epoch")
+    case = draw_case(data, sampler_plug, drop_last=drop_last, shuffle=True, min_dataset_size=MIN_SHUFFLED_SIZE)
+    chosen = data.draw(st.lists(epochs(), min_size=3, max_size=4, unique=True), label="epochs")
+
+    def run_epochs():
+        # One sampler object per rank for the whole run, set_epoch before each epoch,
+        # as the DistributedSampler documentation prescribes.
+        samplers = build_samplers(sampler_plug, case)
+        runs = []
+        for epoch in chosen:
+            at_epoch = case.with_(epoch=epoch)
+            set_epoch_all(samplers, at_epoch)
+            runs.append(read_samplers(samplers, at_epoch))
+        return runs
+
+    runs = bounded(case, run_epochs)
+    for run in runs:
+        expect_holds(run, structural_violations(run, contract))
+    for a, b in combinations(runs, 2):
+        expect_holds(
+            b,
+            check_orders_differ(
+                a, b, "reshuffles_on_set_epoch",
+                f"set_epoch({a.case.epoch}) and set_epoch({b.case.epoch}) must give different orders",
+            ),
+        )
+
+
+@given(data=st.data())
+def test_seed_changes_order(sampler_plug, contract, drop_last, data, report_finding, request):
+    """Distinct seeds below 2**32 give distinct orders; any seed below 2**63 with any epoch
+    below 2**31 is accepted. Seed collisions are reported as findings, not failures."""
+    promise(contract, "seed_effective")
+    requires_parameter(sampler_plug, "seed")
+    case = draw_case(data, sampler_plug, drop_last=drop_last, shuffle=True, min_dataset_size=MIN_SHUFFLED_SIZE)
+    seed_a, seed_b = data.draw(st.lists(st.integers(0, 2**32 - 1), min_size=2, max_size=2, unique=True), label="seeds")
+    first = observe(sampler_plug, case.with_(seed=seed_a))
+    second = observe(sampler_plug, case.with_(seed=seed_b))
+    expect_holds(
+        second,
+        check_orders_differ(first, second, "seed_effective", f"seed={seed_a} and seed={seed_b} must give different orders"),
+    )
+
+    big_seed = data.draw(st.integers(0, SEED_LIMIT - 1), label="large seed")
+    big_epoch = data.draw(epochs(), label="epoch")
+    big_case = case.with_(seed=big_seed)
+
+    def at_big_seed():
+        samplers = build_samplers(sampler_plug, big_case)
+        if has_set_epoch(samplers[0]):
+            set_epoch_all(samplers, big_case.with_(epoch=big_epoch))
+        return read_samplers(samplers, big_case.with_(epoch=big_epoch))
+
+    big = bounded(big_case, at_big_seed)
+    expect_holds(big, structural_violations(big, contract))
+
+    if seed_a + 2**32 < SEED_LIMIT:
+        aliased = observe(sampler_plug, case.with_(seed=seed_a + 2**32))
+        if check_orders_differ(first, aliased, "seed_effective", "aliased"):
+            report_finding(
+                request.node.nodeid,
+                "seeds that differ by 2**32 give the same order: only the low 32 bits of seed + epoch "
+                "reach the generator (e.g. seed=0 and seed=4294967296)",
+            )
+    try:
+        observe(sampler_plug, case.with_(seed=OVERFLOWING_SEED))
+    except AssertionError as exc:
+        report_finding(
+            request.node.nodeid,
+            f"seed + epoch >= 2**64 is refused: seed=2**64 fails with {str(exc).splitlines()[0].split(': ', 1)[-1]}",
+        )
