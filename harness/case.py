@@ -20,8 +20,11 @@ class Case:
     drop_last: bool = False
     batch_size: int = 1
 
-    def sampler_options(self) -> dict[str, Any]:
-        return {"shuffle": self.shuffle, "seed": self.seed, "drop_last": self.drop_last}
+    def sampler_options(self, yields_batches: bool = False) -> dict[str, Any]:
+        options = {"shuffle": self.shuffle, "seed": self.seed, "drop_last": self.drop_last}
+        if yields_batches:  # batch samplers are built with the batch size
+            options["batch_size"] = self.batch_size
+        return options
 
     def with_(self, **changes: Any) -> "Case":
         return replace(self, **changes)
@@ -36,21 +39,33 @@ class Case:
 
 @dataclass(frozen=True)
 class Observation:
-    """What every rank yielded for one case: indices and ``len(sampler)`` per rank."""
+    """What every rank yielded for one case: indices and ``len(sampler)`` per rank.
+
+    For a batch sampler ``len()`` counts batches, and ``batches`` keeps them apart.
+    """
 
     case: Case
-    indices: tuple[np.ndarray, ...]
-    reported_lengths: tuple[int, ...]
+    indices: tuple[np.ndarray, ...]  # per rank; a batch sampler's batches concatenated
+    reported_lengths: tuple[int | None, ...]  # len(sampler); None for endless samplers
+    batches: tuple[tuple[np.ndarray, ...], ...] | None = None  # per rank, for batch samplers
 
     @property
     def lengths(self) -> tuple[int, ...]:
+        """Items each rank yielded: indices, or batches for a batch sampler."""
+        if self.batches is not None:
+            return tuple(len(b) for b in self.batches)
         return tuple(len(a) for a in self.indices)
 
-    def global_order(self) -> np.ndarray | None:
-        """Q with Q[i] = rank (i mod W)'s item (i div W); None if the ranks' lengths differ."""
-        lengths = set(self.lengths)
-        if len(lengths) != 1:
-            return None
+    def global_order(self, layout: str = "strided") -> np.ndarray | None:
+        """The global order Q the ranks' shares were cut from; None if it cannot be rebuilt.
+
+        strided: Q[i] = rank (i mod W)'s item (i div W), which needs equal lengths;
+        contiguous: the ranks' blocks one after another.
+        """
         if not self.indices:
             return np.empty(0, dtype=np.int64)
+        if layout == "contiguous":
+            return np.concatenate(self.indices)
+        if len(set(self.lengths)) != 1:
+            return None
         return np.stack(self.indices, axis=1).reshape(-1)

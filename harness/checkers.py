@@ -39,6 +39,21 @@ def check_equal_length(obs: Observation, contract: Contract) -> list[Violation]:
     return [Violation("equal_length", f"every rank should yield {expected} indices ({rule}), got {got}.{uneven}")]
 
 
+def check_balanced(obs: Observation) -> list[Violation]:
+    """An exact partition: lengths sum to N and differ by at most one."""
+    n = obs.case.dataset_size
+    lengths = obs.lengths
+    if sum(lengths) == n and (not lengths or max(lengths) - min(lengths) <= 1):
+        return []
+    return [
+        Violation(
+            "balanced",
+            f"the ranks' lengths should sum to N={n} and differ by at most 1 "
+            f"(each floor(N/W) or ceil(N/W)), got {list(lengths)}",
+        )
+    ]
+
+
 def check_valid_indices(obs: Observation) -> list[Violation]:
     n = obs.case.dataset_size
     violations = []
@@ -64,43 +79,50 @@ def _counts(obs: Observation) -> np.ndarray:
 
 
 def check_coverage(obs: Observation) -> list[Violation]:
-    """Without drop_last the union is range(N); with drop_last, or W | N, ranks are disjoint."""
+    """Without drop_last the ranks together yield every index of range(N)."""
+    case = obs.case
+    if case.drop_last:
+        return []
+    missing = np.flatnonzero(_counts(obs) == 0)
+    if not missing.size:
+        return []
+    return [
+        Violation(
+            "covers",
+            f"without drop_last the ranks together must cover range(N) = range({case.dataset_size}); "
+            f"{missing.size} indices are never yielded: {shorten(missing)}",
+        )
+    ]
+
+
+def check_disjoint(obs: Observation, contract: Contract) -> list[Violation]:
+    """No index is yielded twice beyond the padding the contract allows (none with drop_last)."""
     case = obs.case
     counts = _counts(obs)
-    violations = []
-    if not case.drop_last:
-        missing = np.flatnonzero(counts == 0)
-        if missing.size:
-            violations.append(
-                Violation(
-                    "covers",
-                    f"without drop_last the ranks together must cover range(N) = range({case.dataset_size}); "
-                    f"{missing.size} indices are never yielded: {shorten(missing)}",
-                )
-            )
-    if case.drop_last or case.dataset_size % case.world_size == 0:
-        repeated = np.flatnonzero(counts > 1)
-        if repeated.size:
-            why = "drop_last is set" if case.drop_last else f"W={case.world_size} divides N={case.dataset_size}"
-            first = int(repeated[0])
-            holders = [rank for rank, indices in enumerate(obs.indices) if np.any(indices == first)]
-            violations.append(
-                Violation(
-                    "covers",
-                    f"ranks must not share indices when {why} (no padding is needed); {repeated.size} indices "
-                    f"are yielded more than once: {shorten(repeated)}; index {first} comes from ranks {holders}",
-                )
-            )
-    return violations
+    allowed = contract.padding_size(case.dataset_size, case.world_size, case.drop_last)
+    surplus = int(counts.sum()) - int(np.count_nonzero(counts))
+    if surplus <= allowed:
+        return []
+    repeated = np.flatnonzero(counts > 1)
+    first = int(repeated[0])
+    holders = [rank for rank, indices in enumerate(obs.indices) if np.any(indices == first)]
+    why = "drop_last is set" if case.drop_last else f"the contract allows {allowed} padded items here"
+    return [
+        Violation(
+            "disjoint",
+            f"{surplus} items repeat an index already yielded, but {why}; repeated indices: "
+            f"{shorten(repeated)}; index {first} comes from ranks {holders}",
+        )
+    ]
 
 
 def _unequal_lengths(flag: str, obs: Observation) -> Violation:
     return Violation(flag, f"ranks yield different numbers of indices {list(obs.lengths)}, so they do not form one global order")
 
 
-def check_pads_from_head(obs: Observation) -> list[Violation]:
+def check_pads_from_head(obs: Observation, layout: str = "strided") -> list[Violation]:
     """Q[N:] repeats the head of Q cyclically (padding = P + P[:pad], or P repeated)."""
-    order = obs.global_order()
+    order = obs.global_order(layout)
     if order is None:
         return [_unequal_lengths("pads_from_head", obs)]
     n = obs.case.dataset_size
@@ -124,43 +146,57 @@ def check_pads_from_head(obs: Observation) -> list[Violation]:
     ]
 
 
-def check_strided(obs: Observation, single_rank: Observation) -> list[Violation]:
-    """Rank r yields Q[r::W], Q being the one-rank order (num_replicas=1) padded from its head.
+def check_assignment(obs: Observation, single_rank: Observation, layout: str) -> list[Violation]:
+    """Rank r's share is cut from Q, the one-rank order (num_replicas=1) padded from its head:
+    Q[r::W] for the strided layout, the r-th block of Q for the contiguous one.
 
-    The one-rank order must be a permutation of range(N): that is the order P every rank
-    of a DistributedSampler-compatible sampler derives its share from.
+    The one-rank order must be a permutation of range(N): the order P every rank derives
+    its share from, whatever W is.
     """
     n = obs.case.dataset_size
     reference = single_rank.indices[0]
-    if reference.size != n or not np.array_equal(np.sort(reference), np.arange(n)):
+    if not _is_permutation(reference, n):
         return [
             Violation(
-                "strided",
+                layout,
                 f"with num_replicas=1 the sampler should yield a permutation of range({n}), "
                 f"got {reference.size} indices: {shorten(reference)}",
             )
         ]
     world = obs.case.world_size
     per_rank = max(obs.lengths) if obs.indices else 0
-    total = per_rank * world
-    global_order = np.resize(reference, total) if n else np.empty(0, dtype=np.int64)
+    global_order = np.resize(reference, per_rank * world) if n else np.empty(0, dtype=np.int64)
     for rank, indices in enumerate(obs.indices):
-        expected = global_order[rank::world]
+        if layout == "strided":
+            share, expected = f"Q[{rank}::{world}]", global_order[rank::world]
+        else:
+            start = rank * per_rank
+            share, expected = f"Q[{start}:{start + per_rank}]", global_order[start : start + per_rank]
         if not np.array_equal(indices, expected):
             return [
                 Violation(
-                    "strided",
-                    f"rank {rank} should yield Q[{rank}::{world}] = {shorten(expected)}, where Q is the order "
-                    f"one rank gets with num_replicas=1 ({shorten(reference)}) padded from its head; "
-                    f"got {shorten(indices)}",
+                    layout,
+                    f"rank {rank} should yield {share} = {shorten(expected)}, where Q is the order one rank "
+                    f"gets with num_replicas=1 ({shorten(reference)}) padded from its head; got {shorten(indices)}",
                 )
             ]
     return []
 
 
-def check_unshuffled_in_order(obs: Observation) -> list[Violation]:
+def _is_permutation(values: np.ndarray, n: int) -> bool:
+    """True if ``values`` is a permutation of range(n); bincount, not a sort, to stay O(n)."""
+    if values.size != n:
+        return False
+    if n == 0:
+        return True
+    if values.min() < 0 or values.max() >= n:
+        return False
+    return bool(np.all(np.bincount(values, minlength=n) == 1))
+
+
+def check_unshuffled_in_order(obs: Observation, layout: str = "strided") -> list[Violation]:
     """With shuffle=False the global order starts with range(N) in order."""
-    order = obs.global_order()
+    order = obs.global_order(layout)
     if order is None:
         return [_unequal_lengths("unshuffled_in_order", obs)]
     head = order[: obs.case.dataset_size]
@@ -185,11 +221,12 @@ def check_same_indices(first: Observation, second: Observation, flag: str, what:
 
 
 def check_orders_differ(first: Observation, second: Observation, flag: str, what: str) -> list[Violation]:
-    a, b = first.global_order(), second.global_order()
-    if a is None or b is None or a.size < MIN_ITEMS_FOR_DISTINCT_ORDERS:
+    # The ranks' shares one after another: defined whatever the layout or lengths.
+    a, b = first.global_order("contiguous"), second.global_order("contiguous")
+    if a.size < MIN_ITEMS_FOR_DISTINCT_ORDERS:
         return []
     if np.array_equal(a, b):
-        return [Violation(flag, f"{what}, but both gave the same global order {shorten(a)}")]
+        return [Violation(flag, f"{what}, but both gave the same indices on every rank: {shorten(a)} (ranks concatenated)")]
     return []
 
 
@@ -210,15 +247,56 @@ def check_equal_batch_counts(batch_counts: list[int], batch_lengths: list[int]) 
     return violations
 
 
+def check_stream_blocks(obs: Observation) -> list[Violation]:
+    """The ranks' interleaved prefixes form one stream whose whole blocks of N are permutations."""
+    n = obs.case.dataset_size
+    stream = obs.global_order("strided")
+    if stream is None:
+        return [_unequal_lengths("stream_blocks_are_permutations", obs)]
+    for block in range(stream.size // n if n else 0):
+        items = stream[block * n : (block + 1) * n]
+        if not _is_permutation(items, n):
+            return [
+                Violation(
+                    "stream_blocks_are_permutations",
+                    f"block {block} of the interleaved stream (items {block * n} to {(block + 1) * n - 1}) should be "
+                    f"a permutation of range({n}), got {shorten(items)}",
+                )
+            ]
+    return []
+
+
+def check_whole_batches(obs: Observation, single_rank: Observation) -> list[Violation]:
+    """Rank r's k-th batch is batch k*W + r of the one-rank batch sequence (padding rounds aside)."""
+    assert obs.batches is not None and single_rank.batches is not None
+    reference = single_rank.batches[0]
+    world = obs.case.world_size
+    for rank, batches in enumerate(obs.batches):
+        for k, batch in enumerate(batches):
+            position = k * world + rank
+            if position < len(reference) and not np.array_equal(batch, reference[position]):
+                return [
+                    Violation(
+                        "whole_batches",
+                        f"rank {rank}'s batch {k} should be batch {position} of the one-rank sequence, "
+                        f"{shorten(reference[position])}, got {shorten(batch)}",
+                    )
+                ]
+    return []
+
+
 def structural_violations(obs: Observation, contract: Contract) -> list[Violation]:
     """The per-epoch invariants every observation must satisfy under ``contract``."""
     checks = (
         ("len_matches_iter", check_len_matches_iter),
         ("equal_length", lambda o: check_equal_length(o, contract)),
+        ("balanced", check_balanced),
         ("valid_indices", check_valid_indices),
         ("covers", check_coverage),
-        ("pads_from_head", lambda o: [] if o.case.drop_last else check_pads_from_head(o)),
-        ("unshuffled_in_order", lambda o: [] if o.case.shuffle else check_unshuffled_in_order(o)),
+        ("disjoint", lambda o: check_disjoint(o, contract)),
+        ("pads_from_head", lambda o: [] if o.case.drop_last else check_pads_from_head(o, contract.layout)),
+        ("unshuffled_in_order", lambda o: [] if o.case.shuffle else check_unshuffled_in_order(o, contract.layout)),
+        ("stream_blocks_are_permutations", check_stream_blocks),
     )
     violations: list[Violation] = []
     for flag, check in checks:

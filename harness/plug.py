@@ -59,10 +59,11 @@ class SamplerPlug:
         """Construct one rank's sampler.
 
         ``None`` for ``num_replicas``/``rank`` is left out, so the sampler takes them from
-        the process group as DistributedSampler does. Options the sampler does not accept
-        are left out too; callers only vary options the plug supports.
+        the process group as DistributedSampler does. Of the optional parameters, those the
+        sampler does not accept are left out; callers only vary the ones it supports. Any
+        other option (``batch_size`` for batch samplers) is passed as given.
         """
-        kwargs = {k: v for k, v in options.items() if k in self.accepted}
+        kwargs = {k: v for k, v in options.items() if k in self.accepted or k not in OPTIONAL_PARAMETERS}
         if num_replicas is not None:
             kwargs["num_replicas"] = num_replicas
         if rank is not None:

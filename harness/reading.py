@@ -39,6 +39,27 @@ def read_indices(sampler: Iterable[Any], limit: int) -> np.ndarray:
     return as_index_array(items)
 
 
+def read_prefix(sampler: Iterable[Any], count: int) -> np.ndarray:
+    """The first ``count`` indices of an endless sampler."""
+    items = list(islice(iter(sampler), count))
+    if len(items) < count:
+        raise BadIndex(f"stopped after {len(items)} indices, but an infinite sampler must never stop (read {count})")
+    return as_index_array(items)
+
+
+def read_batches(sampler: Iterable[Any], limit: int) -> tuple[np.ndarray, ...]:
+    """Iterate a batch sampler once: each batch must be a list (or tuple) of int indices."""
+    batches = list(islice(iter(sampler), limit + 1))
+    if len(batches) > limit:
+        raise BadIndex(f"yielded more than {limit} batches without stopping: the batch sampler never stops")
+    arrays = []
+    for position, batch in enumerate(batches):
+        if not isinstance(batch, (list, tuple)):
+            raise BadIndex(f"yielded {_kind(batch)} {batch!r} as batch {position}; a batch sampler yields lists of indices")
+        arrays.append(as_index_array(list(batch)))
+    return tuple(arrays)
+
+
 def as_index_array(items: list[Any]) -> np.ndarray:
     kinds = set(map(type, items))
     if not kinds <= {int} and not all(issubclass(k, (int, np.integer)) and k is not bool for k in kinds):

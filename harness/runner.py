@@ -14,10 +14,13 @@ import traceback
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence, TypeVar
 
+import numpy as np
+
 from .case import Case, Observation
+from .contracts import TORCH, Contract
 from .dataset import IndexDataset
 from .plug import SamplerPlug
-from .reading import BadIndex, read_indices, read_limit
+from .reading import BadIndex, read_batches, read_indices, read_limit, read_prefix
 from .verdict import SamplerFault, failure_text, Violation
 
 T = TypeVar("T")
@@ -58,16 +61,17 @@ def _on_rank(rank: int | None, step: str, case: Case, call: Callable[[], T]) -> 
         raise _fault(rank, f"the sampler raised {type(exc).__name__} {step}: {exc}", case) from exc
 
 
-def build_samplers(plug: SamplerPlug, case: Case, dataset: Any = None) -> list[Any]:
+def build_samplers(plug: SamplerPlug, case: Case, contract: Contract = TORCH) -> list[Any]:
     """One sampler per rank, with explicit ``num_replicas``/``rank``; set_epoch if the case says."""
-    dataset = IndexDataset(case.dataset_size) if dataset is None else dataset
+    dataset = IndexDataset(case.dataset_size)
+    options = case.sampler_options(yields_batches=contract.yields_batches)
     samplers = []
     for rank in range(case.world_size):
         sampler = _on_rank(
             rank,
             "in its constructor",
             case,
-            lambda: plug.build(dataset, case.world_size, rank, **case.sampler_options()),
+            lambda: plug.build(dataset, case.world_size, rank, **options),
         )
         samplers.append(sampler)
     if case.epoch is not None:
@@ -92,25 +96,27 @@ def set_epoch_all(samplers: Sequence[Any], case: Case) -> None:
         _on_rank(rank, f"in set_epoch({case.epoch})", case, lambda: sampler.set_epoch(case.epoch))
 
 
-def read_samplers(samplers: Sequence[Any], case: Case) -> Observation:
-    """Iterate every rank's sampler once and take ``len()`` of each."""
+def read_samplers(samplers: Sequence[Any], case: Case, contract: Contract = TORCH) -> Observation:
+    """Iterate every rank's sampler once (a finite prefix of an endless one) and take ``len()``."""
+    ranks = list(enumerate(samplers))
+    if not contract.finite:
+        count = contract.prefix_length(case.dataset_size, case.world_size)
+        indices = tuple(_on_rank(r, "while iterating", case, lambda: read_prefix(s, count)) for r, s in ranks)
+        return Observation(case=case, indices=indices, reported_lengths=(None,) * len(ranks))
     limit = read_limit(case.dataset_size)
-    indices = tuple(
-        _on_rank(rank, "while iterating", case, lambda: read_indices(sampler, limit))
-        for rank, sampler in enumerate(samplers)
-    )
-    lengths = tuple(_on_rank(rank, "in __len__", case, lambda: _length(sampler)) for rank, sampler in enumerate(samplers))
-    return Observation(case=case, indices=indices, reported_lengths=lengths)
+    batches = None
+    if contract.yields_batches:
+        batches = tuple(_on_rank(r, "while iterating", case, lambda: read_batches(s, limit)) for r, s in ranks)
+        indices = tuple(np.concatenate(b) if b else np.empty(0, dtype=np.int64) for b in batches)
+    else:
+        indices = tuple(_on_rank(r, "while iterating", case, lambda: read_indices(s, limit)) for r, s in ranks)
+    lengths = tuple(_on_rank(r, "in __len__", case, lambda: int(len(s))) for r, s in ranks)
+    return Observation(case=case, indices=indices, reported_lengths=lengths, batches=batches)
 
 
-def _length(sampler: Any) -> int:
-    length = len(sampler)
-    return int(length)
-
-
-def observe(plug: SamplerPlug, case: Case) -> Observation:
+def observe(plug: SamplerPlug, case: Case, contract: Contract = TORCH) -> Observation:
     """Build fresh samplers for every rank of ``case`` and read them once, with a time bound."""
-    return bounded(case, lambda: read_samplers(build_samplers(plug, case), case))
+    return bounded(case, lambda: read_samplers(build_samplers(plug, case, contract), case, contract))
 
 
 def bounded(case: Case, work: Callable[[], T]) -> T:

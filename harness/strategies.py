@@ -10,6 +10,7 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 from .case import Case
+from .contracts import TORCH, Contract
 from .plug import SamplerPlug
 
 MAX_DATASET_SIZE = 10_000
@@ -49,11 +50,14 @@ def draw_case(
     shuffle: bool | None = None,
     min_dataset_size: int = 0,
     max_world_size: int = MAX_WORLD_SIZE,
+    contract: Contract = TORCH,
 ) -> Case:
     """Draw one case for ``plug``. Options the sampler lacks keep their defaults.
 
     ``shuffle=None`` draws it (when the sampler takes it); a bool fixes it.
     """
+    if not contract.finite:
+        min_dataset_size = max(min_dataset_size, 1)  # an endless sampler over nothing never yields
     world_size = data.draw(world_sizes(max_world_size), label="W (num_replicas)")
     size = data.draw(dataset_sizes(world_size).filter(lambda n: n >= min_dataset_size), label="N (dataset size)")
     if shuffle is None:

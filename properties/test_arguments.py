@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 from harness.case import Case
-from harness.checkers import check_strided, structural_violations
+from harness.checkers import check_assignment, structural_violations
 from harness.dataset import IndexDataset
 from harness.plugin import promise
 from harness.runner import bounded, observe
@@ -32,7 +32,7 @@ def test_invalid_arguments_refused(sampler_plug, contract, arguments):
 
     def construct():
         try:
-            sampler_plug.build(IndexDataset(8), world_size, rank)
+            sampler_plug.build(IndexDataset(8), world_size, rank, **case.sampler_options(contract.yields_batches))
         except Exception as exc:  # any refusal will do; DistributedSampler raises ValueError
             return exc
         return None
@@ -68,8 +68,9 @@ def test_edge_sizes(sampler_plug, contract, drop_last, shuffle, dataset_size, wo
     if not shuffle and not sampler_plug.supports("shuffle"):
         pytest.skip(sampler_plug.missing_reason("shuffle"))
     case = Case(dataset_size=dataset_size, world_size=world_size, shuffle=shuffle, drop_last=drop_last)
-    observation = observe(sampler_plug, case)
+    observation = observe(sampler_plug, case, contract)
     violations = structural_violations(observation, contract)
-    if contract.promises("strided"):
-        violations += check_strided(observation, observe(sampler_plug, case.with_(world_size=1)))
+    for layout in ("strided", "contiguous"):
+        if contract.promises(layout):
+            violations += check_assignment(observation, observe(sampler_plug, case.with_(world_size=1), contract), layout)
     expect_holds(observation, violations)

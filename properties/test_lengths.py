@@ -1,4 +1,4 @@
-"""Properties 1, 2 and 13: lengths agree, ranks are even, batch counts match."""
+"""Lengths: len() agrees with iteration, ranks are even (or balanced), batch counts match."""
 
 from __future__ import annotations
 
@@ -7,20 +7,20 @@ from itertools import islice
 from hypothesis import given, strategies as st
 from torch.utils.data import BatchSampler
 
-from harness.checkers import check_equal_batch_counts, check_equal_length, check_len_matches_iter
+from harness.checkers import check_balanced, check_equal_batch_counts, check_equal_length, check_len_matches_iter
 from harness.plugin import promise
 from harness.reading import read_limit
 from harness.runner import bounded, build_samplers, observe
 from harness.strategies import draw_case
-from harness.verdict import expect_holds, failure_text, PropertyFailure
+from harness.verdict import PropertyFailure, expect_holds, failure_text
 
 
 @given(data=st.data())
 def test_len_matches_iteration(sampler_plug, contract, drop_last, data):
-    """len(sampler) equals the number of indices one iteration yields, on every rank."""
+    """len(sampler) equals the number of indices (batches, for a batch sampler) one iteration yields."""
     promise(contract, "len_matches_iter")
-    case = draw_case(data, sampler_plug, drop_last=drop_last)
-    observation = observe(sampler_plug, case)
+    case = draw_case(data, sampler_plug, drop_last=drop_last, contract=contract)
+    observation = observe(sampler_plug, case, contract)
     expect_holds(observation, check_len_matches_iter(observation))
 
 
@@ -28,21 +28,35 @@ def test_len_matches_iteration(sampler_plug, contract, drop_last, data):
 def test_equal_rank_lengths(sampler_plug, contract, drop_last, data):
     """Every rank yields ceil(N/W) indices, or floor(N/W) with drop_last."""
     promise(contract, "equal_length")
-    case = draw_case(data, sampler_plug, drop_last=drop_last)
-    observation = observe(sampler_plug, case)
+    case = draw_case(data, sampler_plug, drop_last=drop_last, contract=contract)
+    observation = observe(sampler_plug, case, contract)
     expect_holds(observation, check_equal_length(observation, contract))
 
 
 @given(data=st.data())
+def test_balanced_rank_lengths(sampler_plug, contract, drop_last, data):
+    """An exact partition: the ranks' lengths sum to N and differ by at most one."""
+    promise(contract, "balanced")
+    case = draw_case(data, sampler_plug, drop_last=drop_last, contract=contract)
+    observation = observe(sampler_plug, case, contract)
+    expect_holds(observation, check_balanced(observation))
+
+
+@given(data=st.data())
 def test_equal_batch_counts(sampler_plug, contract, drop_last, data):
-    """BatchSampler(sampler, B, drop_last) gives every rank the same number of batches."""
+    """Every rank gets the same number of batches: from BatchSampler(sampler, B, drop_last) around
+    an index sampler, or straight from a batch sampler."""
     promise(contract, "equal_batches")
-    case = draw_case(data, sampler_plug, drop_last=drop_last)
+    case = draw_case(data, sampler_plug, drop_last=drop_last, contract=contract)
+    if contract.yields_batches:
+        observation = observe(sampler_plug, case, contract)
+        expect_holds(observation, check_equal_batch_counts(list(observation.lengths), list(observation.reported_lengths)))
+        return
     batch_drop_last = data.draw(st.booleans(), label="BatchSampler drop_last")
     limit = read_limit(case.dataset_size)
 
     def count_batches():
-        batchers = [BatchSampler(s, case.batch_size, batch_drop_last) for s in build_samplers(sampler_plug, case)]
+        batchers = [BatchSampler(s, case.batch_size, batch_drop_last) for s in build_samplers(sampler_plug, case, contract)]
         # islice: a sampler that never stops must not spin forever here
         counts = [sum(1 for _ in islice(b, limit + 1)) for b in batchers]
         return counts, [len(b) for b in batchers]

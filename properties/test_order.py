@@ -24,18 +24,18 @@ def test_same_order_without_set_epoch(sampler_plug, contract, drop_last, data):
     """Iterating again, or a fresh sampler with the same arguments, gives the same indices,
     whatever the global RNGs hold; iterating leaves the global RNGs untouched."""
     promise(contract, "deterministic")
-    case = draw_case(data, sampler_plug, drop_last=drop_last)
+    case = draw_case(data, sampler_plug, drop_last=drop_last, contract=contract)
     global_seed = data.draw(st.integers(0, 2**32 - 2), label="global RNG seed")
 
     def iterate_three_ways():
         seed_global_rngs(global_seed)
-        samplers = build_samplers(sampler_plug, case)
+        samplers = build_samplers(sampler_plug, case, contract)
         before = global_rng_fingerprints()
-        first = read_samplers(samplers, case)
+        first = read_samplers(samplers, case, contract)
         touched = advanced(before, global_rng_fingerprints())
-        again = read_samplers(samplers, case)
+        again = read_samplers(samplers, case, contract)
         seed_global_rngs(global_seed + 1)
-        fresh = read_samplers(build_samplers(sampler_plug, case), case)
+        fresh = read_samplers(build_samplers(sampler_plug, case, contract), case)
         return first, again, fresh, touched
 
     first, again, fresh, touched = bounded(case, iterate_three_ways)
@@ -59,18 +59,18 @@ def test_same_order_without_set_epoch(sampler_plug, contract, drop_last, data):
 def test_set_epoch_reshuffles(sampler_plug, contract, drop_last, data):
     """For N >= 10, distinct epochs give distinct orders, and every epoch keeps the per-epoch invariants."""
     promise(contract, "reshuffles_on_set_epoch")
-    case = draw_case(data, sampler_plug, drop_last=drop_last, shuffle=True, min_dataset_size=MIN_SHUFFLED_SIZE)
+    case = draw_case(data, sampler_plug, drop_last=drop_last, shuffle=True, min_dataset_size=MIN_SHUFFLED_SIZE, contract=contract)
     chosen = data.draw(st.lists(epochs(), min_size=3, max_size=4, unique=True), label="epochs")
 
     def run_epochs():
         # One sampler object per rank for the whole run, set_epoch before each epoch,
         # as the DistributedSampler documentation prescribes.
-        samplers = build_samplers(sampler_plug, case)
+        samplers = build_samplers(sampler_plug, case, contract)
         runs = []
         for epoch in chosen:
             at_epoch = case.with_(epoch=epoch)
             set_epoch_all(samplers, at_epoch)
-            runs.append(read_samplers(samplers, at_epoch))
+            runs.append(read_samplers(samplers, at_epoch, contract))
         return runs
 
     runs = bounded(case, run_epochs)
@@ -92,10 +92,10 @@ def test_seed_changes_order(sampler_plug, contract, drop_last, data, report_find
     below 2**31 is accepted. Seed collisions are reported as findings, not failures."""
     promise(contract, "seed_effective")
     requires_parameter(sampler_plug, "seed")
-    case = draw_case(data, sampler_plug, drop_last=drop_last, shuffle=True, min_dataset_size=MIN_SHUFFLED_SIZE)
+    case = draw_case(data, sampler_plug, drop_last=drop_last, shuffle=True, min_dataset_size=MIN_SHUFFLED_SIZE, contract=contract)
     seed_a, seed_b = data.draw(st.lists(st.integers(0, 2**32 - 1), min_size=2, max_size=2, unique=True), label="seeds")
-    first = observe(sampler_plug, case.with_(seed=seed_a))
-    second = observe(sampler_plug, case.with_(seed=seed_b))
+    first = observe(sampler_plug, case.with_(seed=seed_a), contract)
+    second = observe(sampler_plug, case.with_(seed=seed_b), contract)
     expect_holds(
         second,
         check_orders_differ(first, second, "seed_effective", f"seed={seed_a} and seed={seed_b} must give different orders"),
@@ -106,16 +106,16 @@ def test_seed_changes_order(sampler_plug, contract, drop_last, data, report_find
     big_case = case.with_(seed=big_seed)
 
     def at_big_seed():
-        samplers = build_samplers(sampler_plug, big_case)
+        samplers = build_samplers(sampler_plug, big_case, contract)
         if has_set_epoch(samplers[0]):
             set_epoch_all(samplers, big_case.with_(epoch=big_epoch))
-        return read_samplers(samplers, big_case.with_(epoch=big_epoch))
+        return read_samplers(samplers, big_case.with_(epoch=big_epoch), contract)
 
     big = bounded(big_case, at_big_seed)
     expect_holds(big, structural_violations(big, contract))
 
     if seed_a + 2**32 < SEED_LIMIT:
-        aliased = observe(sampler_plug, case.with_(seed=seed_a + 2**32))
+        aliased = observe(sampler_plug, case.with_(seed=seed_a + 2**32), contract)
         if check_orders_differ(first, aliased, "seed_effective", "aliased"):
             report_finding(
                 request.node.nodeid,
@@ -123,7 +123,7 @@ def test_seed_changes_order(sampler_plug, contract, drop_last, data, report_find
                 "reach the generator (e.g. seed=0 and seed=4294967296)",
             )
     try:
-        observe(sampler_plug, case.with_(seed=OVERFLOWING_SEED))
+        observe(sampler_plug, case.with_(seed=OVERFLOWING_SEED), contract)
     except AssertionError as exc:
         report_finding(
             request.node.nodeid,
