@@ -8,6 +8,8 @@ implementation: the in-process properties and the real process groups both call 
 
 from __future__ import annotations
 
+from typing import Sequence
+
 import numpy as np
 
 from .case import Observation
@@ -303,3 +305,49 @@ def structural_violations(obs: Observation, contract: Contract) -> list[Violatio
         if contract.promises(flag):
             violations.extend(check(obs))
     return violations
+
+
+def check_ranks_agree(single_rank_orders: Sequence[Observation]) -> list[Violation]:
+    """Built with num_replicas=1 in each rank's own process, every rank yields the same order.
+
+    Ranks that derive their order from per-process state (Python's hash() of a str, an
+    unseeded RNG) disagree, and their shares of "the" order overlap and miss items.
+    """
+    reference = single_rank_orders[0].indices[0]
+    for rank, obs in enumerate(single_rank_orders[1:], start=1):
+        order = obs.indices[0]
+        if not np.array_equal(order, reference):
+            return [
+                Violation(
+                    "agrees_across_ranks",
+                    f"built with num_replicas=1, rank=0 in each rank's process for the same (seed, epoch), rank 0 "
+                    f"yields {shorten(reference)} but rank {rank} yields {shorten(order)}: the order depends on "
+                    f"per-process state, so the ranks' shares overlap and miss items",
+                )
+            ]
+    return []
+
+
+def check_loader_yields_sampler(
+    rank: int, sampler_indices: np.ndarray, batches: Sequence[np.ndarray], batch_size: int | None, drop_last: bool
+) -> list[Violation]:
+    """The DataLoader's batches, concatenated, are what the sampler yields (cut to whole batches
+    with drop_last), and every batch but the last holds ``batch_size`` items."""
+    expected = sampler_indices
+    if batch_size is not None and drop_last:
+        expected = expected[: len(expected) // batch_size * batch_size]
+    got = np.concatenate(batches) if len(batches) else np.empty(0, dtype=np.int64)
+    if not np.array_equal(got, expected):
+        return [
+            Violation(
+                "loader_yields_sampler",
+                f"rank {rank}: the DataLoader's batches should hold the sampler's indices {shorten(expected)} in "
+                f"order{' cut to whole batches (drop_last)' if drop_last else ''}, got {shorten(got)}",
+            )
+        ]
+    sizes = [len(b) for b in batches]
+    if batch_size is not None and any(size != batch_size for size in sizes[:-1]):
+        return [
+            Violation("loader_yields_sampler", f"rank {rank}: every batch but the last should hold {batch_size} items, got sizes {sizes}")
+        ]
+    return []

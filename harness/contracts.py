@@ -33,6 +33,10 @@ INVARIANTS: dict[str, str] = {
     "equal_batches": "equal batch counts",
     "stream_blocks_are_permutations": "infinite stream blocks are permutations",
     "whole_batches": "batches whole on one rank",
+    # Checked in real process groups only (conformance/).
+    "agrees_across_ranks": "ranks agree on one global order",
+    "group_defaults": "num_replicas/rank default to the process group",
+    "loader_yields_sampler": "DataLoader yields the sampler's indices",
 }
 
 # What each flag guards against, for --list-contracts and the README.
@@ -55,13 +59,16 @@ GUARDS: dict[str, str] = {
     "equal_batches": "uneven batch counts per rank: DDP hangs",
     "stream_blocks_are_permutations": "infinite streams that repeat or skip items within an epoch",
     "whole_batches": "batches split across ranks",
+    "agrees_across_ranks": "per-process shuffles (hash() of a str, unseeded RNGs): ranks overlap and miss items",
+    "group_defaults": "num_replicas/rank not taken from the process group when left out",
+    "loader_yields_sampler": "samplers whose DataLoader batches differ from what they yield",
 }
 
 LAYOUTS = ("strided", "contiguous", "any")
 LENGTH_RULES = ("padded", "balanced")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Contract:
     name: str
     family: str
@@ -72,6 +79,13 @@ class Contract:
     finite: bool = True  # False: the sampler never stops; finite prefixes are read
     yields_batches: bool = False  # True: the sampler yields lists of indices (a batch sampler)
     turned_off: frozenset[str] = frozenset()
+
+    def __repr__(self) -> str:  # short: Hypothesis prints it in every falsifying example
+        off = f", without={sorted(self.turned_off)}" if self.turned_off else ""
+        return f"Contract({self.name!r}{off})"
+
+    def _repr_pretty_(self, printer, cycle) -> None:  # the IPython protocol Hypothesis's printer follows
+        printer.text(repr(self))
 
     def promises(self, flag: str) -> bool:
         return flag in self.flags
@@ -101,8 +115,10 @@ class Contract:
         return math.ceil(2 * dataset_size / world_size) + 1
 
 
-_PER_EPOCH = {"len_matches_iter", "valid_indices", "covers", "disjoint", "validates_arguments", "edge_sizes"}
+_PER_EPOCH = {"len_matches_iter", "valid_indices", "covers", "disjoint", "validates_arguments", "edge_sizes",
+              "agrees_across_ranks", "group_defaults", "loader_yields_sampler"}
 _ORDER = {"deterministic", "reshuffles_on_set_epoch", "seed_effective"}
+_ACROSS_PROCESSES = {"agrees_across_ranks", "group_defaults"}
 
 TORCH = Contract(
     name="torch",
@@ -132,7 +148,8 @@ INFINITE = Contract(
     name="infinite",
     family="D",
     description="endless stream: the ranks' interleaved streams form one stream whose blocks of N items are permutations",
-    flags=frozenset({"valid_indices", "stream_blocks_are_permutations", "deterministic", "seed_effective", "validates_arguments"}),
+    flags=frozenset({"valid_indices", "stream_blocks_are_permutations", "deterministic", "seed_effective", "validates_arguments"}
+                    | _ACROSS_PROCESSES),
     finite=False,
 )
 
@@ -141,7 +158,7 @@ BATCH = Contract(
     family="F",
     description="batch sampler sharded across ranks: rank r gets whole batches r, r+W, ...; equal batch counts",
     flags=frozenset({"len_matches_iter", "valid_indices", "covers", "equal_batches", "whole_batches", "deterministic",
-                     "validates_arguments", "edge_sizes"}),
+                     "validates_arguments", "edge_sizes", "loader_yields_sampler"} | _ACROSS_PROCESSES),
     layout="any",
     yields_batches=True,
 )

@@ -35,7 +35,7 @@ class SamplerSpecError(Exception):
     """The spec is malformed, does not import, or does not name a callable."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class SamplerPlug:
     """The sampler under test and what it accepts."""
 
@@ -43,6 +43,12 @@ class SamplerPlug:
     factory: Callable[..., Any]
     source_file: str | None
     accepted: frozenset[str]
+
+    def __repr__(self) -> str:  # short: Hypothesis prints it in every falsifying example
+        return f"SamplerPlug({self.spec!r})"
+
+    def _repr_pretty_(self, printer, cycle) -> None:  # the IPython protocol Hypothesis's printer follows
+        printer.text(repr(self))
 
     def supports(self, parameter: str) -> bool:
         return parameter in self.accepted

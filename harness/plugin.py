@@ -15,12 +15,25 @@ from typing import Any, Callable
 import pytest
 
 from . import profiles, runner
-from .contracts import CONTRACTS, DEFAULT_CONTRACT, Contract
+from .backend import BACKENDS, DEFAULT_BACKEND, choose_backend, cuda_device_count
+from .certificate import build_certificate, write_certificate
+from .contracts import CONTRACTS, DEFAULT_CONTRACT, INVARIANTS, Contract, describe_contracts
+from .results import (
+    EXAMPLES_KEY,
+    FINDING_KEY,
+    HELD,
+    INVARIANT_KEY,
+    NOT_PROMISED,
+    InvariantResult,
+    ResultCollector,
+    verdict_line,
+)
+from .strategies import take_example_count
 from .plug import DEFAULT_SPEC, SamplerPlug, SamplerSpecError, load_plug
 
 CERTIFICATION_DIRS = ("properties", "conformance")
 CERTIFICATION_MARK = "certification"
-DIAGNOSTIC_KEY = "conformance_diagnostic"
+DEFAULT_WORLD_SIZES = "1,2,4"  # sized for 2 cores; GPU nodes: --backend=nccl --world-sizes=8
 
 
 @dataclass(frozen=True)
@@ -46,6 +59,34 @@ def _positive_seconds(text: str) -> float:
     return value
 
 
+def _backend_name(text: str) -> str:
+    if text not in BACKENDS:
+        raise pytest.UsageError(f"--backend={text!r} is not a backend; choose one of: {', '.join(BACKENDS)}")
+    return text
+
+
+def _world_sizes(text: str) -> tuple[int, ...]:
+    try:
+        sizes = tuple(int(part) for part in text.split(","))
+    except ValueError:
+        sizes = ()
+    if not sizes or min(sizes) < 1:
+        raise pytest.UsageError(
+            f"--world-sizes={text!r} is not a comma-separated list of positive ints; e.g. --world-sizes=1,2,4"
+        )
+    return tuple(sorted(set(sizes)))
+
+
+def _flag_list(text: str) -> frozenset[str]:
+    flags = frozenset(part.strip() for part in text.split(",") if part.strip())
+    unknown = sorted(flags - set(INVARIANTS))
+    if unknown:
+        raise pytest.UsageError(
+            f"--without={text!r}: unknown invariant(s) {', '.join(unknown)}; see --list-contracts for the flags"
+        )
+    return flags
+
+
 def _contract_name(text: str) -> str:
     if text not in CONTRACTS:
         raise pytest.UsageError(f"--contract={text!r} is not a known contract; choose one of: {', '.join(CONTRACTS)}")
@@ -69,11 +110,40 @@ OPTIONS = (
         _contract_name,
     ),
     Option(
+        "without",
+        "CONFORMANCE_WITHOUT",
+        "",
+        "comma-separated invariants to turn off, e.g. --without=seed_effective,pads_from_head "
+        "(see --list-contracts); the report lists them as turned off",
+        _flag_list,
+    ),
+    Option(
+        "certificate",
+        "CONFORMANCE_CERTIFICATE",
+        "",
+        "write the certificate to PATH.json and PATH.md (also when the run fails)",
+    ),
+    Option(
         "rank-timeout",
         "CONFORMANCE_RANK_TIMEOUT",
         str(runner.DEFAULT_TIMEOUT_S),
         "seconds one rank may spend on one case before it is reported as hung (default %(default)s)",
         _positive_seconds,
+    ),
+    Option(
+        "backend",
+        "CONFORMANCE_BACKEND",
+        DEFAULT_BACKEND,
+        "torch.distributed backend of the rank pools: auto (nccl with one CUDA device per rank, else gloo), "
+        "gloo or nccl (default %(default)s)",
+        _backend_name,
+    ),
+    Option(
+        "world-sizes",
+        "CONFORMANCE_WORLD_SIZES",
+        DEFAULT_WORLD_SIZES,
+        "comma-separated world sizes of the real process groups in conformance/ (default %(default)s)",
+        _world_sizes,
     ),
 )
 
@@ -84,6 +154,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         text = option.help.replace("%(default)s", option.default)
         group.addoption(f"--{option.name}", dest=option.dest, default=None, help=f"{text}; env {option.env}")
         parser.addini(option.dest, help=text, default=None)
+    group.addoption("--list-contracts", action="store_true", help="print each contract and its invariants, then exit")
 
 
 def setting(config: pytest.Config, option: Option) -> Any:
@@ -100,26 +171,37 @@ def setting(config: pytest.Config, option: Option) -> Any:
 class ConformanceState:
     plug: SamplerPlug
     contract: Contract
-    diagnostics: dict[str, list[str]] = field(default_factory=dict)  # nodeid -> findings
-    outcomes: dict[str, list[str]] = field(default_factory=dict)  # property -> outcomes
-    skip_reasons: dict[str, str] = field(default_factory=dict)
-    findings: list[str] = field(default_factory=list)
+    options: dict[str, Any]
+    findings_by_test: dict[str, list[str]] = field(default_factory=dict)
 
 
 _STATE_KEY = pytest.StashKey[ConformanceState]()
 
 
+def pytest_cmdline_main(config: pytest.Config) -> int | None:
+    if config.getoption("list_contracts"):
+        print(describe_contracts(), end="")
+        return 0
+    return None
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", f"{CERTIFICATION_MARK}: a test that certifies the sampler under test")
+    config.addinivalue_line("markers", "invariant(flag): the contract invariant a certification test checks")
     options = {option.dest: setting(config, option) for option in OPTIONS}
     try:
         plug = load_plug(options["sampler"])
     except SamplerSpecError as exc:
         raise pytest.UsageError(str(exc)) from None
+    try:
+        contract = CONTRACTS[options["contract"]].without(options["without"])
+    except ValueError as exc:
+        raise pytest.UsageError(f"--without={','.join(sorted(options['without']))}: {exc}") from None
     runner.configure(timeout_s=options["rank_timeout"])
-    current = ConformanceState(plug=plug, contract=CONTRACTS[options["contract"]])
+    current = ConformanceState(plug=plug, contract=contract, options=options)
     config.stash[_STATE_KEY] = current
-    config.pluginmanager.register(ConformanceSummary(current), "conformance-summary")
+    if not hasattr(config, "workerinput"):  # pytest-xdist workers leave reporting to the controller
+        config.pluginmanager.register(ConformanceReport(current), "conformance-report")
 
 
 def state(config: pytest.Config) -> ConformanceState:
@@ -139,7 +221,20 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
         f"contract: {current.contract.name} - {current.contract.description}",
         f"torch: {torch.__version__}, python: {platform.python_version()}, "
         f"hypothesis profile: {settings.get_current_profile_name()}",
+        process_groups_line(config),
     ]
+
+
+def process_groups_line(config: pytest.Config) -> str:
+    requested = setting(config, option_named("backend"))
+    devices = cuda_device_count()
+    choices = [choose_backend(requested, w, devices) for w in setting(config, option_named("world-sizes"))]
+    shown = ", ".join(f"W={c.world_size}: {c.name or 'skipped, ' + str(c.skip_reason)}" for c in choices)
+    return f"process groups (--backend={requested}, {devices} CUDA devices): {shown}"
+
+
+def option_named(name: str) -> Option:
+    return next(option for option in OPTIONS if option.name == name)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -150,62 +245,95 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(CERTIFICATION_MARK)
 
 
+def _invariant(item: pytest.Item) -> str | None:
+    marker = item.get_closest_marker("invariant")
+    return marker.args[0] if marker is not None else None
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    take_example_count()  # start this test's count at zero
+    flag = _invariant(item)
+    if flag is not None:
+        promise(state(item.config).contract, flag)
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
     report = yield
-    # Findings travel on the report, so they reach the controller under pytest-xdist too.
-    for finding in state(item.config).diagnostics.pop(item.nodeid, []) if report.when == "call" else []:
-        report.user_properties.append((DIAGNOSTIC_KEY, finding))
+    flag = _invariant(item)
+    if flag is None:
+        return report
+    # Carried on the report, so it reaches the pytest-xdist controller and --junitxml too.
+    report.user_properties.append((INVARIANT_KEY, flag))
+    if report.when == "call":
+        report.user_properties.append((EXAMPLES_KEY, take_example_count() or 1))
+        for finding in state(item.config).findings_by_test.pop(item.nodeid, []):
+            report.user_properties.append((FINDING_KEY, finding))
     return report
 
 
-class ConformanceSummary:
-    """Collects each certification test's outcome and prints the verdict at the end."""
+class ConformanceReport:
+    """Gathers the certification tests' reports; prints the verdict, writes the certificate."""
 
     def __init__(self, current: ConformanceState) -> None:
         self.current = current
+        self.collector = ResultCollector(current.contract)
+        self.written: tuple[Path, Path] | None = None
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        if CERTIFICATION_MARK not in report.keywords:
+        self.collector.add(report)
+
+    def _verdict(self) -> tuple[list[InvariantResult], tuple[bool, str]]:
+        results = self.collector.results()
+        return results, verdict_line(self.current.plug.spec, self.current.contract, results)
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        path = self.current.options["certificate"]
+        if not path:
             return
-        current = self.current
-        for key, value in report.user_properties:
-            if key == DIAGNOSTIC_KEY and value not in current.findings:
-                current.findings.append(value)
-        if report.when == "call" or report.outcome != "passed":
-            name = report.nodeid.split("::", 1)[-1]
-            current.outcomes.setdefault(name, []).append(report.outcome)
-            if report.skipped and isinstance(report.longrepr, tuple):
-                current.skip_reasons[name] = str(report.longrepr[2]).removeprefix("Skipped: ")
+        from hypothesis import settings
+
+        results, verdict = self._verdict()
+        options = self.current.options
+        run = {
+            "backend": f"{options['backend']} ({', '.join(sorted(self._backends()))})",
+            "world_sizes": list(options["world_sizes"]),
+            "hypothesis_profile": settings.get_current_profile_name(),
+            "exit_status": int(exitstatus),
+        }
+        certificate = build_certificate(
+            plug=self.current.plug, contract=self.current.contract, results=results,
+            findings=self.collector.findings, verdict=verdict, run=run,
+        )
+        self.written = write_certificate(path, certificate)
+
+    def _backends(self) -> set[str]:
+        devices = cuda_device_count()
+        choices = [choose_backend(self.current.options["backend"], w, devices) for w in self.current.options["world_sizes"]]
+        return {c.name or f"W={c.world_size} skipped: {c.skip_reason}" for c in choices}
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        current = self.current
-        if not current.outcomes:
+        if not self.collector.outcomes and not self.written:
             return
+        results, (conforms, line) = self._verdict()
         write = terminalreporter.write_line
         terminalreporter.section("sampler conformance")
-        by_property: dict[str, set[str]] = {}
-        for name, outcomes in current.outcomes.items():
-            by_property.setdefault(property_name(name), set()).update(outcomes)
-        failed = sorted(p for p, outcomes in by_property.items() if "failed" in outcomes)
-        held = sorted(p for p, outcomes in by_property.items() if outcomes == {"passed"} or outcomes == {"passed", "skipped"})
-        not_applicable = sorted(set(by_property) - set(failed) - set(held))
-        for name, outcomes in current.outcomes.items():
-            if "skipped" in outcomes:
-                write(f"not applicable: {name}: {current.skip_reasons.get(name, 'skipped')}")
-        for finding in current.findings:
+        for result in results:
+            if result.status in (NOT_PROMISED,):
+                continue
+            write(f"{result.status:>14}  {result.flag:31s} {result.title}")
+            if result.status != HELD:
+                for detail in result.details:
+                    write(" " * 16 + detail.splitlines()[0][:200])
+        not_promised = [r.flag for r in results if r.status == NOT_PROMISED and r.tests]
+        if not_promised:
+            write(f"not promised by contract {self.current.contract.name!r}: {', '.join(not_promised)}")
+        for finding in self.collector.findings:
             write(f"finding: {finding}")
-        subject = f"{current.plug.spec} under contract {current.contract.name!r}"
-        counts = f"{len(by_property)} properties: {len(held)} held, {len(failed)} failed, {len(not_applicable)} not applicable"
-        if failed:
-            write(f"VERDICT: {subject} does NOT conform ({counts}); failed: {', '.join(failed)}", red=True, bold=True)
-        else:
-            write(f"VERDICT: {subject} conforms ({counts})", green=True, bold=True)
-
-
-def property_name(test_name: str) -> str:
-    """``test_union_coverage[drop_last]`` -> ``test_union_coverage``."""
-    return test_name.split("::")[-1].split("[")[0]
+        if self.written:
+            write(f"certificate: {self.written[0]} and {self.written[1]}")
+        write(line, green=conforms, red=not conforms, bold=True)
 
 
 # ---- fixtures -------------------------------------------------------------------------
@@ -231,10 +359,10 @@ def drop_last(request: pytest.FixtureRequest, sampler_plug: SamplerPlug) -> bool
 @pytest.fixture(scope="session")
 def report_finding(pytestconfig: pytest.Config) -> Callable[[str, str], None]:
     """``report_finding(nodeid, text)``: a diagnostic for the run's summary, not a failure."""
-    diagnostics = state(pytestconfig).diagnostics
+    by_test = state(pytestconfig).findings_by_test
 
     def add(nodeid: str, text: str) -> None:
-        findings = diagnostics.setdefault(nodeid, [])
+        findings = by_test.setdefault(nodeid, [])
         if text not in findings:
             findings.append(text)
 

@@ -20,6 +20,22 @@ EPOCH_LIMIT = 2**31  # epochs drawn from [0, 2**31)
 SPECIAL_SEEDS = (0, 1, 2**31 - 1, 2**32 - 1, 2**32, SEED_LIMIT - 1)
 
 
+_examples_run = 0
+
+
+def count_example() -> None:
+    """Count one example of the running test (the certificate reports how many ran)."""
+    global _examples_run
+    _examples_run += 1
+
+
+def take_example_count() -> int:
+    """The examples counted since the last call; the plugin calls it after each test."""
+    global _examples_run
+    count, _examples_run = _examples_run, 0
+    return count
+
+
 def world_sizes(max_world_size: int = MAX_WORLD_SIZE) -> st.SearchStrategy[int]:
     return st.one_of(st.integers(1, min(8, max_world_size)), st.integers(1, max_world_size))
 
@@ -51,15 +67,20 @@ def draw_case(
     min_dataset_size: int = 0,
     max_world_size: int = MAX_WORLD_SIZE,
     contract: Contract = TORCH,
+    world_size: int | None = None,
+    max_dataset_size: int = MAX_DATASET_SIZE,
 ) -> Case:
     """Draw one case for ``plug``. Options the sampler lacks keep their defaults.
 
-    ``shuffle=None`` draws it (when the sampler takes it); a bool fixes it.
+    ``shuffle=None`` draws it (when the sampler takes it); a bool fixes it. A given
+    ``world_size`` is used as is (a real process group has the size it has).
     """
+    count_example()
     if not contract.finite:
         min_dataset_size = max(min_dataset_size, 1)  # an endless sampler over nothing never yields
-    world_size = data.draw(world_sizes(max_world_size), label="W (num_replicas)")
-    size = data.draw(dataset_sizes(world_size).filter(lambda n: n >= min_dataset_size), label="N (dataset size)")
+    if world_size is None:
+        world_size = data.draw(world_sizes(max_world_size), label="W (num_replicas)")
+    size = data.draw(dataset_sizes(world_size, max_dataset_size).filter(lambda n: n >= min_dataset_size), label="N (dataset size)")
     if shuffle is None:
         shuffle = data.draw(st.booleans(), label="shuffle") if plug.supports("shuffle") else True
     seed = data.draw(seeds(), label="seed") if plug.supports("seed") else 0

@@ -8,8 +8,8 @@ from hypothesis import given, strategies as st
 from harness.case import Case
 from harness.checkers import check_assignment, structural_violations
 from harness.dataset import IndexDataset
-from harness.plugin import promise
 from harness.runner import bounded, observe
+from harness.strategies import count_example
 from harness.verdict import expect_holds, fail
 
 
@@ -23,10 +23,11 @@ def invalid_ranks() -> st.SearchStrategy[tuple[int, int]]:
     )
 
 
+@pytest.mark.invariant("validates_arguments")
 @given(arguments=invalid_ranks())
 def test_invalid_arguments_refused(sampler_plug, contract, arguments):
     """Constructing with rank >= W, rank < 0 or W <= 0 raises at once."""
-    promise(contract, "validates_arguments")
+    count_example()
     world_size, rank = arguments
     case = Case(dataset_size=8, world_size=world_size)
 
@@ -60,11 +61,11 @@ EDGE_SIZES = [
 ]
 
 
+@pytest.mark.invariant("edge_sizes")
 @pytest.mark.parametrize("shuffle", [True, False], ids=["shuffle", "no_shuffle"])
 @pytest.mark.parametrize(("dataset_size", "world_size"), EDGE_SIZES)
 def test_edge_sizes(sampler_plug, contract, drop_last, shuffle, dataset_size, world_size):
     """N = 0, N = 1, N < W, N = W and W = 1 work and keep every per-epoch invariant."""
-    promise(contract, "edge_sizes")
     if not shuffle and not sampler_plug.supports("shuffle"):
         pytest.skip(sampler_plug.missing_reason("shuffle"))
     case = Case(dataset_size=dataset_size, world_size=world_size, shuffle=shuffle, drop_last=drop_last)

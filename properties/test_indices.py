@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, strategies as st
 
 from harness.checkers import (
@@ -14,43 +15,43 @@ from harness.checkers import (
     check_valid_indices,
     check_whole_batches,
 )
-from harness.plugin import promise, requires_parameter
+from harness.plugin import requires_parameter
 from harness.runner import observe
 from harness.strategies import draw_case
 from harness.verdict import expect_holds
 
 
+@pytest.mark.invariant("valid_indices")
 @given(data=st.data())
 def test_indices_are_valid(sampler_plug, contract, drop_last, data):
     """Every index is an int in [0, N); a sampler that never stops is reported, not waited on."""
-    promise(contract, "valid_indices")
     case = draw_case(data, sampler_plug, drop_last=drop_last, contract=contract)
     observation = observe(sampler_plug, case, contract)  # reading rejects non-ints and endless samplers
     expect_holds(observation, check_valid_indices(observation))
 
 
+@pytest.mark.invariant("covers")
 @given(data=st.data())
 def test_union_coverage(sampler_plug, contract, drop_last, data):
     """Without drop_last the ranks together cover range(N)."""
-    promise(contract, "covers")
     case = draw_case(data, sampler_plug, drop_last=drop_last, contract=contract)
     observation = observe(sampler_plug, case, contract)
     expect_holds(observation, check_coverage(observation))
 
 
+@pytest.mark.invariant("disjoint")
 @given(data=st.data())
 def test_ranks_disjoint_unless_padded(sampler_plug, contract, drop_last, data):
     """No index is yielded twice beyond the padding: ranks are disjoint with drop_last or when W | N."""
-    promise(contract, "disjoint")
     case = draw_case(data, sampler_plug, drop_last=drop_last, contract=contract)
     observation = observe(sampler_plug, case, contract)
     expect_holds(observation, check_disjoint(observation, contract))
 
 
+@pytest.mark.invariant("pads_from_head")
 @given(data=st.data())
 def test_padding_from_head(sampler_plug, contract, data):
     """Q[N:] repeats the head of the global order Q, also when the padding outgrows N."""
-    promise(contract, "pads_from_head")
     case = draw_case(data, sampler_plug, drop_last=False, contract=contract)
     observation = observe(sampler_plug, case, contract)
     expect_holds(observation, check_pads_from_head(observation, contract.layout))
@@ -63,43 +64,43 @@ def _assignment(sampler_plug, contract, drop_last, data, layout):
     expect_holds(observation, check_assignment(observation, single_rank, layout))
 
 
+@pytest.mark.invariant("strided")
 @given(data=st.data())
 def test_strided_assignment(sampler_plug, contract, drop_last, data):
     """Rank r yields Q[r::W] for the one global order Q that a single rank sees."""
-    promise(contract, "strided")
     _assignment(sampler_plug, contract, drop_last, data, "strided")
 
 
+@pytest.mark.invariant("contiguous")
 @given(data=st.data())
 def test_contiguous_assignment(sampler_plug, contract, drop_last, data):
     """Rank r yields the r-th contiguous block of the one global order Q that a single rank sees."""
-    promise(contract, "contiguous")
     _assignment(sampler_plug, contract, drop_last, data, "contiguous")
 
 
+@pytest.mark.invariant("unshuffled_in_order")
 @given(data=st.data())
 def test_no_shuffle_keeps_dataset_order(sampler_plug, contract, drop_last, data):
     """With shuffle=False the global order is range(N), in order."""
-    promise(contract, "unshuffled_in_order")
     requires_parameter(sampler_plug, "shuffle")
     case = draw_case(data, sampler_plug, drop_last=drop_last, shuffle=False, contract=contract)
     observation = observe(sampler_plug, case, contract)
     expect_holds(observation, check_unshuffled_in_order(observation, contract.layout))
 
 
+@pytest.mark.invariant("stream_blocks_are_permutations")
 @given(data=st.data())
 def test_stream_blocks_are_permutations(sampler_plug, contract, data):
     """An endless sampler: the ranks' interleaved streams form one stream whose blocks of N are permutations."""
-    promise(contract, "stream_blocks_are_permutations")
     case = draw_case(data, sampler_plug, drop_last=False, contract=contract)
     observation = observe(sampler_plug, case, contract)
     expect_holds(observation, check_stream_blocks(observation))
 
 
+@pytest.mark.invariant("whole_batches")
 @given(data=st.data())
 def test_whole_batches(sampler_plug, contract, drop_last, data):
     """A sharded batch sampler: rank r's k-th batch is batch k*W + r of the one-rank sequence."""
-    promise(contract, "whole_batches")
     case = draw_case(data, sampler_plug, drop_last=drop_last, contract=contract)
     observation = observe(sampler_plug, case, contract)
     single_rank = observe(sampler_plug, case.with_(world_size=1), contract)

@@ -4,49 +4,49 @@ from __future__ import annotations
 
 from itertools import islice
 
+import pytest
 from hypothesis import given, strategies as st
 from torch.utils.data import BatchSampler
 
 from harness.checkers import check_balanced, check_equal_batch_counts, check_equal_length, check_len_matches_iter
-from harness.plugin import promise
 from harness.reading import read_limit
 from harness.runner import bounded, build_samplers, observe
 from harness.strategies import draw_case
 from harness.verdict import PropertyFailure, expect_holds, failure_text
 
 
+@pytest.mark.invariant("len_matches_iter")
 @given(data=st.data())
 def test_len_matches_iteration(sampler_plug, contract, drop_last, data):
     """len(sampler) equals the number of indices (batches, for a batch sampler) one iteration yields."""
-    promise(contract, "len_matches_iter")
     case = draw_case(data, sampler_plug, drop_last=drop_last, contract=contract)
     observation = observe(sampler_plug, case, contract)
     expect_holds(observation, check_len_matches_iter(observation))
 
 
+@pytest.mark.invariant("equal_length")
 @given(data=st.data())
 def test_equal_rank_lengths(sampler_plug, contract, drop_last, data):
     """Every rank yields ceil(N/W) indices, or floor(N/W) with drop_last."""
-    promise(contract, "equal_length")
     case = draw_case(data, sampler_plug, drop_last=drop_last, contract=contract)
     observation = observe(sampler_plug, case, contract)
     expect_holds(observation, check_equal_length(observation, contract))
 
 
+@pytest.mark.invariant("balanced")
 @given(data=st.data())
 def test_balanced_rank_lengths(sampler_plug, contract, drop_last, data):
     """An exact partition: the ranks' lengths sum to N and differ by at most one."""
-    promise(contract, "balanced")
     case = draw_case(data, sampler_plug, drop_last=drop_last, contract=contract)
     observation = observe(sampler_plug, case, contract)
     expect_holds(observation, check_balanced(observation))
 
 
+@pytest.mark.invariant("equal_batches")
 @given(data=st.data())
 def test_equal_batch_counts(sampler_plug, contract, drop_last, data):
     """Every rank gets the same number of batches: from BatchSampler(sampler, B, drop_last) around
     an index sampler, or straight from a batch sampler."""
-    promise(contract, "equal_batches")
     case = draw_case(data, sampler_plug, drop_last=drop_last, contract=contract)
     if contract.yields_batches:
         observation = observe(sampler_plug, case, contract)

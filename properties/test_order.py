@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from itertools import combinations
 
+import pytest
 from hypothesis import given, strategies as st
 
 from harness.checkers import check_orders_differ, check_same_indices, structural_violations
 from harness.global_rng import advanced, global_rng_fingerprints, seed_global_rngs
-from harness.plugin import promise, requires_parameter
+from harness.plugin import requires_parameter
 from harness.runner import bounded, build_samplers, has_set_epoch, observe, read_samplers, set_epoch_all
 from harness.strategies import draw_case, epochs, SEED_LIMIT
 from harness.verdict import Violation, expect_holds
@@ -19,11 +20,11 @@ MIN_SHUFFLED_SIZE = 10
 OVERFLOWING_SEED = 2**64
 
 
+@pytest.mark.invariant("deterministic")
 @given(data=st.data())
 def test_same_order_without_set_epoch(sampler_plug, contract, drop_last, data):
     """Iterating again, or a fresh sampler with the same arguments, gives the same indices,
     whatever the global RNGs hold; iterating leaves the global RNGs untouched."""
-    promise(contract, "deterministic")
     case = draw_case(data, sampler_plug, drop_last=drop_last, contract=contract)
     global_seed = data.draw(st.integers(0, 2**32 - 2), label="global RNG seed")
 
@@ -35,7 +36,7 @@ def test_same_order_without_set_epoch(sampler_plug, contract, drop_last, data):
         touched = advanced(before, global_rng_fingerprints())
         again = read_samplers(samplers, case, contract)
         seed_global_rngs(global_seed + 1)
-        fresh = read_samplers(build_samplers(sampler_plug, case, contract), case)
+        fresh = read_samplers(build_samplers(sampler_plug, case, contract), case, contract)
         return first, again, fresh, touched
 
     first, again, fresh, touched = bounded(case, iterate_three_ways)
@@ -55,10 +56,10 @@ def test_same_order_without_set_epoch(sampler_plug, contract, drop_last, data):
     expect_holds(first, violations)
 
 
+@pytest.mark.invariant("reshuffles_on_set_epoch")
 @given(data=st.data())
 def test_set_epoch_reshuffles(sampler_plug, contract, drop_last, data):
     """For N >= 10, distinct epochs give distinct orders, and every epoch keeps the per-epoch invariants."""
-    promise(contract, "reshuffles_on_set_epoch")
     case = draw_case(data, sampler_plug, drop_last=drop_last, shuffle=True, min_dataset_size=MIN_SHUFFLED_SIZE, contract=contract)
     chosen = data.draw(st.lists(epochs(), min_size=3, max_size=4, unique=True), label="epochs")
 
@@ -86,11 +87,11 @@ def test_set_epoch_reshuffles(sampler_plug, contract, drop_last, data):
         )
 
 
+@pytest.mark.invariant("seed_effective")
 @given(data=st.data())
 def test_seed_changes_order(sampler_plug, contract, drop_last, data, report_finding, request):
     """Distinct seeds below 2**32 give distinct orders; any seed below 2**63 with any epoch
     below 2**31 is accepted. Seed collisions are reported as findings, not failures."""
-    promise(contract, "seed_effective")
     requires_parameter(sampler_plug, "seed")
     case = draw_case(data, sampler_plug, drop_last=drop_last, shuffle=True, min_dataset_size=MIN_SHUFFLED_SIZE, contract=contract)
     seed_a, seed_b = data.draw(st.lists(st.integers(0, 2**32 - 1), min_size=2, max_size=2, unique=True), label="seeds")
