@@ -1,0 +1,64 @@
+"""Fixtures for the certification in real process groups: one rank pool per world size.
+
+The pools live for the whole session (a case costs a round trip, not a spawn) and are
+closed at its end; ``harness.rank_pool`` also closes them at interpreter exit.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+import pytest
+
+from harness.backend import choose_backend, cuda_device_count
+from harness.plugin import option_named, setting
+from harness.rank_pool import RankPool, RankPools
+
+NCCL_MARK = "nccl"
+SEED_EXPERIMENT_WORLD_SIZE = 2
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", f"{NCCL_MARK}: needs one CUDA device per rank (NCCL); skipped with the reason elsewhere"
+    )
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "world_size" in metafunc.fixturenames:
+        sizes = setting(metafunc.config, option_named("world-sizes"))
+        metafunc.parametrize("world_size", sizes, ids=[f"W={w}" for w in sizes])
+
+
+@pytest.fixture(scope="session")
+def rank_pools(pytestconfig: pytest.Config) -> Iterator[RankPools]:
+    pools = RankPools(timeout_s=setting(pytestconfig, option_named("rank-timeout")))
+    yield pools
+    pools.close()
+
+
+@pytest.fixture(scope="session")
+def cuda_devices() -> int:
+    return cuda_device_count()
+
+
+def _pool(request: pytest.FixtureRequest, pools: RankPools, world_size: int, cuda_devices: int) -> RankPool:
+    requested = "nccl" if request.node.get_closest_marker(NCCL_MARK) else setting(request.config, option_named("backend"))
+    choice = choose_backend(requested, world_size, cuda_devices)
+    if not choice.runnable:
+        pytest.skip(choice.skip_reason)
+    pool = pools.get(world_size, choice.name)
+    pool.begin_test()
+    return pool
+
+
+@pytest.fixture
+def group(request: pytest.FixtureRequest, rank_pools: RankPools, world_size: int, cuda_devices: int) -> RankPool:
+    """The live process group of ``world_size`` ranks (started on first use)."""
+    return _pool(request, rank_pools, world_size, cuda_devices)
+
+
+@pytest.fixture
+def pair(request: pytest.FixtureRequest, rank_pools: RankPools, cuda_devices: int) -> RankPool:
+    """A 2-rank group, whatever --world-sizes says: the seed 001 experiment's set-up."""
+    return _pool(request, rank_pools, SEED_EXPERIMENT_WORLD_SIZE, cuda_devices)

@@ -1,0 +1,97 @@
+"""The invariants inside real process groups: num_replicas/rank from the group, one process per rank.
+
+What only shows across processes (an order seeded from hash() of a str, an unseeded RNG
+memoised per process) is caught here and cannot be seen by ``properties/``.
+"""
+
+from __future__ import annotations
+
+from itertools import combinations
+
+import pytest
+from hypothesis import given, strategies as st
+
+from conformance.examples import round_trips
+from harness.checkers import (
+    check_assignment,
+    check_orders_differ,
+    check_ranks_agree,
+    check_same_indices,
+    structural_violations,
+)
+from harness.group import run_samplers
+from harness.messages import Build
+from harness.strategies import draw_case, epochs
+from harness.verdict import expect_holds
+
+MIN_SHUFFLED_SIZE = 10
+# The per-epoch invariants, each its own test so the verdict names the one that broke.
+PER_EPOCH = (
+    "len_matches_iter", "equal_length", "balanced", "valid_indices", "covers", "disjoint", "pads_from_head",
+    "unshuffled_in_order", "stream_blocks_are_permutations", "strided", "contiguous",
+)
+
+
+@pytest.mark.invariant("group_defaults")
+@round_trips
+@given(data=st.data())
+def test_num_replicas_and_rank_default_to_the_group(group, world_size, sampler_plug, contract, drop_last, data):
+    """Left out, num_replicas and rank come from the process group: the same indices as explicit values."""
+    case = draw_case(data, sampler_plug, drop_last=drop_last, contract=contract, world_size=world_size)
+    run = run_samplers(group, sampler_plug.spec, contract, case)
+    explicit, from_group = run.explicit[0], run.group[0]
+    expect_holds(
+        from_group,
+        check_same_indices(
+            explicit, from_group, "group_defaults",
+            f"built with {Build.EXPLICIT.value} first, then with {Build.GROUP.value}, the indices differ",
+        ),
+    )
+
+
+@pytest.mark.parametrize("flag", [pytest.param(f, marks=pytest.mark.invariant(f), id=f) for f in PER_EPOCH])
+@round_trips
+@given(data=st.data())
+def test_invariant_across_processes(group, world_size, sampler_plug, contract, drop_last, flag, data):
+    """Each rank in its own process, sampler built from the group: the per-epoch invariant holds
+    (for strided/contiguous: each rank's share is cut from the one-rank order)."""
+    case = draw_case(data, sampler_plug, drop_last=drop_last, contract=contract, world_size=world_size)
+    run = run_samplers(group, sampler_plug.spec, contract, case)
+    observation = run.group[0]
+    violations = structural_violations(observation, contract)
+    if flag == contract.layout:
+        violations += check_assignment(observation, run.single[0][0], contract.layout)
+    expect_holds(observation, [v for v in violations if v.flag == flag])
+
+
+@pytest.mark.invariant("agrees_across_ranks")
+@round_trips
+@given(data=st.data())
+def test_ranks_agree_on_one_order(group, world_size, sampler_plug, contract, drop_last, data):
+    """For the same (seed, epoch), every rank's process computes the same global order."""
+    case = draw_case(data, sampler_plug, drop_last=drop_last, contract=contract, world_size=world_size)
+    run = run_samplers(group, sampler_plug.spec, contract, case)
+    expect_holds(run.group[0], check_ranks_agree(run.single[0]))
+
+
+@pytest.mark.invariant("reshuffles_on_set_epoch")
+@round_trips
+@given(data=st.data())
+def test_set_epoch_reshuffles_in_the_group(group, world_size, sampler_plug, contract, drop_last, data):
+    """One sampler per rank for the whole run, set_epoch before each epoch: every epoch keeps the
+    invariants and the ranks' agreement, and distinct epochs give distinct orders (N >= 10)."""
+    case = draw_case(
+        data, sampler_plug, drop_last=drop_last, shuffle=True, min_dataset_size=MIN_SHUFFLED_SIZE,
+        contract=contract, world_size=world_size,
+    )
+    chosen = data.draw(st.lists(epochs(), min_size=2, max_size=3, unique=True), label="epochs")
+    run = run_samplers(group, sampler_plug.spec, contract, case, chosen)
+    for observation, single in zip(run.group, run.single):
+        expect_holds(observation, structural_violations(observation, contract) + check_ranks_agree(single))
+    for a, b in combinations(run.group, 2):
+        expect_holds(
+            b,
+            check_orders_differ(
+                a, b, "reshuffles_on_set_epoch", f"set_epoch({a.case.epoch}) and set_epoch({b.case.epoch}) must give different orders"
+            ),
+        )

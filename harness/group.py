@@ -1,0 +1,109 @@
+"""A case run in a real process group, seen from the controller.
+
+Turns the rank pool's typed replies into :class:`Observation` objects, so that the
+checkers of ``harness.checkers`` (the same ones ``properties/`` uses) judge them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from .case import Case, Observation
+from .checkers import check_equal_batch_counts, check_loader_yields_sampler
+from .contracts import Contract
+from .messages import Build, LoaderReadings, ReadSamplers, RunLoader, SamplerReadings
+from .rank_pool import RankPool
+from .verdict import Violation
+
+
+@dataclass(frozen=True)
+class GroupRun:
+    """Per epoch: every rank's sampler built from the group, built explicitly, and built
+    as the only rank (num_replicas=1) in each rank's own process."""
+
+    group: tuple[Observation, ...]
+    explicit: tuple[Observation, ...]
+    single: tuple[tuple[Observation, ...], ...]  # [epoch][rank], each of world size 1
+
+
+def run_samplers(
+    pool: RankPool, spec: str, contract: Contract, case: Case, epochs: Sequence[int | None] = (None,)
+) -> GroupRun:
+    replies: list[SamplerReadings] = pool.request(ReadSamplers(spec, contract, case, tuple(epochs)))  # type: ignore[assignment]
+
+    def observation(build: Build, k: int, ranks: Sequence[SamplerReadings], at: Case) -> Observation:
+        readings = [reply.readings[build][k] for reply in ranks]
+        batches = tuple(r.batches for r in readings) if contract.yields_batches else None
+        return Observation(at, tuple(r.indices for r in readings), tuple(r.length for r in readings), batches)
+
+    at_epoch = [case.with_(epoch=epoch) for epoch in epochs]
+    return GroupRun(
+        group=tuple(observation(Build.GROUP, k, replies, at) for k, at in enumerate(at_epoch)),
+        explicit=tuple(observation(Build.EXPLICIT, k, replies, at) for k, at in enumerate(at_epoch)),
+        single=tuple(
+            tuple(observation(Build.SINGLE, k, [reply], at.with_(world_size=1)) for reply in replies)
+            for k, at in enumerate(at_epoch)
+        ),
+    )
+
+
+@dataclass(frozen=True)
+class LoaderEpochRun:
+    sampler: Observation  # what each rank's sampler yields this epoch
+    batches: tuple[tuple[np.ndarray, ...], ...]  # [rank] what came out of the DataLoader
+    loader_lengths: tuple[int, ...]  # [rank] len(DataLoader)
+    reduced_counts: tuple[tuple[int, ...], ...]  # [rank] every rank's batch count, as all-reduced there
+
+    @property
+    def batch_counts(self) -> tuple[int, ...]:
+        return tuple(len(b) for b in self.batches)
+
+
+def run_loader(
+    pool: RankPool,
+    spec: str,
+    contract: Contract,
+    case: Case,
+    epochs: Sequence[int | None],
+    *,
+    num_workers: int = 0,
+    loader_drop_last: bool = False,
+    with_sampler: bool = True,
+) -> tuple[LoaderEpochRun, ...]:
+    request = RunLoader(spec, contract, case, tuple(epochs), num_workers, loader_drop_last, with_sampler)
+    replies: list[LoaderReadings] = pool.request(request)  # type: ignore[assignment]
+    runs = []
+    for k, epoch in enumerate(epochs):
+        per_rank = [reply.epochs[k] for reply in replies]
+        indices = tuple(e.sampler_indices for e in per_rank)
+        runs.append(
+            LoaderEpochRun(
+                sampler=Observation(case.with_(epoch=epoch), indices, tuple(len(i) for i in indices)),
+                batches=tuple(e.batches for e in per_rank),
+                loader_lengths=tuple(e.loader_length for e in per_rank),
+                reduced_counts=tuple(e.batch_counts for e in per_rank),
+            )
+        )
+    return tuple(runs)
+
+
+def loader_violations(run: LoaderEpochRun, batch_size: int | None, loader_drop_last: bool) -> list[Violation]:
+    """Equal batch counts on every rank (as the all-reduce saw them), and the loader yields
+    the sampler's indices. ``batch_size=None``: the sampler makes the batches itself."""
+    counts = list(run.batch_counts)
+    violations = check_equal_batch_counts(counts, list(run.loader_lengths))
+    for rank, reduced in enumerate(run.reduced_counts):
+        if list(reduced) != counts:
+            violations.append(
+                Violation(
+                    "equal_batches",
+                    f"rank {rank}: the all-reduce of the batch counts gave {list(reduced)}, but the ranks "
+                    f"counted {counts}",
+                )
+            )
+    for rank, (own, batches) in enumerate(zip(run.sampler.indices, run.batches)):
+        violations += check_loader_yields_sampler(rank, own, batches, batch_size, loader_drop_last)
+    return violations

@@ -1,0 +1,362 @@
+"""The rank pool (controller side): W live rank processes in one process group.
+
+Spawning a process group costs seconds (importing torch in every rank, the
+rendezvous); a round trip to live ranks costs milliseconds. So a pool is started once
+per world size and fed cases over pipes, one typed request per case.
+
+Every wait is bounded by the rank timeout. A rank that raises comes back with its
+traceback; a rank that dies is reported with its exit code or signal; ranks that do not
+answer in time are reported with every rank's stack (faulthandler, on SIGUSR1). After a
+death or a hang the pool is torn down and rebuilt on the next request. Processes are
+killed and joined with bounds at teardown, at session end and at interpreter exit.
+"""
+
+from __future__ import annotations
+
+import atexit
+import multiprocessing
+import os
+import shutil
+import signal
+import socket
+import tempfile
+import time
+import weakref
+from dataclasses import dataclass
+from multiprocessing.connection import Connection, wait
+from multiprocessing.process import BaseProcess
+from pathlib import Path
+from typing import Any
+
+from . import rank_body
+from .case import Case
+from .messages import RankError, RankSetup, Ready, Reply, Request, Shutdown
+from .runner import FAULT
+from .verdict import SamplerFault, Violation, failure_text
+
+# Starting means importing torch in W processes at once; on 2 cores that alone takes
+# seconds per rank, so start-up gets at least this long whatever --rank-timeout says.
+MIN_START_TIMEOUT_S = 60.0
+# Once one rank has raised or died, how long the others get to answer before they are
+# presumed stuck in a collective the failed rank never joins.
+FAULT_GRACE_S = 2.0
+STACK_DUMP_WAIT_S = 3.0
+JOIN_TIMEOUT_S = 5.0
+KILL_JOIN_TIMEOUT_S = 2.0
+INDENT = "    "
+
+
+class RankFailure(SamplerFault):
+    """A rank raised, died or hung: no invariant could be judged for the case."""
+
+
+@dataclass
+class _Rank:
+    rank: int
+    process: BaseProcess
+    conn: Connection
+    stack_file: Path
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid or -1
+
+
+@dataclass
+class _Collected:
+    replies: dict[int, Any]
+    errors: list[RankError]
+    dead: list[_Rank]
+    silent: list[_Rank]  # alive, but no answer before the deadline
+
+
+class RankPool:
+    """W rank processes of one process group, started on first use and reused."""
+
+    def __init__(self, world_size: int, backend: str, timeout_s: float) -> None:
+        self.world_size = world_size
+        self.backend = backend
+        self.timeout_s = timeout_s
+        self._ranks: list[_Rank] = []
+        self._directory: Path | None = None
+        self._port_holder: socket.socket | None = None
+        self.starts = 0  # how many times the group was (re)built
+        self._fault_case: Case | None = None
+        _LIVE_POOLS.add(self)
+
+    @property
+    def running(self) -> bool:
+        return bool(self._ranks)
+
+    @property
+    def pids(self) -> tuple[int, ...]:
+        return tuple(r.pid for r in self._ranks)
+
+    def begin_test(self) -> None:
+        """Forget a fault of an earlier test: the next request runs (on a rebuilt group)."""
+        self._fault_case = None
+
+    # ---- lifetime ---------------------------------------------------------------------
+
+    def start(self) -> None:
+        if self._ranks:
+            return
+        self._directory = Path(tempfile.mkdtemp(prefix=f"rank-pool-w{self.world_size}-"))
+        self._port_holder = _reserve_loopback_port()
+        context = multiprocessing.get_context("spawn")
+        self.starts += 1
+        for rank in range(self.world_size):
+            setup = RankSetup(
+                rank=rank,
+                world_size=self.world_size,
+                backend=self.backend,
+                init_file=str(self._directory / f"rendezvous-{self.starts}"),
+                master_port=self._port_holder.getsockname()[1],
+                stack_file=str(self._directory / f"stacks-rank{rank}.txt"),
+                controller_pid=os.getpid(),
+                collective_timeout_s=2 * self.timeout_s,
+            )
+            ours, theirs = context.Pipe(duplex=True)
+            process = context.Process(
+                target=rank_body.main, args=(setup, theirs), name=f"rank-{rank}-of-{self.world_size}"
+            )
+            process.start()
+            theirs.close()
+            self._ranks.append(_Rank(rank, process, ours, Path(setup.stack_file)))
+        collected = self._collect(None, max(self.timeout_s, MIN_START_TIMEOUT_S))
+        if len(collected.replies) < self.world_size:
+            self._fail(None, collected, f"starting a {self.backend} group of {self.world_size} ranks", keep=False)
+
+    def close(self, graceful: bool = True) -> None:
+        """Stop every rank: ask, wait with a bound, then kill its process group and reap it."""
+        ranks, self._ranks = self._ranks, []
+        if graceful:
+            for r in ranks:
+                try:
+                    r.conn.send(Shutdown())
+                except OSError:
+                    pass
+            deadline = time.monotonic() + JOIN_TIMEOUT_S
+            for r in ranks:
+                r.process.join(max(0.0, deadline - time.monotonic()))
+        for r in ranks:
+            _kill_rank(r)
+        for r in ranks:
+            r.process.join(KILL_JOIN_TIMEOUT_S)
+            r.conn.close()
+        if self._port_holder is not None:
+            self._port_holder.close()
+            self._port_holder = None
+        if self._directory is not None:
+            shutil.rmtree(self._directory, ignore_errors=True)
+            self._directory = None
+
+    # ---- one case -----------------------------------------------------------------------
+
+    def request(self, request: Request) -> list[Reply]:
+        """Send ``request`` to every rank; return the replies in rank order, or raise RankFailure."""
+        case = request.case
+        if self._fault_case is not None:
+            raise RankFailure(
+                failure_text(
+                    [Violation(FAULT, f"the {self.world_size}-rank group failed earlier in this test on case "
+                               f"{self._fault_case.describe()}; later cases of this test are not run, so that "
+                               f"a hang costs one --rank-timeout, not one per example")],
+                    case,
+                    None,
+                )
+            )
+        self.start()
+        for r in self._ranks:
+            try:
+                r.conn.send(request)
+            except OSError:
+                pass  # it died; _collect reports how
+        collected = self._collect(case, self.timeout_s)
+        if collected.errors or collected.dead or collected.silent:
+            # Ranks that all answered, some with an error, are back in their loop: keep them.
+            self._fail(case, collected, f"running {type(request).__name__}", keep=not (collected.dead or collected.silent))
+        return [collected.replies[rank] for rank in range(self.world_size)]
+
+    def _collect(self, case: Case | None, timeout_s: float) -> _Collected:
+        pending = {r.rank: r for r in self._ranks}
+        collected = _Collected({}, [], [], [])
+        deadline = time.monotonic() + timeout_s
+        while pending:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                break
+            waitables = [r.conn for r in pending.values()] + [r.process.sentinel for r in pending.values()]
+            wait(waitables, timeout=remaining)
+            for r in list(pending.values()):
+                message = _receive(r)
+                if message is None:
+                    continue
+                del pending[r.rank]
+                if isinstance(message, _Died):
+                    collected.dead.append(r)
+                elif isinstance(message, RankError):
+                    collected.errors.append(message)
+                else:
+                    collected.replies[r.rank] = message
+                if isinstance(message, (_Died, RankError)):
+                    deadline = min(deadline, time.monotonic() + FAULT_GRACE_S)
+        collected.silent = list(pending.values())
+        return collected
+
+    def _fail(self, case: Case | None, collected: _Collected, doing: str, keep: bool) -> None:
+        """Build the failure text, tear the pool down unless ``keep``, and raise."""
+        violations = [_error_violation(error) for error in sorted(collected.errors, key=lambda e: e.rank)]
+        violations += [_death_violation(r) for r in collected.dead]
+        if collected.silent:
+            stacks = self._dump_stacks()
+            violations.append(_hang_violation(collected, stacks, self.timeout_s, bool(violations)))
+        if not keep:
+            self.close(graceful=False)
+            self._fault_case = case
+        context = failure_text(violations, case, None) if case is not None else "\n".join(
+            f"[{v.title}] {v.message}" for v in violations
+        )
+        raise RankFailure(f"{context}\n  while {doing} in a {self.backend} group of {self.world_size} ranks")
+
+    def _dump_stacks(self) -> dict[int, str]:
+        """Every live rank's stack of every thread, written by faulthandler on SIGUSR1."""
+        before = {r.rank: _size(r.stack_file) for r in self._ranks}
+        for r in self._ranks:
+            if r.process.is_alive():
+                try:
+                    os.kill(r.pid, signal.SIGUSR1)
+                except ProcessLookupError:
+                    pass
+        deadline = time.monotonic() + STACK_DUMP_WAIT_S
+        sizes = dict(before)
+        while time.monotonic() < deadline:
+            time.sleep(0.05)
+            now = {r.rank: _size(r.stack_file) for r in self._ranks}
+            # faulthandler writes a dump in one burst: done once every file grew and then held still.
+            if all(now[k] > before[k] for k in now) and now == sizes:
+                break
+            sizes = now
+        stacks = {}
+        for r in self._ranks:
+            with open(r.stack_file, "rb") as dump:
+                dump.seek(before[r.rank])
+                text = dump.read().decode(errors="replace").strip()
+            stacks[r.rank] = text or ("(process gone)" if not r.process.is_alive() else "(no stack written)")
+        return stacks
+
+
+class RankPools:
+    """One pool per world size (and backend) for this process, started lazily, closed at session end."""
+
+    def __init__(self, timeout_s: float) -> None:
+        self.timeout_s = timeout_s
+        self._pools: dict[tuple[int, str], RankPool] = {}
+
+    def get(self, world_size: int, backend: str) -> RankPool:
+        key = (world_size, backend)
+        if key not in self._pools:
+            self._pools[key] = RankPool(world_size, backend, self.timeout_s)
+        return self._pools[key]
+
+    def begin_test(self) -> None:
+        for pool in self._pools.values():
+            pool.begin_test()
+
+    def close(self) -> None:
+        for pool in self._pools.values():
+            pool.close()
+
+
+class _Died:
+    """Marker: the rank's process ended (or its pipe broke) before it answered."""
+
+
+def _receive(r: _Rank) -> object | None:
+    """The rank's message if one is ready, _Died if the rank is gone, else None."""
+    try:
+        if r.conn.poll():
+            return r.conn.recv()
+    except (EOFError, OSError):
+        r.process.join(KILL_JOIN_TIMEOUT_S)
+        return _Died()
+    if not r.process.is_alive():
+        return _Died()
+    return None
+
+
+def _error_violation(error: RankError) -> Violation:
+    trace = "\n".join(INDENT + line for line in error.traceback.rstrip().splitlines())
+    return Violation(error.flag, f"rank {error.rank}: {error.summary}\n  traceback in rank {error.rank}:\n{trace}")
+
+
+def _death_violation(r: _Rank) -> Violation:
+    return Violation(FAULT, f"rank {r.rank} (pid {r.pid}) died: {describe_exit(r.process.exitcode)}")
+
+
+def describe_exit(exitcode: int | None) -> str:
+    if exitcode is None:
+        return "its pipe closed but the process has not exited"
+    if exitcode < 0:
+        try:
+            name = signal.Signals(-exitcode).name
+        except ValueError:
+            name = f"signal {-exitcode}"
+        return f"killed by signal {name} (exit code {exitcode})"
+    return f"exited with code {exitcode}"
+
+
+def _hang_violation(collected: _Collected, stacks: dict[int, str], timeout_s: float, after_fault: bool) -> Violation:
+    silent = [r.rank for r in collected.silent]
+    if after_fault:
+        headline = (f"rank(s) {silent} did not answer within {FAULT_GRACE_S:g} s of the fault above (stuck in a "
+                    f"collective the failed rank never joined?)")
+    else:
+        answered = sorted(collected.replies)
+        headline = (f"rank(s) {silent} did not answer within {timeout_s:g} s (--rank-timeout): they hang"
+                    + (f"; rank(s) {answered} answered" if answered else ""))
+    dumps = "\n".join(
+        f"  --- rank {rank} ---\n" + "\n".join(INDENT + line for line in text.splitlines())
+        for rank, text in sorted(stacks.items())
+    )
+    return Violation(FAULT, f"{headline}. Every rank's stack (faulthandler):\n{dumps}")
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except FileNotFoundError:
+        return 0
+
+
+def _reserve_loopback_port() -> socket.socket:
+    """A port on 127.0.0.1 held for the pool's life, exported as MASTER_PORT.
+
+    Rendezvous goes through a file, so nothing listens on it; holding it bound keeps
+    the number unique among pools running side by side (pytest -n).
+    """
+    holder = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    holder.bind(("127.0.0.1", 0))
+    return holder
+
+
+def _kill_rank(r: _Rank) -> None:
+    """SIGKILL the rank and its process group (its DataLoader workers)."""
+    if r.process.pid is None or r.process.exitcode is not None:
+        return  # never started, or already reaped: its pid may belong to someone else now
+    try:
+        os.killpg(r.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    r.process.kill()
+
+
+_LIVE_POOLS: "weakref.WeakSet[RankPool]" = weakref.WeakSet()
+
+
+@atexit.register
+def _close_all_pools() -> None:
+    # Registered after multiprocessing's own exit hook, so it runs first: that hook
+    # joins non-daemon children without a bound.
+    for pool in list(_LIVE_POOLS):
+        pool.close(graceful=False)
