@@ -23,6 +23,9 @@ DEFAULT_SPEC = "torch.utils.data.distributed:DistributedSampler"
 # Parameters a sampler may lack; the properties that need them are skipped.
 OPTIONAL_PARAMETERS = ("shuffle", "seed", "drop_last")
 RANK_PARAMETERS = ("num_replicas", "rank")
+# A factory sets this attribute to True when its sampler reads its rank from the process
+# group; it is then built with neither num_replicas nor rank, in real groups only.
+GROUP_ATTRIBUTE = "needs_process_group"
 
 SPEC_HELP = (
     "Give it as MODULE:ATTR, e.g. --sampler=torch.utils.data.distributed:DistributedSampler "
@@ -43,6 +46,9 @@ class SamplerPlug:
     factory: Callable[..., Any]
     source_file: str | None
     accepted: frozenset[str]
+    # True: the sampler takes num_replicas/rank from the process group (mmengine, detectron2),
+    # so only real process groups (conformance/) can run it. See GROUP_ATTRIBUTE.
+    needs_process_group: bool = False
 
     def __repr__(self) -> str:  # short: Hypothesis prints it in every falsifying example
         return f"SamplerPlug({self.spec!r})"
@@ -70,6 +76,11 @@ class SamplerPlug:
         other option (``batch_size`` for batch samplers) is passed as given.
         """
         kwargs = {k: v for k, v in options.items() if k in self.accepted or k not in OPTIONAL_PARAMETERS}
+        if self.needs_process_group and (num_replicas is not None or rank is not None):
+            raise TypeError(
+                f"{self.spec} takes its rank from the process group; it cannot be built with explicit "
+                f"num_replicas={num_replicas}, rank={rank}"
+            )
         if num_replicas is not None:
             kwargs["num_replicas"] = num_replicas
         if rank is not None:
@@ -82,11 +93,13 @@ def load_plug(spec: str) -> SamplerPlug:
     module_part, attr_part = _split_spec(spec)
     module = _import_module(spec, module_part)
     factory = _resolve_attribute(spec, module, attr_part)
+    needs_group = getattr(factory, GROUP_ATTRIBUTE, False) is True
     return SamplerPlug(
         spec=spec,
         factory=factory,
         source_file=_source_file(factory, module),
-        accepted=_accepted_parameters(spec, factory),
+        accepted=_accepted_parameters(spec, factory, needs_group),
+        needs_process_group=needs_group,
     )
 
 
@@ -171,7 +184,7 @@ def _resolve_attribute(spec: str, module: Any, attr_part: str) -> Callable[..., 
     target: Any = module
     for part in attr_part.split("."):
         if not hasattr(target, part):
-            public = sorted(n for n in dir(target) if not n.startswith("_") and callable(getattr(target, n, None)))
+            public = _callables_defined_in(target)
             hint = f" Callables it has: {', '.join(public[:12])}{', ...' if len(public) > 12 else ''}." if public else ""
             raise SamplerSpecError(
                 f"--sampler={spec!r}: {getattr(target, '__name__', repr(target))!r} has no attribute "
@@ -187,6 +200,14 @@ def _resolve_attribute(spec: str, module: Any, attr_part: str) -> Callable[..., 
     return target
 
 
+def _callables_defined_in(target: Any) -> list[str]:
+    """Public callables of ``target``; for a module, those it defines rather than imports."""
+    names = [n for n in dir(target) if not n.startswith("_") and callable(getattr(target, n, None))]
+    home = getattr(target, "__name__", None)
+    own = [n for n in names if getattr(getattr(target, n), "__module__", None) == home]
+    return sorted(own or names)
+
+
 def _source_file(factory: Any, module: Any) -> str | None:
     for obj in (factory, module):
         try:
@@ -196,7 +217,7 @@ def _source_file(factory: Any, module: Any) -> str | None:
     return None
 
 
-def _accepted_parameters(spec: str, factory: Callable[..., Any]) -> frozenset[str]:
+def _accepted_parameters(spec: str, factory: Callable[..., Any], needs_group: bool) -> frozenset[str]:
     try:
         parameters = inspect.signature(factory).parameters
     except (TypeError, ValueError):
@@ -207,10 +228,12 @@ def _accepted_parameters(spec: str, factory: Callable[..., Any]) -> frozenset[st
     keyword_kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
     keywords = {name for name, p in parameters.items() if p.kind in keyword_kinds}
     lacking = [p for p in RANK_PARAMETERS if p not in keywords]
-    if lacking:
+    if lacking and not needs_group:
         raise SamplerSpecError(
             f"--sampler={spec!r}: the sampler does not accept the keyword argument(s) "
             f"{', '.join(lacking)}. The suite calls it as Attr(dataset, num_replicas=W, rank=r, ...) "
-            f"like DistributedSampler; wrap it in a factory function that takes those arguments."
+            f"like DistributedSampler; wrap it in a factory function that takes those arguments, or, if "
+            f"it reads its rank from the process group, set `{GROUP_ATTRIBUTE} = True` on the factory "
+            f"(README: samplers that take their rank from elsewhere)."
         )
     return frozenset(p for p in OPTIONAL_PARAMETERS if p in keywords)

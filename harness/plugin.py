@@ -20,9 +20,11 @@ from .certificate import build_certificate, write_certificate
 from .contracts import CONTRACTS, DEFAULT_CONTRACT, INVARIANTS, Contract, describe_contracts
 from .results import (
     EXAMPLES_KEY,
+    FAILED,
     FINDING_KEY,
     HELD,
     INVARIANT_KEY,
+    NOT_APPLICABLE,
     NOT_PROMISED,
     InvariantResult,
     ResultCollector,
@@ -253,8 +255,13 @@ def _invariant(item: pytest.Item) -> str | None:
 def pytest_runtest_setup(item: pytest.Item) -> None:
     take_example_count()  # start this test's count at zero
     flag = _invariant(item)
-    if flag is not None:
-        promise(state(item.config).contract, flag)
+    if flag is None:
+        return
+    current = state(item.config)
+    promise(current.contract, flag)
+    in_process = Path(item.path).resolve().is_relative_to(Path(item.config.rootpath) / "properties")
+    if in_process and current.plug.needs_process_group:
+        pytest.skip("the sampler takes its rank from the process group; only conformance/ (real groups) can run it")
 
 
 @pytest.hookimpl(wrapper=True)
@@ -320,15 +327,18 @@ class ConformanceReport:
         write = terminalreporter.write_line
         terminalreporter.section("sampler conformance")
         for result in results:
-            if result.status in (NOT_PROMISED,):
-                continue
-            write(f"{result.status:>14}  {result.flag:31s} {result.title}")
-            if result.status != HELD:
-                for detail in result.details:
-                    write(" " * 16 + detail.splitlines()[0][:200])
+            if result.status != NOT_PROMISED:
+                write(f"{result.status:>14}  {result.flag:31s} {result.title}")
+            if result.status == FAILED:
+                write(" " * 16 + f"see the failures above: {', '.join(sorted(set(t.split('[')[0] for t in result.tests)))}")
         not_promised = [r.flag for r in results if r.status == NOT_PROMISED and r.tests]
         if not_promised:
             write(f"not promised by contract {self.current.contract.name!r}: {', '.join(not_promised)}")
+        for result in results:
+            for detail in result.details:
+                if detail.startswith("not run: ") and result.status in (HELD, NOT_APPLICABLE):
+                    # e.g. "not applicable: test_x[drop_last]: sampler has no `drop_last` parameter"
+                    write("not applicable: " + detail.removeprefix("not run: "))
         for finding in self.collector.findings:
             write(f"finding: {finding}")
         if self.written:
@@ -371,6 +381,8 @@ def report_finding(pytestconfig: pytest.Config) -> Callable[[str, str], None]:
 
 def promise(contract: Contract, flag: str) -> None:
     """Skip the calling test when ``contract`` does not promise ``flag``."""
+    if flag in contract.turned_off:
+        pytest.skip(f"{flag} turned off with --without")
     if not contract.promises(flag):
         pytest.skip(f"contract {contract.name!r} does not promise {flag}")
 

@@ -30,6 +30,7 @@ def read_limit(dataset_size: int) -> int:
 
 def read_indices(sampler: Iterable[Any], limit: int) -> np.ndarray:
     """Iterate ``sampler`` once and return its indices as int64; raise :class:`BadIndex`."""
+    __tracebackhide__ = True  # failures point at the sampler, not the harness
     items = list(islice(iter(sampler), limit + 1))
     if len(items) > limit:
         raise BadIndex(
@@ -41,6 +42,7 @@ def read_indices(sampler: Iterable[Any], limit: int) -> np.ndarray:
 
 def read_prefix(sampler: Iterable[Any], count: int) -> np.ndarray:
     """The first ``count`` indices of an endless sampler."""
+    __tracebackhide__ = True  # failures point at the sampler, not the harness
     items = list(islice(iter(sampler), count))
     if len(items) < count:
         raise BadIndex(f"stopped after {len(items)} indices, but an infinite sampler must never stop (read {count})")
@@ -49,6 +51,7 @@ def read_prefix(sampler: Iterable[Any], count: int) -> np.ndarray:
 
 def read_batches(sampler: Iterable[Any], limit: int) -> tuple[np.ndarray, ...]:
     """Iterate a batch sampler once: each batch must be a list (or tuple) of int indices."""
+    __tracebackhide__ = True  # failures point at the sampler, not the harness
     batches = list(islice(iter(sampler), limit + 1))
     if len(batches) > limit:
         raise BadIndex(f"yielded more than {limit} batches without stopping: the batch sampler never stops")

@@ -100,10 +100,10 @@ class ResultCollector:
             result.details = [f"{o.name}: {o.detail}" for o in outcomes if o.outcome == "failed"]
         elif "passed" in kinds:
             result.status = HELD
-            result.details = [f"{o.name} not run: {o.detail}" for o in outcomes if o.outcome == "skipped"]
+            result.details = [f"not run: {o.name}: {o.detail}" for o in outcomes if o.outcome == "skipped"]
         elif kinds:
             result.status = NOT_APPLICABLE
-            result.details = sorted({o.detail for o in outcomes})
+            result.details = [f"not run: {o.name}: {o.detail}" for o in outcomes]
         else:
             result.status, result.details = NOT_APPLICABLE, ["no test for it ran in this session (deselected?)"]
         return result

@@ -53,16 +53,18 @@ def _fault(rank: int | None, message: str, case: Case, flag: str = FAULT) -> Sam
 
 
 def _on_rank(rank: int | None, step: str, case: Case, call: Callable[[], T]) -> T:
+    __tracebackhide__ = True  # failures point at the sampler, not the harness
     try:
         return call()
     except BadIndex as exc:
         raise _fault(rank, f"the sampler {exc}", case, flag="valid_indices") from None
     except Exception as exc:
-        raise _fault(rank, f"the sampler raised {type(exc).__name__} {step}: {exc}", case) from exc
+        raise _fault(rank, f"the sampler raised {type(exc).__name__} {step}: {str(exc) or '(no message)'}", case) from exc
 
 
 def build_samplers(plug: SamplerPlug, case: Case, contract: Contract = TORCH) -> list[Any]:
     """One sampler per rank, with explicit ``num_replicas``/``rank``; set_epoch if the case says."""
+    __tracebackhide__ = True  # failures point at the sampler, not the harness
     dataset = IndexDataset(case.dataset_size)
     options = case.sampler_options(yields_batches=contract.yields_batches)
     samplers = []
@@ -85,6 +87,7 @@ def has_set_epoch(sampler: Any) -> bool:
 
 def set_epoch_all(samplers: Sequence[Any], case: Case) -> None:
     """Call ``set_epoch(case.epoch)`` on every rank, as a training loop does each epoch."""
+    __tracebackhide__ = True  # failures point at the sampler, not the harness
     for rank, sampler in enumerate(samplers):
         if not has_set_epoch(sampler):
             raise _fault(
@@ -98,6 +101,7 @@ def set_epoch_all(samplers: Sequence[Any], case: Case) -> None:
 
 def read_samplers(samplers: Sequence[Any], case: Case, contract: Contract = TORCH) -> Observation:
     """Iterate every rank's sampler once (a finite prefix of an endless one) and take ``len()``."""
+    __tracebackhide__ = True  # failures point at the sampler, not the harness
     ranks = list(enumerate(samplers))
     if not contract.finite:
         count = contract.prefix_length(case.dataset_size, case.world_size)
@@ -116,11 +120,13 @@ def read_samplers(samplers: Sequence[Any], case: Case, contract: Contract = TORC
 
 def observe(plug: SamplerPlug, case: Case, contract: Contract = TORCH) -> Observation:
     """Build fresh samplers for every rank of ``case`` and read them once, with a time bound."""
+    __tracebackhide__ = True  # failures point at the sampler, not the harness
     return bounded(case, lambda: read_samplers(build_samplers(plug, case, contract), case, contract))
 
 
 def bounded(case: Case, work: Callable[[], T]) -> T:
     """Run ``work`` in a watchdog thread; fail with its stack if it takes too long."""
+    __tracebackhide__ = True  # failures point at the sampler, not the harness
     if LIMITS.hung_case is not None:
         raise SamplerFault(
             f"the sampler hung earlier in this session on case {LIMITS.hung_case.describe()}; "
@@ -129,6 +135,7 @@ def bounded(case: Case, work: Callable[[], T]) -> T:
     outcome: dict[str, Any] = {}
 
     def target() -> None:
+        __tracebackhide__ = True
         try:
             outcome["value"] = work()
         except BaseException as exc:  # handed back to the calling thread below

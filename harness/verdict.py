@@ -68,10 +68,12 @@ def failure_text(violations: Iterable[Violation], case: Case, observation: Obser
 
 def expect_holds(observation: Observation, violations: Iterable[Violation]) -> None:
     """Raise :class:`PropertyFailure` listing ``violations`` if there are any."""
+    __tracebackhide__ = True  # failures point at the sampler, not the harness
     violations = list(violations)
     if violations:
         raise PropertyFailure(failure_text(violations, observation.case, observation))
 
 
 def fail(flag: str, message: str, case: Case, observation: Observation | None = None) -> NoReturn:
+    __tracebackhide__ = True  # failures point at the sampler, not the harness
     raise PropertyFailure(failure_text([Violation(flag, message)], case, observation))
