@@ -1,0 +1,185 @@
+"""Samplers of the contract families other than `torch` (DESIGN.md section 4).
+
+For each contract, one sampler that keeps it (the way the real project does it) and one
+with a real bug that the contract must reject. They take their rank as constructor
+arguments; see README "Samplers that take their rank from elsewhere" for the others.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import torch
+from torch.utils.data import BatchSampler, RandomSampler, Sampler, SequentialSampler
+
+
+def _permutation(n: int, seed: int, shuffle: bool = True) -> list[int]:
+    if not shuffle:
+        return list(range(n))
+    generator = torch.Generator()
+    generator.manual_seed(seed)
+    return torch.randperm(n, generator=generator).tolist()
+
+
+def _check_rank(num_replicas: int, rank: int) -> None:
+    if num_replicas <= 0 or not 0 <= rank < num_replicas:
+        raise ValueError(f"Invalid rank {rank}, rank should be in the interval [0, {num_replicas - 1}]")
+
+
+# ---- contract `contiguous` (family B) ---------------------------------------------
+
+
+class ContiguousBlocks(Sampler[int]):
+    """maskrcnn-benchmark style: padded from the head, rank r takes the r-th block."""
+
+    def __init__(self, dataset, num_replicas=None, rank=None, shuffle=True, seed=0, drop_last=False):
+        _check_rank(num_replicas, rank)
+        self.n, self.num_replicas, self.rank = len(dataset), num_replicas, rank
+        self.shuffle, self.seed, self.drop_last, self.epoch = shuffle, seed, drop_last, 0
+        self.num_samples = self.n // num_replicas if drop_last else math.ceil(self.n / num_replicas)
+
+    def __iter__(self):
+        order = _permutation(self.n, self.seed + self.epoch, self.shuffle)
+        total = self.num_samples * self.num_replicas
+        if order:
+            order = (order * math.ceil(total / len(order)))[:total]
+        start = self.rank * self.num_samples
+        return iter(order[start : start + self.num_samples])
+
+    def __len__(self):
+        return self.num_samples
+
+    def set_epoch(self, epoch):
+        self.epoch = epoch
+
+
+class ContiguousTailPadding(ContiguousBlocks):
+    """Bug: pads with the tail of the order instead of its head (pytorch #45324-style padding)."""
+
+    def __iter__(self):
+        order = _permutation(self.n, self.seed + self.epoch, self.shuffle)
+        total = self.num_samples * self.num_replicas
+        if order and total > len(order):
+            order = order + (order[::-1] * math.ceil(total / len(order)))[: total - len(order)]
+        order = order[:total]
+        start = self.rank * self.num_samples
+        return iter(order[start : start + self.num_samples])
+
+
+# ---- contract `partition` (family C) ----------------------------------------------
+
+
+class ExactPartition(Sampler[int]):
+    """Lightning UnrepeatedDistributedSampler style, seeded properly: strided, no padding."""
+
+    def __init__(self, dataset, num_replicas=None, rank=None, shuffle=True, seed=0, drop_last=False):
+        _check_rank(num_replicas, rank)
+        self.n, self.num_replicas, self.rank, self.shuffle, self.seed, self.epoch = (
+            len(dataset), num_replicas, rank, shuffle, seed, 0)
+
+    def __iter__(self):
+        return iter(_permutation(self.n, self.seed + self.epoch, self.shuffle)[self.rank :: self.num_replicas])
+
+    def __len__(self):
+        return len(range(self.rank, self.n, self.num_replicas))
+
+    def set_epoch(self, epoch):
+        self.epoch = epoch
+
+
+class OverlappingPartition(ExactPartition):
+    """Bug: contiguous shards whose boundaries overlap by one index (an off-by-one in the end)."""
+
+    def __iter__(self):
+        order = _permutation(self.n, self.seed + self.epoch, self.shuffle)
+        size, extra = divmod(self.n, self.num_replicas)
+        start = self.rank * size + min(self.rank, extra)
+        stop = start + size + (1 if self.rank < extra else 0)
+        return iter(order[start : self._end(stop)])
+
+    def _end(self, stop):
+        return stop + 1 if self.rank < self.num_replicas - 1 else stop  # the off-by-one
+
+    def __len__(self):
+        size, extra = divmod(self.n, self.num_replicas)
+        start = self.rank * size + min(self.rank, extra)
+        return len(range(start, min(self._end(start + size + (1 if self.rank < extra else 0)), self.n)))
+
+
+# ---- contract `infinite` (family D) -----------------------------------------------
+
+
+class InfiniteStream(Sampler[int]):
+    """detectron2 TrainingSampler style: one seeded endless stream of permutations, strided."""
+
+    def __init__(self, dataset, num_replicas=None, rank=None, shuffle=True, seed=0, drop_last=False):
+        _check_rank(num_replicas, rank)
+        self.n, self.num_replicas, self.rank, self.shuffle, self.seed = len(dataset), num_replicas, rank, shuffle, seed
+
+    def _stream(self, seed):
+        generator = torch.Generator()
+        generator.manual_seed(seed)
+        while True:
+            if self.shuffle:
+                yield from torch.randperm(self.n, generator=generator).tolist()
+            else:
+                yield from range(self.n)
+
+    def __iter__(self):
+        return itertools.islice(self._stream(self.seed), self.rank, None, self.num_replicas)
+
+
+class InfiniteRankSeeded(InfiniteStream):
+    """Bug: every rank seeds its stream with seed + rank (detectron2 #4438, mlcommons #625)."""
+
+    def __iter__(self):
+        return itertools.islice(self._stream(self.seed + self.rank), self.rank, None, self.num_replicas)
+
+
+# ---- contract `batch` (family F) --------------------------------------------------
+
+
+class ShardedBatches(Sampler[list[int]]):
+    """accelerate BatchSamplerShard style (even_batches): rank r gets batches r, r+W, ...;
+    the last round is completed from the first batches so every rank gets as many."""
+
+    def __init__(self, dataset, num_replicas=None, rank=None, shuffle=True, seed=0, drop_last=False, batch_size=1):
+        _check_rank(num_replicas, rank)
+        self.num_replicas, self.rank = num_replicas, rank
+        self.dataset, self.shuffle, self.seed, self.drop_last, self.batch_size = dataset, shuffle, seed, drop_last, batch_size
+
+    def _batches(self):
+        if len(self.dataset) == 0:  # RandomSampler refuses an empty dataset
+            return []
+        if self.shuffle:
+            generator = torch.Generator()
+            generator.manual_seed(self.seed)
+            base = RandomSampler(self.dataset, generator=generator)
+        else:
+            base = SequentialSampler(self.dataset)
+        return list(BatchSampler(base, self.batch_size, self.drop_last))
+
+    def _rounds(self):
+        batches = self._batches()
+        if not batches:
+            return 0, batches
+        return math.ceil(len(batches) / self.num_replicas), batches
+
+    def __iter__(self):
+        rounds, batches = self._rounds()
+        cycled = (batches * math.ceil(rounds * self.num_replicas / max(len(batches), 1)))[: rounds * self.num_replicas]
+        return iter(cycled[self.rank :: self.num_replicas])
+
+    def __len__(self):
+        return self._rounds()[0]
+
+
+class UnevenShardedBatches(ShardedBatches):
+    """Bug: no completion of the last round, so some ranks get one batch fewer (pytorch #22584)."""
+
+    def __iter__(self):
+        return iter(self._batches()[self.rank :: self.num_replicas])
+
+    def __len__(self):
+        return len(range(self.rank, len(self._batches()), self.num_replicas))

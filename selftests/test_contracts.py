@@ -1,0 +1,143 @@
+"""Contracts, --without, --list-contracts, the certificate and JUnit output, end to end.
+
+Each contract certifies a known-good sampler of its family and rejects a known-bad one
+through the invariant meant for it; the certificate of a failing run validates against
+the schema and names the broken invariant.
+"""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ElementTree
+
+import jsonschema
+import pytest
+
+from harness.certificate import SCHEMA_PATH
+from harness.contracts import INVARIANTS
+
+from .suite_run import PROPERTIES, certify
+
+FAMILIES = "selftests.corpus.families"
+
+GOOD = [
+    pytest.param("contiguous", "ContiguousBlocks", id="contiguous"),
+    pytest.param("partition", "ExactPartition", id="partition"),
+    pytest.param("infinite", "InfiniteStream", id="infinite"),
+    pytest.param("batch", "ShardedBatches", id="batch"),
+]
+
+# contract, known-bad sampler, the test that must reject it, its invariant flag
+BAD = [
+    pytest.param("contiguous", "ContiguousTailPadding", "test_padding_from_head", "pads_from_head", id="contiguous"),
+    pytest.param("partition", "OverlappingPartition", "test_ranks_disjoint_unless_padded", "disjoint", id="partition"),
+    pytest.param("infinite", "InfiniteRankSeeded", "test_stream_blocks_are_permutations",
+                 "stream_blocks_are_permutations", id="infinite"),
+    pytest.param("batch", "UnevenShardedBatches", "test_equal_batch_counts", "equal_batches", id="batch"),
+]
+
+
+def _load_certificate(path) -> dict:
+    certificate = json.loads(path.with_name(path.name + ".json").read_text())
+    jsonschema.validate(certificate, json.loads(SCHEMA_PATH.read_text()))
+    return certificate
+
+
+def _statuses(certificate: dict) -> dict[str, str]:
+    return {invariant["flag"]: invariant["status"] for invariant in certificate["invariants"]}
+
+
+@pytest.mark.parametrize(("contract", "sampler"), GOOD)
+def test_contract_certifies_its_known_good_sampler(pytester, contract, sampler, tmp_path):
+    run = certify(pytester, f"{FAMILIES}:{sampler}", f"--contract={contract}", f"--certificate={tmp_path / 'cert'}")
+    assert run.exit_code == 0, run.explain()
+    assert f"conforms to contract '{contract}'" in run.verdict, run.explain()
+    certificate = _load_certificate(tmp_path / "cert")
+    assert certificate["verdict"]["conforms"] is True
+    statuses = _statuses(certificate)
+    promised = set(certificate["contract"]["flags"])
+    assert {statuses[f] for f in promised} <= {"held", "not applicable"}, statuses
+    assert any(statuses[f] == "held" for f in promised)
+
+
+@pytest.mark.parametrize(("contract", "sampler", "test", "flag"), BAD)
+def test_contract_rejects_its_known_bad_sampler(pytester, contract, sampler, test, flag, tmp_path):
+    run = certify(pytester, f"{FAMILIES}:{sampler}", f"--contract={contract}", f"--certificate={tmp_path / 'cert'}")
+    assert run.exit_code == 1, run.explain()
+    assert test in run.failed_tests, run.explain()
+    assert f"[{INVARIANTS[flag]}]" in run.failure_text(test), run.explain()
+
+    certificate = _load_certificate(tmp_path / "cert")
+    assert certificate["verdict"]["conforms"] is False
+    assert certificate["run"]["exit_status"] == 1
+    failed = next(i for i in certificate["invariants"] if i["flag"] == flag)
+    assert failed["status"] == "failed"
+    counterexample = "\n".join(failed["details"])
+    assert f"[{INVARIANTS[flag]}]" in counterexample and "Draw 1 (W (num_replicas))" in counterexample
+    markdown = (tmp_path / "cert.md").read_text()
+    assert f"`{flag}`) | **failed**" in markdown
+
+
+def test_without_turns_an_invariant_off_and_says_so(pytester, tmp_path):
+    run = certify(
+        pytester, f"{FAMILIES}:ContiguousTailPadding", "--contract=contiguous", "--without=pads_from_head",
+        f"--certificate={tmp_path / 'cert'}", "-k", "padding_from_head or edge_sizes",
+    )
+    assert "test_padding_from_head" not in run.failed_tests, run.explain()
+    assert "turned off  pads_from_head" in run.output, run.explain()
+    assert "pads_from_head turned off with --without" in run.output, run.explain()
+    certificate = _load_certificate(tmp_path / "cert")
+    assert certificate["contract"]["turned_off"] == ["pads_from_head"]
+    assert _statuses(certificate)["pads_from_head"] == "turned off"
+
+
+def test_sampler_that_needs_a_process_group_is_not_certified_in_process(pytester):
+    pytester.makepyfile(
+        group_only="""
+        from torch.utils.data import DistributedSampler
+
+        def make(dataset, shuffle=True, seed=0, drop_last=False):
+            return DistributedSampler(dataset, shuffle=shuffle, seed=seed, drop_last=drop_last)
+
+        make.needs_process_group = True
+        """
+    )
+    run = certify(pytester, f"{pytester.path / 'group_only.py'}:make", "-k", "lengths")
+    assert run.exit_code == 5, run.explain()  # nothing was proven: no success exit
+    assert "NO VERDICT" in run.output and "takes its rank from the process group" in run.output, run.explain()
+
+
+def test_list_contracts_prints_every_contract_and_exits(pytester):
+    result = pytester.runpytest_subprocess(str(PROPERTIES), "--list-contracts", timeout=60)
+    assert result.ret == 0
+    text = "\n".join(result.outlines)
+    for name in ("torch", "contiguous", "partition", "infinite", "batch"):
+        assert f"{name} (family " in text
+    assert "guards against" in text
+
+
+@pytest.mark.parametrize(
+    ("option", "message"),
+    [
+        ("--contract=strided", "--contract='strided' is not a known contract"),
+        ("--without=covers,nonsense", "unknown invariant(s) nonsense"),
+        ("--rank-timeout=-1", "--rank-timeout='-1' must be positive"),
+    ],
+)
+def test_bad_option_is_a_usage_error(pytester, option, message):
+    run = certify(pytester, "torch.utils.data:DistributedSampler", option)
+    assert run.exit_code == 4, run.explain()
+    assert message in run.output and "Traceback" not in run.output, run.explain()
+
+
+def test_junit_xml_names_the_invariant_of_each_test_case(pytester, tmp_path):
+    junit = tmp_path / "junit.xml"
+    run = certify(pytester, "torch.utils.data:DistributedSampler", f"--junitxml={junit}", "-k", "lengths")
+    assert run.exit_code == 0, run.explain()
+    cases = ElementTree.parse(junit).getroot().iter("testcase")
+    invariants = {
+        case.get("name"): {p.get("value") for p in case.iter("property") if p.get("name") == "invariant"}
+        for case in cases
+    }
+    assert invariants["test_equal_rank_lengths[keep_last]"] == {"equal_length"}
+    assert invariants["test_len_matches_iteration[drop_last]"] == {"len_matches_iter"}
