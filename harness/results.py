@@ -18,7 +18,7 @@ HELD, FAILED, NOT_APPLICABLE, NOT_PROMISED, TURNED_OFF = "held", "failed", "not 
 INVARIANT_KEY = "invariant"
 EXAMPLES_KEY = "examples"
 FINDING_KEY = "finding"
-_FAILURE_PREFIXES = ("harness.verdict.PropertyFailure: ", "harness.verdict.SamplerFault: ")
+_FAILURE_PREFIXES = tuple(f"harness.verdict.{name}: " for name in ("PropertyFailure", "SamplerFault", "SamplerHang"))
 
 
 @dataclass

@@ -11,6 +11,7 @@ from __future__ import annotations
 import sys
 import threading
 import traceback
+from pathlib import Path
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence, TypeVar
 
@@ -21,7 +22,7 @@ from .contracts import TORCH, Contract
 from .dataset import IndexDataset
 from .plug import SamplerPlug
 from .reading import BadIndex, read_batches, read_indices, read_limit, read_prefix
-from .verdict import SamplerFault, failure_text, Violation
+from .verdict import SamplerFault, SamplerHang, Violation, failure_text
 
 T = TypeVar("T")
 
@@ -34,6 +35,8 @@ class _Limits:
     # The first case a sampler hung on. A hung watchdog thread cannot be killed, so
     # later cases fail at once instead of piling up more stuck threads.
     hung_case: Case | None = None
+    # What the sampler was doing last ("rank 3 while iterating"), for the hang report.
+    progress: str = ""
 
 
 LIMITS = _Limits()
@@ -54,6 +57,7 @@ def _fault(rank: int | None, message: str, case: Case, flag: str = FAULT) -> Sam
 
 def _on_rank(rank: int | None, step: str, case: Case, call: Callable[[], T]) -> T:
     __tracebackhide__ = True  # failures point at the sampler, not the harness
+    LIMITS.progress = f"rank {rank} {step}" if rank is not None else step
     try:
         return call()
     except BadIndex as exc:
@@ -124,11 +128,21 @@ def observe(plug: SamplerPlug, case: Case, contract: Contract = TORCH) -> Observ
     return bounded(case, lambda: read_samplers(build_samplers(plug, case, contract), case, contract))
 
 
+def _sampler_stack(frame: Any) -> str:
+    """The hung thread's stack from the first frame outside the harness and threading."""
+    if frame is None:
+        return "(no stack)\n"
+    frames = traceback.extract_stack(frame)
+    harness_dir = str(Path(__file__).parent)
+    outside = [i for i, f in enumerate(frames) if not f.filename.startswith(harness_dir) and "threading" not in f.filename]
+    return "".join(traceback.format_list(frames[outside[0]:] if outside else frames))
+
+
 def bounded(case: Case, work: Callable[[], T]) -> T:
     """Run ``work`` in a watchdog thread; fail with its stack if it takes too long."""
     __tracebackhide__ = True  # failures point at the sampler, not the harness
     if LIMITS.hung_case is not None:
-        raise SamplerFault(
+        raise SamplerHang(
             f"the sampler hung earlier in this session on case {LIMITS.hung_case.describe()}; "
             f"later cases are not run so that the suite stays bounded"
         )
@@ -147,11 +161,10 @@ def bounded(case: Case, work: Callable[[], T]) -> T:
     if thread.is_alive():
         LIMITS.hung_case = case
         frame = sys._current_frames().get(thread.ident or -1)
-        stack = "".join(traceback.format_stack(frame)) if frame is not None else "(no stack)\n"
-        raise SamplerFault(
+        raise SamplerHang(
             failure_text(
-                [Violation(FAULT, f"the sampler did not finish within {LIMITS.timeout_s:g} s "
-                           f"(--rank-timeout); it hangs. Its stack:\n{stack}")],
+                [Violation(FAULT, f"{LIMITS.progress or 'the sampler'}: did not finish within {LIMITS.timeout_s:g} s "
+                           f"(--rank-timeout); it hangs. Its stack:\n{_sampler_stack(frame)}")],
                 case,
                 None,
             )

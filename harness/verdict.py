@@ -24,7 +24,16 @@ class PropertyFailure(AssertionError):
 
 
 class SamplerFault(AssertionError):
-    """The sampler raised, hung or yielded something that is not an index."""
+    """The sampler raised or yielded something that is not an index."""
+
+
+class SamplerHang(BaseException):
+    """The sampler did not return within the time bound.
+
+    A BaseException on purpose: Hypothesis shrinks on Exception, and shrinking a hang
+    would cost one full timeout per step. This one ends the test at once, reporting
+    the case that hung as drawn.
+    """
 
 
 @dataclass(frozen=True)
