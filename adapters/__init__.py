@@ -1,0 +1,65 @@
+"""Adapters: real samplers called the way the suite calls a sampler.
+
+Each factory takes ``(dataset, num_replicas=W, rank=r, shuffle=, seed=, drop_last=)``
+(and ``batch_size=`` for batch samplers), builds the real sampler from its package and
+returns it untouched, so ``--sampler=adapters.MODULE:FACTORY`` certifies the package's
+own code. The third-party package is imported inside each factory: this package imports
+without any of them, and a missing one raises :class:`SamplerPackageMissing` naming
+what to ``pip install``.
+
+    adapters.torchdata:StatefulDistributedSampler     contract torch
+    adapters.lightning:DistributedSamplerWrapper      contract torch
+    adapters.lightning:UnrepeatedDistributedSampler   contract partition
+    adapters.mmengine:DefaultSampler                  contract torch      (round_up=True)
+    adapters.mmengine:DefaultSamplerNoRoundUp         contract partition  (round_up=False)
+    adapters.mmengine:InfiniteSampler                 contract infinite
+    adapters.accelerate:BatchSamplerShard             contract batch
+"""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+from typing import Any
+
+
+class SamplerPackageMissing(ImportError):
+    """The package an adapter wraps is not installed in this environment."""
+
+
+def require(module: str, distribution: str, adapter: str) -> ModuleType:
+    """Import ``module`` from the PyPI distribution ``distribution``, or say what to install."""
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        raise SamplerPackageMissing(
+            f"{adapter} adapts a sampler from the PyPI package {distribution!r}, and importing "
+            f"{module!r} failed ({exc}). Install it next to torch: pip install {distribution}"
+        ) from exc
+
+
+def seeded_index_sampler(dataset: Any, shuffle: bool, seed: int) -> Any:
+    """What a user's DataLoader holds before a framework shards it: a RandomSampler on a
+    generator seeded with ``seed`` (the same draws on every rank), or a SequentialSampler."""
+    import torch
+    from torch.utils.data import RandomSampler, SequentialSampler
+
+    # RandomSampler refuses an empty dataset; its order would be empty either way.
+    if not shuffle or len(dataset) == 0:
+        return SequentialSampler(dataset)
+    generator = torch.Generator()
+    generator.manual_seed(seed)
+    return RandomSampler(dataset, generator=generator)
+
+
+def fill_from_process_group(num_replicas: int | None, rank: int | None) -> tuple[int, int]:
+    """``(num_replicas, rank)``, each left out taken from the default process group (one
+    rank, rank 0, without one), as accelerate's PartialState and mmengine's get_dist_info do."""
+    import torch.distributed as dist
+
+    in_group = dist.is_available() and dist.is_initialized()
+    if num_replicas is None:
+        num_replicas = dist.get_world_size() if in_group else 1
+    if rank is None:
+        rank = dist.get_rank() if in_group else 0
+    return num_replicas, rank

@@ -1,0 +1,35 @@
+"""PyTorch Lightning (PyPI ``pytorch-lightning``): the samplers the Trainer injects.
+
+- ``DistributedSamplerWrapper`` (from ``lightning_fabric``), contract ``torch``: a
+  DistributedSampler over the positions of another sampler's output, used for custom
+  samplers. Built here as the Trainer builds it (shuffle and seed forwarded) around what
+  a user's DataLoader holds: a seeded RandomSampler, or a SequentialSampler.
+- ``UnrepeatedDistributedSampler``, contract ``partition``: the Trainer's sampler for
+  prediction, documented as "doesn't repeat data, ... off-by-one" per rank.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import require, seeded_index_sampler
+
+DISTRIBUTION = "pytorch-lightning"
+
+
+def DistributedSamplerWrapper(dataset: Any, num_replicas: int | None = None, rank: int | None = None,
+                              shuffle: bool = True, seed: int = 0, drop_last: bool = False) -> Any:
+    fabric = require("lightning_fabric.utilities.distributed", DISTRIBUTION, "adapters.lightning:DistributedSamplerWrapper")
+    return fabric.DistributedSamplerWrapper(
+        seeded_index_sampler(dataset, shuffle, seed),
+        num_replicas=num_replicas, rank=rank, shuffle=shuffle, seed=seed, drop_last=drop_last,
+    )
+
+
+def UnrepeatedDistributedSampler(dataset: Any, num_replicas: int | None = None, rank: int | None = None,
+                                 shuffle: bool = True, seed: int = 0, drop_last: bool = False) -> Any:
+    overrides = require("pytorch_lightning.overrides.distributed", DISTRIBUTION,
+                        "adapters.lightning:UnrepeatedDistributedSampler")
+    return overrides.UnrepeatedDistributedSampler(
+        dataset, num_replicas=num_replicas, rank=rank, shuffle=shuffle, seed=seed, drop_last=drop_last
+    )
