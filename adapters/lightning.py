@@ -19,7 +19,8 @@ DISTRIBUTION = "pytorch-lightning"
 
 def DistributedSamplerWrapper(dataset: Any, num_replicas: int | None = None, rank: int | None = None,
                               shuffle: bool = True, seed: int = 0, drop_last: bool = False) -> Any:
-    fabric = require("lightning_fabric.utilities.distributed", DISTRIBUTION, "adapters.lightning:DistributedSamplerWrapper")
+    fabric = require("lightning_fabric.utilities.distributed", DISTRIBUTION,
+                     "adapters.lightning:DistributedSamplerWrapper")
     return fabric.DistributedSamplerWrapper(
         seeded_index_sampler(dataset, shuffle, seed),
         num_replicas=num_replicas, rank=rank, shuffle=shuffle, seed=seed, drop_last=drop_last,

@@ -48,9 +48,9 @@ def InfiniteSampler(dataset: Any, num_replicas: int | None = None, rank: int | N
 
 def _construct(class_name: str, adapter: str, num_replicas: int | None, rank: int | None,
                dataset: Any, **options: Any) -> Any:
-    sampler_module = require("mmengine.dataset.sampler", DISTRIBUTION, adapter)
     world_size, rank = fill_from_process_group(num_replicas, rank)
     if world_size < 1 or not 0 <= rank < world_size:
         raise ValueError(f"Invalid rank {rank}, rank should be in the interval [0, {world_size - 1}]")
+    sampler_module = require("mmengine.dataset.sampler", DISTRIBUTION, adapter)
     with _PATCH_LOCK, mock.patch.object(sampler_module, "get_dist_info", return_value=(rank, world_size)):
         return getattr(sampler_module, class_name)(dataset, **options)

@@ -1,0 +1,64 @@
+"""The adapters import without their third-party packages and say what to install."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+import adapters.accelerate
+import adapters.lightning
+import adapters.mmengine
+import adapters.torchdata
+from adapters import SamplerPackageMissing
+from harness.dataset import IndexDataset
+
+# (factory, PyPI distribution that provides it, its top-level import packages, extra options)
+ADAPTERS = [
+    pytest.param(adapters.torchdata.StatefulDistributedSampler, "torchdata", ("torchdata",), {},
+                 id="torchdata-StatefulDistributedSampler"),
+    pytest.param(adapters.lightning.DistributedSamplerWrapper, "pytorch-lightning",
+                 ("lightning_fabric", "pytorch_lightning"), {}, id="lightning-DistributedSamplerWrapper"),
+    pytest.param(adapters.lightning.UnrepeatedDistributedSampler, "pytorch-lightning",
+                 ("lightning_fabric", "pytorch_lightning"), {}, id="lightning-UnrepeatedDistributedSampler"),
+    pytest.param(adapters.mmengine.DefaultSampler, "mmengine", ("mmengine",), {}, id="mmengine-DefaultSampler"),
+    pytest.param(adapters.mmengine.DefaultSamplerNoRoundUp, "mmengine", ("mmengine",), {},
+                 id="mmengine-DefaultSamplerNoRoundUp"),
+    pytest.param(adapters.mmengine.InfiniteSampler, "mmengine", ("mmengine",), {}, id="mmengine-InfiniteSampler"),
+    pytest.param(adapters.accelerate.BatchSamplerShard, "accelerate", ("accelerate",), {"batch_size": 2},
+                 id="accelerate-BatchSamplerShard"),
+]
+
+
+def hide_packages(monkeypatch: pytest.MonkeyPatch, packages: tuple[str, ...]) -> None:
+    """Make ``import`` of these packages and all their submodules fail, installed or not."""
+    for name in list(sys.modules):
+        if name.split(".")[0] in packages:
+            monkeypatch.setitem(sys.modules, name, None)
+    for name in packages:
+        monkeypatch.setitem(sys.modules, name, None)
+
+
+@pytest.mark.parametrize(("factory", "distribution", "packages", "options"), ADAPTERS)
+def test_missing_package_is_named(monkeypatch, factory, distribution, packages, options):
+    hide_packages(monkeypatch, packages)
+    with pytest.raises(SamplerPackageMissing) as raised:
+        factory(IndexDataset(6), num_replicas=2, rank=0, shuffle=True, seed=0, **options)
+    message = str(raised.value)
+    assert f"pip install {distribution}" in message
+    assert f"{factory.__module__}:{factory.__name__}" in message
+    assert isinstance(raised.value, ImportError)
+
+
+@pytest.mark.parametrize(("factory", "distribution", "packages", "options"), ADAPTERS)
+def test_installed_package_builds_a_sampler(factory, distribution, packages, options):
+    for package in packages:
+        pytest.importorskip(package, reason=f"{distribution} is not installed here")
+    ranks = [factory(IndexDataset(6), num_replicas=2, rank=r, shuffle=False, seed=0, **options) for r in range(2)]
+    first_items = [next(iter(sampler)) for sampler in ranks]
+    assert first_items[0] != first_items[1]
+
+
+def test_mmengine_adapter_refuses_a_rank_outside_the_world():
+    with pytest.raises(ValueError, match="Invalid rank 2"):
+        adapters.mmengine.DefaultSampler(IndexDataset(6), num_replicas=2, rank=2)
