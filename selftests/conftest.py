@@ -1,0 +1,27 @@
+"""Selftests run the certification suite in subprocesses through pytester."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from .suite_run import REPO
+
+pytest_plugins = ["pytester"]
+
+# Settings of the outer run that must not leak into the suite under test.
+_LEAKY_PREFIXES = ("CONFORMANCE_", "PYTEST_XDIST_", "HYPOTHESIS_")
+
+
+@pytest.fixture(autouse=True)
+def suite_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The subprocess runs in pytester's tmp dir: make the repo importable from there
+    (the root conftest needs ``harness``, specs name ``selftests.corpus``) and keep one
+    thread per run so parallel selftests do not oversubscribe the cores."""
+    for name in list(os.environ):
+        if name.startswith(_LEAKY_PREFIXES):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    monkeypatch.setenv("COLUMNS", "200")

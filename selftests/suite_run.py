@@ -1,0 +1,112 @@
+"""Run the certification suite in a subprocess and read what it printed.
+
+The subprocess is the user's view: exit code, failure sections, the short summary and
+the plugin's "sampler conformance" section. Nothing here imports the sampler under test.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+PROPERTIES = REPO / "properties"
+# One certification under the dev profile takes 3-25 s on 2 busy cores; a run that
+# takes this long is a hang, and the selftest fails instead of waiting forever.
+RUN_TIMEOUT_S = 240
+# Each sampler call runs in a watchdog thread bounded by this (the plugin's --rank-timeout).
+RANK_TIMEOUT_S = 20
+
+_FAILED = re.compile(r"^FAILED \S+?::(\w+)", re.MULTILINE)
+# "____ test_name[params] ____" opens one test's failure section.
+_SECTION = re.compile(r"^_{3,} (\w+)(\[[^\]]*\])? _{3,}$", re.MULTILINE)
+_BANNER = re.compile(r"^(={3,}|_{3,}) ", re.MULTILINE)
+_SKIPPED = re.compile(r"^SKIPPED \[\d+\] \S+: (.+)$", re.MULTILINE)
+_SUMMARY = re.compile(r"^=+ sampler conformance =+$(.*?)(?=^=+ |\Z)", re.MULTILINE | re.DOTALL)
+_CASE = re.compile(r"case: N=(\d+), W=(\d+)")
+
+
+@dataclass(frozen=True)
+class SuiteRun:
+    spec: str
+    exit_code: int
+    output: str  # stdout then stderr
+
+    @property
+    def failed_tests(self) -> set[str]:
+        """Test functions with at least one FAILED line in the short summary."""
+        return set(_FAILED.findall(self.output))
+
+    def failure_sections(self, test: str) -> list[str]:
+        """The failure section of each failed parametrisation of ``test``."""
+        sections = []
+        for match in _SECTION.finditer(self.output):
+            if match.group(1) == test:
+                following = _BANNER.search(self.output, match.end())
+                sections.append(self.output[match.end() : following.start() if following else len(self.output)])
+        return sections
+
+    def failure_text(self, test: str) -> str:
+        return "\n".join(self.failure_sections(test))
+
+    @property
+    def skip_reasons(self) -> set[str]:
+        """The reasons of pytest's SKIPPED lines (-rs)."""
+        return set(_SKIPPED.findall(self.output))
+
+    @property
+    def summary(self) -> str:
+        """The plugin's "sampler conformance" section."""
+        match = _SUMMARY.search(self.output)
+        assert match, f"no sampler conformance section\n{self.explain()}"
+        return match.group(1)
+
+    @property
+    def verdict(self) -> str:
+        lines = [line for line in self.output.splitlines() if line.startswith("VERDICT: ")]
+        assert len(lines) == 1, f"expected one VERDICT line, got {lines}\n{self.explain()}"
+        return lines[0]
+
+    def failing_cases(self, test: str) -> list[tuple[str, tuple[int, int]]]:
+        """(section, (N, W)) for each failed parametrisation of ``test`` that prints one case."""
+        cases = []
+        for section in self.failure_sections(test):
+            found = {(int(n), int(w)) for n, w in _CASE.findall(section)}
+            if len(found) == 1:
+                cases.append((section, found.pop()))
+        return cases
+
+    def explain(self) -> str:
+        """For assertion messages: the spec, exit code and the tail of the output."""
+        return f"--sampler={self.spec} exited {self.exit_code}; output tail:\n{self.output[-6000:]}"
+
+
+# Runs already made in this process, by arguments: several selftests read one run.
+_RUNS: dict[tuple[str, ...], SuiteRun] = {}
+
+
+def certify(pytester: pytest.Pytester, spec: str, *options: str, timeout: float = RUN_TIMEOUT_S) -> SuiteRun:
+    """``pytest properties --sampler=spec`` in a fresh interpreter, cwd a temporary dir."""
+    key = (spec, *options)
+    if key not in _RUNS:
+        _RUNS[key] = _run(pytester, spec, *options, timeout=timeout)
+    return _RUNS[key]
+
+
+def _run(pytester: pytest.Pytester, spec: str, *options: str, timeout: float) -> SuiteRun:
+    result = pytester.runpytest_subprocess(
+        str(PROPERTIES),
+        f"--sampler={spec}",
+        "--hypothesis-profile=dev",
+        f"--rank-timeout={RANK_TIMEOUT_S}",
+        "-p", "no:cacheprovider",
+        "-rfEs",
+        "--disable-warnings",
+        *options,
+        timeout=timeout,
+    )
+    output = "\n".join(result.outlines + result.errlines)
+    return SuiteRun(spec=spec, exit_code=int(result.ret), output=output)

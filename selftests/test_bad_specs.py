@@ -1,0 +1,31 @@
+"""A bad --sampler spec is a usage error: exit code 4, one message, no traceback."""
+
+from __future__ import annotations
+
+import pytest
+
+from .corpus.faulty import IMPORT_ERROR
+from .suite_run import certify
+
+# spec -> a fragment the one-line message must contain (beside the spec itself)
+BAD_SPECS = {
+    "no-colon-here": "is not of the form MODULE:ATTR",
+    "selftests.corpus:": "is not of the form MODULE:ATTR",
+    "selftests.corpus.no_such_module:Sampler": "no module named 'selftests.corpus.no_such_module'",
+    "selftests/corpus/no_such_file.py:Sampler": "does not exist",
+    "selftests.corpus.known_bad:NoSuchSampler": "has no attribute 'NoSuchSampler'",
+    "selftests.corpus.faulty:NOT_A_SAMPLER": "not a class or function",
+    "selftests.corpus.broken_import:Sampler": f"RuntimeError: {IMPORT_ERROR}",
+    "selftests.corpus.faulty:RankFromEnvironment": "num_replicas, rank",
+}
+
+
+@pytest.mark.parametrize("spec", list(BAD_SPECS))
+def test_bad_spec_is_a_usage_error(pytester, spec):
+    run = certify(pytester, spec, timeout=60)
+    assert run.exit_code == pytest.ExitCode.USAGE_ERROR, run.explain()
+    messages = [line for line in run.output.splitlines() if line.startswith("ERROR: ")]
+    assert len(messages) == 1, run.explain()
+    assert f"--sampler={spec!r}" in messages[0] and BAD_SPECS[spec] in messages[0], messages[0]
+    assert "Traceback" not in run.output and 'File "' not in run.output, run.explain()
+    assert "VERDICT" not in run.output and "passed" not in run.output, "nothing may run with a bad spec"
