@@ -19,7 +19,7 @@ from harness.checkers import (
     check_same_indices,
     structural_violations,
 )
-from harness.group import run_samplers
+from harness.group import GroupRun, run_samplers
 from harness.messages import Build
 from harness.strategies import draw_case, epochs
 from harness.verdict import expect_holds
@@ -32,13 +32,18 @@ PER_EPOCH = (
 )
 
 
+def _drawn_run(group, world_size, sampler_plug, contract, drop_last, data) -> GroupRun:
+    """One drawn case of the group's world size, read once in every rank."""
+    case = draw_case(data, sampler_plug, drop_last=drop_last, contract=contract, world_size=world_size)
+    return run_samplers(group, sampler_plug.spec, contract, case)
+
+
 @pytest.mark.invariant("group_defaults")
 @round_trips
 @given(data=st.data())
 def test_num_replicas_and_rank_default_to_the_group(group, world_size, sampler_plug, contract, drop_last, data):
     """Left out, num_replicas and rank come from the process group: the same indices as explicit values."""
-    case = draw_case(data, sampler_plug, drop_last=drop_last, contract=contract, world_size=world_size)
-    run = run_samplers(group, sampler_plug.spec, contract, case)
+    run = _drawn_run(group, world_size, sampler_plug, contract, drop_last, data)
     explicit, from_group = run.explicit[0], run.group[0]
     expect_holds(
         from_group,
@@ -55,8 +60,7 @@ def test_num_replicas_and_rank_default_to_the_group(group, world_size, sampler_p
 def test_invariant_across_processes(group, world_size, sampler_plug, contract, drop_last, flag, data):
     """Each rank in its own process, sampler built from the group: the per-epoch invariant holds
     (for strided/contiguous: each rank's share is cut from the one-rank order)."""
-    case = draw_case(data, sampler_plug, drop_last=drop_last, contract=contract, world_size=world_size)
-    run = run_samplers(group, sampler_plug.spec, contract, case)
+    run = _drawn_run(group, world_size, sampler_plug, contract, drop_last, data)
     observation = run.group[0]
     violations = structural_violations(observation, contract)
     if flag == contract.layout:
@@ -69,8 +73,7 @@ def test_invariant_across_processes(group, world_size, sampler_plug, contract, d
 @given(data=st.data())
 def test_ranks_agree_on_one_order(group, world_size, sampler_plug, contract, drop_last, data):
     """For the same (seed, epoch), every rank's process computes the same global order."""
-    case = draw_case(data, sampler_plug, drop_last=drop_last, contract=contract, world_size=world_size)
-    run = run_samplers(group, sampler_plug.spec, contract, case)
+    run = _drawn_run(group, world_size, sampler_plug, contract, drop_last, data)
     expect_holds(run.group[0], check_ranks_agree(run.single[0]))
 
 

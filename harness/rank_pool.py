@@ -222,17 +222,19 @@ class RankPool:
     def _dump_stacks(self) -> dict[int, str]:
         """Every live rank's stack of every thread, written by faulthandler on SIGUSR1."""
         before = {r.rank: _size(r.stack_file) for r in self._ranks}
+        signalled = []
         for r in self._ranks:
             if r.process.is_alive():
                 try:
                     os.kill(r.pid, signal.SIGUSR1)
+                    signalled.append(r)
                 except ProcessLookupError:
                     pass
         deadline = time.monotonic() + STACK_DUMP_WAIT_S
-        sizes = dict(before)
+        sizes: dict[int, int] = {}
         while time.monotonic() < deadline:
             time.sleep(0.05)
-            now = {r.rank: _size(r.stack_file) for r in self._ranks}
+            now = {r.rank: _size(r.stack_file) for r in signalled}
             # faulthandler writes a dump in one burst: done once every file grew and then held still.
             if all(now[k] > before[k] for k in now) and now == sizes:
                 break

@@ -1,0 +1,40 @@
+"""Known-bad samplers whose bug shows only across processes.
+
+Inside one process (``properties/``, every rank simulated there) each is a perfect
+DistributedSampler: same order on every rank object, deterministic, reshuffled by
+set_epoch, seed-sensitive. In a real process group each rank computes its own order,
+so the ranks' strided shares overlap and miss items. ``conformance/`` must reject
+both, naming "ranks agree on one global order" and "union coverage".
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from .parts import PartsSampler
+
+# Per-process memo: (N, seed, epoch) -> permutation.
+_PERMUTATIONS: dict[tuple[int, int, int], list[int]] = {}
+
+
+class HashSeededShuffle(PartsSampler):
+    """Seeds its shuffle from Python's hash() of a str, which differs in every process
+    (PYTHONHASHSEED is random per interpreter)."""
+
+    def generator(self) -> torch.Generator:
+        return torch.Generator().manual_seed(hash(f"shuffle-{self.seed}-{self.epoch}") % 2**63)
+
+
+class MemoisedUnseededPermutation(PartsSampler):
+    """Draws each epoch's permutation from an unseeded numpy RNG once, then memoises it
+    per process: stable within the process, different in every other one."""
+
+    def order(self) -> list[int]:
+        size = len(self.dataset)
+        if not self.shuffle:
+            return list(range(size))
+        key = (size, self.seed, self.epoch)
+        if key not in _PERMUTATIONS:
+            _PERMUTATIONS[key] = np.random.default_rng().permutation(size).tolist()
+        return _PERMUTATIONS[key]

@@ -1,0 +1,278 @@
+"""The rank pool: faults become failures naming the rank, the pool recovers, nothing outlives
+the session, and conformance/ catches what properties/ cannot see."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from harness.backend import choose_backend, rank_device
+from harness.case import Case
+from harness.contracts import TORCH
+from harness.group import run_samplers
+from harness.plug import DEFAULT_SPEC
+from harness.rank_pool import RankFailure, RankPool
+
+from .corpus.rank_faults import HANG_ONCE_FLAG_ENV
+from .suite_run import REPO, SuiteRun, certify
+
+FAULTS = "selftests.corpus.rank_faults"
+MULTIPROCESS_BAD = "selftests.corpus.multiprocess_bad"
+POOL_TIMEOUT_S = 5.0
+CASE = Case(dataset_size=10, world_size=2)
+RUN_TIMEOUT_S = 300
+TAG_ENV = "SELFTEST_RUN_TAG"
+REAP_GRACE_S = 5.0
+
+
+# ---- backend decisions, without a GPU ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("requested", "world_size", "devices", "expected"),
+    [
+        ("auto", 4, 0, "gloo"),
+        ("auto", 4, 2, "gloo"),
+        ("auto", 4, 4, "nccl"),
+        ("auto", 8, 8, "nccl"),
+        ("gloo", 2, 8, "gloo"),
+        ("nccl", 2, 2, "nccl"),
+        ("nccl", 4, 0, None),
+    ],
+)
+def test_backend_choice(requested, world_size, devices, expected):
+    choice = choose_backend(requested, world_size, devices)
+    assert choice.name == expected
+    assert choice.runnable == (expected is not None)
+
+
+def test_nccl_without_enough_gpus_skips_with_the_reason():
+    assert choose_backend("nccl", 4, 0).skip_reason == "needs 4 CUDA devices, found 0"
+    assert choose_backend("nccl", 8, 2).skip_reason == "needs 8 CUDA devices, found 2"
+
+
+def test_device_placement():
+    assert rank_device("nccl", 3) == "cuda:3"
+    assert rank_device("gloo", 3) == "cpu"
+
+
+# ---- faults, against a live pool in this process ----------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def pool():
+    live = RankPool(2, "gloo", POOL_TIMEOUT_S)
+    yield live
+    pids = live.pids
+    live.close()
+    assert all(_gone(pid) for pid in pids), f"ranks {pids} outlived close()"
+
+
+def _read(pool: RankPool, sampler: str):
+    return run_samplers(pool, f"{FAULTS}:{sampler}", TORCH, CASE)
+
+
+def _recovers(pool: RankPool) -> None:
+    pool.begin_test()
+    run = run_samplers(pool, DEFAULT_SPEC, TORCH, CASE)
+    assert sorted(int(i) for rank in run.group[0].indices for i in rank) == list(range(10))
+
+
+def test_raising_rank_is_named_with_its_traceback(pool):
+    pool.begin_test()
+    pool.start()
+    before = pool.pids
+    with pytest.raises(RankFailure) as failure:
+        _read(pool, "RaisesOnRankOne")
+    text = str(failure.value)
+    assert "rank 1: the sampler raised RuntimeError while iterating: rank 1 cannot read its shard" in text, text
+    assert "traceback in rank 1:" in text and "rank_faults.py" in text and "in __iter__" in text, text
+    assert "rank 0:" not in text, text
+    # Every rank answered, so the group is intact and kept.
+    assert pool.pids == before
+    _recovers(pool)
+    assert pool.pids == before
+
+
+@pytest.mark.parametrize(
+    ("sampler", "how"),
+    [("ExitsOnRankOne", "exited with code 3"), ("KilledOnRankOne", "killed by signal SIGKILL (exit code -9)")],
+)
+def test_dying_rank_is_named_with_its_exit(pool, sampler, how):
+    pool.begin_test()
+    pool.start()
+    before = pool.pids
+    with pytest.raises(RankFailure) as failure:
+        _read(pool, sampler)
+    text = str(failure.value)
+    assert f"rank 1 (pid {before[1]}) died: {how}" in text, text
+    assert all(_gone(pid) for pid in before), "the broken group was not torn down"
+    _recovers(pool)
+    assert set(pool.pids).isdisjoint(before), "the pool was not rebuilt"
+
+
+@pytest.mark.parametrize(
+    ("sampler", "stuck", "where"),
+    [("HangsOnRankOne", [1], "in _hang"), ("SkipsCollectiveOnRankOne", [0], "in barrier")],
+)
+def test_hang_fails_after_the_timeout_with_every_stack(pool, sampler, stuck, where):
+    pool.begin_test()
+    pool.start()
+    before = pool.pids
+    start = time.monotonic()
+    with pytest.raises(RankFailure) as failure:
+        _read(pool, sampler)
+    elapsed = time.monotonic() - start
+    text = str(failure.value)
+    assert POOL_TIMEOUT_S <= elapsed < POOL_TIMEOUT_S + 10, elapsed
+    assert f"rank(s) {stuck} did not answer within {POOL_TIMEOUT_S:g} s (--rank-timeout)" in text, text
+    assert "--- rank 0 ---" in text and "--- rank 1 ---" in text, text
+    assert where in text, text
+    assert all(_gone(pid) for pid in before), "the hung group was not torn down"
+    # Later cases of the same test fail at once instead of hanging again.
+    start = time.monotonic()
+    with pytest.raises(RankFailure, match="failed earlier in this test"):
+        _read(pool, sampler)
+    assert time.monotonic() - start < 1
+    _recovers(pool)
+
+
+# ---- end to end, in pytest subprocesses -----------------------------------------------------
+
+
+@pytest.fixture
+def tag(monkeypatch) -> str:
+    """Marks every process the run under test starts (they inherit the environment)."""
+    value = uuid.uuid4().hex
+    monkeypatch.setenv(TAG_ENV, value)
+    monkeypatch.delenv("PYTHONHASHSEED", raising=False)  # hash() must differ per process, as by default
+    yield value
+    for pid in _tagged(value):  # hygiene if an assertion below failed: stop what the run left
+        os.kill(pid, signal.SIGKILL)
+
+
+def _suite(pytester, *args: str, timeout: float = RUN_TIMEOUT_S) -> SuiteRun:
+    result = pytester.runpytest_subprocess(*args, "-p", "no:cacheprovider", "-rfEs", "--disable-warnings", timeout=timeout)
+    return SuiteRun(spec=" ".join(args), exit_code=int(result.ret), output="\n".join(result.outlines + result.errlines))
+
+
+def _tagged(tag: str) -> list[int]:
+    marker = f"{TAG_ENV}={tag}".encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and int(entry.name) != os.getpid():
+            try:
+                if marker in (entry / "environ").read_bytes().split(b"\0"):
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
+def _assert_no_orphans(tag: str) -> None:
+    deadline = time.monotonic() + REAP_GRACE_S
+    while _tagged(tag) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    left = _tagged(tag)
+    details = {pid: Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ")[:120] for pid in left}
+    assert not left, f"processes outlived the pytest session: {details}"
+
+
+def _gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+def test_hang_fails_one_test_and_the_next_tests_pass(pytester, tag, tmp_path, monkeypatch):
+    monkeypatch.setenv(HANG_ONCE_FLAG_ENV, str(tmp_path / "hung-once"))
+    run = _suite(
+        pytester, str(REPO / "conformance" / "test_seed_experiment.py"),
+        f"--sampler={FAULTS}:HangsOnceOnRankOne", "--rank-timeout=5",
+    )
+    assert run.exit_code == pytest.ExitCode.TESTS_FAILED, run.explain()
+    # Case 1 runs without a sampler; case 2 is the first to iterate it, and hangs.
+    assert run.failed_tests == {"test_case2_same_split_every_epoch_without_set_epoch"}, run.explain()
+    text = run.failure_text("test_case2_same_split_every_epoch_without_set_epoch")
+    # Rank 1 hangs in the sampler; rank 0 then waits for it in the batch-count all_reduce.
+    assert "did not answer within 5 s (--rank-timeout)" in text, run.explain()
+    assert "--- rank 0 ---" in text and "--- rank 1 ---" in text, run.explain()
+    assert "in _hang" in text and "in all_reduce" in text, run.explain()
+    assert "7 passed" in run.output, run.explain()
+    _assert_no_orphans(tag)
+
+
+def test_ctrl_c_leaves_no_process(pytester, tag):
+    command = [
+        sys.executable, "-m", "pytest", str(REPO / "conformance" / "test_process_groups.py"),
+        f"--sampler={FAULTS}:HangsOnRankOne", "--rank-timeout=120", "--world-sizes=2",
+        "-k", "ranks_agree and keep_last", "-p", "no:cacheprovider",
+    ]
+    process = subprocess.Popen(command, cwd=pytester.path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 90
+        while len(_tagged(tag)) < 3 and time.monotonic() < deadline:  # pytest and its 2 ranks
+            time.sleep(0.2)
+        assert len(_tagged(tag)) >= 3, "the ranks never started"
+        time.sleep(2)  # let the ranks join the group and rank 1 hang
+        process.send_signal(signal.SIGINT)
+        output, _ = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate(timeout=10)
+    assert b"KeyboardInterrupt" in output, output[-3000:]
+    _assert_no_orphans(tag)
+
+
+def test_xdist_runs_two_pools_side_by_side(pytester, tag):
+    run = _suite(
+        pytester, str(REPO / "conformance" / "test_seed_experiment.py"), str(REPO / "conformance" / "test_process_groups.py"),
+        "-n", "2", "-v", "--world-sizes=2", "-k", "seed_experiment or keep_last",
+    )
+    assert run.exit_code == pytest.ExitCode.OK, run.explain()
+    assert not run.failed_tests, run.explain()
+    # Both workers ran group tests, each with its own pool.
+    assert "[gw0]" in run.output and "[gw1]" in run.output, run.explain()
+    _assert_no_orphans(tag)
+
+
+@pytest.mark.parametrize("sampler", ["HashSeededShuffle", "MemoisedUnseededPermutation"])
+def test_multiprocess_only_bug_passes_properties_and_fails_conformance(pytester, tag, sampler):
+    spec = f"{MULTIPROCESS_BAD}:{sampler}"
+    in_process = certify(pytester, spec)
+    assert in_process.exit_code == pytest.ExitCode.OK, in_process.explain()
+
+    run = _suite(
+        pytester, str(REPO / "conformance" / "test_process_groups.py"), f"--sampler={spec}",
+        "--world-sizes=2", "--hypothesis-profile=ci", "--rank-timeout=60",
+    )
+    assert run.exit_code == pytest.ExitCode.TESTS_FAILED, run.explain()
+    assert {"test_ranks_agree_on_one_order", "test_invariant_across_processes"} <= run.failed_tests, run.explain()
+    assert "[ranks agree on one global order]" in run.failure_text("test_ranks_agree_on_one_order"), run.explain()
+    assert "[union coverage]" in run.failure_text("test_invariant_across_processes"), run.explain()
+    assert "does NOT conform" in run.verdict and "agrees_across_ranks" in run.verdict, run.verdict
+    _assert_no_orphans(tag)
+
+
+def test_torch_sampler_passes_all_of_conformance(pytester, tag):
+    run = _suite(pytester, str(REPO / "conformance"), f"--sampler={DEFAULT_SPEC}")
+    assert run.exit_code == pytest.ExitCode.OK, run.explain()
+    assert not run.failed_tests and "conforms to contract 'torch'" in run.verdict, run.explain()
+    _assert_no_orphans(tag)
+
+
+def test_nccl_without_gpus_skips_every_group_test(pytester, tag):
+    run = _suite(pytester, str(REPO / "conformance" / "test_process_groups.py"), "--backend=nccl", "--world-sizes=4")
+    # Nothing ran: no failure, and no verdict either.
+    assert run.exit_code in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED), run.explain()
+    assert "needs 4 CUDA devices, found 0" in run.output and " passed" not in run.output, run.explain()
