@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, settings
 ROUND_TRIP_SHARE = 5
 MIN_EXAMPLES = 3
 # DataLoader workers are forked per epoch on every rank: those examples cost far more.
-WORKER_SHARE = 25
+WORKER_SHARE = 50
 
 # The group fixture is function-scoped on purpose: it is the same live pool for every
 # example, and a fault quarantines the rest of one test only.

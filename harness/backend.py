@@ -40,7 +40,7 @@ def choose_backend(requested: str, world_size: int, cuda_devices: int) -> Backen
 
 
 def nccl_skip_reason(world_size: int, cuda_devices: int) -> str:
-    return f"needs {world_size} CUDA devices, found {cuda_devices}"
+    return f"needs {world_size} CUDA device{'s' if world_size != 1 else ''}, found {cuda_devices}"
 
 
 def rank_device(backend: str, local_rank: int) -> str:
