@@ -1,0 +1,276 @@
+"""Certify real samplers from PyPI and write the verdict table.
+
+    python tools/verdict_table.py [--timeout SECONDS] [--venv DIR] [--only TEXT] [--output PATH]
+
+Creates a throwaway virtual environment, installs torch==2.13.0 first (a CPU build on
+this machine's disk; pinning it on every later pip call keeps pip from swapping it for a
+download of gigabytes), then this repo (-e) and each sampler package. Every sampler is
+certified by the in-process properties under the contract it claims:
+
+    python -m pytest properties -p no:cacheprovider --hypothesis-profile=dev \\
+        --sampler=SPEC --contract=NAME --certificate=...
+
+The JSON certificates become a Markdown table at docs/verdicts.md, and between the
+markers below in README.md when the README has them. A package that cannot be installed
+here gets a row saying so, with the last line of pip's error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import re
+import subprocess
+import sys
+import tempfile
+import time
+import venv
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+TORCH_REQUIREMENT = "torch==2.13.0"
+HYPOTHESIS_PROFILE = "dev"
+HYPOTHESIS_SEED = "0"  # the same draws on every run: the table changes only when a sampler does
+README_START, README_END = "<!-- verdicts:start -->", "<!-- verdicts:end -->"
+DEFAULT_OUTPUT = REPO / "docs" / "verdicts.md"
+INSTALL_TIMEOUT_S = 900
+MESSAGE_CHARS = 240  # of a counterexample's message; the case it failed on is always shown whole
+TEST_NAME = re.compile(r"^test_\w+(\[[^\]]*\])?: ")  # results.py starts each detail with the test's name
+
+
+@dataclass(frozen=True)
+class Row:
+    sampler: str  # as people know it
+    spec: str  # --sampler
+    contract: str  # the contract the sampler claims
+    requirement: str | None  # what to pip install; None: ships with torch or with this repo
+    version_of: str | None  # distribution whose version the row shows; None: not a PyPI package
+    origin: str = ""  # shown instead of a version when version_of is None
+
+
+ROWS = (
+    Row("DistributedSampler", "torch.utils.data.distributed:DistributedSampler", "torch", None, "torch"),
+    Row("StatefulDistributedSampler", "adapters.torchdata:StatefulDistributedSampler", "torch",
+        "torchdata", "torchdata"),
+    Row("DistributedSamplerWrapper (around a seeded RandomSampler)", "adapters.lightning:DistributedSamplerWrapper",
+        "torch", "pytorch-lightning", "pytorch-lightning"),
+    Row("UnrepeatedDistributedSampler", "adapters.lightning:UnrepeatedDistributedSampler", "partition",
+        "pytorch-lightning", "pytorch-lightning"),
+    Row("DefaultSampler(round_up=True)", "adapters.mmengine:DefaultSampler", "torch", "mmengine", "mmengine"),
+    Row("DefaultSampler(round_up=False)", "adapters.mmengine:DefaultSamplerNoRoundUp", "partition",
+        "mmengine", "mmengine"),
+    Row("InfiniteSampler", "adapters.mmengine:InfiniteSampler", "infinite", "mmengine", "mmengine"),
+    Row("BatchSamplerShard (around a BatchSampler)", "adapters.accelerate:BatchSamplerShard", "batch",
+        "accelerate", "accelerate"),
+    Row("DistributedSampler, seed 000", "selftests.corpus.reference:MaskRCNNDistributedSampler", "contiguous",
+        None, None, "maskrcnn-benchmark (not on PyPI; ported in selftests/corpus/reference.py)"),
+    Row("DataPartitioner as a sampler, seed 003", "selftests.corpus.reference:DataPartitionerSampler", "partition",
+        None, None, "PyTorch distributed tutorial (code in selftests/corpus/reference.py)"),
+)
+
+
+@dataclass
+class Outcome:
+    row: Row
+    package: str
+    verdict: str
+    failures: list[str]
+
+
+def progress(text: str) -> None:
+    print(f"[verdict_table] {text}", file=sys.stderr, flush=True)
+
+
+def last_line(text: str) -> str:
+    """The line of pip's (or pytest's) output that says what went wrong."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    errors = [line for line in lines if line.startswith("ERROR:") and "for help visit" not in line]
+    return (errors or lines or ["(no output)"])[-1]
+
+
+class Environment:
+    """The throwaway virtual environment and what was installed into it."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self.python = directory / "bin" / "python"
+        self.install_errors: dict[str, str | None] = {}  # requirement -> None when installed
+
+    def create(self) -> None:
+        if not self.python.exists():
+            progress(f"creating a virtual environment in {self.directory}")
+            venv.EnvBuilder(with_pip=True).create(self.directory)
+        self._pip_install(TORCH_REQUIREMENT, what=TORCH_REQUIREMENT, required=True)
+        self._pip_install("-e", str(REPO), what="this repo", required=True)
+
+    def install(self, requirement: str) -> str | None:
+        """Install once; None when installed, else why not."""
+        if requirement not in self.install_errors:
+            self.install_errors[requirement] = self._pip_install(requirement, what=requirement)
+        return self.install_errors[requirement]
+
+    def _pip_install(self, *arguments: str, what: str, required: bool = False) -> str | None:
+        progress(f"pip install {what}")
+        command = [str(self.python), "-m", "pip", "install", "--disable-pip-version-check", "--quiet",
+                   TORCH_REQUIREMENT, *arguments]
+        try:
+            done = subprocess.run(command, capture_output=True, text=True, timeout=INSTALL_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            error = f"pip install {what} did not finish within {INSTALL_TIMEOUT_S} s"
+        else:
+            error = None if done.returncode == 0 else last_line(done.stdout + "\n" + done.stderr)
+        if error and required:
+            raise SystemExit(f"verdict_table: cannot set up the environment: pip install {what}: {error}")
+        if error:
+            progress(f"  not installable here: {error}")
+        return error
+
+    def version(self, distribution: str) -> str:
+        done = subprocess.run(
+            [str(self.python), "-c", "import importlib.metadata as m, sys; print(m.version(sys.argv[1]))",
+             distribution],
+            capture_output=True, text=True,
+        )
+        return done.stdout.strip() if done.returncode == 0 else "version unknown"
+
+
+def certify(environment: Environment, row: Row, workdir: Path, timeout_s: float) -> Outcome:
+    package = row.origin
+    if row.requirement is not None:
+        error = environment.install(row.requirement)
+        if error is not None:
+            return Outcome(row, row.requirement, "not installable here", [f"pip: {error}"])
+    if row.version_of is not None:
+        package = f"{row.version_of} {environment.version(row.version_of)}"
+    certificate = workdir / re.sub(r"[^A-Za-z0-9]+", "_", row.spec)
+    command = [str(environment.python), "-m", "pytest", "properties", "-q", "-p", "no:cacheprovider",
+               f"--hypothesis-profile={HYPOTHESIS_PROFILE}", f"--hypothesis-seed={HYPOTHESIS_SEED}",
+               f"--sampler={row.spec}", f"--contract={row.contract}", f"--certificate={certificate}"]
+    progress(f"certifying {row.spec} under contract {row.contract!r} ({package})")
+    started = time.monotonic()
+    try:
+        done = subprocess.run(command, cwd=REPO, env=suite_environment(workdir), capture_output=True, text=True,
+                              timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        outcome = Outcome(row, package, f"no verdict: the run did not finish within {timeout_s:g} s", [])
+    else:
+        json_path = certificate.with_name(certificate.name + ".json")
+        if json_path.exists():
+            outcome = read_certificate(row, package, json.loads(json_path.read_text()))
+        else:
+            why = last_line(done.stdout + "\n" + done.stderr)
+            outcome = Outcome(row, package, f"no verdict: pytest exit {done.returncode}: {why}", [])
+    progress(f"  {outcome.verdict} ({time.monotonic() - started:.0f} s)")
+    return outcome
+
+
+def suite_environment(workdir: Path) -> dict[str, str]:
+    """This process's environment without the suite's own settings, and a fresh
+    Hypothesis database, so earlier runs' failures are not replayed."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CONFORMANCE_", "HYPOTHESIS_", "PYTEST_"))}
+    env["HYPOTHESIS_STORAGE_DIRECTORY"] = str(workdir / "hypothesis")
+    return env
+
+
+def read_certificate(row: Row, package: str, certificate: dict) -> Outcome:
+    statuses = [i["status"] for i in certificate["invariants"] if i["status"] not in ("not promised", "turned off")]
+    counts = f"{statuses.count('held')} held, {statuses.count('failed')} failed, " \
+             f"{statuses.count('not applicable')} n/a"
+    conforms = certificate["verdict"]["conforms"]
+    if conforms:
+        verdict = f"conforms ({counts})"
+    elif "failed" in statuses:
+        verdict = f"**does not conform** ({counts})"
+    else:
+        verdict = f"no verdict ({counts})"
+    flags_by_counterexample: dict[str, list[str]] = {}  # one line for invariants broken by the same case
+    for invariant in certificate["invariants"]:
+        if invariant["status"] == "failed":
+            flags_by_counterexample.setdefault(counterexample(invariant["details"]), []).append(invariant["flag"])
+    failures = [", ".join(f"`{flag}`" for flag in flags) + f": {text}"
+                for text, flags in flags_by_counterexample.items()]
+    return Outcome(row, package, verdict, failures)
+
+
+def counterexample(details: list[str]) -> str:
+    """The first failure's first line, with the case it failed on when the next line names it."""
+    lines = details[0].splitlines() if details else ["(no detail)"]
+    text = TEST_NAME.sub("", lines[0])
+    if len(text) > MESSAGE_CHARS:
+        text = text[: MESSAGE_CHARS - 3] + "..."
+    if len(lines) > 1 and lines[1].strip().startswith("case:"):
+        text += f" ({lines[1].strip()})"
+    return text
+
+
+def cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("<", "&lt;").replace("\n", " ")
+
+
+def render_table(outcomes: list[Outcome], environment: Environment) -> str:
+    created = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
+    lines = [
+        f"Generated by `python tools/verdict_table.py` on {created}: torch {environment.version('torch')}, "
+        f"Python {platform.python_version()}, Hypothesis profile `{HYPOTHESIS_PROFILE}` with seed {HYPOTHESIS_SEED}, "
+        "in-process properties (`python -m pytest properties`); the real process-group checks of `conformance/` "
+        "are not run here, so the invariants only they check count as n/a. Each sampler is certified under the "
+        "contract it claims (`python -m pytest --list-contracts`); a failed invariant shows its first counterexample.",
+        "",
+        "| sampler | package | contract | verdict | failed invariants: first counterexample |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    for o in outcomes:
+        failures = "<br>".join(cell(f) for f in o.failures)
+        lines.append(f"| {cell(o.row.sampler)}<br>`{o.row.spec}` | {cell(o.package)} | `{o.row.contract}` | "
+                     f"{o.verdict} | {failures} |")
+    return "\n".join(lines) + "\n"
+
+
+def write_outputs(table: str, output: Path, update_readme: bool) -> None:
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text("# Verdicts for real samplers\n\n<!-- generated: do not edit by hand -->\n\n" + table)
+    progress(f"wrote {output}")
+    if not update_readme:
+        return
+    readme = REPO / "README.md"
+    text = readme.read_text() if readme.exists() else ""
+    if README_START in text and README_END in text:
+        head, rest = text.split(README_START, 1)
+        _, tail = rest.split(README_END, 1)
+        readme.write_text(f"{head}{README_START}\n{table}{README_END}{tail}")
+        progress(f"updated the table between the verdict markers in {readme}")
+    else:
+        progress(f"README.md has no {README_START} ... {README_END} markers: left alone")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--timeout", type=float, default=600.0,
+                        help="seconds one sampler's certification may take (default %(default)s)")
+    parser.add_argument("--venv", type=Path, help="use (and keep) this virtual environment instead of a throwaway one")
+    parser.add_argument("--only", help="certify only the rows whose sampler or spec contains this text")
+    parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT, help="Markdown file (default %(default)s)")
+    arguments = parser.parse_args(argv)
+    rows = [r for r in ROWS if not arguments.only or arguments.only in r.sampler or arguments.only in r.spec]
+    if not rows:
+        parser.error(f"--only={arguments.only!r} matches no row")
+    if arguments.only and arguments.output == DEFAULT_OUTPUT:
+        parser.error("--only writes a partial table: give --output too, so docs/verdicts.md stays whole")
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="verdict_table_") as scratch:
+        environment = Environment(arguments.venv or Path(scratch) / "venv")
+        environment.create()
+        outcomes = [certify(environment, row, Path(scratch), arguments.timeout) for row in rows]
+        table = render_table(outcomes, environment)
+    write_outputs(table, arguments.output, update_readme=not arguments.only)
+    print(table)
+    progress(f"done in {time.monotonic() - started:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
