@@ -46,10 +46,6 @@ KILL_JOIN_TIMEOUT_S = 2.0
 INDENT = "    "
 
 
-class RankFailure(SamplerFault):
-    """A rank raised, died or hung: no invariant could be judged for the case."""
-
-
 @dataclass
 class _Rank:
     rank: int
@@ -123,7 +119,7 @@ class RankPool:
             process.start()
             theirs.close()
             self._ranks.append(_Rank(rank, process, ours, Path(setup.stack_file)))
-        collected = self._collect(None, max(self.timeout_s, MIN_START_TIMEOUT_S))
+        collected = self._collect(max(self.timeout_s, MIN_START_TIMEOUT_S))
         if len(collected.replies) < self.world_size:
             self._fail(None, collected, f"starting a {self.backend} group of {self.world_size} ranks", keep=False)
 
@@ -154,10 +150,14 @@ class RankPool:
     # ---- one case -----------------------------------------------------------------------
 
     def request(self, request: Request) -> list[Reply]:
-        """Send ``request`` to every rank; return the replies in rank order, or raise RankFailure."""
+        """Send ``request`` to every rank; return the replies in rank order.
+
+        Raises :class:`SamplerFault` (as the in-process runner does) when a rank raised,
+        died or did not answer in time.
+        """
         case = request.case
         if self._fault_case is not None:
-            raise RankFailure(
+            raise SamplerFault(
                 failure_text(
                     [Violation(FAULT, f"the {self.world_size}-rank group failed earlier in this test on case "
                                f"{self._fault_case.describe()}; later cases of this test are not run, so that "
@@ -172,13 +172,13 @@ class RankPool:
                 r.conn.send(request)
             except OSError:
                 pass  # it died; _collect reports how
-        collected = self._collect(case, self.timeout_s)
+        collected = self._collect(self.timeout_s)
         if collected.errors or collected.dead or collected.silent:
             # Ranks that all answered, some with an error, are back in their loop: keep them.
             self._fail(case, collected, f"running {type(request).__name__}", keep=not (collected.dead or collected.silent))
         return [collected.replies[rank] for rank in range(self.world_size)]
 
-    def _collect(self, case: Case | None, timeout_s: float) -> _Collected:
+    def _collect(self, timeout_s: float) -> _Collected:
         pending = {r.rank: r for r in self._ranks}
         collected = _Collected({}, [], [], [])
         deadline = time.monotonic() + timeout_s
@@ -217,7 +217,7 @@ class RankPool:
         context = failure_text(violations, case, None) if case is not None else "\n".join(
             f"[{v.title}] {v.message}" for v in violations
         )
-        raise RankFailure(f"{context}\n  while {doing} in a {self.backend} group of {self.world_size} ranks")
+        raise SamplerFault(f"{context}\n  while {doing} in a {self.backend} group of {self.world_size} ranks")
 
     def _dump_stacks(self) -> dict[int, str]:
         """Every live rank's stack of every thread, written by faulthandler on SIGUSR1."""

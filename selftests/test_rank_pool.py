@@ -18,7 +18,8 @@ from harness.case import Case
 from harness.contracts import TORCH
 from harness.group import run_samplers
 from harness.plug import DEFAULT_SPEC
-from harness.rank_pool import RankFailure, RankPool
+from harness.verdict import SamplerFault
+from harness.rank_pool import RankPool
 
 from .corpus.rank_faults import HANG_ONCE_FLAG_ENV
 from .suite_run import REPO, SuiteRun, certify
@@ -89,7 +90,7 @@ def test_raising_rank_is_named_with_its_traceback(pool):
     pool.begin_test()
     pool.start()
     before = pool.pids
-    with pytest.raises(RankFailure) as failure:
+    with pytest.raises(SamplerFault) as failure:
         _read(pool, "RaisesOnRankOne")
     text = str(failure.value)
     assert "rank 1: the sampler raised RuntimeError while iterating: rank 1 cannot read its shard" in text, text
@@ -109,7 +110,7 @@ def test_dying_rank_is_named_with_its_exit(pool, sampler, how):
     pool.begin_test()
     pool.start()
     before = pool.pids
-    with pytest.raises(RankFailure) as failure:
+    with pytest.raises(SamplerFault) as failure:
         _read(pool, sampler)
     text = str(failure.value)
     assert f"rank 1 (pid {before[1]}) died: {how}" in text, text
@@ -127,7 +128,7 @@ def test_hang_fails_after_the_timeout_with_every_stack(pool, sampler, stuck, whe
     pool.start()
     before = pool.pids
     start = time.monotonic()
-    with pytest.raises(RankFailure) as failure:
+    with pytest.raises(SamplerFault) as failure:
         _read(pool, sampler)
     elapsed = time.monotonic() - start
     text = str(failure.value)
@@ -138,7 +139,7 @@ def test_hang_fails_after_the_timeout_with_every_stack(pool, sampler, stuck, whe
     assert all(_gone(pid) for pid in before), "the hung group was not torn down"
     # Later cases of the same test fail at once instead of hanging again.
     start = time.monotonic()
-    with pytest.raises(RankFailure, match="failed earlier in this test"):
+    with pytest.raises(SamplerFault, match="failed earlier in this test"):
         _read(pool, sampler)
     assert time.monotonic() - start < 1
     _recovers(pool)
