@@ -11,20 +11,24 @@ import inspect
 from dataclasses import dataclass
 
 from harness.contracts import INVARIANTS, GUARDS
+from harness.runner import FAULT
 
 from .corpus import known_bad
 
 KNOWN_BAD_MODULE = "selftests.corpus.known_bad"
+# A sampler that raises is titled as a fault, whichever property was checking.
+FAULT_TITLE = f"[{FAULT}]"
 
 
 @dataclass(frozen=True)
 class Rejection:
     test: str  # the test function in properties/ that must fail
     flag: str  # the invariant it checks
+    crashes: bool = False  # the sampler raises: the failure is titled as a fault, not by the invariant
 
     @property
     def title(self) -> str:
-        return f"[{INVARIANTS[self.flag]}]"
+        return FAULT_TITLE if self.crashes else f"[{INVARIANTS[self.flag]}]"
 
 
 def _spec(name: str) -> str:
@@ -53,7 +57,7 @@ KNOWN_BAD: dict[str, Rejection] = {
     _spec("WrapperWithoutSetEpoch"): Rejection("test_set_epoch_reshuffles", "reshuffles_on_set_epoch"),
     _spec("SeedIgnored"): Rejection("test_seed_changes_order", "seed_effective"),
     _spec("NoRankValidation"): Rejection("test_invalid_arguments_refused", "validates_arguments"),
-    _spec("CrashesOnEmptyDataset"): Rejection("test_edge_sizes", "edge_sizes"),
+    _spec("CrashesOnEmptyDataset"): Rejection("test_edge_sizes", "edge_sizes", crashes=True),
     _spec("UnpaddedStrided"): Rejection("test_equal_batch_counts", "equal_batches"),
 }
 
