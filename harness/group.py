@@ -14,6 +14,7 @@ import numpy as np
 from .case import Case, Observation
 from .checkers import check_equal_batch_counts, check_loader_yields_sampler
 from .contracts import Contract
+from .plug import SamplerPlug
 from .messages import Build, LoaderReadings, ReadSamplers, RunLoader, SamplerReadings
 from .rank_pool import RankPool
 from .verdict import Violation
@@ -22,7 +23,8 @@ from .verdict import Violation
 @dataclass(frozen=True)
 class GroupRun:
     """Per epoch: every rank's sampler built from the group, built explicitly, and built
-    as the only rank (num_replicas=1) in each rank's own process."""
+    as the only rank (num_replicas=1) in each rank's own process. The last two are empty
+    for a sampler that can only be built from the group (``needs_process_group``)."""
 
     group: tuple[Observation, ...]
     explicit: tuple[Observation, ...]
@@ -30,9 +32,13 @@ class GroupRun:
 
 
 def run_samplers(
-    pool: RankPool, spec: str, contract: Contract, case: Case, epochs: Sequence[int | None] = (None,)
+    pool: RankPool, plug: SamplerPlug, contract: Contract, case: Case, epochs: Sequence[int | None] = (None,)
 ) -> GroupRun:
-    replies: list[SamplerReadings] = pool.request(ReadSamplers(spec, contract, case, tuple(epochs)))  # type: ignore[assignment]
+    """Read every rank's sampler for each epoch. A sampler that takes its rank from the group
+    only is built from the group only: ``explicit`` and ``single`` stay empty."""
+    builds = (Build.GROUP,) if plug.needs_process_group else (Build.GROUP, Build.EXPLICIT, Build.SINGLE)
+    request = ReadSamplers(plug.spec, contract, case, tuple(epochs), builds)
+    replies: list[SamplerReadings] = pool.request(request)  # type: ignore[assignment]
 
     def observation(build: Build, k: int, ranks: Sequence[SamplerReadings], at: Case) -> Observation:
         readings = [reply.readings[build][k] for reply in ranks]
@@ -40,6 +46,9 @@ def run_samplers(
         return Observation(at, tuple(r.indices for r in readings), tuple(r.length for r in readings), batches)
 
     at_epoch = [case.with_(epoch=epoch) for epoch in epochs]
+    if plug.needs_process_group:
+        return GroupRun(group=tuple(observation(Build.GROUP, k, replies, at) for k, at in enumerate(at_epoch)),
+                        explicit=(), single=())
     return GroupRun(
         group=tuple(observation(Build.GROUP, k, replies, at) for k, at in enumerate(at_epoch)),
         explicit=tuple(observation(Build.EXPLICIT, k, replies, at) for k, at in enumerate(at_epoch)),

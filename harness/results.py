@@ -8,6 +8,7 @@ or turned off with --without.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 import pytest
@@ -18,6 +19,7 @@ HELD, FAILED, NOT_APPLICABLE, NOT_PROMISED, TURNED_OFF = "held", "failed", "not 
 INVARIANT_KEY = "invariant"
 EXAMPLES_KEY = "examples"
 FINDING_KEY = "finding"
+_GROUP_MARGIN = re.compile(r"^(?:\s*\|)+ ?")  # the "    | " before an ExceptionGroup's sub-tracebacks
 _FAILURE_PREFIXES = tuple(f"harness.verdict.{name}: " for name in ("PropertyFailure", "SamplerFault", "SamplerHang"))
 
 
@@ -39,15 +41,29 @@ class _TestOutcome:
     examples: int
 
 
-def counterexample(report: pytest.TestReport) -> str:
-    """The failure message and Hypothesis's draws, without the traceback."""
+def counterexamples(report: pytest.TestReport) -> list[str]:
+    """Each distinct failure's message and Hypothesis draws, without the tracebacks.
+
+    Hypothesis reports several distinct failures as an ExceptionGroup, whose crash line
+    says only how many; the sub-exceptions are read from the full report text instead.
+    """
     crash = getattr(report.longrepr, "reprcrash", None)
-    text = crash.message if crash is not None else str(report.longrepr)
+    message = crash.message if crash is not None else str(report.longrepr)
+    if not message.startswith(("ExceptionGroup", "BaseExceptionGroup")):
+        return [_one_counterexample(message.splitlines())]
+    lines = [_GROUP_MARGIN.sub("", line) for line in report.longreprtext.splitlines()]
+    starts = [i for i, line in enumerate(lines) if line.startswith(_FAILURE_PREFIXES)]
+    found = [_one_counterexample(lines[i : j]) for i, j in zip(starts, starts[1:] + [len(lines)])]
+    return found or [message]
+
+
+def _one_counterexample(lines: list[str]) -> str:
+    text = "\n".join(lines)
     for prefix in _FAILURE_PREFIXES:
         text = text.removeprefix(prefix)
-    message, _, example = text.partition("Falsifying example:")
+    failure, _, example = text.partition("Falsifying example:")
     draws = [line for line in example.splitlines() if line.startswith("Draw ")]
-    return "\n".join([message.rstrip(), *draws]).strip()
+    return "\n".join([failure.rstrip(), *draws]).strip()
 
 
 def skip_reason(report: pytest.TestReport) -> str:
@@ -75,10 +91,11 @@ class ResultCollector:
         if report.when != "call" and report.passed:
             return
         name = report.nodeid.split("::", 1)[-1]
-        detail = counterexample(report) if report.failed else skip_reason(report) if report.skipped else ""
-        self.outcomes.setdefault(flag, []).append(
-            _TestOutcome(name, report.outcome, detail, int(properties.get(EXAMPLES_KEY, 0)))
-        )
+        details = counterexamples(report) if report.failed else [skip_reason(report)] if report.skipped else [""]
+        examples = int(properties.get(EXAMPLES_KEY, 0))
+        for detail in details:
+            self.outcomes.setdefault(flag, []).append(_TestOutcome(name, report.outcome, detail, examples))
+            examples = 0  # counted once per test
 
     def results(self) -> list[InvariantResult]:
         flags = [f for f in INVARIANTS if f in self.outcomes or self.contract.promises(f) or f in self.contract.turned_off]

@@ -1,6 +1,6 @@
 """In-process runner: simulate W ranks with W sampler objects in this process.
 
-Every call into the sampler goes through :func:`_on_rank`, so a sampler that raises or
+Every call into the sampler goes through :func:`on_rank`, so a sampler that raises or
 yields garbage becomes one readable :class:`SamplerFault` naming the rank, the step and
 the case. Each observation runs in a watchdog thread with a time bound, so a sampler
 that blocks can fail the test but never hang the suite.
@@ -55,7 +55,7 @@ def _fault(rank: int | None, message: str, case: Case, flag: str = FAULT) -> Sam
     return SamplerFault(failure_text([Violation(flag, who + message)], case, None))
 
 
-def _on_rank(rank: int | None, step: str, case: Case, call: Callable[[], T]) -> T:
+def on_rank(rank: int | None, step: str, case: Case, call: Callable[[], T]) -> T:
     __tracebackhide__ = True  # failures point at the sampler, not the harness
     LIMITS.progress = f"rank {rank} {step}" if rank is not None else step
     try:
@@ -73,7 +73,7 @@ def build_samplers(plug: SamplerPlug, case: Case, contract: Contract = TORCH) ->
     options = case.sampler_options(yields_batches=contract.yields_batches)
     samplers = []
     for rank in range(case.world_size):
-        sampler = _on_rank(
+        sampler = on_rank(
             rank,
             "in its constructor",
             case,
@@ -100,7 +100,7 @@ def set_epoch_all(samplers: Sequence[Any], case: Case) -> None:
                 case,
                 flag="reshuffles_on_set_epoch",
             )
-        _on_rank(rank, f"in set_epoch({case.epoch})", case, lambda: sampler.set_epoch(case.epoch))
+        on_rank(rank, f"in set_epoch({case.epoch})", case, lambda: sampler.set_epoch(case.epoch))
 
 
 def read_samplers(samplers: Sequence[Any], case: Case, contract: Contract = TORCH) -> Observation:
@@ -109,16 +109,16 @@ def read_samplers(samplers: Sequence[Any], case: Case, contract: Contract = TORC
     ranks = list(enumerate(samplers))
     if not contract.finite:
         count = contract.prefix_length(case.dataset_size, case.world_size)
-        indices = tuple(_on_rank(r, "while iterating", case, lambda: read_prefix(s, count)) for r, s in ranks)
+        indices = tuple(on_rank(r, "while iterating", case, lambda: read_prefix(s, count)) for r, s in ranks)
         return Observation(case=case, indices=indices, reported_lengths=(None,) * len(ranks))
     limit = read_limit(case.dataset_size)
     batches = None
     if contract.yields_batches:
-        batches = tuple(_on_rank(r, "while iterating", case, lambda: read_batches(s, limit)) for r, s in ranks)
+        batches = tuple(on_rank(r, "while iterating", case, lambda: read_batches(s, limit)) for r, s in ranks)
         indices = tuple(np.concatenate(b) if b else np.empty(0, dtype=np.int64) for b in batches)
     else:
-        indices = tuple(_on_rank(r, "while iterating", case, lambda: read_indices(s, limit)) for r, s in ranks)
-    lengths = tuple(_on_rank(r, "in __len__", case, lambda: int(len(s))) for r, s in ranks)
+        indices = tuple(on_rank(r, "while iterating", case, lambda: read_indices(s, limit)) for r, s in ranks)
+    lengths = tuple(on_rank(r, "in __len__", case, lambda: int(len(s))) for r, s in ranks)
     return Observation(case=case, indices=indices, reported_lengths=lengths, batches=batches)
 
 

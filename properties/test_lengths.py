@@ -10,7 +10,7 @@ from torch.utils.data import BatchSampler
 
 from harness.checkers import check_balanced, check_equal_batch_counts, check_equal_length, check_len_matches_iter
 from harness.reading import read_limit
-from harness.runner import bounded, build_samplers, observe
+from harness.runner import bounded, build_samplers, observe, on_rank
 from harness.strategies import draw_case
 from harness.verdict import PropertyFailure, expect_holds, failure_text
 
@@ -56,10 +56,13 @@ def test_equal_batch_counts(sampler_plug, contract, drop_last, data):
     limit = read_limit(case.dataset_size)
 
     def count_batches():
-        batchers = [BatchSampler(s, case.batch_size, batch_drop_last) for s in build_samplers(sampler_plug, case, contract)]
+        batchers = list(enumerate(
+            BatchSampler(s, case.batch_size, batch_drop_last) for s in build_samplers(sampler_plug, case, contract)
+        ))
         # islice: a sampler that never stops must not spin forever here
-        counts = [sum(1 for _ in islice(b, limit + 1)) for b in batchers]
-        return counts, [len(b) for b in batchers]
+        counts = [on_rank(r, "while iterating", case, lambda: sum(1 for _ in islice(b, limit + 1))) for r, b in batchers]
+        lengths = [on_rank(r, "in len(BatchSampler(sampler))", case, lambda: len(b)) for r, b in batchers]
+        return counts, lengths
 
     counts, lengths = bounded(case, count_batches)
     violations = check_equal_batch_counts(counts, lengths)

@@ -26,7 +26,6 @@ def test_exception_in_iter_names_the_rank(pytester):
     assert not unnamed, f"these failures do not name the rank and the exception: {unnamed}\n{run.explain()}"
 
 
-@pytest.mark.xfail(strict=True, reason="harness bug: test_equal_batch_counts reports the raw exception, no rank")
 def test_exception_in_iter_names_the_rank_when_counting_batches(pytester):
     run = certify(pytester, SPEC, "-k", BATCH_COUNTS)
     assert BATCH_COUNTS in run.failed_tests, run.explain()

@@ -17,7 +17,7 @@ from harness.backend import choose_backend, rank_device
 from harness.case import Case
 from harness.contracts import TORCH
 from harness.group import run_samplers
-from harness.plug import DEFAULT_SPEC
+from harness.plug import DEFAULT_SPEC, load_plug
 from harness.verdict import SamplerFault
 from harness.rank_pool import RankPool
 
@@ -77,12 +77,12 @@ def pool():
 
 
 def _read(pool: RankPool, sampler: str):
-    return run_samplers(pool, f"{FAULTS}:{sampler}", TORCH, CASE)
+    return run_samplers(pool, load_plug(f"{FAULTS}:{sampler}"), TORCH, CASE)
 
 
 def _recovers(pool: RankPool) -> None:
     pool.begin_test()
-    run = run_samplers(pool, DEFAULT_SPEC, TORCH, CASE)
+    run = run_samplers(pool, load_plug(DEFAULT_SPEC), TORCH, CASE)
     assert sorted(int(i) for rank in run.group[0].indices for i in rank) == list(range(10))
 
 
