@@ -279,6 +279,24 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
     return report
 
 
+def _skip_lines(results: list[InvariantResult]) -> list[str]:
+    """One line per skipped test and reason, its variants folded:
+    ``not applicable: test_x[drop_last]: sampler has no `drop_last` parameter``, or
+    ``not applicable: test_x (6 variants): ...``."""
+    variants: dict[tuple[str, str], list[str]] = {}
+    for result in results:
+        if result.status not in (HELD, NOT_APPLICABLE):
+            continue
+        for detail in result.details:
+            if detail.startswith("not run: "):
+                test, _, reason = detail.removeprefix("not run: ").partition(": ")
+                variants.setdefault((test.split("[")[0], reason), []).append(test)
+    return [
+        f"not applicable: {tests[0] if len(tests) == 1 else f'{name} ({len(tests)} variants)'}: {reason}"
+        for (name, reason), tests in variants.items()
+    ]
+
+
 class ConformanceReport:
     """Gathers the certification tests' reports; prints the verdict, writes the certificate."""
 
@@ -326,7 +344,7 @@ class ConformanceReport:
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if not self.collector.outcomes and not self.written:
             return
-        results, (conforms, line) = self._verdict()
+        results, (conforms, verdict) = self._verdict()
         write = terminalreporter.write_line
         terminalreporter.section("sampler conformance")
         for result in results:
@@ -337,16 +355,13 @@ class ConformanceReport:
         not_promised = [r.flag for r in results if r.status == NOT_PROMISED and r.tests]
         if not_promised:
             write(f"not promised by contract {self.current.contract.name!r}: {', '.join(not_promised)}")
-        for result in results:
-            for detail in result.details:
-                if detail.startswith("not run: ") and result.status in (HELD, NOT_APPLICABLE):
-                    # e.g. "not applicable: test_x[drop_last]: sampler has no `drop_last` parameter"
-                    write("not applicable: " + detail.removeprefix("not run: "))
+        for skipped in _skip_lines(results):
+            write(skipped)
         for finding in self.collector.findings:
             write(f"finding: {finding}")
         if self.written:
             write(f"certificate: {self.written[0]} and {self.written[1]}")
-        write(line, green=conforms, red=not conforms, bold=True)
+        write(verdict, green=conforms, red=not conforms, bold=True)
 
 
 # ---- fixtures -------------------------------------------------------------------------

@@ -16,7 +16,9 @@ import pytest
 from harness.certificate import SCHEMA_PATH
 from harness.contracts import INVARIANTS
 
-from .suite_run import PROPERTIES, certify
+from .suite_run import PROPERTIES, REPO, RUN_TIMEOUT_S, certify
+
+CONFORMANCE = REPO / "conformance"
 
 FAMILIES = "selftests.corpus.families"
 
@@ -105,6 +107,51 @@ def test_sampler_that_needs_a_process_group_is_not_certified_in_process(pytester
     run = certify(pytester, f"{pytester.path / 'group_only.py'}:make", "-k", "lengths")
     assert run.exit_code == 5, run.explain()  # nothing was proven: no success exit
     assert "NO VERDICT" in run.output and "takes its rank from the process group" in run.output, run.explain()
+
+
+GROUP_ONLY_SAMPLERS = """
+import torch
+import torch.distributed as dist
+from torch.utils.data import DistributedSampler
+
+
+def from_group(dataset, shuffle=True, seed=0, drop_last=False):
+    # Takes num_replicas/rank from the process group, as mmengine's DefaultSampler does.
+    return DistributedSampler(dataset, shuffle=shuffle, seed=seed, drop_last=drop_last)
+
+
+from_group.needs_process_group = True
+
+
+class RankSeeded(DistributedSampler):
+    # Bug: every rank seeds its shuffle with its own rank (detectron2 #4438).
+    def __init__(self, dataset, shuffle=True, seed=0, drop_last=False):
+        super().__init__(dataset, shuffle=shuffle, seed=seed + dist.get_rank(), drop_last=drop_last)
+
+
+def rank_seeded(dataset, shuffle=True, seed=0, drop_last=False):
+    return RankSeeded(dataset, shuffle=shuffle, seed=seed, drop_last=drop_last)
+
+
+rank_seeded.needs_process_group = True
+"""
+
+
+@pytest.mark.parametrize(("factory", "exit_code"), [("from_group", 0), ("rank_seeded", 1)])
+def test_sampler_that_needs_a_process_group_is_certified_in_real_groups(pytester, factory, exit_code):
+    pytester.makepyfile(group_only=GROUP_ONLY_SAMPLERS)
+    result = pytester.runpytest_subprocess(
+        str(CONFORMANCE / "test_process_groups.py"), f"--sampler={pytester.path / 'group_only.py'}:{factory}",
+        "--world-sizes=2", "-k", "invariant_across_processes", "-p", "no:cacheprovider", timeout=RUN_TIMEOUT_S,
+    )
+    output = "\n".join(result.outlines + result.errlines)
+    assert result.ret == exit_code, output[-4000:]
+    if exit_code == 0:
+        assert "conforms to contract 'torch'" in output, output[-4000:]
+        # Checks that need explicit num_replicas/rank are skipped with the reason, not passed.
+        assert "cannot be built with explicit num_replicas/rank" in output, output[-4000:]
+    else:
+        assert "[union coverage]" in output, output[-4000:]
 
 
 def test_list_contracts_prints_every_contract_and_exits(pytester):
