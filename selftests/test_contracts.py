@@ -80,6 +80,45 @@ def test_contract_rejects_its_known_bad_sampler(pytester, contract, sampler, tes
     assert f"`{flag}`) | **failed**" in markdown
 
 
+# Invariants whose known-bad sampler above fails first elsewhere: proven one test at a time.
+BAD_FOR_ONE_TEST = [
+    pytest.param("partition", f"{FAMILIES}:OverlappingPartition", "test_balanced_rank_lengths", "balanced",
+                 id="partition-balanced"),
+    pytest.param("contiguous", "torch.utils.data:DistributedSampler", "test_contiguous_assignment", "contiguous",
+                 id="contiguous-strided-sampler"),
+    pytest.param("batch", f"{FAMILIES}:SplitBatches", "test_whole_batches", "whole_batches",
+                 id="batch-whole"),
+]
+
+
+@pytest.mark.parametrize(("contract", "spec", "test", "flag"), BAD_FOR_ONE_TEST)
+def test_contract_invariant_rejects_its_known_bad_sampler(pytester, contract, spec, test, flag):
+    run = certify(pytester, spec, f"--contract={contract}", "-k", test)
+    assert run.exit_code == 1 and test in run.failed_tests, run.explain()
+    assert f"[{INVARIANTS[flag]}]" in run.failure_text(test), run.explain()
+
+
+# Invariants only real process groups check, each with a sampler that breaks it there.
+CONFORMANCE_BAD = [
+    pytest.param("selftests.corpus.multiprocess_bad:DefaultsToSingleRank", "test_process_groups.py",
+                 "default_to_the_group", "group_defaults", id="group_defaults"),
+    pytest.param("selftests.corpus.known_bad:ReshufflesEveryIter", "test_dataloader.py",
+                 "dataloader_in_process", "loader_yields_sampler", id="loader_yields_sampler"),
+]
+
+
+@pytest.mark.parametrize(("spec", "module", "selection", "flag"), CONFORMANCE_BAD)
+def test_conformance_invariant_rejects_its_known_bad_sampler(pytester, spec, module, selection, flag):
+    result = pytester.runpytest_subprocess(
+        str(CONFORMANCE / module), f"--sampler={spec}", "--world-sizes=2", "-k", selection,
+        "-p", "no:cacheprovider", timeout=RUN_TIMEOUT_S,
+    )
+    output = "\n".join(result.outlines + result.errlines)
+    assert result.ret == 1, output[-4000:]
+    assert f"[{INVARIANTS[flag]}]" in output, output[-4000:]
+    assert f"failed: {flag}" in output or f", {flag}" in output, output[-4000:]
+
+
 def test_without_turns_an_invariant_off_and_says_so(pytester, tmp_path):
     run = certify(
         pytester, f"{FAMILIES}:ContiguousTailPadding", "--contract=contiguous", "--without=pads_from_head",

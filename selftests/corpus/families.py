@@ -183,3 +183,14 @@ class UnevenShardedBatches(ShardedBatches):
 
     def __len__(self):
         return len(range(self.rank, len(self._batches()), self.num_replicas))
+
+
+class SplitBatches(ShardedBatches):
+    """Bug: every batch is split across the ranks (rank r takes items r, r+W, ... of each batch),
+    like accelerate's split_batches=True used where whole batches per rank were meant."""
+
+    def __iter__(self):
+        return iter([batch[self.rank :: self.num_replicas] for batch in self._batches()])
+
+    def __len__(self):
+        return len(self._batches())

@@ -38,3 +38,14 @@ class MemoisedUnseededPermutation(PartsSampler):
         if key not in _PERMUTATIONS:
             _PERMUTATIONS[key] = np.random.default_rng().permutation(size).tolist()
         return _PERMUTATIONS[key]
+
+
+class DefaultsToSingleRank(PartsSampler):
+    """Left out, num_replicas and rank default to 1 and 0 instead of the process group's
+    (a custom sampler that checks for a process group the wrong way): under DDP every
+    rank then trains on the whole dataset. Explicit values work, so properties/ passes
+    it; conformance/ must reject it, naming "num_replicas/rank default to the process group"."""
+
+    def __init__(self, dataset, num_replicas=None, rank=None, shuffle=True, seed=0, drop_last=False):
+        super().__init__(dataset, 1 if num_replicas is None else num_replicas, 0 if rank is None else rank,
+                         shuffle, seed, drop_last)
