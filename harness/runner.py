@@ -21,6 +21,7 @@ from .case import Case, Observation
 from .contracts import TORCH, Contract
 from .dataset import IndexDataset
 from .plug import SamplerPlug
+from .strategies import draw_case
 from .reading import BadIndex, read_batches, read_indices, read_limit, read_prefix
 from .verdict import SamplerFault, SamplerHang, Violation, failure_text
 
@@ -136,6 +137,12 @@ def _sampler_stack(frame: Any) -> str:
     harness_dir = str(Path(__file__).parent)
     outside = [i for i, f in enumerate(frames) if not f.filename.startswith(harness_dir) and "threading" not in f.filename]
     return "".join(traceback.format_list(frames[outside[0]:] if outside else frames))
+
+
+def observe_drawn(data: Any, plug: SamplerPlug, contract: Contract, *, drop_last: bool, **draw: Any) -> Observation:
+    """Draw a case for ``plug`` under ``contract`` (``draw`` as for draw_case) and observe it."""
+    __tracebackhide__ = True  # failures point at the sampler, not the harness
+    return observe(plug, draw_case(data, plug, drop_last=drop_last, contract=contract, **draw), contract)
 
 
 def bounded(case: Case, work: Callable[[], T]) -> T:

@@ -16,8 +16,7 @@ from harness.checkers import (
     check_whole_batches,
 )
 from harness.plugin import requires_parameter
-from harness.runner import observe
-from harness.strategies import draw_case
+from harness.runner import observe, observe_drawn
 from harness.verdict import expect_holds
 
 
@@ -25,8 +24,8 @@ from harness.verdict import expect_holds
 @given(data=st.data())
 def test_indices_are_valid(sampler_plug, contract, drop_last, data):
     """Every index is an int in [0, N); a sampler that never stops is reported, not waited on."""
-    case = draw_case(data, sampler_plug, drop_last=drop_last, contract=contract)
-    observation = observe(sampler_plug, case, contract)  # reading rejects non-ints and endless samplers
+    # reading rejects non-ints and endless samplers
+    observation = observe_drawn(data, sampler_plug, contract, drop_last=drop_last)
     expect_holds(observation, check_valid_indices(observation))
 
 
@@ -34,8 +33,7 @@ def test_indices_are_valid(sampler_plug, contract, drop_last, data):
 @given(data=st.data())
 def test_union_coverage(sampler_plug, contract, drop_last, data):
     """Without drop_last the ranks together cover range(N)."""
-    case = draw_case(data, sampler_plug, drop_last=drop_last, contract=contract)
-    observation = observe(sampler_plug, case, contract)
+    observation = observe_drawn(data, sampler_plug, contract, drop_last=drop_last)
     expect_holds(observation, check_coverage(observation))
 
 
@@ -43,8 +41,7 @@ def test_union_coverage(sampler_plug, contract, drop_last, data):
 @given(data=st.data())
 def test_ranks_disjoint_unless_padded(sampler_plug, contract, drop_last, data):
     """No index is yielded twice beyond the padding: ranks are disjoint with drop_last or when W | N."""
-    case = draw_case(data, sampler_plug, drop_last=drop_last, contract=contract)
-    observation = observe(sampler_plug, case, contract)
+    observation = observe_drawn(data, sampler_plug, contract, drop_last=drop_last)
     expect_holds(observation, check_disjoint(observation, contract))
 
 
@@ -52,15 +49,13 @@ def test_ranks_disjoint_unless_padded(sampler_plug, contract, drop_last, data):
 @given(data=st.data())
 def test_padding_from_head(sampler_plug, contract, data):
     """Q[N:] repeats the head of the global order Q, also when the padding outgrows N."""
-    case = draw_case(data, sampler_plug, drop_last=False, contract=contract)
-    observation = observe(sampler_plug, case, contract)
+    observation = observe_drawn(data, sampler_plug, contract, drop_last=False)
     expect_holds(observation, check_pads_from_head(observation, contract.layout))
 
 
 def _assignment(sampler_plug, contract, drop_last, data, layout):
-    case = draw_case(data, sampler_plug, drop_last=drop_last, contract=contract)
-    observation = observe(sampler_plug, case, contract)
-    single_rank = observe(sampler_plug, case.with_(world_size=1), contract)
+    observation = observe_drawn(data, sampler_plug, contract, drop_last=drop_last)
+    single_rank = observe(sampler_plug, observation.case.with_(world_size=1), contract)
     expect_holds(observation, check_assignment(observation, single_rank, layout))
 
 
@@ -83,8 +78,7 @@ def test_contiguous_assignment(sampler_plug, contract, drop_last, data):
 def test_no_shuffle_keeps_dataset_order(sampler_plug, contract, drop_last, data):
     """With shuffle=False the global order is range(N), in order."""
     requires_parameter(sampler_plug, "shuffle")
-    case = draw_case(data, sampler_plug, drop_last=drop_last, shuffle=False, contract=contract)
-    observation = observe(sampler_plug, case, contract)
+    observation = observe_drawn(data, sampler_plug, contract, drop_last=drop_last, shuffle=False)
     expect_holds(observation, check_unshuffled_in_order(observation, contract.layout))
 
 
@@ -92,8 +86,7 @@ def test_no_shuffle_keeps_dataset_order(sampler_plug, contract, drop_last, data)
 @given(data=st.data())
 def test_stream_blocks_are_permutations(sampler_plug, contract, data):
     """An endless sampler: the ranks' interleaved streams form one stream whose blocks of N are permutations."""
-    case = draw_case(data, sampler_plug, drop_last=False, contract=contract)
-    observation = observe(sampler_plug, case, contract)
+    observation = observe_drawn(data, sampler_plug, contract, drop_last=False)
     expect_holds(observation, check_stream_blocks(observation))
 
 
@@ -101,7 +94,6 @@ def test_stream_blocks_are_permutations(sampler_plug, contract, data):
 @given(data=st.data())
 def test_whole_batches(sampler_plug, contract, drop_last, data):
     """A sharded batch sampler: rank r's k-th batch is batch k*W + r of the one-rank sequence."""
-    case = draw_case(data, sampler_plug, drop_last=drop_last, contract=contract)
-    observation = observe(sampler_plug, case, contract)
-    single_rank = observe(sampler_plug, case.with_(world_size=1), contract)
+    observation = observe_drawn(data, sampler_plug, contract, drop_last=drop_last)
+    single_rank = observe(sampler_plug, observation.case.with_(world_size=1), contract)
     expect_holds(observation, check_whole_batches(observation, single_rank))

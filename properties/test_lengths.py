@@ -10,7 +10,7 @@ from torch.utils.data import BatchSampler
 
 from harness.checkers import check_balanced, check_equal_batch_counts, check_equal_length, check_len_matches_iter
 from harness.reading import read_limit
-from harness.runner import bounded, build_samplers, observe, on_rank
+from harness.runner import bounded, build_samplers, observe, observe_drawn, on_rank
 from harness.strategies import draw_case
 from harness.verdict import PropertyFailure, expect_holds, failure_text
 
@@ -19,8 +19,7 @@ from harness.verdict import PropertyFailure, expect_holds, failure_text
 @given(data=st.data())
 def test_len_matches_iteration(sampler_plug, contract, drop_last, data):
     """len(sampler) equals the number of indices (batches, for a batch sampler) one iteration yields."""
-    case = draw_case(data, sampler_plug, drop_last=drop_last, contract=contract)
-    observation = observe(sampler_plug, case, contract)
+    observation = observe_drawn(data, sampler_plug, contract, drop_last=drop_last)
     expect_holds(observation, check_len_matches_iter(observation))
 
 
@@ -28,8 +27,7 @@ def test_len_matches_iteration(sampler_plug, contract, drop_last, data):
 @given(data=st.data())
 def test_equal_rank_lengths(sampler_plug, contract, drop_last, data):
     """Every rank yields ceil(N/W) indices, or floor(N/W) with drop_last."""
-    case = draw_case(data, sampler_plug, drop_last=drop_last, contract=contract)
-    observation = observe(sampler_plug, case, contract)
+    observation = observe_drawn(data, sampler_plug, contract, drop_last=drop_last)
     expect_holds(observation, check_equal_length(observation, contract))
 
 
@@ -37,8 +35,7 @@ def test_equal_rank_lengths(sampler_plug, contract, drop_last, data):
 @given(data=st.data())
 def test_balanced_rank_lengths(sampler_plug, contract, drop_last, data):
     """An exact partition: the ranks' lengths sum to N and differ by at most one."""
-    case = draw_case(data, sampler_plug, drop_last=drop_last, contract=contract)
-    observation = observe(sampler_plug, case, contract)
+    observation = observe_drawn(data, sampler_plug, contract, drop_last=drop_last)
     expect_holds(observation, check_balanced(observation))
 
 
