@@ -30,7 +30,7 @@ from typing import Any
 
 from . import rank_body
 from .case import Case
-from .messages import RankError, RankSetup, Ready, Reply, Request, Shutdown
+from .messages import RankError, RankSetup, Reply, Request, Shutdown
 from .runner import FAULT
 from .verdict import SamplerFault, Violation, failure_text
 
