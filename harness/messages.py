@@ -13,6 +13,7 @@ import numpy as np
 
 from .case import Case
 from .contracts import Contract
+from .reading import Reading
 
 # ---- set-up and lifetime ------------------------------------------------------------
 
@@ -89,15 +90,6 @@ class RunLoader:
 Request = ReadSamplers | RunLoader
 
 # ---- replies ------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Reading:
-    """One iteration of one sampler on one rank."""
-
-    indices: np.ndarray  # a batch sampler's batches concatenated
-    length: int | None  # len(sampler); None for endless samplers
-    batches: tuple[np.ndarray, ...] | None = None  # a batch sampler's batches
 
 
 @dataclass(frozen=True)

@@ -37,7 +37,6 @@ from .messages import (
     RankError,
     RankSetup,
     ReadSamplers,
-    Reading,
     Ready,
     Reply,
     Request,
@@ -46,8 +45,8 @@ from .messages import (
     Shutdown,
 )
 from .plug import SamplerPlug, load_plug
-from .reading import BadIndex, read_batches, read_indices, read_limit, read_prefix
-from .runner import FAULT, has_set_epoch
+from .reading import BadIndex, Reading, read_limit, read_pass
+from .runner import FAULT, has_set_epoch, raised
 
 T = TypeVar("T")
 
@@ -192,18 +191,7 @@ def run_loader(request: RunLoader, setup: RankSetup, plug: SamplerPlug) -> Loade
 
 
 def _read(sampler: Any, contract: Contract, dataset_size: int, world_size: int) -> Reading:
-    """One pass: the whole of a finite sampler, a prefix of an endless one; indices or batches."""
-    if not contract.finite:
-        count = contract.prefix_length(dataset_size, world_size)
-        return Reading(_step("while iterating", lambda: read_prefix(sampler, count)), None)
-    limit = read_limit(dataset_size)
-    batches = None
-    if contract.yields_batches:
-        batches = _step("while iterating", lambda: read_batches(sampler, limit))
-        indices = np.concatenate(batches) if batches else np.empty(0, dtype=np.int64)
-    else:
-        indices = _step("while iterating", lambda: read_indices(sampler, limit))
-    return Reading(indices, _step("in __len__", lambda: int(len(sampler))), batches)
+    return read_pass(sampler, contract, dataset_size, world_size, _step)
 
 
 def _all_batch_counts(count: int, setup: RankSetup) -> tuple[int, ...]:
@@ -231,7 +219,7 @@ def _step(what: str, call: Callable[[], T]) -> T:
     except BadIndex as exc:
         raise StepFailed("valid_indices", f"the sampler {exc}") from exc
     except Exception as exc:
-        raise StepFailed(FAULT, f"the sampler raised {type(exc).__name__} {what}: {exc}") from exc
+        raise StepFailed(FAULT, raised(exc, what)) from exc
 
 
 def _platform_start_method() -> str:

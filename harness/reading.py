@@ -7,16 +7,50 @@ reported with the first offending item.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from itertools import islice
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable, TypeVar
 
 import numpy as np
+
+from .contracts import Contract
+
+T = TypeVar("T")
 
 _INT64_MAX = np.iinfo(np.int64).max
 
 
 class BadIndex(Exception):
     """An item that is not an int index, or more items than the bound allows."""
+
+
+@dataclass(frozen=True)
+class Reading:
+    """One iteration of one sampler on one rank."""
+
+    indices: np.ndarray  # a batch sampler's batches concatenated
+    length: int | None  # len(sampler); None for endless samplers
+    batches: tuple[np.ndarray, ...] | None = None  # a batch sampler's batches
+
+
+def read_pass(
+    sampler: Any, contract: Contract, dataset_size: int, world_size: int,
+    guard: Callable[[str, Callable[[], T]], T],
+) -> Reading:
+    """One pass as ``contract`` says: the whole of a finite sampler, a prefix of an endless
+    one; indices or batches; then ``len()``. ``guard(step, call)`` runs each call into the
+    sampler and turns what it raises into the caller's own failure."""
+    if not contract.finite:
+        count = contract.prefix_length(dataset_size, world_size)
+        return Reading(guard("while iterating", lambda: read_prefix(sampler, count)), None)
+    limit = read_limit(dataset_size)
+    batches = None
+    if contract.yields_batches:
+        batches = guard("while iterating", lambda: read_batches(sampler, limit))
+        indices = np.concatenate(batches) if batches else np.empty(0, dtype=np.int64)
+    else:
+        indices = guard("while iterating", lambda: read_indices(sampler, limit))
+    return Reading(indices, guard("in __len__", lambda: int(len(sampler))), batches)
 
 
 def read_limit(dataset_size: int) -> int:

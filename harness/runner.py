@@ -15,14 +15,12 @@ from pathlib import Path
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence, TypeVar
 
-import numpy as np
-
 from .case import Case, Observation
 from .contracts import TORCH, Contract
 from .dataset import IndexDataset
 from .plug import SamplerPlug
 from .strategies import draw_case
-from .reading import BadIndex, read_batches, read_indices, read_limit, read_prefix
+from .reading import BadIndex, read_pass
 from .verdict import SamplerFault, SamplerHang, Violation, failure_text
 
 T = TypeVar("T")
@@ -56,6 +54,11 @@ def _fault(rank: int | None, message: str, case: Case, flag: str = FAULT) -> Sam
     return SamplerFault(failure_text([Violation(flag, who + message)], case, None))
 
 
+def raised(exc: BaseException, step: str) -> str:
+    """``the sampler raised ValueError while iterating: ...``: the words for a sampler's exception."""
+    return f"the sampler raised {type(exc).__name__} {step}: {str(exc) or '(no message)'}"
+
+
 def on_rank(rank: int | None, step: str, case: Case, call: Callable[[], T]) -> T:
     __tracebackhide__ = True  # failures point at the sampler, not the harness
     LIMITS.progress = f"rank {rank} {step}" if rank is not None else step
@@ -64,7 +67,7 @@ def on_rank(rank: int | None, step: str, case: Case, call: Callable[[], T]) -> T
     except BadIndex as exc:
         raise _fault(rank, f"the sampler {exc}", case, flag="valid_indices") from None
     except Exception as exc:
-        raise _fault(rank, f"the sampler raised {type(exc).__name__} {step}: {str(exc) or '(no message)'}", case) from exc
+        raise _fault(rank, raised(exc, step), case) from exc
 
 
 def build_samplers(plug: SamplerPlug, case: Case, contract: Contract = TORCH) -> list[Any]:
@@ -107,20 +110,17 @@ def set_epoch_all(samplers: Sequence[Any], case: Case) -> None:
 def read_samplers(samplers: Sequence[Any], case: Case, contract: Contract = TORCH) -> Observation:
     """Iterate every rank's sampler once (a finite prefix of an endless one) and take ``len()``."""
     __tracebackhide__ = True  # failures point at the sampler, not the harness
-    ranks = list(enumerate(samplers))
-    if not contract.finite:
-        count = contract.prefix_length(case.dataset_size, case.world_size)
-        indices = tuple(on_rank(r, "while iterating", case, lambda: read_prefix(s, count)) for r, s in ranks)
-        return Observation(case=case, indices=indices, reported_lengths=(None,) * len(ranks))
-    limit = read_limit(case.dataset_size)
-    batches = None
-    if contract.yields_batches:
-        batches = tuple(on_rank(r, "while iterating", case, lambda: read_batches(s, limit)) for r, s in ranks)
-        indices = tuple(np.concatenate(b) if b else np.empty(0, dtype=np.int64) for b in batches)
-    else:
-        indices = tuple(on_rank(r, "while iterating", case, lambda: read_indices(s, limit)) for r, s in ranks)
-    lengths = tuple(on_rank(r, "in __len__", case, lambda: int(len(s))) for r, s in ranks)
-    return Observation(case=case, indices=indices, reported_lengths=lengths, batches=batches)
+    readings = [
+        read_pass(s, contract, case.dataset_size, case.world_size, lambda step, call: on_rank(r, step, case, call))
+        for r, s in enumerate(samplers)
+    ]
+    batches = tuple(r.batches for r in readings) if contract.yields_batches else None
+    return Observation(
+        case=case,
+        indices=tuple(r.indices for r in readings),
+        reported_lengths=tuple(r.length for r in readings),
+        batches=batches,
+    )
 
 
 def observe(plug: SamplerPlug, case: Case, contract: Contract = TORCH) -> Observation:
