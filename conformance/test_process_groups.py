@@ -19,8 +19,9 @@ from harness.checkers import (
     check_same_indices,
     structural_violations,
 )
-from harness.group import GroupRun, run_samplers
+from harness.group import GroupRun, missing_set_epoch, run_samplers
 from harness.messages import Build
+from harness.plugin import not_applicable, requires_parameter
 from harness.strategies import draw_case, epochs
 from harness.verdict import expect_holds
 
@@ -35,13 +36,13 @@ PER_EPOCH = (
 def skip_unless_buildable_explicitly(plug) -> None:
     """The check needs num_replicas/rank passed in, which a group-only sampler does not take."""
     if plug.needs_process_group:
-        pytest.skip("the sampler takes its rank from the process group only: it cannot be built with explicit "
+        not_applicable("the sampler takes its rank from the process group only: it cannot be built with explicit "
                     "num_replicas/rank, which this check needs")
 
 
-def _drawn_run(group, world_size, sampler_plug, contract, drop_last, data) -> GroupRun:
+def _drawn_run(group, world_size, sampler_plug, contract, drop_last, data, shuffle=None) -> GroupRun:
     """One drawn case of the group's world size, read once in every rank."""
-    case = draw_case(data, sampler_plug, drop_last=drop_last, contract=contract, world_size=world_size)
+    case = draw_case(data, sampler_plug, drop_last=drop_last, contract=contract, world_size=world_size, shuffle=shuffle)
     return run_samplers(group, sampler_plug, contract, case)
 
 
@@ -68,7 +69,11 @@ def test_num_replicas_and_rank_default_to_the_group(group, world_size, sampler_p
 def test_invariant_across_processes(group, world_size, sampler_plug, contract, drop_last, flag, data):
     """Each rank in its own process, sampler built from the group: the per-epoch invariant holds
     (for strided/contiguous: each rank's share is cut from the one-rank order)."""
-    run = _drawn_run(group, world_size, sampler_plug, contract, drop_last, data)
+    shuffle = None
+    if flag == "unshuffled_in_order":  # checked on unshuffled cases only: never vacuously held
+        requires_parameter(sampler_plug, "shuffle")
+        shuffle = False
+    run = _drawn_run(group, world_size, sampler_plug, contract, drop_last, data, shuffle)
     observation = run.group[0]
     violations = structural_violations(observation, contract)
     if flag == contract.layout:
@@ -99,6 +104,8 @@ def test_set_epoch_reshuffles_in_the_group(group, world_size, sampler_plug, cont
     )
     chosen = data.draw(st.lists(epochs(), min_size=2, max_size=3, unique=True), label="epochs")
     run = run_samplers(group, sampler_plug, contract, case, chosen)
+    if not run.has_set_epoch:
+        expect_holds(run.group[0], [missing_set_epoch(case.with_(epoch=chosen[0]))])
     for k, observation in enumerate(run.group):
         agreement = check_ranks_agree(run.single[k]) if run.single else []
         expect_holds(observation, structural_violations(observation, contract) + agreement)
@@ -109,3 +116,29 @@ def test_set_epoch_reshuffles_in_the_group(group, world_size, sampler_plug, cont
                 a, b, "reshuffles_on_set_epoch", f"set_epoch({a.case.epoch}) and set_epoch({b.case.epoch}) must give different orders"
             ),
         )
+
+
+@pytest.mark.invariant("defaults")
+@round_trips
+@given(data=st.data())
+def test_built_from_the_dataset_alone_the_defaults_are_the_contracts(group, world_size, sampler_plug, contract, data):
+    """``Attr(dataset)`` in a process group, as the DistributedSampler docs and seeds 001 and 004
+    build it, yields what the contract's documented defaults give (torch: shuffled, seed 0,
+    nothing dropped)."""
+    defaults = dict(contract.defaults)
+    settable = [name for name in defaults if sampler_plug.supports(name)]
+    if not settable:
+        not_applicable(f"the sampler takes none of {', '.join(defaults)}, so its defaults cannot be compared")
+    case = draw_case(
+        data, sampler_plug, drop_last=defaults["drop_last"], shuffle=defaults["shuffle"], contract=contract,
+        world_size=world_size, min_dataset_size=MIN_SHUFFLED_SIZE,
+    ).with_(seed=defaults["seed"])
+    run = run_samplers(group, sampler_plug, contract, case, with_defaults=True)
+    expect_holds(
+        run.defaults[0],
+        check_same_indices(
+            run.group[0], run.defaults[0], "defaults",
+            f"built with {', '.join(f'{name}={defaults[name]!r}' for name in settable)} (the contract's defaults), then "
+            f"with {Build.DEFAULTS.value}, the indices differ",
+        ),
+    )

@@ -12,7 +12,7 @@ import pytest
 
 from harness.case import Case, Observation
 from harness.checkers import check_pads_from_head, check_same_indices, structural_violations
-from harness.group import LoaderEpochRun, loader_violations, run_loader
+from harness.group import LoaderEpochRun, loader_violations, missing_set_epoch, run_loader
 from harness.verdict import expect_holds, fail, shorten
 
 BATCH_SIZE = 4
@@ -45,12 +45,16 @@ def _loaded(run: LoaderEpochRun) -> Observation:
 
 
 def _expect_batch_sizes(runs, expected: list[int], why: str) -> None:
+    """Every rank's batches have the article's sizes. Charged to what differs: the batch
+    counts across ranks (equal_batches), else the items per rank (equal_length); the loader
+    cuts batches itself, so given equal counts of items only those two can differ."""
     for run in runs:
-        for rank, batches in enumerate(run.batches):
-            sizes = [len(b) for b in batches]
-            if sizes != expected:
-                fail("equal_batches", f"rank {rank} should get batches of sizes {expected} ({why}), got {sizes}: "
-                     f"{[shorten(b) for b in batches]}", run.sampler.case, _loaded(run))
+        sizes = [[len(b) for b in batches] for batches in run.batches]
+        for rank, (got, batches) in enumerate(zip(sizes, run.batches)):
+            if got != expected:
+                flag = "equal_batches" if len({len(s) for s in sizes}) > 1 else "equal_length"
+                fail(flag, f"rank {rank} should get batches of sizes {expected} ({why}), got {got}: "
+                     f"{[shorten(b) for b in batches]}; batch sizes per rank: {sizes}", run.sampler.case, _loaded(run))
 
 
 def test_case1_without_a_sampler_every_rank_reads_everything(pair, sampler_plug, contract):
@@ -82,6 +86,8 @@ def test_case2_same_split_every_epoch_without_set_epoch(pair, sampler_plug, cont
 def test_case3_reshuffle_with_set_epoch(pair, sampler_plug, contract):
     """Case 3: N=8, set_epoch(epoch) each epoch: both epochs split the data in two, differently."""
     first, second = _experiment(pair, sampler_plug, contract, 8, SET_EPOCH, loader_drop_last=True)
+    if not first.has_set_epoch:
+        expect_holds(first.sampler, [missing_set_epoch(first.sampler.case.with_(epoch=SET_EPOCH[0]))])
     _expect_batch_sizes((first, second), [4], "8 items over 2 ranks")
     for run in (first, second):
         expect_holds(_loaded(run), structural_violations(_loaded(run), contract))

@@ -16,10 +16,10 @@ from typing import Any
 
 from .contracts import Contract
 from .plug import SamplerPlug
-from .results import FAILED, InvariantResult
+from .results import FAILED, InvariantResult, Verdict, counterexample_text
 
 SCHEMA_PATH = Path(__file__).with_name("certificate.schema.json")
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 
 def certificate_paths(path: str) -> tuple[Path, Path]:
@@ -36,7 +36,7 @@ def build_certificate(
     contract: Contract,
     results: list[InvariantResult],
     findings: list[str],
-    verdict: tuple[bool, str],
+    verdict: Verdict,
     run: dict[str, Any],
 ) -> dict[str, Any]:
     import torch
@@ -58,7 +58,7 @@ def build_certificate(
             "flags": sorted(contract.flags),
             "turned_off": sorted(contract.turned_off),
         },
-        "verdict": {"conforms": verdict[0], "summary": verdict[1]},
+        "verdict": {"state": verdict.state, "conforms": verdict.conforms, "summary": verdict.line},
         "invariants": [asdict(r) for r in results],
         "findings": findings,
     }
@@ -84,7 +84,8 @@ def render_markdown(certificate: dict[str, Any]) -> str:
         "| --- | --- | --- | --- |",
     ]
     for invariant in certificate["invariants"]:
-        details = "<br>".join(_cell(d) for d in invariant["details"]) or ""
+        shown = [counterexample_text(c) + f"\n(test: {c['test']})" for c in invariant["counterexamples"]]
+        details = "<br>".join(_cell(d) for d in shown + invariant["details"]) or ""
         status = f"**{invariant['status']}**" if invariant["status"] == FAILED else invariant["status"]
         lines.append(f"| {invariant['title']} (`{invariant['flag']}`) | {status} | {invariant['examples']} | {details} |")
     if certificate["findings"]:

@@ -37,6 +37,7 @@ INVARIANTS: dict[str, str] = {
     "agrees_across_ranks": "ranks agree on one global order",
     "group_defaults": "num_replicas/rank default to the process group",
     "loader_yields_sampler": "DataLoader yields the sampler's indices",
+    "defaults": "built with the dataset alone, the contract's defaults",
 }
 
 # What each flag guards against, for --list-contracts and the README.
@@ -62,7 +63,12 @@ GUARDS: dict[str, str] = {
     "agrees_across_ranks": "per-process shuffles (hash() of a str, unseeded RNGs): ranks overlap and miss items",
     "group_defaults": "num_replicas/rank not taken from the process group when left out",
     "loader_yields_sampler": "samplers whose DataLoader batches differ from what they yield",
+    "defaults": "drop-in replacements whose defaults differ (shuffle=False, drop_last=True, another seed), "
+                "silently changing jobs that build them as DistributedSampler(dataset)",
 }
+
+# Checked in real process groups only (conformance/): a run of properties/ alone leaves them unchecked.
+GROUP_ONLY = frozenset({"agrees_across_ranks", "group_defaults", "loader_yields_sampler", "defaults"})
 
 LAYOUTS = ("strided", "contiguous", "any")
 LENGTH_RULES = ("padded", "balanced")
@@ -78,6 +84,8 @@ class Contract:
     length_rule: str = "padded"  # padded: ceil(N/W) each (floor with drop_last); balanced: sum N, spread <= 1
     finite: bool = True  # False: the sampler never stops; finite prefixes are read
     yields_batches: bool = False  # True: the sampler yields lists of indices (a batch sampler)
+    # What Attr(dataset) must mean, for the `defaults` invariant: DistributedSampler's defaults.
+    defaults: tuple[tuple[str, object], ...] = (("shuffle", True), ("seed", 0), ("drop_last", False))
     turned_off: frozenset[str] = frozenset()
 
     def __repr__(self) -> str:  # short: Hypothesis prints it in every falsifying example
@@ -124,14 +132,16 @@ TORCH = Contract(
     name="torch",
     family="A",
     description="DistributedSampler-compatible: ceil(N/W) per rank, strided, padded from the head",
-    flags=frozenset(_PER_EPOCH | _ORDER | {"equal_length", "pads_from_head", "strided", "unshuffled_in_order", "equal_batches"}),
+    flags=frozenset(_PER_EPOCH | _ORDER | {"equal_length", "pads_from_head", "strided", "unshuffled_in_order", "equal_batches",
+                                           "defaults"}),
 )
 
 CONTIGUOUS = Contract(
     name="contiguous",
     family="B",
     description="like torch, but rank r gets a contiguous block of the padded global order",
-    flags=frozenset(_PER_EPOCH | _ORDER | {"equal_length", "pads_from_head", "contiguous", "unshuffled_in_order", "equal_batches"}),
+    flags=frozenset(_PER_EPOCH | _ORDER | {"equal_length", "pads_from_head", "contiguous", "unshuffled_in_order", "equal_batches",
+                                           "defaults"}),
     layout="contiguous",
 )
 

@@ -29,14 +29,19 @@ class GroupRun:
     group: tuple[Observation, ...]
     explicit: tuple[Observation, ...]
     single: tuple[tuple[Observation, ...], ...]  # [epoch][rank], each of world size 1
+    defaults: tuple[Observation, ...] = ()  # built with the dataset alone, when asked for
+    has_set_epoch: bool = True  # False: the sampler has none, so set_epoch was never called
 
 
 def run_samplers(
-    pool: RankPool, plug: SamplerPlug, contract: Contract, case: Case, epochs: Sequence[int | None] = (None,)
+    pool: RankPool, plug: SamplerPlug, contract: Contract, case: Case, epochs: Sequence[int | None] = (None,),
+    with_defaults: bool = False,
 ) -> GroupRun:
     """Read every rank's sampler for each epoch. A sampler that takes its rank from the group
-    only is built from the group only: ``explicit`` and ``single`` stay empty."""
+    only is built from the group only: ``explicit`` and ``single`` stay empty. ``with_defaults``
+    also builds it from the dataset alone."""
     builds = (Build.GROUP,) if plug.needs_process_group else (Build.GROUP, Build.EXPLICIT, Build.SINGLE)
+    builds += (Build.DEFAULTS,) if with_defaults else ()
     request = ReadSamplers(plug.spec, contract, case, tuple(epochs), builds)
     replies: list[SamplerReadings] = pool.request(request)  # type: ignore[assignment]
 
@@ -45,17 +50,22 @@ def run_samplers(
         batches = tuple(r.batches for r in readings) if contract.yields_batches else None
         return Observation(at, tuple(r.indices for r in readings), tuple(r.length for r in readings), batches)
 
-    at_epoch = [case.with_(epoch=epoch) for epoch in epochs]
+    has_set_epoch = all(reply.has_set_epoch for reply in replies)
+    # An epoch the sampler could not be told is no epoch: the case says set_epoch was not called.
+    at_epoch = [case.with_(epoch=epoch if has_set_epoch else None) for epoch in epochs]
+    group = tuple(observation(Build.GROUP, k, replies, at) for k, at in enumerate(at_epoch))
+    defaults = tuple(observation(Build.DEFAULTS, k, replies, at) for k, at in enumerate(at_epoch)) if with_defaults else ()
     if plug.needs_process_group:
-        return GroupRun(group=tuple(observation(Build.GROUP, k, replies, at) for k, at in enumerate(at_epoch)),
-                        explicit=(), single=())
+        return GroupRun(group=group, explicit=(), single=(), defaults=defaults, has_set_epoch=has_set_epoch)
     return GroupRun(
-        group=tuple(observation(Build.GROUP, k, replies, at) for k, at in enumerate(at_epoch)),
+        group=group,
         explicit=tuple(observation(Build.EXPLICIT, k, replies, at) for k, at in enumerate(at_epoch)),
         single=tuple(
             tuple(observation(Build.SINGLE, k, [reply], at.with_(world_size=1)) for reply in replies)
             for k, at in enumerate(at_epoch)
         ),
+        defaults=defaults,
+        has_set_epoch=has_set_epoch,
     )
 
 
@@ -65,6 +75,7 @@ class LoaderEpochRun:
     batches: tuple[tuple[np.ndarray, ...], ...]  # [rank] what came out of the DataLoader
     loader_lengths: tuple[int, ...]  # [rank] len(DataLoader)
     reduced_counts: tuple[tuple[int, ...], ...]  # [rank] every rank's batch count, as all-reduced there
+    has_set_epoch: bool = True  # False: the sampler has none, so set_epoch was never called
 
     @property
     def batch_counts(self) -> tuple[int, ...]:
@@ -85,18 +96,30 @@ def run_loader(
     request = RunLoader(spec, contract, case, tuple(epochs), num_workers, loader_drop_last, with_sampler)
     replies: list[LoaderReadings] = pool.request(request)  # type: ignore[assignment]
     runs = []
+    has_set_epoch = all(reply.has_set_epoch for reply in replies)
     for k, epoch in enumerate(epochs):
         per_rank = [reply.epochs[k] for reply in replies]
         indices = tuple(e.sampler_indices for e in per_rank)
         runs.append(
             LoaderEpochRun(
-                sampler=Observation(case.with_(epoch=epoch), indices, tuple(len(i) for i in indices)),
+                sampler=Observation(case.with_(epoch=epoch if has_set_epoch else None), indices,
+                                    tuple(len(i) for i in indices)),
                 batches=tuple(e.batches for e in per_rank),
                 loader_lengths=tuple(e.loader_length for e in per_rank),
                 reduced_counts=tuple(e.batch_counts for e in per_rank),
+                has_set_epoch=has_set_epoch,
             )
         )
     return tuple(runs)
+
+
+def missing_set_epoch(case: Case) -> Violation:
+    """The one violation a sampler without set_epoch gets: where the contract promises reshuffling."""
+    return Violation(
+        "reshuffles_on_set_epoch",
+        f"the sampler has no set_epoch() method, so set_epoch({case.epoch}) could not be called; training "
+        f"loops call it every epoch to reshuffle, and without it every epoch repeats the first one's order",
+    )
 
 
 def loader_violations(run: LoaderEpochRun, batch_size: int | None, loader_drop_last: bool) -> list[Violation]:

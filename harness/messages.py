@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
+from typing import Any
 
 import numpy as np
 
@@ -30,6 +31,7 @@ class RankSetup:
     stack_file: str  # faulthandler writes every thread's stack here on SIGUSR1
     controller_pid: int
     collective_timeout_s: float
+    in_sampler: Any  # a shared byte, 1 while the rank is inside a call into the sampler
 
 
 @dataclass(frozen=True)
@@ -52,6 +54,7 @@ class Build(str, Enum):
     GROUP = "num_replicas=None, rank=None (from the process group)"
     EXPLICIT = "num_replicas=W, rank=RANK"
     SINGLE = "num_replicas=1, rank=0"
+    DEFAULTS = "the dataset alone (every other parameter left to its default)"
 
 
 @dataclass(frozen=True)
@@ -96,6 +99,7 @@ Request = ReadSamplers | RunLoader
 class SamplerReadings:
     rank: int
     readings: dict[Build, tuple[Reading, ...]]  # one Reading per epoch of the request
+    has_set_epoch: bool = True  # False: the sampler has none, so it was never called
 
 
 @dataclass(frozen=True)
@@ -110,6 +114,7 @@ class LoaderEpoch:
 class LoaderReadings:
     rank: int
     epochs: tuple[LoaderEpoch, ...]
+    has_set_epoch: bool = True  # False: the sampler has none, so it was never called
 
 
 @dataclass(frozen=True)
@@ -120,6 +125,8 @@ class RankError:
     flag: str  # the invariant it breaks, or the generic sampler fault
     summary: str
     traceback: str
+    epoch: int | None = None  # the epoch the rank was at, if set_epoch had been called
+    sampler_frames: tuple[str, ...] = ()  # the evidence against the sampler; none: the suite's own error
 
 
 Reply = SamplerReadings | LoaderReadings

@@ -6,11 +6,12 @@ variable, then ini file, then the default.
 
 from __future__ import annotations
 
+import json
 import os
 import platform
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, NoReturn
 
 import pytest
 
@@ -19,23 +20,37 @@ from .backend import BACKENDS, DEFAULT_BACKEND, choose_backend, cuda_device_coun
 from .certificate import build_certificate, write_certificate
 from .contracts import CONTRACTS, DEFAULT_CONTRACT, INVARIANTS, Contract, describe_contracts
 from .results import (
+    ERROR,
     EXAMPLES_KEY,
     FAILED,
     FINDING_KEY,
+    HARNESS_ERROR_KEY,
     HELD,
     INVARIANT_KEY,
     NOT_APPLICABLE,
+    NOT_JUDGED,
     NOT_PROMISED,
+    NOT_RUN,
+    NO_TEST_RAN,
+    NO_VERDICT,
+    PARTIAL,
+    SKIP_KIND_KEY,
+    VIOLATION_KEY,
     InvariantResult,
     ResultCollector,
-    verdict_line,
+    Verdict,
+    counterexample_text,
+    skip_reason,
+    verdict,
 )
+from .verdict import Evidence, HarnessError, SamplerFault, SamplerHang
 from .strategies import take_example_count
 from .plug import DEFAULT_SPEC, SamplerPlug, SamplerSpecError, load_plug
 
 CERTIFICATION_DIRS = ("properties", "conformance")
 CERTIFICATION_MARK = "certification"
-DEFAULT_WORLD_SIZES = "1,2,4"  # sized for 2 cores; GPU nodes: --backend=nccl --world-sizes=8
+DEFAULT_WORLD_SIZES = "1,2,4"
+MAX_SHOWN_COUNTEREXAMPLES = 3  # per failed invariant in the summary; the certificate has them all  # sized for 2 cores; GPU nodes: --backend=nccl --world-sizes=8
 
 
 @dataclass(frozen=True)
@@ -129,7 +144,8 @@ OPTIONS = (
         "rank-timeout",
         "CONFORMANCE_RANK_TIMEOUT",
         str(runner.DEFAULT_TIMEOUT_S),
-        "seconds one rank may spend on one case before it is reported as hung (default %(default)s)",
+        "seconds one rank may spend on one step before it is reported as hung: in-process one call into its "
+        "sampler (a constructor, a pass, len()), in a process group one case (default %(default)s)",
         _positive_seconds,
     ),
     Option(
@@ -261,7 +277,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     promise(current.contract, flag)
     in_process = Path(item.path).resolve().is_relative_to(Path(item.config.rootpath) / "properties")
     if in_process and current.plug.needs_process_group:
-        pytest.skip("the sampler takes its rank from the process group; only conformance/ (real groups) can run it")
+        not_applicable("the sampler takes its rank from the process group; only conformance/ (real groups) can run it")
 
 
 @pytest.hookimpl(wrapper=True)
@@ -271,30 +287,87 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
     if flag is None:
         return report
     # Carried on the report, so it reaches the pytest-xdist controller and --junitxml too.
-    report.user_properties.append((INVARIANT_KEY, flag))
+    properties = [(INVARIANT_KEY, flag)]
     if report.when == "call":
-        report.user_properties.append((EXAMPLES_KEY, take_example_count() or 1))
-        for finding in state(item.config).findings_by_test.pop(item.nodeid, []):
-            report.user_properties.append((FINDING_KEY, finding))
+        properties.append((EXAMPLES_KEY, take_example_count() or 1))
+        properties += [(FINDING_KEY, f) for f in state(item.config).findings_by_test.pop(item.nodeid, [])]
+    if call.excinfo is not None and report.failed:
+        properties += _failure_properties(call.excinfo.value, flag)
+    if report.skipped:
+        properties.append((SKIP_KIND_KEY, NOT_APPLICABLE if skip_reason(report) in _NOT_APPLICABLE_REASONS else NOT_RUN))
+    report.user_properties = [*report.user_properties, *properties]
     return report
 
 
-def _skip_lines(results: list[InvariantResult]) -> list[str]:
-    """One line per skipped test and reason, its variants folded:
-    ``not applicable: test_x[drop_last]: sampler has no `drop_last` parameter``, or
-    ``not applicable: test_x (6 variants): ...``."""
-    variants: dict[tuple[str, str], list[str]] = {}
+def _failure_properties(error: BaseException, flag: str) -> list[tuple[str, str]]:
+    """The violations a failure carries, each as JSON with its Hypothesis draws; a failure
+    that carries none is the suite's own error, named by its exception.
+
+    A sampler fault (it raised, hung, died, or yielded something that is not an index)
+    leaves the test's own invariant unjudged on that case, so it counts against that
+    invariant too."""
+    properties = []
+    for leaf in _leaves(error):
+        if isinstance(leaf, Evidence):
+            draws = [note for note in getattr(leaf, "__notes__", []) if note.startswith("Draw ")]
+            for record in leaf.records(draws):
+                fault = isinstance(leaf, (SamplerFault, SamplerHang))
+                if record["flag"] != runner.FAULT:
+                    properties.append((VIOLATION_KEY, json.dumps(record)))
+                if fault and record["flag"] != flag:
+                    properties.append((VIOLATION_KEY, json.dumps(dict(record, flag=flag))))
+        elif isinstance(leaf, HarnessError):
+            properties.append((HARNESS_ERROR_KEY, str(leaf)))
+        else:
+            first_line = (str(leaf).strip().splitlines() or [""])[0]
+            properties.append((HARNESS_ERROR_KEY, f"{type(leaf).__name__}: {first_line}"))
+    return properties
+
+
+def _leaves(error: BaseException) -> list[BaseException]:
+    """The exceptions inside (nested) exception groups: Hypothesis reports several distinct
+    failures, and a replay that no longer fails (FlakyFailure), as groups."""
+    if isinstance(error, BaseExceptionGroup):
+        return [leaf for inner in error.exceptions for leaf in _leaves(inner)]
+    return [error]
+
+
+def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> tuple[str, str, str] | None:
+    """A harness error reads as a pytest error (E), not as a failure of the sampler."""
+    properties = getattr(report, "user_properties", [])
+    if report.failed and any(k == HARNESS_ERROR_KEY for k, _ in properties) and not any(
+        k == VIOLATION_KEY for k, _ in properties
+    ):
+        return "error", "E", "ERROR"
+    return None
+
+
+def _detail_lines(results: list[InvariantResult]) -> list[str]:
+    """Why each invariant (or some variants of a held one) was not checked, variants folded:
+    ``not applicable: seed_effective: test_seed_changes_order (2 variants): sampler has no `seed` parameter``."""
+    lines = []
+    unrun = [r.flag for r in results if r.status == NOT_RUN and r.details == [NO_TEST_RAN]]
+    if unrun:
+        lines.append(f"not run: {', '.join(unrun)}: {NO_TEST_RAN}")
     for result in results:
-        if result.status not in (HELD, NOT_APPLICABLE):
-            continue
-        for detail in result.details:
-            if detail.startswith("not run: "):
-                test, _, reason = detail.removeprefix("not run: ").partition(": ")
-                variants.setdefault((test.split("[")[0], reason), []).append(test)
-    return [
-        f"not applicable: {tests[0] if len(tests) == 1 else f'{name} ({len(tests)} variants)'}: {reason}"
-        for (name, reason), tests in variants.items()
-    ]
+        if result.status in (HELD, NOT_JUDGED, NOT_APPLICABLE, NOT_RUN, ERROR) and result.details != [NO_TEST_RAN]:
+            variants: dict[tuple[str, str, str], list[str]] = {}
+            for detail in result.details:
+                kind, test, reason = _split_detail(result.status, detail)
+                variants.setdefault((kind, test.split("[")[0], reason), []).append(test)
+            for (kind, name, reason), tests in variants.items():
+                shown = tests[0] if len(tests) == 1 else f"{name} ({len(tests)} variants)"
+                lines.append(f"{kind}: {result.flag}: {shown}: {reason}" if reason else f"{kind}: {result.flag}: {shown}")
+    return lines
+
+
+def _split_detail(status: str, detail: str) -> tuple[str, str, str]:
+    """(kind, test, reason) of a result's detail: "[KIND: ]TEST: REASON"."""
+    kind = status
+    if status == HELD:
+        kind, _, detail = detail.partition(": ")
+    test, _, reason = detail.partition(": ")
+    return kind, test, reason
 
 
 class ConformanceReport:
@@ -304,18 +377,23 @@ class ConformanceReport:
         self.current = current
         self.collector = ResultCollector(current.contract)
         self.written: tuple[Path, Path] | None = None
+        self.interrupted = False
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         self.collector.add(report)
 
-    def _verdict(self) -> tuple[list[InvariantResult], tuple[bool, str]]:
+    def pytest_keyboard_interrupt(self, excinfo: Any) -> None:
+        self.interrupted = True
+
+    def _verdict(self) -> tuple[list[InvariantResult], Verdict]:
         results = self.collector.results()
-        return results, verdict_line(self.current.plug.spec, self.current.contract, results)
+        return results, verdict(self.current.plug.spec, self.current.contract, results, self.interrupted)
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
-        results, verdict = self._verdict()
-        if self.collector.outcomes and exitstatus == pytest.ExitCode.OK and not verdict[0]:
+        self.interrupted = self.interrupted or exitstatus == pytest.ExitCode.INTERRUPTED
+        results, outcome = self._verdict()
+        if self.collector.outcomes and exitstatus == pytest.ExitCode.OK and outcome.state == NO_VERDICT:
             # Every certification test was skipped: nothing was proven, so no success exit.
             session.exitstatus = exitstatus = pytest.ExitCode.NO_TESTS_COLLECTED
         path = self.current.options["certificate"]
@@ -332,7 +410,7 @@ class ConformanceReport:
         }
         certificate = build_certificate(
             plug=self.current.plug, contract=self.current.contract, results=results,
-            findings=self.collector.findings, verdict=verdict, run=run,
+            findings=self.collector.findings, verdict=outcome, run=run,
         )
         self.written = write_certificate(path, certificate)
 
@@ -344,24 +422,43 @@ class ConformanceReport:
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if not self.collector.outcomes and not self.written:
             return
-        results, (conforms, verdict) = self._verdict()
+        results, outcome = self._verdict()
         write = terminalreporter.write_line
         terminalreporter.section("sampler conformance")
         for result in results:
             if result.status != NOT_PROMISED:
                 write(f"{result.status:>14}  {result.flag:31s} {result.title}")
             if result.status == FAILED:
-                write(" " * 16 + f"see the failures above: {', '.join(sorted(set(t.split('[')[0] for t in result.tests)))}")
+                for record in result.counterexamples[:MAX_SHOWN_COUNTEREXAMPLES]:
+                    text = counterexample_text(record).splitlines()
+                    write(" " * 16 + f"{text[0]}")
+                    write(" " * 18 + f"{record['case'] or ''} ({record['test']})")
+                hidden = len(result.counterexamples) - MAX_SHOWN_COUNTEREXAMPLES
+                if hidden > 0:
+                    write(" " * 16 + f"... {hidden} more counterexamples in the failures above")
         not_promised = [r.flag for r in results if r.status == NOT_PROMISED and r.tests]
         if not_promised:
             write(f"not promised by contract {self.current.contract.name!r}: {', '.join(not_promised)}")
-        for skipped in _skip_lines(results):
-            write(skipped)
+        for line in _detail_lines(results):
+            write(line)
         for finding in self.collector.findings:
             write(f"finding: {finding}")
         if self.written:
             write(f"certificate: {self.written[0]} and {self.written[1]}")
-        write(verdict, green=conforms, red=not conforms, bold=True)
+        write(outcome.line, green=outcome.conforms, red=outcome.state != PARTIAL and not outcome.conforms,
+              yellow=outcome.state == PARTIAL, bold=True)
+
+
+# Skip reasons that mean "cannot apply to this sampler" (a missing parameter, a sampler that
+# runs only in a process group), as opposed to "not run here": remembered in the process that
+# skips, which is the one that makes the test's report.
+_NOT_APPLICABLE_REASONS: set[str] = set()
+
+
+def not_applicable(reason: str) -> NoReturn:
+    """Skip the calling test: the verdict says "not applicable" with the reason."""
+    _NOT_APPLICABLE_REASONS.add(reason)
+    pytest.skip(reason)
 
 
 # ---- fixtures -------------------------------------------------------------------------
@@ -380,7 +477,7 @@ def contract(pytestconfig: pytest.Config) -> Contract:
 @pytest.fixture(scope="session", params=[False, True], ids=["keep_last", "drop_last"])
 def drop_last(request: pytest.FixtureRequest, sampler_plug: SamplerPlug) -> bool:
     if request.param and not sampler_plug.supports("drop_last"):
-        pytest.skip(sampler_plug.missing_reason("drop_last"))
+        not_applicable(sampler_plug.missing_reason("drop_last"))
     return request.param
 
 
@@ -407,7 +504,7 @@ def promise(contract: Contract, flag: str) -> None:
 
 def requires_parameter(plug: SamplerPlug, parameter: str) -> None:
     if not plug.supports(parameter):
-        pytest.skip(plug.missing_reason(parameter))
+        not_applicable(plug.missing_reason(parameter))
 
 
-__all__ = ["profiles", "promise", "requires_parameter", "state"]
+__all__ = ["not_applicable", "profiles", "promise", "requires_parameter", "state"]

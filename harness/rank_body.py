@@ -28,6 +28,7 @@ import torch.distributed as dist
 from torch.utils.data import DataLoader
 
 from .backend import rank_device
+from .blame import sampler_frames_in_traceback
 from .contracts import Contract
 from .dataset import IndexDataset
 from .messages import (
@@ -56,10 +57,17 @@ _PR_SET_PDEATHSIG = 1
 class StepFailed(Exception):
     """A call into the sampler or the loader raised; carries what the rank was doing."""
 
-    def __init__(self, flag: str, summary: str) -> None:
+    def __init__(self, flag: str, summary: str, sampler_frames: tuple[str, ...]) -> None:
         super().__init__(summary)
         self.flag = flag
         self.summary = summary
+        self.sampler_frames = sampler_frames
+
+
+# The epoch the rank is at (for failure reports), and whether it is inside a call into the
+# sampler: if the rank dies there, the death is the sampler's (see RankSetup.in_sampler).
+_EPOCH: int | None = None
+_IN_SAMPLER: Any = None
 
 
 def main(setup: RankSetup, conn: Connection) -> None:
@@ -71,7 +79,13 @@ def main(setup: RankSetup, conn: Connection) -> None:
     _export_torchrun_environment(setup)
     stack_file = open(setup.stack_file, "w")  # kept open for the process's lifetime
     faulthandler.register(signal.SIGUSR1, file=stack_file, all_threads=True)
+    faulthandler.enable(file=stack_file, all_threads=True)  # a segfault or abort leaves its stack too
+    global _IN_SAMPLER
+    _IN_SAMPLER = setup.in_sampler
     torch.set_num_threads(1)
+    # The loader workers' forkserver (see _worker_start_method) imports these once, so that
+    # each worker it forks starts with them loaded.
+    multiprocessing.set_forkserver_preload(["torch", "harness.dataset"])
     try:
         if setup.backend == "nccl":
             torch.cuda.set_device(setup.rank)
@@ -117,9 +131,9 @@ def answer(request: Request, setup: RankSetup, plugs: dict[str, SamplerPlug]) ->
             return run_loader(request, setup, plug)
         raise TypeError(f"rank {setup.rank} got an unknown request {type(request).__name__}")
     except StepFailed as exc:
-        return RankError(setup.rank, exc.flag, exc.summary, traceback.format_exc())
-    except Exception as exc:
-        return RankError(setup.rank, FAULT, f"{type(exc).__name__}: {exc}", traceback.format_exc())
+        return RankError(setup.rank, exc.flag, exc.summary, traceback.format_exc(), _EPOCH, exc.sampler_frames)
+    except Exception as exc:  # the suite's own code failed: no sampler frames
+        return RankError(setup.rank, FAULT, f"{type(exc).__name__}: {exc}", traceback.format_exc(), _EPOCH)
 
 
 def read_samplers(request: ReadSamplers, setup: RankSetup, plug: SamplerPlug) -> SamplerReadings:
@@ -130,20 +144,26 @@ def read_samplers(request: ReadSamplers, setup: RankSetup, plug: SamplerPlug) ->
         Build.GROUP: (None, None),
         Build.EXPLICIT: (setup.world_size, setup.rank),
         Build.SINGLE: (1, 0),
+        Build.DEFAULTS: (None, None),
     }
+    global _EPOCH
     readings = {}
+    sampler = None
     for build in request.builds:
         num_replicas, rank = arguments[build]
+        given = {} if build is Build.DEFAULTS else options
         sampler = _step(
             f"in its constructor ({build.value})",
-            lambda: plug.build(dataset, num_replicas, rank, **options),
+            lambda: plug.build(dataset, num_replicas, rank, **given),
         )
         per_epoch = []
         for epoch in request.epochs:
+            _EPOCH = epoch
             _set_epoch(sampler, epoch)
             per_epoch.append(_read(sampler, request.contract, case.dataset_size, num_replicas or setup.world_size))
         readings[build] = tuple(per_epoch)
-    return SamplerReadings(rank=setup.rank, readings=readings)
+    _EPOCH = None
+    return SamplerReadings(rank=setup.rank, readings=readings, has_set_epoch=has_set_epoch(sampler))
 
 
 def run_loader(request: RunLoader, setup: RankSetup, plug: SamplerPlug) -> LoaderReadings:
@@ -167,10 +187,12 @@ def run_loader(request: RunLoader, setup: RankSetup, plug: SamplerPlug) -> Loade
             else dict(batch_size=case.batch_size, sampler=sampler, drop_last=request.loader_drop_last)
         ),
         num_workers=request.num_workers,
-        multiprocessing_context=_platform_start_method() if request.num_workers else None,
+        multiprocessing_context=_worker_start_method() if request.num_workers else None,
     )
+    global _EPOCH
     epochs = []
     for epoch in request.epochs:
+        _EPOCH = epoch
         _set_epoch(sampler, epoch)
         own = np.empty(0, dtype=np.int64)
         if sampler is not None:
@@ -187,7 +209,8 @@ def run_loader(request: RunLoader, setup: RankSetup, plug: SamplerPlug) -> Loade
                 batch_counts=_all_batch_counts(len(batches), setup),
             )
         )
-    return LoaderReadings(rank=setup.rank, epochs=tuple(epochs))
+    _EPOCH = None
+    return LoaderReadings(rank=setup.rank, epochs=tuple(epochs), has_set_epoch=sampler is None or has_set_epoch(sampler))
 
 
 def _read(sampler: Any, contract: Contract, dataset_size: int, world_size: int) -> Reading:
@@ -203,32 +226,41 @@ def _all_batch_counts(count: int, setup: RankSetup) -> tuple[int, ...]:
 
 
 def _set_epoch(sampler: Any, epoch: int | None) -> None:
-    if sampler is None or epoch is None:
+    """As a guarded training loop does: a sampler without set_epoch is not called; the
+    reply says so, and only the invariant that needs set_epoch counts it."""
+    if sampler is None or epoch is None or not has_set_epoch(sampler):
         return
-    if not has_set_epoch(sampler):
-        raise StepFailed(
-            "reshuffles_on_set_epoch",
-            "the sampler has no set_epoch() method; training loops call it every epoch to reshuffle",
-        )
     _step(f"in set_epoch({epoch})", lambda: sampler.set_epoch(epoch))
 
 
 def _step(what: str, call: Callable[[], T]) -> T:
+    """One call into the sampler (or the loader that drives it), marked so that a death
+    inside it is blamed on the sampler, and its exception turned into a StepFailed."""
+    _IN_SAMPLER.value = 1
     try:
         return call()
     except BadIndex as exc:
-        raise StepFailed("valid_indices", f"the sampler {exc}") from exc
+        raise StepFailed("valid_indices", f"the sampler {exc}", ("(its items)",)) from exc
     except Exception as exc:
-        raise StepFailed(FAULT, raised(exc, what)) from exc
+        frames = tuple(sampler_frames_in_traceback(exc.__traceback__))
+        raise StepFailed(FAULT, raised(exc, what), frames) from exc
+    finally:
+        _IN_SAMPLER.value = 0
 
 
-def _platform_start_method() -> str:
-    """The start method a torchrun-launched rank's loader workers get (fork on Linux).
+def _worker_start_method() -> str:
+    """How loader workers start: forkserver where the platform has it, else spawn.
 
-    A rank spawned by the pool inherits "spawn" as its default, which would start every
-    loader worker as a fresh interpreter: seconds per worker, and not what DDP jobs run.
+    Not fork. By the time a loader starts, a rank that joined a gloo group runs four more
+    threads than its main one (measured: 1 + 4 after init_process_group), and a child
+    forked from a multi-threaded process can deadlock on a lock another thread held at the
+    fork (Python 3.12 warns about exactly this). Seen here: about one certification in six
+    had a rank wait forever for a forked worker's first batch (README, "Real process
+    groups"). The forkserver is a fresh single-threaded interpreter, started once per rank
+    with torch imported, that forks each worker: what Python 3.14 makes the default on
+    Linux, and as cheap per worker as fork once it runs.
     """
-    return multiprocessing.get_all_start_methods()[0]
+    return "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
 
 
 def _export_torchrun_environment(setup: RankSetup) -> None:

@@ -32,7 +32,8 @@ from . import rank_body
 from .case import Case
 from .messages import RankError, RankSetup, Reply, Request, Shutdown
 from .runner import FAULT
-from .verdict import SamplerFault, Violation, failure_text
+from .blame import sampler_frames_in_dump
+from .verdict import HarnessError, SamplerFault, SamplerHang, Violation, failure_text
 
 # Starting means importing torch in W processes at once; on 2 cores that alone takes
 # seconds per rank, so start-up gets at least this long whatever --rank-timeout says.
@@ -52,6 +53,7 @@ class _Rank:
     process: BaseProcess
     conn: Connection
     stack_file: Path
+    in_sampler: Any  # the shared byte of RankSetup.in_sampler
 
     @property
     def pid(self) -> int:
@@ -102,6 +104,7 @@ class RankPool:
         context = multiprocessing.get_context("spawn")
         self.starts += 1
         for rank in range(self.world_size):
+            in_sampler = context.RawValue("b", 0)
             setup = RankSetup(
                 rank=rank,
                 world_size=self.world_size,
@@ -111,6 +114,7 @@ class RankPool:
                 stack_file=str(self._directory / f"stacks-rank{rank}.txt"),
                 controller_pid=os.getpid(),
                 collective_timeout_s=2 * self.timeout_s,
+                in_sampler=in_sampler,
             )
             ours, theirs = context.Pipe(duplex=True)
             process = context.Process(
@@ -118,10 +122,12 @@ class RankPool:
             )
             process.start()
             theirs.close()
-            self._ranks.append(_Rank(rank, process, ours, Path(setup.stack_file)))
+            self._ranks.append(_Rank(rank, process, ours, Path(setup.stack_file), in_sampler))
         collected = self._collect(max(self.timeout_s, MIN_START_TIMEOUT_S))
         if len(collected.replies) < self.world_size:
-            self._fail(None, collected, f"starting a {self.backend} group of {self.world_size} ranks", keep=False)
+            failure = self._failure(None, collected, f"starting a {self.backend} group of {self.world_size} ranks")
+            self.close(graceful=False)
+            raise HarnessError(str(failure))
 
     def close(self, graceful: bool = True) -> None:
         """Stop every rank: ask, wait with a bound, then kill its process group and reap it."""
@@ -153,18 +159,29 @@ class RankPool:
         """Send ``request`` to every rank; return the replies in rank order.
 
         Raises :class:`SamplerFault` (as the in-process runner does) when a rank raised,
-        died or did not answer in time.
+        and :class:`SamplerHang` when one died or did not answer in time, with the
+        sampler's frames as evidence. A fault with no sampler frame anywhere is the
+        suite's: the request is tried once more on a fresh group, then
+        :class:`HarnessError` is raised.
         """
+        try:
+            return self._request_once(request)
+        except HarnessError as first:
+            self.begin_test()
+            try:
+                return self._request_once(request)
+            except HarnessError as second:
+                raise HarnessError(f"{second}\n  (the same request had failed once before, and was retried on a "
+                                   f"fresh group: {str(first).splitlines()[0]})") from None
+
+    def _request_once(self, request: Request) -> list[Reply]:
         case = request.case
         if self._fault_case is not None:
-            raise SamplerFault(
-                failure_text(
-                    [Violation(FAULT, f"the {self.world_size}-rank group failed earlier in this test on case "
-                               f"{self._fault_case.describe()}; later cases of this test are not run, so that "
-                               f"a hang costs one --rank-timeout, not one per example")],
-                    case,
-                    None,
-                )
+            raise SamplerHang(
+                [Violation(FAULT, f"the {self.world_size}-rank group failed earlier in this test on case "
+                           f"{self._fault_case.describe()}; later cases of this test are not run, so that "
+                           f"a hang costs one --rank-timeout, not one per example")],
+                case,
             )
         self.start()
         for r in self._ranks:
@@ -175,7 +192,13 @@ class RankPool:
         collected = self._collect(self.timeout_s)
         if collected.errors or collected.dead or collected.silent:
             # Ranks that all answered, some with an error, are back in their loop: keep them.
-            self._fail(case, collected, f"running {type(request).__name__}", keep=not (collected.dead or collected.silent))
+            keep = not (collected.dead or collected.silent)
+            failure = self._failure(case, collected, f"running {type(request).__name__}")
+            if not keep:
+                self.close(graceful=False)
+                if not isinstance(failure, HarnessError):
+                    self._fault_case = case
+            raise failure
         return [collected.replies[rank] for rank in range(self.world_size)]
 
     def _collect(self, timeout_s: float) -> _Collected:
@@ -204,20 +227,32 @@ class RankPool:
         collected.silent = list(pending.values())
         return collected
 
-    def _fail(self, case: Case | None, collected: _Collected, doing: str, keep: bool) -> None:
-        """Build the failure text, tear the pool down unless ``keep``, and raise."""
+    def _failure(self, case: Case | None, collected: _Collected, doing: str) -> BaseException:
+        """The exception for what went wrong: the sampler's fault when some rank's stack or
+        traceback shows the sampler's code (or a rank died inside a call into it), else the
+        suite's own error."""
         violations = [_error_violation(error) for error in sorted(collected.errors, key=lambda e: e.rank)]
-        violations += [_death_violation(r) for r in collected.dead]
+        evidence = any(error.sampler_frames for error in collected.errors)
+        for r in collected.dead:
+            last_frames = _read_new(r.stack_file, 0)  # faulthandler's dump of a fatal signal, if any
+            died_in_sampler = bool(r.in_sampler.value) or bool(sampler_frames_in_dump(last_frames))
+            evidence = evidence or died_in_sampler
+            violations.append(_death_violation(r, died_in_sampler, last_frames))
         if collected.silent:
             stacks = self._dump_stacks()
+            evidence = evidence or any(sampler_frames_in_dump(text) for text in stacks.values())
             violations.append(_hang_violation(collected, stacks, self.timeout_s, bool(violations)))
-        if not keep:
-            self.close(graceful=False)
-            self._fault_case = case
-        context = failure_text(violations, case, None) if case is not None else "\n".join(
-            f"[{v.title}] {v.message}" for v in violations
-        )
-        raise SamplerFault(f"{context}\n  while {doing} in a {self.backend} group of {self.world_size} ranks")
+        epochs = {error.epoch for error in collected.errors} - {None}
+        at = case.with_(epoch=epochs.pop()) if case is not None and len(epochs) == 1 else case
+        context = f"\n  while {doing} in a {self.backend} group of {self.world_size} ranks"
+        if not evidence or case is None:
+            return HarnessError(
+                "the suite failed, not the sampler: no sampler code was on any rank's stack or traceback\n"
+                + failure_text(violations, at, None) + context
+            )
+        # A rank that died or hung cost a group restart: no shrinking through more of them.
+        kind = SamplerHang if collected.dead or collected.silent else SamplerFault
+        return kind(violations, at, context=context)
 
     def _dump_stacks(self) -> dict[int, str]:
         """Every live rank's stack of every thread, written by faulthandler on SIGUSR1."""
@@ -241,9 +276,7 @@ class RankPool:
             sizes = now
         stacks = {}
         for r in self._ranks:
-            with open(r.stack_file, "rb") as dump:
-                dump.seek(before[r.rank])
-                text = dump.read().decode(errors="replace").strip()
+            text = _read_new(r.stack_file, before[r.rank])
             stacks[r.rank] = text or ("(process gone)" if not r.process.is_alive() else "(no stack written)")
         return stacks
 
@@ -292,8 +325,11 @@ def _error_violation(error: RankError) -> Violation:
     return Violation(error.flag, f"rank {error.rank}: {error.summary}\n  traceback in rank {error.rank}:\n{trace}")
 
 
-def _death_violation(r: _Rank) -> Violation:
-    return Violation(FAULT, f"rank {r.rank} (pid {r.pid}) died: {describe_exit(r.process.exitcode)}")
+def _death_violation(r: _Rank, in_sampler: bool, last_frames: str) -> Violation:
+    where = " inside a call into the sampler" if in_sampler else ""
+    stack = ("\n  its last stack (faulthandler):\n" + "\n".join(INDENT + line for line in last_frames.splitlines())
+             if last_frames else "")
+    return Violation(FAULT, f"rank {r.rank} (pid {r.pid}) died{where}: {describe_exit(r.process.exitcode)}{stack}")
 
 
 def describe_exit(exitcode: int | None) -> str:
@@ -322,6 +358,16 @@ def _hang_violation(collected: _Collected, stacks: dict[int, str], timeout_s: fl
         for rank, text in sorted(stacks.items())
     )
     return Violation(FAULT, f"{headline}. Every rank's stack (faulthandler):\n{dumps}")
+
+
+def _read_new(path: Path, offset: int) -> str:
+    """What faulthandler wrote to ``path`` after ``offset``."""
+    try:
+        with open(path, "rb") as dump:
+            dump.seek(offset)
+            return dump.read().decode(errors="replace").strip()
+    except FileNotFoundError:
+        return ""
 
 
 def _size(path: Path) -> int:

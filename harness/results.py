@@ -1,26 +1,49 @@
 """Per-invariant results: gathered from test reports, printed as the verdict, written as the certificate.
 
-Every certification test carries ``@pytest.mark.invariant(FLAG)``. An invariant held
-when its tests passed (some variants may be skipped), failed when any failed, and is
-otherwise not applicable (the sampler lacks a parameter), not promised by the contract,
-or turned off with --without.
+Every certification test carries ``@pytest.mark.invariant(FLAG)``. A failing test
+carries its violations as structured records (``report.user_properties``), and each
+violation counts against its own flag, whichever test found it. An invariant is:
+
+- ``failed``: some violation names it;
+- ``held``: a test for it ran to the end and found no violation;
+- ``not judged``: its tests stopped on another invariant's violation (or a crash) before
+  they could judge it;
+- ``not applicable``: its tests could not apply to this sampler, for the reason given
+  (a missing parameter, a sampler that only runs inside a process group);
+- ``not run``: no test for it ran in this session (``-k``, a subset of paths, an
+  environment that cannot run it, such as NCCL without GPUs);
+- ``error``: the suite itself failed while checking it (a harness error, not a verdict);
+- ``not promised`` by the contract, or ``turned off`` with ``--without``.
 """
 
 from __future__ import annotations
 
-import re
+import json
 from dataclasses import dataclass, field
+from typing import Any
 
 import pytest
 
 from .contracts import INVARIANTS, Contract
 
-HELD, FAILED, NOT_APPLICABLE, NOT_PROMISED, TURNED_OFF = "held", "failed", "not applicable", "not promised", "turned off"
+HELD, FAILED, NOT_APPLICABLE, NOT_RUN, ERROR = "held", "failed", "not applicable", "not run", "error"
+NOT_JUDGED, NOT_PROMISED, TURNED_OFF = "not judged", "not promised", "turned off"
+STATUSES = (HELD, FAILED, NOT_JUDGED, NOT_APPLICABLE, NOT_RUN, ERROR, NOT_PROMISED, TURNED_OFF)
+UNCHECKED = (NOT_JUDGED, NOT_APPLICABLE, TURNED_OFF, NOT_RUN, ERROR)
+
+# Keys of report.user_properties; plain strings and JSON so that they survive pytest-xdist and JUnit.
 INVARIANT_KEY = "invariant"
 EXAMPLES_KEY = "examples"
 FINDING_KEY = "finding"
-_GROUP_MARGIN = re.compile(r"^(?:\s*\|)+ ?")  # the "    | " before an ExceptionGroup's sub-tracebacks
-_FAILURE_PREFIXES = tuple(f"harness.verdict.{name}: " for name in ("PropertyFailure", "SamplerFault", "SamplerHang"))
+VIOLATION_KEY = "violation"  # JSON of one violation record (harness.verdict.Evidence.records)
+HARNESS_ERROR_KEY = "harness_error"  # the suite failed, not the sampler: the cause
+SKIP_KIND_KEY = "skip_kind"  # NOT_APPLICABLE or NOT_RUN, for a skipped test
+
+NO_TEST_RAN = "no test for it ran in this session (deselected with -k, or not in the paths given)"
+
+# The states of a whole run, in the certificate and the verdict line.
+CONFORMS, DOES_NOT_CONFORM, PARTIAL = "conforms", "does not conform", "partial"
+INTERRUPTED, SUITE_ERROR, NO_VERDICT = "interrupted", "error", "no verdict"
 
 
 @dataclass
@@ -28,42 +51,23 @@ class InvariantResult:
     flag: str
     title: str
     status: str
-    details: list[str] = field(default_factory=list)  # counterexamples, or why it was not applicable
-    tests: list[str] = field(default_factory=list)
+    details: list[str] = field(default_factory=list)  # why not applicable / not run / error, or the test names
+    counterexamples: list[dict[str, Any]] = field(default_factory=list)  # violation records, one per distinct failure
+    tests: list[str] = field(default_factory=list)  # the tests that ran for it
+    failed_tests: list[str] = field(default_factory=list)  # the tests whose violations name it
     examples: int = 0
 
 
 @dataclass
 class _TestOutcome:
     name: str
-    outcome: str
-    detail: str
+    flag: str  # the test's own invariant (its marker)
+    outcome: str  # passed, failed, skipped
     examples: int
-
-
-def counterexamples(report: pytest.TestReport) -> list[str]:
-    """Each distinct failure's message and Hypothesis draws, without the tracebacks.
-
-    Hypothesis reports several distinct failures as an ExceptionGroup, whose crash line
-    says only how many; the sub-exceptions are read from the full report text instead.
-    """
-    crash = getattr(report.longrepr, "reprcrash", None)
-    message = crash.message if crash is not None else str(report.longrepr)
-    if not message.startswith(("ExceptionGroup", "BaseExceptionGroup")):
-        return [_one_counterexample(message.splitlines())]
-    lines = [_GROUP_MARGIN.sub("", line) for line in report.longreprtext.splitlines()]
-    starts = [i for i, line in enumerate(lines) if line.startswith(_FAILURE_PREFIXES)]
-    found = [_one_counterexample(lines[i : j]) for i, j in zip(starts, starts[1:] + [len(lines)])]
-    return found or [message]
-
-
-def _one_counterexample(lines: list[str]) -> str:
-    text = "\n".join(lines)
-    for prefix in _FAILURE_PREFIXES:
-        text = text.removeprefix(prefix)
-    failure, _, example = text.partition("Falsifying example:")
-    draws = [line for line in example.splitlines() if line.startswith("Draw ")]
-    return "\n".join([failure.rstrip(), *draws]).strip()
+    violations: list[dict[str, Any]]
+    harness_error: str | None
+    skip_kind: str | None
+    skip_reason: str
 
 
 def skip_reason(report: pytest.TestReport) -> str:
@@ -77,63 +81,137 @@ class ResultCollector:
 
     def __init__(self, contract: Contract) -> None:
         self.contract = contract
-        self.outcomes: dict[str, list[_TestOutcome]] = {}
+        self.outcomes: list[_TestOutcome] = []
         self.findings: list[str] = []
 
     def add(self, report: pytest.TestReport) -> None:
-        properties = dict(report.user_properties)
-        flag = properties.get(INVARIANT_KEY)
+        properties = report.user_properties
+        flag = dict(properties).get(INVARIANT_KEY)
         if flag is None:
             return
-        for key, value in report.user_properties:
+        for key, value in properties:
             if key == FINDING_KEY and value not in self.findings:
                 self.findings.append(value)
         if report.when != "call" and report.passed:
             return
-        name = report.nodeid.split("::", 1)[-1]
-        details = counterexamples(report) if report.failed else [skip_reason(report)] if report.skipped else [""]
-        examples = int(properties.get(EXAMPLES_KEY, 0))
-        for detail in details:
-            self.outcomes.setdefault(flag, []).append(_TestOutcome(name, report.outcome, detail, examples))
-            examples = 0  # counted once per test
+        values = lambda key: [value for k, value in properties if k == key]  # noqa: E731
+        errors = values(HARNESS_ERROR_KEY)
+        kinds = values(SKIP_KIND_KEY)
+        self.outcomes.append(
+            _TestOutcome(
+                name=report.nodeid.split("::", 1)[-1],
+                flag=flag,
+                outcome=report.outcome,
+                examples=int(dict(properties).get(EXAMPLES_KEY, 0)),
+                violations=[json.loads(v) for v in values(VIOLATION_KEY)],
+                harness_error=errors[0] if errors else None,
+                skip_kind=kinds[0] if kinds else (NOT_RUN if report.skipped else None),
+                skip_reason=skip_reason(report) if report.skipped else "",
+            )
+        )
+
+    @property
+    def promised(self) -> list[str]:
+        """What the contract promises, including what --without turned off."""
+        return [f for f in INVARIANTS if self.contract.promises(f) or f in self.contract.turned_off]
 
     def results(self) -> list[InvariantResult]:
-        flags = [f for f in INVARIANTS if f in self.outcomes or self.contract.promises(f) or f in self.contract.turned_off]
-        flags += [f for f in self.outcomes if f not in INVARIANTS]  # tests marked with an unlisted flag
+        seen = {o.flag for o in self.outcomes} | {v["flag"] for o in self.outcomes for v in o.violations}
+        flags = [f for f in INVARIANTS if f in seen or f in self.promised]
+        flags += sorted(f for f in seen if f not in INVARIANTS)  # tests marked with an unlisted flag
         return [self._result(flag) for flag in flags]
 
     def _result(self, flag: str) -> InvariantResult:
-        outcomes = self.outcomes.get(flag, [])
+        own = [o for o in self.outcomes if o.flag == flag]
+        charged = [(o, v) for o in self.outcomes for v in o.violations if v["flag"] == flag]
         result = InvariantResult(flag, INVARIANTS.get(flag, flag), NOT_PROMISED)
-        result.tests = [o.name for o in outcomes]
-        result.examples = sum(o.examples for o in outcomes)
-        kinds = {o.outcome for o in outcomes}
+        result.tests = [o.name for o in own if o.outcome != "skipped"]
+        result.examples = sum(o.examples for o in own)
+        # A test judged its invariant only when it ran to the end: one that stopped on another
+        # invariant's violation may never have reached its own check.
+        judged = [o for o in own if o.outcome == "passed"]
+        stopped = [o for o in own if o.outcome == "failed" and o.harness_error is None]
+        errors = [o for o in own if o.harness_error is not None]
         if flag in self.contract.turned_off:
             result.status, result.details = TURNED_OFF, ["turned off with --without"]
         elif not self.contract.promises(flag):
             result.details = [f"contract {self.contract.name!r} does not promise it"]
-        elif "failed" in kinds:
+        elif charged:
             result.status = FAILED
-            result.details = [f"{o.name}: {o.detail}" for o in outcomes if o.outcome == "failed"]
-        elif "passed" in kinds:
+            result.failed_tests = sorted({o.name for o, _ in charged})
+            result.counterexamples = _distinct([dict(v, test=o.name) for o, v in charged])
+        elif errors:  # one of its checks could not run to the end: not held, whatever the others said
+            result.status = ERROR
+            result.details = [f"{o.name}: {o.harness_error}" for o in errors]
+        elif judged:
             result.status = HELD
-            result.details = [f"not run: {o.name}: {o.detail}" for o in outcomes if o.outcome == "skipped"]
-        elif kinds:
-            result.status = NOT_APPLICABLE
-            result.details = [f"not run: {o.name}: {o.detail}" for o in outcomes]
+            result.details = [f"{o.skip_kind}: {o.name}: {o.skip_reason}" for o in own if o.outcome == "skipped"]
+        elif stopped:
+            result.status = NOT_JUDGED
+            result.details = [
+                f"{o.name}: stopped on a violation of {', '.join(sorted({v['flag'] for v in o.violations}))} first"
+                for o in stopped
+            ]
         else:
-            result.status, result.details = NOT_APPLICABLE, ["no test for it ran in this session (deselected?)"]
+            skipped = [o for o in own if o.outcome == "skipped"]
+            applicable = not any(o.skip_kind == NOT_APPLICABLE for o in skipped)
+            result.status = NOT_RUN if applicable else NOT_APPLICABLE
+            result.details = [f"{o.name}: {o.skip_reason}" for o in skipped] or [NO_TEST_RAN]
         return result
 
 
-def verdict_line(spec: str, contract: Contract, results: list[InvariantResult]) -> tuple[bool, str]:
-    """(conforms, one line) over the invariants the contract promises."""
-    promised = [r for r in results if r.status not in (NOT_PROMISED, TURNED_OFF)]
-    failed = [r.flag for r in promised if r.status == FAILED]
-    held = sum(r.status == HELD for r in promised)
-    counts = f"{len(promised)} invariants: {held} held, {len(failed)} failed, {len(promised) - held - len(failed)} not applicable"
-    if failed:
-        return False, f"VERDICT: {spec} does NOT conform to contract {contract.name!r} ({counts}); failed: {', '.join(failed)}"
-    if not held:
-        return False, f"NO VERDICT: no invariant of contract {contract.name!r} was checked for {spec} ({counts})"
-    return True, f"VERDICT: {spec} conforms to contract {contract.name!r} ({counts})"
+def _distinct(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One record per distinct message and case (the same counterexample found by several tests once)."""
+    seen: dict[tuple[str, str | None], dict[str, Any]] = {}
+    for record in records:
+        seen.setdefault((record["message"], record["case"]), record)
+    return list(seen.values())
+
+
+def counterexample_text(record: dict[str, Any]) -> str:
+    """One violation record as it reads in the summary and the certificate's Markdown."""
+    lines = [f"[{record['title']}] {record['message']}"]
+    if record.get("case"):
+        lines.append(f"case: {record['case']}")
+    lines += record.get("ranks", [])
+    lines += record.get("draws", [])
+    return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    state: str  # CONFORMS, DOES_NOT_CONFORM, PARTIAL, INTERRUPTED, SUITE_ERROR or NO_VERDICT
+    line: str
+
+    @property
+    def conforms(self) -> bool:
+        return self.state == CONFORMS
+
+
+def verdict(spec: str, contract: Contract, results: list[InvariantResult], interrupted: bool = False) -> Verdict:
+    """The run's one line: it says "conforms" only when every promised invariant was checked
+    in this run and held."""
+    promised = [r for r in results if r.status != NOT_PROMISED]
+    by_status = {status: [r.flag for r in promised if r.status == status] for status in STATUSES}
+    counts = ", ".join([f"{len(promised)} invariants: {len(by_status[HELD])} held", f"{len(by_status[FAILED])} failed"]
+                       + [f"{len(by_status[s])} {s}" for s in UNCHECKED if by_status[s]])
+    unchecked = "; ".join(f"{s}: {', '.join(by_status[s])}" for s in UNCHECKED if by_status[s])
+    subject = f"{spec} against contract {contract.name!r}"
+    if interrupted:
+        failed = f"; failed so far: {', '.join(by_status[FAILED])}" if by_status[FAILED] else ""
+        return Verdict(INTERRUPTED, f"INTERRUPTED: the run stopped before it finished, so there is no verdict on "
+                                    f"{subject} ({counts}){failed}")
+    if by_status[FAILED]:
+        also = f"; unchecked: {unchecked}" if unchecked else ""
+        return Verdict(DOES_NOT_CONFORM, f"VERDICT: {spec} does NOT conform to contract {contract.name!r} ({counts}); "
+                                         f"failed: {', '.join(by_status[FAILED])}{also}")
+    if by_status[ERROR]:
+        return Verdict(SUITE_ERROR, f"ERROR: the suite failed while checking {subject}, so there is no verdict "
+                                    f"({counts}); {unchecked}")
+    if not by_status[HELD]:
+        return Verdict(NO_VERDICT, f"NO VERDICT: no invariant of contract {contract.name!r} was checked for {spec} "
+                                   f"({counts})")
+    if unchecked:
+        return Verdict(PARTIAL, f"PARTIAL: no failure, but not every invariant was checked for {subject} ({counts}); "
+                                f"{unchecked}")
+    return Verdict(CONFORMS, f"VERDICT: {spec} conforms to contract {contract.name!r} ({counts})")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sys
 import threading
+import time
 import traceback
 from pathlib import Path
 from dataclasses import dataclass
@@ -21,7 +22,7 @@ from .dataset import IndexDataset
 from .plug import SamplerPlug
 from .strategies import draw_case
 from .reading import BadIndex, read_pass
-from .verdict import SamplerFault, SamplerHang, Violation, failure_text
+from .verdict import SamplerFault, SamplerHang, Violation
 
 T = TypeVar("T")
 
@@ -30,12 +31,14 @@ DEFAULT_TIMEOUT_S = 60.0
 
 @dataclass
 class _Limits:
-    timeout_s: float = DEFAULT_TIMEOUT_S
+    timeout_s: float = DEFAULT_TIMEOUT_S  # for one call into one rank's sampler
     # The first case a sampler hung on. A hung watchdog thread cannot be killed, so
     # later cases fail at once instead of piling up more stuck threads.
     hung_case: Case | None = None
-    # What the sampler was doing last ("rank 3 while iterating"), for the hang report.
+    # What the sampler was doing last ("rank 3 while iterating"), for the hang report,
+    # and when that call began: the time bound runs from there.
     progress: str = ""
+    call_started: float = 0.0
 
 
 LIMITS = _Limits()
@@ -51,7 +54,7 @@ FAULT = "sampler fault"  # title for a sampler that raises or hangs: no invarian
 
 def _fault(rank: int | None, message: str, case: Case, flag: str = FAULT) -> SamplerFault:
     who = f"rank {rank}: " if rank is not None else ""
-    return SamplerFault(failure_text([Violation(flag, who + message)], case, None))
+    return SamplerFault([Violation(flag, who + message)], case)
 
 
 def raised(exc: BaseException, step: str) -> str:
@@ -62,11 +65,18 @@ def raised(exc: BaseException, step: str) -> str:
 def on_rank(rank: int | None, step: str, case: Case, call: Callable[[], T]) -> T:
     __tracebackhide__ = True  # failures point at the sampler, not the harness
     LIMITS.progress = f"rank {rank} {step}" if rank is not None else step
+    LIMITS.call_started = time.monotonic()
     try:
         return call()
     except BadIndex as exc:
         raise _fault(rank, f"the sampler {exc}", case, flag="valid_indices") from None
     except Exception as exc:
+        raise _fault(rank, raised(exc, step), case) from exc
+    except (KeyboardInterrupt, SystemExit) as exc:
+        # Python delivers a real Ctrl-C to the main thread only: raised in the watchdog
+        # thread, it came from the sampler, and is its fault, not a reason to stop the run.
+        if threading.current_thread() is threading.main_thread():
+            raise
         raise _fault(rank, raised(exc, step), case) from exc
 
 
@@ -150,8 +160,9 @@ def bounded(case: Case, work: Callable[[], T]) -> T:
     __tracebackhide__ = True  # failures point at the sampler, not the harness
     if LIMITS.hung_case is not None:
         raise SamplerHang(
-            f"the sampler hung earlier in this session on case {LIMITS.hung_case.describe()}; "
-            f"later cases are not run so that the suite stays bounded"
+            [Violation(FAULT, f"the sampler hung earlier in this session on case {LIMITS.hung_case.describe()}; "
+                       f"later cases are not run so that the suite stays bounded")],
+            case,
         )
     outcome: dict[str, Any] = {}
 
@@ -163,18 +174,22 @@ def bounded(case: Case, work: Callable[[], T]) -> T:
             outcome["error"] = exc
 
     thread = threading.Thread(target=target, name="sampler-under-test", daemon=True)
+    LIMITS.call_started = time.monotonic()
     thread.start()
-    thread.join(LIMITS.timeout_s)
+    # --rank-timeout bounds each call into one rank's sampler, not the W ranks together:
+    # wait until the call under way has run that long.
+    while thread.is_alive():
+        remaining = LIMITS.call_started + LIMITS.timeout_s - time.monotonic()
+        if remaining <= 0:
+            break
+        thread.join(remaining)
     if thread.is_alive():
         LIMITS.hung_case = case
         frame = sys._current_frames().get(thread.ident or -1)
         raise SamplerHang(
-            failure_text(
-                [Violation(FAULT, f"{LIMITS.progress or 'the sampler'}: did not finish within {LIMITS.timeout_s:g} s "
-                           f"(--rank-timeout); it hangs. Its stack:\n{_sampler_stack(frame)}")],
-                case,
-                None,
-            )
+            [Violation(FAULT, f"{LIMITS.progress or 'the sampler'}: did not finish within {LIMITS.timeout_s:g} s "
+                       f"(--rank-timeout); it hangs. Its stack:\n{_sampler_stack(frame)}")],
+            case,
         )
     if "error" in outcome:
         raise outcome["error"]

@@ -1,13 +1,16 @@
-"""Turn violations into failure text that reads without the test's source.
+"""Failures as structured evidence, and the text they print.
 
-Every failure names the invariant, says what was expected and what was got, gives the
-case, and shows the per-rank indices (shortened when long).
+A failure carries its violations (flag and message), the case and what every rank
+yielded. The text a user reads is rendered from them; the summary, the certificate,
+JUnit and the verdict table read the same objects through :meth:`Evidence.records`,
+never the rendered text.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Iterable, NoReturn, Sequence
+from dataclasses import asdict, dataclass
+from functools import cache
+from typing import Any, Iterable, NoReturn, Sequence
 
 import numpy as np
 
@@ -19,23 +22,6 @@ SHOWN_TAIL = 4
 SHOWN_RANKS = 8
 
 
-class PropertyFailure(AssertionError):
-    """An invariant does not hold for a case."""
-
-
-class SamplerFault(AssertionError):
-    """The sampler raised or yielded something that is not an index."""
-
-
-class SamplerHang(BaseException):
-    """The sampler did not return within the time bound.
-
-    A BaseException on purpose: Hypothesis shrinks on Exception, and shrinking a hang
-    would cost one full timeout per step. This one ends the test at once, reporting
-    the case that hung as drawn.
-    """
-
-
 @dataclass(frozen=True)
 class Violation:
     flag: str
@@ -44,6 +30,63 @@ class Violation:
     @property
     def title(self) -> str:
         return INVARIANTS.get(self.flag, self.flag)
+
+
+class Evidence:
+    """What a failure proves: the violations, the case they occurred on, each rank's indices."""
+
+    def __init__(self, violations: Iterable[Violation], case: Case | None = None,
+                 observation: Observation | None = None, context: str = "") -> None:
+        self.violations = tuple(violations)
+        self.case = case
+        self.observation = observation
+        super().__init__(failure_text(self.violations, case, observation) + context)
+
+    def records(self, draws: Sequence[str] = ()) -> list[dict[str, Any]]:
+        """One plain dict per violation, for reports, the certificate and JUnit."""
+        ranks = describe_ranks(self.observation).splitlines() if self.observation is not None else []
+        return [
+            {
+                "flag": v.flag,
+                "title": v.title,
+                "message": v.message,
+                "case": self.case.describe() if self.case is not None else None,
+                "parameters": asdict(self.case) if self.case is not None else None,
+                "ranks": [line.strip() for line in ranks],
+                "draws": list(draws),
+            }
+            for v in self.violations
+        ]
+
+
+class PropertyFailure(Evidence, AssertionError):
+    """An invariant does not hold for a case."""
+
+
+class SamplerFault(Evidence, AssertionError):
+    """The sampler raised, died, or yielded something that is not an index."""
+
+
+class SamplerHang(Evidence, BaseException):
+    """The sampler did not return within the time bound, or a rank died.
+
+    A BaseException on purpose: Hypothesis shrinks on Exception, and shrinking a hang
+    would cost one full timeout (or one group restart) per step. This one ends the test
+    at once, reporting the case as drawn.
+    """
+
+
+@cache
+def _distinct(kind: type[Evidence], flag: str) -> type[Evidence]:
+    """A subclass of ``kind`` per flag, so that Hypothesis, which tells failures apart by
+    exception type and line, shrinks each broken invariant to its own counterexample."""
+    return type(kind.__name__, (kind,), {"__module__": kind.__module__, "__qualname__": kind.__qualname__})
+
+
+def raise_evidence(kind: type[Evidence], violations: Sequence[Violation], case: Case | None,
+                   observation: Observation | None = None, context: str = "") -> NoReturn:
+    __tracebackhide__ = True  # failures point at the sampler, not the harness
+    raise _distinct(kind, violations[0].flag)(violations, case, observation, context)
 
 
 def shorten(values: Sequence[int] | np.ndarray, head: int = SHOWN_HEAD, tail: int = SHOWN_TAIL) -> str:
@@ -66,23 +109,29 @@ def describe_ranks(observation: Observation) -> str:
     return "\n".join(lines)
 
 
-def failure_text(violations: Iterable[Violation], case: Case, observation: Observation | None) -> str:
-    violations = list(violations)
+def failure_text(violations: Iterable[Violation], case: Case | None, observation: Observation | None) -> str:
     lines = [f"[{v.title}] {v.message}" for v in violations]
-    lines.append(f"  case: {case.describe()}")
+    if case is not None:
+        lines.append(f"  case: {case.describe()}")
     if observation is not None:
         lines.append(describe_ranks(observation))
     return "\n".join(lines)
 
 
-def expect_holds(observation: Observation, violations: Iterable[Violation]) -> None:
+def expect_holds(observation: Observation, violations: Iterable[Violation], context: str = "") -> None:
     """Raise :class:`PropertyFailure` listing ``violations`` if there are any."""
     __tracebackhide__ = True  # failures point at the sampler, not the harness
     violations = list(violations)
     if violations:
-        raise PropertyFailure(failure_text(violations, observation.case, observation))
+        raise_evidence(PropertyFailure, violations, observation.case, observation, context)
 
 
 def fail(flag: str, message: str, case: Case, observation: Observation | None = None) -> NoReturn:
     __tracebackhide__ = True  # failures point at the sampler, not the harness
-    raise PropertyFailure(failure_text([Violation(flag, message)], case, observation))
+    raise_evidence(PropertyFailure, [Violation(flag, message)], case, observation)
+
+
+class HarnessError(Exception):
+    """The suite failed, not the sampler: a rank that hung or died with no sampler code on
+    its stack, a loader worker that never started, a rendezvous that failed. Reported as a
+    pytest error naming the cause, never as "does not conform"."""

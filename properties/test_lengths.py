@@ -12,7 +12,7 @@ from harness.checkers import check_balanced, check_equal_batch_counts, check_equ
 from harness.reading import read_limit
 from harness.runner import bounded, build_samplers, observe, observe_drawn, on_rank
 from harness.strategies import draw_case
-from harness.verdict import PropertyFailure, expect_holds, failure_text
+from harness.verdict import PropertyFailure, expect_holds, raise_evidence
 
 
 @pytest.mark.invariant("len_matches_iter")
@@ -64,6 +64,5 @@ def test_equal_batch_counts(sampler_plug, contract, drop_last, data):
     counts, lengths = bounded(case, count_batches)
     violations = check_equal_batch_counts(counts, lengths)
     if violations:
-        raise PropertyFailure(
-            failure_text(violations, case, None) + f"\n  BatchSampler(batch_size={case.batch_size}, drop_last={batch_drop_last})"
-        )
+        raise_evidence(PropertyFailure, violations, case,
+                       context=f"\n  BatchSampler(batch_size={case.batch_size}, drop_last={batch_drop_last})")

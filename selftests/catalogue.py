@@ -8,7 +8,7 @@ starts the failure text). ``python -m selftests.catalogue`` prints the README's 
 from __future__ import annotations
 
 import inspect
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from harness.contracts import INVARIANTS, GUARDS
 from harness.runner import FAULT
@@ -19,46 +19,95 @@ KNOWN_BAD_MODULE = "selftests.corpus.known_bad"
 # A sampler that raises is titled as a fault, whichever property was checking.
 FAULT_TITLE = f"[{FAULT}]"
 
+# Why a bug breaks more than its own invariant, for the reasons below.
+STRIDED_FROM_HEAD = ("strided compares each rank's share with Q, the one-rank order padded from its head, "
+                     "so any other padding breaks it too")
+UNEQUAL_SHARES = "ranks with unequal shares form no global order, so padding and dataset order cannot hold"
+BAD_ITEMS = ("no index can be judged when the sampler yields something that is not one, so every test that "
+             "reads its indices fails on that case")
+CRASH = ("the crash ends every test that draws the crashing case, and leaves that test's invariant unjudged "
+         "there (one crash, one finding: not yet)")
+
 
 @dataclass(frozen=True)
 class Rejection:
-    test: str  # the test function in properties/ that must fail
-    flag: str  # the invariant it checks
+    test: str  # the test function in properties/ that checks the intended invariant
+    flag: str  # the invariant the sampler's bug breaks
+    implied: dict[str, str] = field(default_factory=dict)  # other invariants the bug genuinely breaks, and why
     crashes: bool = False  # the sampler raises: the failure is titled as a fault, not by the invariant
 
     @property
     def title(self) -> str:
         return FAULT_TITLE if self.crashes else f"[{INVARIANTS[self.flag]}]"
 
+    @property
+    def failed(self) -> set[str]:
+        """The exact set of invariants a full run of properties/ must report failed."""
+        return {self.flag, *self.implied}
+
 
 def _spec(name: str) -> str:
     return f"{KNOWN_BAD_MODULE}:{name}"
 
 
+def _every(flags: str, why: str) -> dict[str, str]:
+    return {flag: why for flag in flags.split()}
+
+
+_READS_INDICES = "len_matches_iter equal_length covers disjoint pads_from_head strided unshuffled_in_order deterministic"
+
 KNOWN_BAD: dict[str, Rejection] = {
     _spec("LenIgnoresDropLast"): Rejection("test_len_matches_iteration", "len_matches_iter"),
-    _spec("FloorNotCeil"): Rejection("test_equal_rank_lengths", "equal_length"),
-    _spec("UnevenContiguousSplit"): Rejection("test_equal_rank_lengths", "equal_length"),
-    _spec("YieldsTensors"): Rejection("test_indices_are_valid", "valid_indices"),
-    _spec("YieldsFloats"): Rejection("test_indices_are_valid", "valid_indices"),
-    _spec("PadsPastTheEnd"): Rejection("test_indices_are_valid", "valid_indices"),
-    _spec("NeverStops"): Rejection("test_indices_are_valid", "valid_indices"),
-    _spec("RankInSeed"): Rejection("test_union_coverage", "covers"),
-    _spec("DropLastIgnored"): Rejection("test_ranks_disjoint_unless_padded", "disjoint"),
-    _spec("PadsFromTail"): Rejection("test_padding_from_head", "pads_from_head"),
-    _spec("RandomPadding"): Rejection("test_padding_from_head", "pads_from_head"),
-    _spec("SingleHeadCopy"): Rejection("test_padding_from_head", "pads_from_head"),
-    _spec("ContiguousBlocks"): Rejection("test_strided_assignment", "strided"),
+    _spec("FloorNotCeil"): Rejection("test_equal_rank_lengths", "equal_length", {
+        "covers": "floor(N/W) items per rank leave the remainder unread"}),
+    _spec("UnevenContiguousSplit"): Rejection("test_equal_rank_lengths", "equal_length", {
+        "pads_from_head": UNEQUAL_SHARES, "unshuffled_in_order": UNEQUAL_SHARES,
+        "strided": "its shares are contiguous blocks, and of unequal length",
+        "equal_batches": "unequal shares give unequal batch counts"}),
+    _spec("YieldsTensors"): Rejection("test_indices_are_valid", "valid_indices",
+                                      _every(_READS_INDICES + " reshuffles_on_set_epoch seed_effective edge_sizes",
+                                             BAD_ITEMS)),
+    _spec("YieldsFloats"): Rejection("test_indices_are_valid", "valid_indices",
+                                     _every(_READS_INDICES + " reshuffles_on_set_epoch seed_effective edge_sizes",
+                                            BAD_ITEMS)),
+    _spec("PadsPastTheEnd"): Rejection("test_indices_are_valid", "valid_indices", {
+        "pads_from_head": "its padding is N + k, not the head", "strided": STRIDED_FROM_HEAD}),
+    _spec("NeverStops"): Rejection("test_indices_are_valid", "valid_indices",
+                                   _every(_READS_INDICES + " reshuffles_on_set_epoch seed_effective edge_sizes",
+                                          BAD_ITEMS)),
+    _spec("RankInSeed"): Rejection("test_union_coverage", "covers", {
+        "disjoint": "ranks that shuffle differently share indices",
+        "pads_from_head": "the order rebuilt from ranks that shuffle differently is no padded permutation",
+        "strided": "each rank cuts its share from its own order"}),
+    _spec("DropLastIgnored"): Rejection("test_ranks_disjoint_unless_padded", "disjoint", {
+        "equal_length": "it pads under drop_last, so every rank yields ceil(N/W), not floor(N/W)"}),
+    _spec("PadsFromTail"): Rejection("test_padding_from_head", "pads_from_head", {"strided": STRIDED_FROM_HEAD}),
+    _spec("RandomPadding"): Rejection("test_padding_from_head", "pads_from_head", {"strided": STRIDED_FROM_HEAD}),
+    _spec("SingleHeadCopy"): Rejection("test_padding_from_head", "pads_from_head", {
+        **_every("len_matches_iter equal_length equal_batches",
+                 "when N < W/2 the one head copy is too short, so the last ranks yield fewer items than len() says"),
+        "strided": STRIDED_FROM_HEAD, "unshuffled_in_order": UNEQUAL_SHARES}),
+    _spec("ContiguousBlocks"): Rejection("test_strided_assignment", "strided", {
+        **_every("pads_from_head unshuffled_in_order",
+                 "Q is rebuilt from the ranks strided, so contiguous shares scramble its head and its padding")}),
     _spec("ShuffleIgnored"): Rejection("test_no_shuffle_keeps_dataset_order", "unshuffled_in_order"),
-    _spec("GlobalRNG"): Rejection("test_same_order_without_set_epoch", "deterministic"),
+    _spec("GlobalRNG"): Rejection("test_same_order_without_set_epoch", "deterministic", {
+        **_every("covers disjoint strided",
+                 "each rank's sampler draws the next permutation from the one global RNG, so ranks overlap"),
+        "pads_from_head": "the order rebuilt from ranks that overlap is no padded permutation"}),
     _spec("ReshufflesEveryIter"): Rejection("test_same_order_without_set_epoch", "deterministic"),
     _spec("EpochIgnored"): Rejection("test_set_epoch_reshuffles", "reshuffles_on_set_epoch"),
     _spec("WrapperDropsSetEpoch"): Rejection("test_set_epoch_reshuffles", "reshuffles_on_set_epoch"),
     _spec("WrapperWithoutSetEpoch"): Rejection("test_set_epoch_reshuffles", "reshuffles_on_set_epoch"),
     _spec("SeedIgnored"): Rejection("test_seed_changes_order", "seed_effective"),
     _spec("NoRankValidation"): Rejection("test_invalid_arguments_refused", "validates_arguments"),
-    _spec("CrashesOnEmptyDataset"): Rejection("test_edge_sizes", "edge_sizes", crashes=True),
-    _spec("UnpaddedStrided"): Rejection("test_equal_batch_counts", "equal_batches"),
+    _spec("CrashesOnEmptyDataset"): Rejection("test_edge_sizes", "edge_sizes",
+                                              _every(_READS_INDICES + " valid_indices equal_batches", CRASH),
+                                              crashes=True),
+    _spec("UnpaddedStrided"): Rejection("test_equal_batch_counts", "equal_batches", {
+        "equal_length": "without padding the ranks yield ceil(N/W) or floor(N/W) items",
+        "pads_from_head": UNEQUAL_SHARES, "unshuffled_in_order": UNEQUAL_SHARES,
+        "strided": "without padding the last ranks' shares stop short of Q[r::W]"}),
 }
 
 # Samplers that must be certified under the default contract.

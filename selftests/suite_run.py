@@ -6,6 +6,7 @@ the plugin's "sampler conformance" section. Nothing here imports the sampler und
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,9 +15,13 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 PROPERTIES = REPO / "properties"
+CONFORMANCE = REPO / "conformance"
 # One certification under the dev profile takes 3-25 s on 2 busy cores; a run that
 # takes this long is a hang, and the selftest fails instead of waiting forever.
 RUN_TIMEOUT_S = 240
+# The same draws on every run: a selftest that asserts a sampler's exact failed invariants
+# must not depend on which cases a random seed happens to reach.
+HYPOTHESIS_SEED = 0
 # Each sampler call runs in a watchdog thread bounded by this (the plugin's --rank-timeout).
 RANK_TIMEOUT_S = 20
 
@@ -26,6 +31,7 @@ _SECTION = re.compile(r"^_{3,} (\w+)(\[[^\]]*\])? _{3,}$", re.MULTILINE)
 _BANNER = re.compile(r"^(={3,}|_{3,}) ", re.MULTILINE)
 _SKIPPED = re.compile(r"^SKIPPED \[\d+\] \S+: (.+)$", re.MULTILINE)
 _SUMMARY = re.compile(r"^=+ sampler conformance =+$(.*?)(?=^=+ |\Z)", re.MULTILINE | re.DOTALL)
+VERDICT_PREFIXES = ("VERDICT: ", "PARTIAL: ", "INTERRUPTED: ", "ERROR: ", "NO VERDICT: ")
 _CASE = re.compile(r"case: N=(\d+), W=(\d+)")
 
 
@@ -34,6 +40,21 @@ class SuiteRun:
     spec: str
     exit_code: int
     output: str  # stdout then stderr
+    certificate: dict | None = None  # the run's JSON certificate, when it wrote one
+
+    @property
+    def statuses(self) -> dict[str, str]:
+        """Invariant flag -> status, from the certificate."""
+        assert self.certificate is not None, f"the run wrote no certificate\n{self.explain()}"
+        return {invariant["flag"]: invariant["status"] for invariant in self.certificate["invariants"]}
+
+    @property
+    def failed_invariants(self) -> set[str]:
+        return {flag for flag, status in self.statuses.items() if status == "failed"}
+
+    def counterexamples(self, flag: str) -> list[dict]:
+        assert self.certificate is not None, f"the run wrote no certificate\n{self.explain()}"
+        return next(i["counterexamples"] for i in self.certificate["invariants"] if i["flag"] == flag)
 
     @property
     def failed_tests(self) -> set[str]:
@@ -66,7 +87,8 @@ class SuiteRun:
 
     @property
     def verdict(self) -> str:
-        lines = [line for line in self.output.splitlines() if line.startswith("VERDICT: ")]
+        """The summary's last line: VERDICT, PARTIAL, INTERRUPTED, ERROR or NO VERDICT."""
+        lines = [line for line in self.output.splitlines() if line.startswith(VERDICT_PREFIXES)]
         assert len(lines) == 1, f"expected one VERDICT line, got {lines}\n{self.explain()}"
         return lines[0]
 
@@ -88,19 +110,27 @@ class SuiteRun:
 _RUNS: dict[tuple[str, ...], SuiteRun] = {}
 
 
-def certify(pytester: pytest.Pytester, spec: str, *options: str, timeout: float = RUN_TIMEOUT_S) -> SuiteRun:
-    """``pytest properties --sampler=spec`` in a fresh interpreter, cwd a temporary dir."""
-    key = (spec, *options)
+def certify(pytester: pytest.Pytester, spec: str, *options: str, timeout: float = RUN_TIMEOUT_S,
+            paths: tuple[Path, ...] = (PROPERTIES,)) -> SuiteRun:
+    """``pytest properties --sampler=spec`` (or other ``paths``) in a fresh interpreter, cwd a temporary dir."""
+    key = (spec, *options, *map(str, paths))
     if key not in _RUNS:
-        _RUNS[key] = _run(pytester, spec, *options, timeout=timeout)
+        _RUNS[key] = _run(pytester, spec, *options, timeout=timeout, paths=paths)
     return _RUNS[key]
 
 
-def _run(pytester: pytest.Pytester, spec: str, *options: str, timeout: float) -> SuiteRun:
+def _run(pytester: pytest.Pytester, spec: str, *options: str, timeout: float, paths: tuple[Path, ...]) -> SuiteRun:
+    """Unless the options name their own --certificate, the run writes one in pytester's
+    directory, and the verdict is read from it."""
+    certificate = next((o.partition("=")[2] for o in options if o.startswith("--certificate=")), None)
+    if certificate is None:
+        certificate = str(pytester.path / "certificate")
+        options = (*options, f"--certificate={certificate}")
     result = pytester.runpytest_subprocess(
-        str(PROPERTIES),
+        *map(str, paths),
         f"--sampler={spec}",
         "--hypothesis-profile=dev",
+        f"--hypothesis-seed={HYPOTHESIS_SEED}",
         f"--rank-timeout={RANK_TIMEOUT_S}",
         "-p", "no:cacheprovider",
         "-rfEs",
@@ -109,4 +139,6 @@ def _run(pytester: pytest.Pytester, spec: str, *options: str, timeout: float) ->
         timeout=timeout,
     )
     output = "\n".join(result.outlines + result.errlines)
-    return SuiteRun(spec=spec, exit_code=int(result.ret), output=output)
+    written = Path(certificate + ".json")
+    return SuiteRun(spec=spec, exit_code=int(result.ret), output=output,
+                    certificate=json.loads(written.read_text()) if written.exists() else None)

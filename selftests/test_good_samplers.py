@@ -1,23 +1,44 @@
-"""Conforming samplers are certified: every property holds, none is skipped for them."""
+"""Conforming samplers are certified: every invariant holds, none is skipped for them.
+
+In-process alone (``properties/``) the verdict is PARTIAL, with exactly the invariants
+that only real process groups check left unchecked; only the whole suite says "conforms".
+"""
 
 from __future__ import annotations
 
 import pytest
 
+from harness.contracts import CONTRACTS, DEFAULT_CONTRACT, GROUP_ONLY
+
 from .catalogue import GOOD
-from .suite_run import REPO, certify
+from .suite_run import CONFORMANCE, PROPERTIES, REPO, certify
 
 # The plug also loads a sampler from a file path (the module is not importable by name).
 BY_FILE = f"{REPO / 'selftests' / 'corpus' / 'reference.py'}:NumpyDistributedSampler"
+PROMISED = CONTRACTS[DEFAULT_CONTRACT].flags
 
 
 @pytest.mark.parametrize("spec", [*GOOD, BY_FILE], ids=lambda spec: spec.rpartition(":")[2] + (" by file" if spec == BY_FILE else ""))
-def test_good_sampler_conforms(pytester, spec):
+def test_good_sampler_holds_every_in_process_invariant(pytester, spec):
     run = certify(pytester, spec)
     assert run.exit_code == pytest.ExitCode.OK, run.explain()
     assert not run.failed_tests, run.explain()
-    assert run.verdict.startswith(f"VERDICT: {spec} conforms"), run.verdict
-    assert " 0 failed" in run.verdict, run.verdict
+    statuses = run.statuses
+    assert {f for f in PROMISED if statuses[f] == "held"} == PROMISED - GROUP_ONLY, statuses
+    assert {f for f in PROMISED if statuses[f] == "not run"} == PROMISED & GROUP_ONLY, statuses
+    # Not run is not conforming: the line says PARTIAL and names what was left out.
+    assert run.certificate["verdict"]["state"] == "partial", run.verdict
+    assert run.verdict.startswith("PARTIAL: ") and "conforms" not in run.verdict, run.verdict
+    assert all(flag in run.verdict for flag in PROMISED & GROUP_ONLY), run.verdict
     # A good sampler takes every parameter: nothing may be skipped for lack of one.
     lacking = {reason for reason in run.skip_reasons if "sampler has no" in reason}
     assert not lacking, lacking
+
+
+def test_good_sampler_conforms_through_the_whole_suite(pytester):
+    spec = "selftests.corpus.parts:PartsSampler"
+    run = certify(pytester, spec, "--world-sizes=1,2", paths=(PROPERTIES, CONFORMANCE))
+    assert run.exit_code == pytest.ExitCode.OK, run.explain()
+    assert set(run.statuses[f] for f in PROMISED) == {"held"}, run.statuses
+    assert run.certificate["verdict"]["state"] == "conforms"
+    assert run.verdict.startswith(f"VERDICT: {spec} conforms to contract 'torch'"), run.verdict

@@ -34,6 +34,15 @@ def test_maskrcnn_verdict(pytester, record_property):
 
     # Contiguous blocks, and `self.shuffle = True` whatever the caller passed.
     assert {"test_strided_assignment", "test_no_shuffle_keeps_dataset_order"} <= run.failed_tests, run.explain()
+    # The exact verdict: its crash leaves most invariants failed on the crashing case (one crash,
+    # one finding is not built yet); it accepts rank >= W; seed and drop_last are not applicable.
+    # The reshuffle test stops on its head padding before it can judge reshuffling.
+    assert run.failed_invariants == {
+        "len_matches_iter", "equal_length", "valid_indices", "covers", "disjoint", "pads_from_head", "strided",
+        "unshuffled_in_order", "deterministic", "validates_arguments", "edge_sizes", "equal_batches",
+    }, run.explain()
+    assert run.statuses["seed_effective"] == "not applicable", run.statuses
+    assert run.statuses["reshuffles_on_set_epoch"] == "not judged", run.statuses
 
     # No seed, no drop_last: skipped with the reason, listed as not applicable, never failed.
     for parameter in ("seed", "drop_last"):
@@ -62,3 +71,9 @@ def test_data_partitioner_is_rejected(pytester, record_property):
     assert expected <= run.failed_tests, f"missing: {sorted(expected - run.failed_tests)}\n{run.explain()}"
     assert "sampler has no `shuffle` parameter" in run.skip_reasons, sorted(run.skip_reasons)
     assert "no set_epoch() method" in run.failure_text("test_set_epoch_reshuffles")
+    # Each failure is charged to the invariant it breaks, wherever it was found: the dropped
+    # remainder to covers and equal_length, not to edge_sizes or seed_effective, whose own
+    # checks hold (no crash; seeds change the order).
+    assert run.failed_invariants == {
+        "equal_length", "covers", "strided", "reshuffles_on_set_epoch", "validates_arguments"}, run.explain()
+    assert run.statuses["unshuffled_in_order"] == "not applicable", run.statuses

@@ -11,6 +11,7 @@ import itertools
 import math
 
 import torch
+import torch.distributed as dist
 from torch.utils.data import BatchSampler, RandomSampler, Sampler, SequentialSampler
 
 
@@ -194,3 +195,14 @@ class SplitBatches(ShardedBatches):
 
     def __len__(self):
         return len(self._batches())
+
+
+class ShardedBatchesFromGroup(ShardedBatches):
+    """ShardedBatches that takes num_replicas/rank from the process group when left out, as
+    accelerate's samplers do. Like them it has no set_epoch, which the `batch` contract does
+    not promise: the suite must never call it, nor charge its absence to anything."""
+
+    def __init__(self, dataset, num_replicas=None, rank=None, shuffle=True, seed=0, drop_last=False, batch_size=1):
+        num_replicas = dist.get_world_size() if num_replicas is None else num_replicas
+        rank = dist.get_rank() if rank is None else rank
+        super().__init__(dataset, num_replicas, rank, shuffle, seed, drop_last, batch_size)

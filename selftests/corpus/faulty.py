@@ -4,6 +4,7 @@ and a sampler that raises, to prove faults are reported per rank."""
 from __future__ import annotations
 
 import os
+import time
 from typing import Any, Iterator
 
 from .parts import PartsSampler
@@ -30,4 +31,42 @@ class RaisesOnRankOne(PartsSampler):
     def __iter__(self) -> Iterator[int]:
         if self.rank == self.FAILING_RANK:
             raise FileNotFoundError(SHARD_ERROR)
+        return super().__iter__()
+
+
+class RaisesKeyboardInterrupt(PartsSampler):
+    """Raises KeyboardInterrupt from its own code (as a sampler that catches a signal and
+    re-raises it might) when the dataset has 7 items: a fault of the sampler's, not a Ctrl-C
+    of the user's, so the run must go on to its verdict."""
+
+    def __iter__(self) -> Iterator[int]:
+        if len(self.dataset) == 7:
+            raise KeyboardInterrupt
+        return super().__iter__()
+
+
+class LateEpochCoverageBug(PartsSampler):
+    """From epoch 2**16 on, the last item of the order is replaced by the first: an item is
+    lost and another repeated. Only tests that call set_epoch with a large epoch reach it
+    (the seed test's large-seed check, the reshuffle test's drawn epochs); the structural
+    tests never call set_epoch. The violation must be charged to coverage (and disjointness),
+    not to the seed or reshuffle invariants whose tests found it."""
+
+    LATE_EPOCH = 2**16
+
+    def order(self) -> list[int]:
+        order = super().order()
+        if self.epoch >= self.LATE_EPOCH and len(order) > 1:
+            order[-1] = order[0]
+        return order
+
+
+class SlowPass(PartsSampler):
+    """Correct, but each pass takes SECONDS_PER_PASS: at W=51 one observation of all ranks
+    takes far longer than one rank's --rank-timeout, which bounds one rank's pass only."""
+
+    SECONDS_PER_PASS = 0.15
+
+    def __iter__(self) -> Iterator[int]:
+        time.sleep(self.SECONDS_PER_PASS)
         return super().__iter__()

@@ -180,7 +180,8 @@ class RandomPadding(PartsSampler):
 
 class SingleHeadCopy(PartsSampler):
     """One head copy of padding: `P + P[:pad]` comes up short when pad > N, i.e. N < W/2
-    (torch before pytorch #45324 / #49172, timm OrderedDistributedSampler).
+    (torch before pytorch #45324 / #49172, and maskrcnn-benchmark, seed 000). timm 1.0.31's
+    OrderedDistributedSampler does not have it: it pads cyclically (`i % n`).
 
     Rejected by: padding from the head (ranks end up with unequal lengths).
     """

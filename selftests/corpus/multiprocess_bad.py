@@ -49,3 +49,14 @@ class DefaultsToSingleRank(PartsSampler):
     def __init__(self, dataset, num_replicas=None, rank=None, shuffle=True, seed=0, drop_last=False):
         super().__init__(dataset, 1 if num_replicas is None else num_replicas, 0 if rank is None else rank,
                          shuffle, seed, drop_last)
+
+
+class ShuffleOffByDefault(PartsSampler):
+    """A drop-in replacement whose `shuffle` defaults to False: a job that builds it as
+    `DistributedSampler(dataset)` (the documentation's usage, seeds 001 and 004) silently
+    trains on the dataset in file order every epoch. Every explicitly configured check
+    passes; conformance/ must reject it, naming "built with the dataset alone, the
+    contract's defaults"."""
+
+    def __init__(self, dataset, num_replicas=None, rank=None, shuffle=False, seed=0, drop_last=False):
+        super().__init__(dataset, num_replicas, rank, shuffle, seed, drop_last)

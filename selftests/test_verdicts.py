@@ -1,0 +1,71 @@
+"""The verdict is honest: each violation counts against its own invariant, a step the
+sampler does not offer is never called, nothing is held vacuously, a sampler's own
+KeyboardInterrupt is its fault, and a slow sampler is not a hung one."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness import runner
+from harness.case import Case
+from harness.contracts import TORCH
+from harness.plug import load_plug
+
+from .corpus.faulty import SlowPass
+from .suite_run import CONFORMANCE, PROPERTIES, certify
+
+FAULTY = "selftests.corpus.faulty"
+
+
+def test_a_sampler_without_set_epoch_is_never_charged_for_it_under_the_batch_contract(pytester):
+    """The `batch` contract does not promise reshuffling: the DataLoader tests and the rest of
+    the whole suite must neither call set_epoch nor charge its absence."""
+    spec = "selftests.corpus.families:ShardedBatchesFromGroup"
+    run = certify(pytester, spec, "--contract=batch", "--world-sizes=2", paths=(PROPERTIES, CONFORMANCE))
+    assert run.exit_code == pytest.ExitCode.OK, run.explain()
+    assert run.statuses["equal_batches"] == "held" and run.statuses["loader_yields_sampler"] == "held", run.statuses
+    assert run.certificate["verdict"]["state"] == "conforms", run.verdict
+
+
+def test_a_violation_is_charged_to_its_own_invariant_wherever_it_was_found(pytester):
+    """Only the seed and reshuffle tests reach this coverage bug (large epochs): it fails
+    covers and disjoint, never seed_effective or reshuffles_on_set_epoch, whose tests
+    stopped on it before judging their own invariant."""
+    run = certify(pytester, f"{FAULTY}:LateEpochCoverageBug")
+    assert run.exit_code == pytest.ExitCode.TESTS_FAILED, run.explain()
+    assert {"test_seed_changes_order", "test_set_epoch_reshuffles"} & run.failed_tests, run.explain()
+    assert run.failed_invariants == {"covers", "disjoint"}, run.explain()
+    for flag in ("seed_effective", "reshuffles_on_set_epoch"):
+        assert run.statuses[flag] in ("held", "not judged"), run.statuses
+    assert "[union coverage]" in run.output, run.explain()
+
+
+def test_nothing_is_held_vacuously_for_a_sampler_without_shuffle(pytester):
+    """In real groups, `unshuffled_in_order` needs shuffle=False: for a sampler that cannot
+    be given it, the invariant is not applicable (with the reason), never held."""
+    run = certify(pytester, "selftests.corpus.reference:DataPartitionerSampler", "--world-sizes=2",
+                  paths=(CONFORMANCE / "test_process_groups.py",))
+    assert run.statuses["unshuffled_in_order"] == "not applicable", run.statuses
+    assert "sampler has no `shuffle` parameter" in run.output, run.explain()
+
+
+def test_a_keyboard_interrupt_raised_by_the_sampler_is_its_fault_and_the_run_goes_on(pytester):
+    run = certify(pytester, f"{FAULTY}:RaisesKeyboardInterrupt")
+    assert run.exit_code == pytest.ExitCode.TESTS_FAILED, run.explain()
+    assert "the sampler raised KeyboardInterrupt while iterating" in run.output, run.explain()
+    assert "edge_sizes" in run.failed_invariants, run.explain()
+    assert run.verdict.startswith(f"VERDICT: {FAULTY}:RaisesKeyboardInterrupt does NOT conform"), run.verdict
+    assert run.certificate["verdict"]["state"] == "does not conform"
+    assert "INTERRUPTED" not in run.output and "!!! KeyboardInterrupt" not in run.output, run.explain()
+
+
+def test_rank_timeout_bounds_one_ranks_pass_not_all_ranks_together():
+    """W=51 simulated ranks of a correct sampler that takes 0.15 s per pass: 7.7 s for the
+    observation, 0.15 s per rank, well inside a 5 s --rank-timeout."""
+    runner.configure(timeout_s=5.0)
+    try:
+        observation = runner.observe(load_plug(f"{FAULTY}:SlowPass"), Case(dataset_size=102, world_size=51), TORCH)
+    finally:
+        runner.configure(timeout_s=runner.DEFAULT_TIMEOUT_S)
+    assert [len(indices) for indices in observation.indices] == [2] * 51
+    assert 51 * SlowPass.SECONDS_PER_PASS > 5.0
