@@ -222,6 +222,12 @@ def check_same_indices(first: Observation, second: Observation, flag: str, what:
     return []
 
 
+def orders_comparable(observation: Observation) -> bool:
+    """Enough items that two orders cannot coincide by chance: below that, "the order
+    changed" judges nothing, and a test rejects the example rather than count it."""
+    return sum(len(indices) for indices in observation.indices) >= MIN_ITEMS_FOR_DISTINCT_ORDERS
+
+
 def check_orders_differ(first: Observation, second: Observation, flag: str, what: str) -> list[Violation]:
     # The ranks' shares one after another: defined whatever the layout or lengths.
     a, b = first.global_order("contiguous"), second.global_order("contiguous")

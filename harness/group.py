@@ -15,9 +15,18 @@ from .case import Case, Observation
 from .checkers import check_equal_batch_counts, check_loader_yields_sampler
 from .contracts import Contract
 from .plug import SamplerPlug
-from .messages import Build, LoaderReadings, ReadSamplers, RunLoader, SamplerReadings
+from .crashes import set_aside_or_raise
+from .messages import Build, LoaderReadings, ReadSamplers, Reply, Request, RunLoader, SamplerReadings
 from .rank_pool import RankPool
-from .verdict import Violation
+from .verdict import SamplerFault, Violation
+
+
+def _request(pool: RankPool, request: Request) -> list[Reply]:
+    """Every rank's reply; a sampler that raised is set aside as the in-process runner does."""
+    try:
+        return pool.request(request)
+    except SamplerFault as fault:
+        set_aside_or_raise(fault)
 
 
 @dataclass(frozen=True)
@@ -43,7 +52,7 @@ def run_samplers(
     builds = (Build.GROUP,) if plug.needs_process_group else (Build.GROUP, Build.EXPLICIT, Build.SINGLE)
     builds += (Build.DEFAULTS,) if with_defaults else ()
     request = ReadSamplers(plug.spec, contract, case, tuple(epochs), builds)
-    replies: list[SamplerReadings] = pool.request(request)  # type: ignore[assignment]
+    replies: list[SamplerReadings] = _request(pool, request)  # type: ignore[assignment]
 
     def observation(build: Build, k: int, ranks: Sequence[SamplerReadings], at: Case) -> Observation:
         readings = [reply.readings[build][k] for reply in ranks]
@@ -94,7 +103,7 @@ def run_loader(
     with_sampler: bool = True,
 ) -> tuple[LoaderEpochRun, ...]:
     request = RunLoader(spec, contract, case, tuple(epochs), num_workers, loader_drop_last, with_sampler)
-    replies: list[LoaderReadings] = pool.request(request)  # type: ignore[assignment]
+    replies: list[LoaderReadings] = _request(pool, request)  # type: ignore[assignment]
     runs = []
     has_set_epoch = all(reply.has_set_epoch for reply in replies)
     for k, epoch in enumerate(epochs):

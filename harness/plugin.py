@@ -14,8 +14,9 @@ from pathlib import Path
 from typing import Any, Callable, NoReturn
 
 import pytest
+from hypothesis.errors import Unsatisfiable
 
-from . import profiles, runner
+from . import crashes, profiles, runner
 from .backend import BACKENDS, DEFAULT_BACKEND, choose_backend, cuda_device_count
 from .certificate import build_certificate, write_certificate
 from .contracts import CONTRACTS, DEFAULT_CONTRACT, INVARIANTS, Contract, describe_contracts
@@ -31,26 +32,32 @@ from .results import (
     NOT_JUDGED,
     NOT_PROMISED,
     NOT_RUN,
+    CRASHED_EVERYWHERE,
     NO_TEST_RAN,
     NO_VERDICT,
     PARTIAL,
+    SET_ASIDE_KEY,
     SKIP_KIND_KEY,
     VIOLATION_KEY,
     InvariantResult,
     ResultCollector,
     Verdict,
-    counterexample_text,
     skip_reason,
     verdict,
 )
-from .verdict import Evidence, HarnessError, SamplerFault, SamplerHang
 from .strategies import take_example_count
 from .plug import DEFAULT_SPEC, SamplerPlug, SamplerSpecError, load_plug
+from .verdict import Evidence, HarnessError
+
+try:
+    from builtins import BaseExceptionGroup
+except ImportError:  # Python 3.10: the backport Hypothesis depends on there
+    from exceptiongroup import BaseExceptionGroup
 
 CERTIFICATION_DIRS = ("properties", "conformance")
 CERTIFICATION_MARK = "certification"
-DEFAULT_WORLD_SIZES = "1,2,4"
-MAX_SHOWN_COUNTEREXAMPLES = 3  # per failed invariant in the summary; the certificate has them all  # sized for 2 cores; GPU nodes: --backend=nccl --world-sizes=8
+DEFAULT_WORLD_SIZES = "1,2,4"  # sized for 2 cores; GPU nodes: --backend=nccl --world-sizes=8
+MAX_SHOWN_COUNTEREXAMPLES = 3  # per failed invariant in the summary; the certificate has them all
 
 
 @dataclass(frozen=True)
@@ -271,6 +278,7 @@ def _invariant(item: pytest.Item) -> str | None:
 def pytest_runtest_setup(item: pytest.Item) -> None:
     take_example_count()  # start this test's count at zero
     flag = _invariant(item)
+    crashes.begin_test(flag)
     if flag is None:
         return
     current = state(item.config)
@@ -289,38 +297,53 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
     # Carried on the report, so it reaches the pytest-xdist controller and --junitxml too.
     properties = [(INVARIANT_KEY, flag)]
     if report.when == "call":
-        properties.append((EXAMPLES_KEY, take_example_count() or 1))
+        examples = take_example_count() or 1
+        properties.append((EXAMPLES_KEY, examples))
         properties += [(FINDING_KEY, f) for f in state(item.config).findings_by_test.pop(item.nodeid, [])]
+        rejected = crashes.rejected()
+        set_aside = crashes.take_set_aside()
+        properties += _violation_properties(set_aside[:1])  # the smallest case each test crashed on
+        properties.append((SET_ASIDE_KEY, len(set_aside)))
+        if set_aside and call.excinfo is not None and call.excinfo.errisinstance((Unsatisfiable, crashes.EnoughSetAside)):
+            if call.excinfo.errisinstance(crashes.EnoughSetAside) and examples > rejected:
+                # stopped early, having judged the cases that did not crash
+                report.outcome, report.longrepr = "passed", None
+            else:  # every example crashed, so nothing was judged: not a failure of this invariant
+                report.outcome = "skipped"
+                report.longrepr = (str(item.path), 0, f"{CRASHED_EVERYWHERE} (see edge_sizes)")
+                properties.append((SKIP_KIND_KEY, NOT_JUDGED))
     if call.excinfo is not None and report.failed:
-        properties += _failure_properties(call.excinfo.value, flag)
-    if report.skipped:
+        properties += _failure_properties(call.excinfo.value)
+    if report.skipped and not any(key == SKIP_KIND_KEY for key, _ in properties):
         properties.append((SKIP_KIND_KEY, NOT_APPLICABLE if skip_reason(report) in _NOT_APPLICABLE_REASONS else NOT_RUN))
     report.user_properties = [*report.user_properties, *properties]
     return report
 
 
-def _failure_properties(error: BaseException, flag: str) -> list[tuple[str, str]]:
-    """The violations a failure carries, each as JSON with its Hypothesis draws; a failure
-    that carries none is the suite's own error, named by its exception.
-
-    A sampler fault (it raised, hung, died, or yielded something that is not an index)
-    leaves the test's own invariant unjudged on that case, so it counts against that
-    invariant too."""
-    properties = []
+def _failure_properties(error: BaseException) -> list[tuple[str, str]]:
+    """The violations a failure carries; a failure that carries none is the suite's own
+    error, named by its exception."""
+    evidence = [leaf for leaf in _leaves(error) if isinstance(leaf, Evidence)]
+    properties = _violation_properties(evidence)
     for leaf in _leaves(error):
-        if isinstance(leaf, Evidence):
-            draws = [note for note in getattr(leaf, "__notes__", []) if note.startswith("Draw ")]
-            for record in leaf.records(draws):
-                fault = isinstance(leaf, (SamplerFault, SamplerHang))
-                if record["flag"] != runner.FAULT:
-                    properties.append((VIOLATION_KEY, json.dumps(record)))
-                if fault and record["flag"] != flag:
-                    properties.append((VIOLATION_KEY, json.dumps(dict(record, flag=flag))))
-        elif isinstance(leaf, HarnessError):
+        if isinstance(leaf, HarnessError):
             properties.append((HARNESS_ERROR_KEY, str(leaf)))
-        else:
+        elif not isinstance(leaf, Evidence):
             first_line = (str(leaf).strip().splitlines() or [""])[0]
             properties.append((HARNESS_ERROR_KEY, f"{type(leaf).__name__}: {first_line}"))
+    return properties
+
+
+def _violation_properties(evidence: list[Evidence]) -> list[tuple[str, str]]:
+    """Each violation as JSON with its Hypothesis draws. A sampler fault (it raised, hung or
+    died) counts against the invariant that it runs without crashing."""
+    properties = []
+    for leaf in evidence:
+        draws = [note for note in getattr(leaf, "__notes__", []) if note.startswith("Draw ")]
+        for record in leaf.records(draws):
+            if record["flag"] == runner.FAULT:
+                record["flag"] = crashes.CRASH_FLAG
+            properties.append((VIOLATION_KEY, json.dumps(record)))
     return properties
 
 
@@ -420,7 +443,7 @@ class ConformanceReport:
         return {c.name or f"W={c.world_size} skipped: {c.skip_reason}" for c in choices}
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        if not self.collector.outcomes and not self.written:
+        if not self.collector.outcomes and not self.written and not self.interrupted:
             return
         results, outcome = self._verdict()
         write = terminalreporter.write_line
@@ -430,8 +453,7 @@ class ConformanceReport:
                 write(f"{result.status:>14}  {result.flag:31s} {result.title}")
             if result.status == FAILED:
                 for record in result.counterexamples[:MAX_SHOWN_COUNTEREXAMPLES]:
-                    text = counterexample_text(record).splitlines()
-                    write(" " * 16 + f"{text[0]}")
+                    write(" " * 16 + f"[{record['title']}] {record['message'].splitlines()[0]}")
                     write(" " * 18 + f"{record['case'] or ''} ({record['test']})")
                 hidden = len(result.counterexamples) - MAX_SHOWN_COUNTEREXAMPLES
                 if hidden > 0:

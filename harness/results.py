@@ -37,9 +37,11 @@ EXAMPLES_KEY = "examples"
 FINDING_KEY = "finding"
 VIOLATION_KEY = "violation"  # JSON of one violation record (harness.verdict.Evidence.records)
 HARNESS_ERROR_KEY = "harness_error"  # the suite failed, not the sampler: the cause
-SKIP_KIND_KEY = "skip_kind"  # NOT_APPLICABLE or NOT_RUN, for a skipped test
+SKIP_KIND_KEY = "skip_kind"  # NOT_APPLICABLE, NOT_RUN or NOT_JUDGED, for a skipped test
+SET_ASIDE_KEY = "set_aside"  # examples set aside because the sampler crashed on them (harness.crashes)
 
 NO_TEST_RAN = "no test for it ran in this session (deselected with -k, or not in the paths given)"
+CRASHED_EVERYWHERE = "the sampler crashed on every case this test drew"
 
 # The states of a whole run, in the certificate and the verdict line.
 CONFORMS, DOES_NOT_CONFORM, PARTIAL = "conforms", "does not conform", "partial"
@@ -68,6 +70,7 @@ class _TestOutcome:
     harness_error: str | None
     skip_kind: str | None
     skip_reason: str
+    set_aside: int = 0
 
 
 def skip_reason(report: pytest.TestReport) -> str:
@@ -107,6 +110,7 @@ class ResultCollector:
                 harness_error=errors[0] if errors else None,
                 skip_kind=kinds[0] if kinds else (NOT_RUN if report.skipped else None),
                 skip_reason=skip_reason(report) if report.skipped else "",
+                set_aside=int(dict(properties).get(SET_ASIDE_KEY, 0)),
             )
         )
 
@@ -145,13 +149,17 @@ class ResultCollector:
             result.details = [f"{o.name}: {o.harness_error}" for o in errors]
         elif judged:
             result.status = HELD
-            result.details = [f"{o.skip_kind}: {o.name}: {o.skip_reason}" for o in own if o.outcome == "skipped"]
-        elif stopped:
+            result.details = [f"{o.skip_kind}: {o.name}: {o.skip_reason}" for o in own if o.outcome == "skipped"] + [
+                f"held: {o.name}: judged on the cases without a crash; {o.set_aside} examples set aside "
+                f"because the sampler crashed on them (see edge_sizes, valid_indices)"
+                for o in judged if o.set_aside
+            ]
+        elif stopped or any(o.skip_kind == NOT_JUDGED for o in own):
             result.status = NOT_JUDGED
             result.details = [
                 f"{o.name}: stopped on a violation of {', '.join(sorted({v['flag'] for v in o.violations}))} first"
                 for o in stopped
-            ]
+            ] + [f"{o.name}: {o.skip_reason}" for o in own if o.skip_kind == NOT_JUDGED]
         else:
             skipped = [o for o in own if o.outcome == "skipped"]
             applicable = not any(o.skip_kind == NOT_APPLICABLE for o in skipped)

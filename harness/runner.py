@@ -18,6 +18,7 @@ from typing import Any, Callable, Sequence, TypeVar
 
 from .case import Case, Observation
 from .contracts import TORCH, Contract
+from .crashes import set_aside_or_raise
 from .dataset import IndexDataset
 from .plug import SamplerPlug
 from .strategies import draw_case
@@ -191,6 +192,8 @@ def bounded(case: Case, work: Callable[[], T]) -> T:
                        f"(--rank-timeout); it hangs. Its stack:\n{_sampler_stack(frame)}")],
             case,
         )
+    if isinstance(outcome.get("error"), SamplerFault):
+        set_aside_or_raise(outcome["error"])
     if "error" in outcome:
         raise outcome["error"]
     return outcome["value"]

@@ -234,6 +234,8 @@ def test_ctrl_c_leaves_no_process(pytester, tag):
             process.kill()
             process.communicate(timeout=10)
     assert b"KeyboardInterrupt" in output, output[-3000:]
+    # A real Ctrl-C: no verdict, and never "conforms".
+    assert b"INTERRUPTED: the run stopped before it finished" in output and b"conforms" not in output, output[-3000:]
     _assert_no_orphans(tag)
 
 

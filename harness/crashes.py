@@ -1,0 +1,91 @@
+"""One crash is one finding.
+
+A sampler that raises on some cases (say N = 0) breaks one invariant for it, `edge_sizes`
+("runs without crashing"), with the smallest case it crashed on. Every other invariant is
+judged on the cases where it did not crash: inside a Hypothesis test, a fault that is not
+the running test's own business is set aside and the example rejected, so Hypothesis draws
+another. The plugin charges what was set aside to its own flag when the test ends; a test
+whose every example crashed has judged nothing, and its invariant is "not judged".
+
+Hangs and deaths are not set aside: each costs a timeout or a group restart, so they end
+the test at once (see :class:`harness.verdict.SamplerHang`).
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Iterator, NoReturn
+
+from hypothesis import currently_in_test_context, reject, settings
+
+from .verdict import SamplerFault
+
+# The invariant a crash breaks: the sampler must run on every valid case, edge sizes included.
+CRASH_FLAG = "edge_sizes"
+
+
+@dataclass
+class _RunningTest:
+    flag: str | None = None  # the invariant of the test that is running
+    set_aside: list[SamplerFault] = field(default_factory=list)
+    probing: int = 0  # > 0 inside probing(): the caller handles the sampler's faults itself
+    vacuous: int = 0  # examples rejected because they could judge nothing (judge_only_if)
+
+
+_RUNNING = _RunningTest()
+
+
+def begin_test(flag: str | None) -> None:
+    _RUNNING.flag = flag
+    _RUNNING.set_aside = []
+    _RUNNING.vacuous = 0
+
+
+def judge_only_if(condition: bool) -> None:
+    """Hypothesis's assume(), counted: an example that cannot judge the invariant (too few
+    items to tell two orders apart) is rejected, and is not counted as judged."""
+    if not condition:
+        _RUNNING.vacuous += 1
+        reject()
+
+
+def rejected() -> int:
+    """Examples of the running test rejected so far: set aside (crashed) or vacuous."""
+    return len(_RUNNING.set_aside) + _RUNNING.vacuous
+
+
+def set_aside_or_raise(fault: SamplerFault) -> NoReturn:
+    """Reject the example if ``fault`` breaks none of the running test's own invariant and a
+    Hypothesis test is drawing examples; otherwise raise it."""
+    __tracebackhide__ = True  # failures point at the sampler, not the harness
+    own = {v.flag for v in fault.violations} == {_RUNNING.flag}
+    if _RUNNING.flag is not None and not own and not _RUNNING.probing and currently_in_test_context():
+        _RUNNING.set_aside.append(fault)
+        if len(_RUNNING.set_aside) >= settings().max_examples:
+            raise EnoughSetAside()
+        reject()
+    raise fault
+
+
+class EnoughSetAside(BaseException):
+    """As many examples set aside as the profile runs in all: the test stops, and counts as
+    judged on the examples that did not crash, or as not judged if none did. Without this
+    stop Hypothesis would draw up to ten times its examples looking for valid ones."""
+
+
+@contextmanager
+def probing() -> Iterator[None]:
+    """A block that calls the sampler expecting it may fail, and catches the failure itself
+    (to report a finding): its faults are raised to it, never set aside."""
+    _RUNNING.probing += 1
+    try:
+        yield
+    finally:
+        _RUNNING.probing -= 1
+
+
+def take_set_aside() -> list[SamplerFault]:
+    """The faults set aside in the running test, smallest case first; clears them."""
+    faults, _RUNNING.set_aside = _RUNNING.set_aside, []
+    return sorted(faults, key=lambda f: (f.case.dataset_size, f.case.world_size) if f.case else (0, 0))
