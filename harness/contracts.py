@@ -56,8 +56,9 @@ GUARDS: dict[str, str] = {
     "reshuffles_on_set_epoch": "set_epoch ignored or not forwarded: the same order every epoch",
     "seed_effective": "seed ignored",
     "validates_arguments": "rank >= num_replicas accepted: a job trains on the wrong shard",
-    "edge_sizes": "crashes on empty datasets, N < W, W = 1, or any other valid case; each crash is charged "
-                  "here once, with the smallest case, and the other invariants are judged on the cases without one",
+    "edge_sizes": "crashes (an exception, a hang, a dead rank) on empty datasets, N < W, W = 1, or any other "
+                  "valid case; each crash is charged here once, with the smallest case, and the other invariants "
+                  "are judged on the cases without one",
     "equal_batches": "uneven batch counts per rank: DDP hangs",
     "stream_blocks_are_permutations": "infinite streams that repeat or skip items within an epoch",
     "whole_batches": "batches split across ranks",

@@ -121,6 +121,8 @@ def main(setup: RankSetup, conn: Connection) -> None:
 
 
 def answer(request: Request, setup: RankSetup, plugs: dict[str, SamplerPlug]) -> Reply | RankError:
+    global _EPOCH
+    _EPOCH = None  # no epoch set yet in this request
     try:
         if request.spec not in plugs:
             plugs[request.spec] = _step("loading the sampler", lambda: load_plug(request.spec))

@@ -127,7 +127,7 @@ class RankPool:
         if len(collected.replies) < self.world_size:
             failure = self._failure(None, collected, f"starting a {self.backend} group of {self.world_size} ranks")
             self.close(graceful=False)
-            raise HarnessError(str(failure))
+            raise failure
 
     def close(self, graceful: bool = True) -> None:
         """Stop every rank: ask, wait with a bound, then kill its process group and reap it."""
@@ -167,7 +167,7 @@ class RankPool:
         try:
             return self._request_once(request)
         except HarnessError as first:
-            self.begin_test()
+            self.close(graceful=False)
             try:
                 return self._request_once(request)
             except HarnessError as second:
