@@ -31,6 +31,10 @@ class Rejection:
     flag: str  # the invariant the sampler's bug breaks
     implied: dict[str, str] = field(default_factory=dict)  # other invariants the bug genuinely breaks, and why
     crashes: bool = False  # the sampler raises: the failure is titled as a fault, not by the invariant
+    # Invariants the bug also breaks, but only on cases that random draws may or may not reach
+    # (say N < W/2 in one test): allowed to fail, not required to. Hypothesis's draws for a fixed
+    # seed still depend on its version and on which modules are loaded (it mines their constants).
+    sometimes: dict[str, str] = field(default_factory=dict)
 
     @property
     def title(self) -> str:
@@ -38,8 +42,13 @@ class Rejection:
 
     @property
     def failed(self) -> set[str]:
-        """The exact set of invariants a full run of properties/ must report failed."""
+        """The invariants a full run of properties/ must report failed..."""
         return {self.flag, *self.implied}
+
+    @property
+    def allowed(self) -> set[str]:
+        """...and the only ones it may: anything else charged is a wrong verdict."""
+        return self.failed | set(self.sometimes)
 
 
 def _spec(name: str) -> str:
@@ -56,8 +65,8 @@ KNOWN_BAD: dict[str, Rejection] = {
         "covers": "floor(N/W) items per rank leave the remainder unread"}),
     _spec("UnevenContiguousSplit"): Rejection("test_equal_rank_lengths", "equal_length", {
         "pads_from_head": UNEQUAL_SHARES, "unshuffled_in_order": UNEQUAL_SHARES,
-        "strided": "its shares are contiguous blocks, and of unequal length",
-        "equal_batches": "unequal shares give unequal batch counts"}),
+        "strided": "its shares are contiguous blocks, and of unequal length"},
+        sometimes={"equal_batches": "unequal shares give unequal batch counts, for the batch sizes drawn"}),
     _spec("YieldsTensors"): Rejection("test_indices_are_valid", "valid_indices"),
     _spec("YieldsFloats"): Rejection("test_indices_are_valid", "valid_indices"),
     _spec("PadsPastTheEnd"): Rejection("test_indices_are_valid", "valid_indices", {
@@ -72,12 +81,13 @@ KNOWN_BAD: dict[str, Rejection] = {
     _spec("PadsFromTail"): Rejection("test_padding_from_head", "pads_from_head", {"strided": STRIDED_FROM_HEAD}),
     _spec("RandomPadding"): Rejection("test_padding_from_head", "pads_from_head", {"strided": STRIDED_FROM_HEAD}),
     _spec("SingleHeadCopy"): Rejection("test_padding_from_head", "pads_from_head", {
-        **_every("len_matches_iter equal_length equal_batches",
+        **_every("len_matches_iter equal_length",
                  "when N < W/2 the one head copy is too short, so the last ranks yield fewer items than len() says"),
-        "strided": STRIDED_FROM_HEAD, "unshuffled_in_order": UNEQUAL_SHARES}),
+        "strided": STRIDED_FROM_HEAD, "unshuffled_in_order": UNEQUAL_SHARES},
+        sometimes={"equal_batches": "the batch-count test draws N < W/2 only now and then"}),
     _spec("ContiguousBlocks"): Rejection("test_strided_assignment", "strided", {
-        **_every("pads_from_head unshuffled_in_order",
-                 "Q is rebuilt from the ranks strided, so contiguous shares scramble its head and its padding")}),
+        "unshuffled_in_order": "Q is rebuilt from the ranks strided, so contiguous shares scramble its head"},
+        sometimes={"pads_from_head": "... and its padding, on the padded cases the draws reach"}),
     _spec("ShuffleIgnored"): Rejection("test_no_shuffle_keeps_dataset_order", "unshuffled_in_order"),
     _spec("GlobalRNG"): Rejection("test_same_order_without_set_epoch", "deterministic", {
         **_every("covers disjoint strided",

@@ -1,7 +1,8 @@
 """Every known-bad sampler, run through the whole in-process suite (properties/), fails
 exactly the invariants the catalogue says: the one its bug targets, plus those the bug
-genuinely implies, each with its reason (selftests/catalogue.py). An invariant charged
-beyond that set is a wrong verdict of the suite."""
+genuinely implies, each with its reason (selftests/catalogue.py). A few implied ones show
+only on cases the random draws may miss; those may fail, and need not. An invariant
+charged beyond that set is a wrong verdict of the suite."""
 
 from __future__ import annotations
 
@@ -18,8 +19,8 @@ def test_known_bad_sampler_fails_exactly_its_invariants(pytester, spec):
     rejection = KNOWN_BAD[spec]
     run = certify(pytester, spec)
     assert run.exit_code == pytest.ExitCode.TESTS_FAILED, run.explain()
-    assert run.failed_invariants == rejection.failed, (
-        f"charged beyond the catalogue: {sorted(run.failed_invariants - rejection.failed)}; "
+    assert rejection.failed <= run.failed_invariants <= rejection.allowed, (
+        f"charged beyond the catalogue: {sorted(run.failed_invariants - rejection.allowed)}; "
         f"not charged: {sorted(rejection.failed - run.failed_invariants)}\n{run.explain()}"
     )
     # The intended invariant's counterexample names it, with the case and the draws it failed on.
