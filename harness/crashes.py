@@ -4,8 +4,10 @@ A sampler that raises on some cases (say N = 0) breaks one invariant for it, `ed
 ("runs without crashing"), with the smallest case it crashed on. Every other invariant is
 judged on the cases where it did not crash: inside a Hypothesis test, a fault that is not
 the running test's own business is set aside and the example rejected, so Hypothesis draws
-another. The plugin charges what was set aside to its own flag when the test ends; a test
-whose every example crashed has judged nothing, and its invariant is "not judged".
+another. When the test ends, the plugin charges the smallest case set aside to the
+invariant its violation names (edge_sizes for a crash, valid_indices for items that are not
+indices); a test whose every example was set aside has judged nothing, and its invariant is
+"not judged".
 
 Hangs and deaths are not set aside: each costs a timeout or a group restart, so they end
 the test at once (see :class:`harness.verdict.SamplerHang`).
