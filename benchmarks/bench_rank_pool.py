@@ -22,7 +22,7 @@ sys.path.insert(0, str(REPO))
 
 from harness.case import Case  # noqa: E402
 from harness.contracts import TORCH  # noqa: E402
-from harness.messages import RunLoader  # noqa: E402
+from harness.scenarios.loader import RunLoader  # noqa: E402
 from harness.plug import DEFAULT_SPEC  # noqa: E402
 from harness.rank_pool import RankPool  # noqa: E402
 

@@ -11,7 +11,8 @@ import pytest
 from hypothesis import given, strategies as st
 
 from conformance.examples import MAX_LOADER_DATASET_SIZE, round_trips, with_workers
-from harness.group import loader_violations, run_loader
+from harness.checkers import loader_violations
+from harness.scenarios.loader import run_loader
 from harness.strategies import draw_case, epochs
 from harness.verdict import expect_holds
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 import pytest
 
 from harness.case import Case
-from harness.group import loader_violations, run_loader
+from harness.checkers import loader_violations
+from harness.scenarios.loader import run_loader
 from harness.verdict import expect_holds
 
 BATCH_SIZE = 4

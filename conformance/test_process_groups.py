@@ -15,15 +15,16 @@ from conformance.examples import round_trips
 from harness.checkers import (
     check_assignment,
     check_orders_differ,
-    orders_comparable,
     check_ranks_agree,
     check_same_indices,
+    missing_set_epoch,
+    orders_comparable,
     structural_violations,
 )
 from harness.crashes import judge_only_if
-from harness.group import GroupRun, missing_set_epoch, run_samplers
-from harness.messages import Build
 from harness.plugin import not_applicable, requires_parameter
+from harness.scenarios.epochs import GROUP_BUILDS, Readings, read_epochs
+from harness.scenarios.steps import Build
 from harness.strategies import draw_case, epochs
 from harness.verdict import expect_holds
 
@@ -42,10 +43,10 @@ def skip_unless_buildable_explicitly(plug) -> None:
                     "num_replicas/rank, which this check needs")
 
 
-def _drawn_run(group, world_size, sampler_plug, contract, drop_last, data, shuffle=None) -> GroupRun:
-    """One drawn case of the group's world size, read once in every rank."""
+def _drawn_run(group, world_size, sampler_plug, contract, drop_last, data, shuffle=None) -> Readings:
+    """One drawn case of the group's world size, read once in every rank, built each way."""
     case = draw_case(data, sampler_plug, drop_last=drop_last, contract=contract, world_size=world_size, shuffle=shuffle)
-    return run_samplers(group, sampler_plug, contract, case)
+    return read_epochs(group, sampler_plug, contract, case, builds=GROUP_BUILDS)
 
 
 @pytest.mark.invariant("group_defaults")
@@ -105,7 +106,7 @@ def test_set_epoch_reshuffles_in_the_group(group, world_size, sampler_plug, cont
         contract=contract, world_size=world_size,
     )
     chosen = data.draw(st.lists(epochs(), min_size=2, max_size=3, unique=True), label="epochs")
-    run = run_samplers(group, sampler_plug, contract, case, chosen)
+    run = read_epochs(group, sampler_plug, contract, case, chosen, GROUP_BUILDS)
     if not run.has_set_epoch:
         expect_holds(run.group[0], [missing_set_epoch(case.with_(epoch=chosen[0]))])
     for k, observation in enumerate(run.group):
@@ -136,7 +137,7 @@ def test_built_from_the_dataset_alone_the_defaults_are_the_contracts(group, worl
         data, sampler_plug, drop_last=defaults["drop_last"], shuffle=defaults["shuffle"], contract=contract,
         world_size=world_size, min_dataset_size=MIN_SHUFFLED_SIZE,
     ).with_(seed=defaults["seed"])
-    run = run_samplers(group, sampler_plug, contract, case, with_defaults=True)
+    run = read_epochs(group, sampler_plug, contract, case, builds=GROUP_BUILDS + (Build.DEFAULTS,))
     expect_holds(
         run.defaults[0],
         check_same_indices(

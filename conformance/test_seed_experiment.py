@@ -11,8 +11,10 @@ import numpy as np
 import pytest
 
 from harness.case import Case, Observation
-from harness.checkers import check_pads_from_head, check_same_indices, structural_violations
-from harness.group import LoaderEpochRun, loader_violations, missing_set_epoch, run_loader
+from harness.checkers import (
+    check_pads_from_head, check_same_indices, loader_violations, missing_set_epoch, structural_violations,
+)
+from harness.scenarios.loader import LoaderEpochRun, run_loader
 from harness.verdict import expect_holds, fail, shorten
 
 BATCH_SIZE = 4

@@ -8,6 +8,7 @@ rendezvous that failed, it is an error of the suite, reported as such.
 
 from __future__ import annotations
 
+import linecache
 import re
 import sysconfig
 import traceback
@@ -21,7 +22,7 @@ _STDLIB = str(Path(sysconfig.get_paths()["stdlib"]).resolve())
 _TORCH_MACHINERY = ("torch/distributed/", "torch/utils/data/dataloader.py", "torch/utils/data/_utils/",
                     "torch/multiprocessing/")
 # faulthandler's line for one frame: File "PATH", line N in NAME
-_FAULTHANDLER_FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line \d+ in (?P<name>\S+)', re.MULTILINE)
+_FAULTHANDLER_FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+) in (?P<name>\S+)', re.MULTILINE)
 
 
 def is_machinery(path: str) -> bool:
@@ -43,3 +44,25 @@ def sampler_frames_in_traceback(tb: TracebackType | None) -> list[str]:
 def sampler_frames_in_dump(text: str) -> list[str]:
     """The same, for a faulthandler dump (a hung or crashed process's stacks)."""
     return [f"{m['path']} in {m['name']}" for m in _FAULTHANDLER_FRAME.finditer(text) if not is_machinery(m["path"])]
+
+
+def readable_traceback(exc: BaseException) -> str:
+    """The traceback to show for ``exc``: only the sampler's frames and the exception when
+    there are any (the harness's own frames are noise to the sampler's author), else all."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if not is_machinery(f.filename)]
+    if not frames:
+        return "".join(traceback.format_exception(exc))
+    return ("Traceback (the sampler's frames, most recent call last):\n" + "".join(traceback.format_list(frames))
+            + "".join(traceback.format_exception_only(exc)))
+
+
+def with_source_lines(dump: str) -> str:
+    """A faulthandler dump with each frame's source line under it, as a traceback shows it."""
+    lines = []
+    for line in dump.splitlines():
+        lines.append(line)
+        frame = _FAULTHANDLER_FRAME.match(line)
+        source = linecache.getline(frame["path"], int(frame["line"])).strip() if frame else ""
+        if source:
+            lines.append(f"    {source}")
+    return "\n".join(lines)

@@ -8,13 +8,16 @@ implementation: the in-process properties and the real process groups both call 
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
-from .case import Observation
+from .case import Case, Observation
 from .contracts import Contract
 from .verdict import Violation, shorten
+
+if TYPE_CHECKING:
+    from .scenarios.loader import LoaderEpochRun
 
 # Below this many items two random orders may coincide by chance (1/10! for a full
 # permutation of 10), so "the order changed" is only asserted from here on.
@@ -357,3 +360,31 @@ def check_loader_yields_sampler(
             Violation("loader_yields_sampler", f"rank {rank}: every batch but the last should hold {batch_size} items, got sizes {sizes}")
         ]
     return []
+
+
+def missing_set_epoch(case: Case) -> Violation:
+    """The one violation a sampler without set_epoch gets: where the contract promises reshuffling."""
+    return Violation(
+        "reshuffles_on_set_epoch",
+        f"the sampler has no set_epoch() method, so set_epoch({case.epoch}) could not be called; training "
+        f"loops call it every epoch to reshuffle, and without it every epoch repeats the first one's order",
+    )
+
+
+def loader_violations(run: "LoaderEpochRun", batch_size: int | None, loader_drop_last: bool) -> list[Violation]:
+    """Equal batch counts on every rank (as the all-reduce saw them), and the loader yields
+    the sampler's indices. ``batch_size=None``: the sampler makes the batches itself."""
+    counts = list(run.batch_counts)
+    violations = check_equal_batch_counts(counts, list(run.loader_lengths))
+    for rank, reduced in enumerate(run.reduced_counts):
+        if list(reduced) != counts:
+            violations.append(
+                Violation(
+                    "equal_batches",
+                    f"rank {rank}: the all-reduce of the batch counts gave {list(reduced)}, but the ranks "
+                    f"counted {counts}",
+                )
+            )
+    for rank, (own, batches) in enumerate(zip(run.sampler.indices, run.batches)):
+        violations += check_loader_yields_sampler(rank, own, batches, batch_size, loader_drop_last)
+    return violations

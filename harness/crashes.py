@@ -15,9 +15,10 @@ the test at once (see :class:`harness.verdict.SamplerHang`).
 
 from __future__ import annotations
 
+import functools
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Iterator, NoReturn
+from typing import Any, Callable, Iterator, NoReturn
 
 from hypothesis import currently_in_test_context, reject, settings
 
@@ -32,7 +33,7 @@ class _RunningTest:
     flag: str | None = None  # the invariant of the test that is running
     set_aside: list[SamplerFault] = field(default_factory=list)
     probing: int = 0  # > 0 inside probing(): the caller handles the sampler's faults itself
-    vacuous: int = 0  # examples rejected because they could judge nothing (judge_only_if)
+    judged: int = 0  # examples that ran to the end: every check on them held
 
 
 _RUNNING = _RunningTest()
@@ -41,20 +42,37 @@ _RUNNING = _RunningTest()
 def begin_test(flag: str | None) -> None:
     _RUNNING.flag = flag
     _RUNNING.set_aside = []
-    _RUNNING.vacuous = 0
+    _RUNNING.judged = 0
+
+
+def count_judged(test: Callable[..., Any]) -> None:
+    """Count the examples of a Hypothesis test that run to the end (through the documented
+    ``test.hypothesis.inner_test`` hook): those, and only those, judged its invariant."""
+    inner = test.hypothesis.inner_test  # type: ignore[attr-defined]
+    if getattr(inner, "counts_judged", False):
+        return
+
+    @functools.wraps(inner)
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        __tracebackhide__ = True  # failures point at the sampler, not the harness
+        result = inner(*args, **kwargs)
+        _RUNNING.judged += 1
+        return result
+
+    counted.counts_judged = True  # type: ignore[attr-defined]
+    test.hypothesis.inner_test = counted  # type: ignore[attr-defined]
+
+
+def judged() -> int:
+    """Examples of the running test that judged its invariant (and found it held)."""
+    return _RUNNING.judged
 
 
 def judge_only_if(condition: bool) -> None:
-    """Hypothesis's assume(), counted: an example that cannot judge the invariant (too few
-    items to tell two orders apart) is rejected, and is not counted as judged."""
+    """Hypothesis's assume(), by name: an example that cannot judge the invariant (too few
+    items to tell two orders apart) is rejected, so it does not count as judged."""
     if not condition:
-        _RUNNING.vacuous += 1
         reject()
-
-
-def rejected() -> int:
-    """Examples of the running test rejected so far: set aside (crashed) or vacuous."""
-    return len(_RUNNING.set_aside) + _RUNNING.vacuous
 
 
 def set_aside_or_raise(fault: SamplerFault) -> NoReturn:

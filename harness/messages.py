@@ -1,37 +1,33 @@
-"""Typed messages between the rank pool's controller and its rank processes.
+"""Typed messages between a rank pool's controller and its processes.
 
 Every message is a frozen dataclass sent over a ``multiprocessing`` pipe (pickled), so
-each side matches on the type, never on the text of a string.
+each side matches on the type, never on the text of a string. The requests are the
+scenarios of ``harness.scenarios``; each scenario module declares its own replies.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
 from typing import Any
 
-import numpy as np
-
-from .case import Case
-from .contracts import Contract
-from .reading import Reading
+from .scenarios.steps import CallWatch
 
 # ---- set-up and lifetime ------------------------------------------------------------
 
 
 @dataclass(frozen=True)
 class RankSetup:
-    """What one rank process needs to join the group; handed over at spawn."""
+    """What one process of a pool needs; handed over at its start."""
 
     rank: int
     world_size: int
-    backend: str
+    backend: str | None  # None: no process group; the process simulates the ranks of each case in turn
     init_file: str  # file:// rendezvous in the pool's private directory
     master_port: int  # for samplers that read torchrun's variables; rendezvous is the file
-    stack_file: str  # faulthandler writes every thread's stack here on SIGUSR1
-    controller_pid: int
+    stack_file: str  # faulthandler writes every thread's stack here on SIGUSR1, and on a fatal signal
+    controller_pid: int | None  # the parent to die with; None: started by a fork server
     collective_timeout_s: float
-    in_sampler: Any  # a shared byte, 1 while the rank is inside a call into the sampler
+    watch: CallWatch  # shared: inside a call into the sampler?, since when, on which rank
 
 
 @dataclass(frozen=True)
@@ -45,76 +41,14 @@ class Shutdown:
     """Leave the group and exit."""
 
 
-# ---- requests -----------------------------------------------------------------------
-
-
-class Build(str, Enum):
-    """How a rank constructs its sampler."""
-
-    GROUP = "num_replicas=None, rank=None (from the process group)"
-    EXPLICIT = "num_replicas=W, rank=RANK"
-    SINGLE = "num_replicas=1, rank=0"
-    DEFAULTS = "the dataset alone (every other parameter left to its default)"
-
-
-@dataclass(frozen=True)
-class ReadSamplers:
-    """Build the sampler each way in ``builds`` and read it once per epoch.
-
-    One sampler object per build lives across the epochs; before each epoch that is not
-    None, ``set_epoch(epoch)`` is called, as a training loop does.
-    """
-
-    spec: str
-    contract: Contract  # how to read the sampler: finite or a prefix, indices or batches
-    case: Case
-    epochs: tuple[int | None, ...]
-    builds: tuple[Build, ...] = (Build.GROUP, Build.EXPLICIT, Build.SINGLE)
-
-
-@dataclass(frozen=True)
-class RunLoader:
-    """Iterate a real DataLoader over the sampler (built from the group) once per epoch.
-
-    After each epoch the ranks all-reduce their batch counts, so every rank learns every
-    rank's count. ``with_sampler=False`` is the loader alone: every rank reads the whole
-    dataset.
-    """
-
-    spec: str
-    contract: Contract
-    case: Case  # batch_size and the sampler's drop_last come from here
-    epochs: tuple[int | None, ...]
-    num_workers: int = 0
-    loader_drop_last: bool = False
-    with_sampler: bool = True
-
-
-Request = ReadSamplers | RunLoader
-
 # ---- replies ------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
-class SamplerReadings:
-    rank: int
-    readings: dict[Build, tuple[Reading, ...]]  # one Reading per epoch of the request
-    has_set_epoch: bool = True  # False: the sampler has none, so it was never called
+class Simulated:
+    """The replies of every simulated rank, in rank order."""
 
-
-@dataclass(frozen=True)
-class LoaderEpoch:
-    sampler_indices: np.ndarray  # what iterating the sampler itself yields this epoch
-    batches: tuple[np.ndarray, ...]  # what came out of the DataLoader
-    loader_length: int  # len(DataLoader)
-    batch_counts: tuple[int, ...]  # every rank's batch count, as the all-reduce delivered them here
-
-
-@dataclass(frozen=True)
-class LoaderReadings:
-    rank: int
-    epochs: tuple[LoaderEpoch, ...]
-    has_set_epoch: bool = True  # False: the sampler has none, so it was never called
+    replies: tuple[Any, ...]
 
 
 @dataclass(frozen=True)
@@ -129,4 +63,4 @@ class RankError:
     sampler_frames: tuple[str, ...] = ()  # the evidence against the sampler; none: the suite's own error
 
 
-Reply = SamplerReadings | LoaderReadings
+Reply = Any  # a scenario's reply (see its module), or Simulated

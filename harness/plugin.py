@@ -33,6 +33,7 @@ from .results import (
     NOT_PROMISED,
     NOT_RUN,
     CRASHED_EVERYWHERE,
+    DOES_NOT_CONFORM,
     NO_TEST_RAN,
     NO_VERDICT,
     PARTIAL,
@@ -47,7 +48,7 @@ from .results import (
 )
 from .strategies import take_example_count
 from .plug import DEFAULT_SPEC, SamplerPlug, SamplerSpecError, load_plug
-from .verdict import Evidence, HarnessError
+from .verdict import FAULT, Evidence, HarnessError
 
 try:
     from builtins import BaseExceptionGroup
@@ -229,6 +230,10 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(ConformanceReport(current), "conformance-report")
 
 
+def pytest_unconfigure(config: pytest.Config) -> None:
+    runner.close()  # the in-process runner's sampler process
+
+
 def state(config: pytest.Config) -> ConformanceState:
     return config.stash[_STATE_KEY]
 
@@ -279,6 +284,8 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     take_example_count()  # start this test's count at zero
     flag = _invariant(item)
     crashes.begin_test(flag)
+    if hasattr(getattr(item, "obj", None), "hypothesis"):
+        crashes.count_judged(item.obj)
     if flag is None:
         return
     current = state(item.config)
@@ -300,12 +307,11 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
         examples = take_example_count() or 1
         properties.append((EXAMPLES_KEY, examples))
         properties += [(FINDING_KEY, f) for f in state(item.config).findings_by_test.pop(item.nodeid, [])]
-        rejected = crashes.rejected()
         set_aside = crashes.take_set_aside()
         properties += _violation_properties(set_aside[:1])  # the smallest case each test crashed on
         properties.append((SET_ASIDE_KEY, len(set_aside)))
         if set_aside and call.excinfo is not None and call.excinfo.errisinstance((Unsatisfiable, crashes.EnoughSetAside)):
-            if call.excinfo.errisinstance(crashes.EnoughSetAside) and examples > rejected:
+            if call.excinfo.errisinstance(crashes.EnoughSetAside) and crashes.judged():
                 # stopped early, having judged the cases that did not crash
                 report.outcome, report.longrepr = "passed", None
             else:  # every example crashed, so nothing was judged: not a failure of this invariant
@@ -341,7 +347,7 @@ def _violation_properties(evidence: list[Evidence]) -> list[tuple[str, str]]:
     for leaf in evidence:
         draws = [note for note in getattr(leaf, "__notes__", []) if note.startswith("Draw ")]
         for record in leaf.records(draws):
-            if record["flag"] == runner.FAULT:
+            if record["flag"] == FAULT:
                 record["flag"] = crashes.CRASH_FLAG
             properties.append((VIOLATION_KEY, json.dumps(record)))
     return properties
@@ -419,6 +425,9 @@ class ConformanceReport:
         if self.collector.outcomes and exitstatus == pytest.ExitCode.OK and outcome.state == NO_VERDICT:
             # Every certification test was skipped: nothing was proven, so no success exit.
             session.exitstatus = exitstatus = pytest.ExitCode.NO_TESTS_COLLECTED
+        if exitstatus == pytest.ExitCode.OK and outcome.state == DOES_NOT_CONFORM:
+            # Only set-aside crashes were charged (every test passed on the cases left): still a failure.
+            session.exitstatus = exitstatus = pytest.ExitCode.TESTS_FAILED
         path = self.current.options["certificate"]
         if not path:
             return

@@ -1,14 +1,22 @@
-"""The rank pool (controller side): W live rank processes in one process group.
+"""The rank pool (controller side): live processes that run scenarios on the sampler.
 
-Spawning a process group costs seconds (importing torch in every rank, the
-rendezvous); a round trip to live ranks costs milliseconds. So a pool is started once
-per world size and fed cases over pipes, one typed request per case.
+Two kinds, one implementation:
 
-Every wait is bounded by the rank timeout. A rank that raises comes back with its
-traceback; a rank that dies is reported with its exit code or signal; ranks that do not
-answer in time are reported with every rank's stack (faulthandler, on SIGUSR1). After a
-death or a hang the pool is torn down and rebuilt on the next request. Processes are
-killed and joined with bounds at teardown, at session end and at interpreter exit.
+- W rank processes in one real process group (``conformance/``). Spawning a group costs
+  seconds (importing torch in every rank, the rendezvous); a round trip to live ranks
+  costs milliseconds. So a pool is started once per world size and fed scenarios over
+  pipes, one per case.
+- One sampler process with no group (``backend=None``) that simulates the W ranks of each
+  case in turn: the in-process runner. It is forked from a fork server that has torch
+  imported, so restarting it after the sampler killed it costs about 10 ms.
+
+Every wait is bounded: ``--rank-timeout`` bounds one call into one rank's sampler (the
+processes note when each call starts). A rank that raises comes back with its
+traceback; a rank that dies is reported with its exit code or signal and its last
+stack; ranks that do not answer in time are reported with every rank's stack
+(faulthandler, on SIGUSR1). After a death or a hang the pool is torn down and rebuilt
+on the next request. Processes are killed and joined with bounds at teardown, at
+session end and at interpreter exit.
 """
 
 from __future__ import annotations
@@ -30,10 +38,11 @@ from typing import Any
 
 from . import rank_body
 from .case import Case
-from .messages import RankError, RankSetup, Reply, Request, Shutdown
-from .runner import FAULT
-from .blame import sampler_frames_in_dump
-from .verdict import HarnessError, SamplerFault, SamplerHang, Violation, failure_text
+from .blame import sampler_frames_in_dump, with_source_lines
+from .messages import RankError, RankSetup, Reply, Shutdown
+from .scenarios import Scenario
+from .scenarios.steps import CallWatch
+from .verdict import FAULT, HarnessError, SamplerFault, SamplerHang, Violation, failure_text
 
 # Starting means importing torch in W processes at once; on 2 cores that alone takes
 # seconds per rank, so start-up gets at least this long whatever --rank-timeout says.
@@ -53,7 +62,7 @@ class _Rank:
     process: BaseProcess
     conn: Connection
     stack_file: Path
-    in_sampler: Any  # the shared byte of RankSetup.in_sampler
+    watch: CallWatch
 
     @property
     def pid(self) -> int:
@@ -69,9 +78,12 @@ class _Collected:
 
 
 class RankPool:
-    """W rank processes of one process group, started on first use and reused."""
+    """W rank processes of one process group, or (``backend=None``) one process simulating
+    the ranks of each case; started on first use and reused."""
 
-    def __init__(self, world_size: int, backend: str, timeout_s: float) -> None:
+    def __init__(self, world_size: int, backend: str | None, timeout_s: float) -> None:
+        if backend is None and world_size != 1:
+            raise ValueError("a pool without a process group is one process, which simulates the ranks")
         self.world_size = world_size
         self.backend = backend
         self.timeout_s = timeout_s
@@ -81,6 +93,15 @@ class RankPool:
         self.starts = 0  # how many times the group was (re)built
         self._fault_case: Case | None = None
         _LIVE_POOLS.add(self)
+
+    @classmethod
+    def simulator(cls, timeout_s: float) -> "RankPool":
+        """The in-process runner's sampler process."""
+        return cls(1, None, timeout_s)
+
+    @property
+    def simulated(self) -> bool:
+        return self.backend is None
 
     @property
     def running(self) -> bool:
@@ -99,22 +120,22 @@ class RankPool:
     def start(self) -> None:
         if self._ranks:
             return
-        self._directory = Path(tempfile.mkdtemp(prefix=f"rank-pool-w{self.world_size}-"))
-        self._port_holder = _reserve_loopback_port()
-        context = multiprocessing.get_context("spawn")
+        self._directory = Path(tempfile.mkdtemp(prefix=f"rank-pool-{self._name}-"))
+        context = _sampler_process_context() if self.simulated else multiprocessing.get_context("spawn")
+        if not self.simulated:
+            self._port_holder = _reserve_loopback_port()
         self.starts += 1
         for rank in range(self.world_size):
-            in_sampler = context.RawValue("b", 0)
             setup = RankSetup(
                 rank=rank,
                 world_size=self.world_size,
                 backend=self.backend,
                 init_file=str(self._directory / f"rendezvous-{self.starts}"),
-                master_port=self._port_holder.getsockname()[1],
+                master_port=self._port_holder.getsockname()[1] if self._port_holder else 0,
                 stack_file=str(self._directory / f"stacks-rank{rank}.txt"),
-                controller_pid=os.getpid(),
+                controller_pid=None if self.simulated else os.getpid(),
                 collective_timeout_s=2 * self.timeout_s,
-                in_sampler=in_sampler,
+                watch=CallWatch.create(context),
             )
             ours, theirs = context.Pipe(duplex=True)
             process = context.Process(
@@ -122,10 +143,10 @@ class RankPool:
             )
             process.start()
             theirs.close()
-            self._ranks.append(_Rank(rank, process, ours, Path(setup.stack_file), in_sampler))
-        collected = self._collect(max(self.timeout_s, MIN_START_TIMEOUT_S))
+            self._ranks.append(_Rank(rank, process, ours, Path(setup.stack_file), setup.watch))
+        collected = self._collect(max(self.timeout_s, MIN_START_TIMEOUT_S), follow_calls=False)
         if len(collected.replies) < self.world_size:
-            failure = self._failure(None, collected, f"starting a {self.backend} group of {self.world_size} ranks")
+            failure = self._failure(None, collected, "starting")
             self.close(graceful=False)
             raise failure
 
@@ -155,15 +176,18 @@ class RankPool:
 
     # ---- one case -----------------------------------------------------------------------
 
-    def request(self, request: Request) -> list[Reply]:
-        """Send ``request`` to every rank; return the replies in rank order.
+    def request(self, request: Scenario) -> list[Reply]:
+        """Send ``request`` to every rank; return the replies in rank order (simulated
+        ranks: the sampler process's replies for each).
 
-        Raises :class:`SamplerFault` (as the in-process runner does) when a rank raised,
-        and :class:`SamplerHang` when one died or did not answer in time, with the
-        sampler's frames as evidence. A fault with no sampler frame anywhere is the
-        suite's: the request is tried once more on a fresh group, then
+        Raises :class:`SamplerFault` when a rank raised (or the sampler process died: it
+        restarts in milliseconds, so Hypothesis may go on shrinking), and
+        :class:`SamplerHang` when a rank of a group died or any did not answer in time,
+        with the sampler's frames as evidence. A fault with no sampler frame anywhere is
+        the suite's: the request is tried once more on fresh processes, then
         :class:`HarnessError` is raised.
         """
+        __tracebackhide__ = True  # failures point at the sampler, not the harness
         try:
             return self._request_once(request)
         except HarnessError as first:
@@ -174,7 +198,8 @@ class RankPool:
                 raise HarnessError(f"{second}\n  (the same request had failed once before, and was retried on a "
                                    f"fresh group: {str(first).splitlines()[0]})") from None
 
-    def _request_once(self, request: Request) -> list[Reply]:
+    def _request_once(self, request: Scenario) -> list[Reply]:
+        __tracebackhide__ = True  # failures point at the sampler, not the harness
         case = request.case
         if self._fault_case is not None:
             raise SamplerHang(
@@ -196,17 +221,24 @@ class RankPool:
             failure = self._failure(case, collected, f"running {type(request).__name__}")
             if not keep:
                 self.close(graceful=False)
-                if not isinstance(failure, HarnessError):
+                if isinstance(failure, SamplerHang) and not self.simulated:
                     self._fault_case = case
             raise failure
+        if self.simulated:
+            return list(collected.replies[0].replies)
         return [collected.replies[rank] for rank in range(self.world_size)]
 
-    def _collect(self, timeout_s: float) -> _Collected:
+    def _collect(self, timeout_s: float, follow_calls: bool = True) -> _Collected:
+        """Wait for every rank's message. ``follow_calls``: the bound runs from the start of
+        the latest call into the sampler on a rank still pending (one call, one bound),
+        else from now."""
         pending = {r.rank: r for r in self._ranks}
         collected = _Collected({}, [], [], [])
-        deadline = time.monotonic() + timeout_s
+        started = time.monotonic()
+        grace_end = float("inf")
         while pending:
-            remaining = deadline - time.monotonic()
+            latest = max((r.watch.call_started.value for r in pending.values()), default=0.0) if follow_calls else 0.0
+            remaining = min(max(started, latest) + timeout_s, grace_end) - time.monotonic()
             if remaining <= 0:
                 break
             waitables = [r.conn for r in pending.values()] + [r.process.sentinel for r in pending.values()]
@@ -223,7 +255,7 @@ class RankPool:
                 else:
                     collected.replies[r.rank] = message
                 if isinstance(message, (_Died, RankError)):
-                    deadline = min(deadline, time.monotonic() + FAULT_GRACE_S)
+                    grace_end = min(grace_end, time.monotonic() + FAULT_GRACE_S)
         collected.silent = list(pending.values())
         return collected
 
@@ -235,24 +267,36 @@ class RankPool:
         evidence = any(error.sampler_frames for error in collected.errors)
         for r in collected.dead:
             last_frames = _read_new(r.stack_file, 0)  # faulthandler's dump of a fatal signal, if any
-            died_in_sampler = bool(r.in_sampler.value) or bool(sampler_frames_in_dump(last_frames))
+            died_in_sampler = bool(r.watch.in_sampler.value) or bool(sampler_frames_in_dump(last_frames))
             evidence = evidence or died_in_sampler
-            violations.append(_death_violation(r, died_in_sampler, last_frames))
+            violations.append(_death_violation(r, died_in_sampler, last_frames, self.simulated))
         if collected.silent:
             stacks = self._dump_stacks()
             evidence = evidence or any(sampler_frames_in_dump(text) for text in stacks.values())
-            violations.append(_hang_violation(collected, stacks, self.timeout_s, bool(violations)))
+            violations.append(_hang_violation(collected, stacks, self.timeout_s, bool(violations), self.simulated))
         epochs = {error.epoch for error in collected.errors} - {None}
         at = case.with_(epoch=epochs.pop()) if case is not None and len(epochs) == 1 else case
-        context = f"\n  while {doing} in a {self.backend} group of {self.world_size} ranks"
+        context = f"\n  while {doing} {self._where}"
         if not evidence or case is None:
             return HarnessError(
                 "the suite failed, not the sampler: no sampler code was on any rank's stack or traceback\n"
                 + failure_text(violations, at, None) + context
             )
-        # A rank that died or hung cost a group restart: no shrinking through more of them.
-        kind = SamplerHang if collected.dead or collected.silent else SamplerFault
+        # A hang cost a --rank-timeout, a dead rank of a group a group restart: no shrinking
+        # through more of them. The sampler process restarts in milliseconds: a death there may.
+        costly = collected.silent or (collected.dead and not self.simulated)
+        kind = SamplerHang if costly else SamplerFault
         return kind(violations, at, context=context)
+
+    @property
+    def _name(self) -> str:
+        return "simulated" if self.simulated else f"w{self.world_size}"
+
+    @property
+    def _where(self) -> str:
+        if self.simulated:
+            return "in the sampler process (simulated ranks, no process group)"
+        return f"in a {self.backend} group of {self.world_size} ranks"
 
     def _dump_stacks(self) -> dict[int, str]:
         """Every live rank's stack of every thread, written by faulthandler on SIGUSR1."""
@@ -321,15 +365,16 @@ def _receive(r: _Rank) -> object | None:
 
 
 def _error_violation(error: RankError) -> Violation:
-    trace = "\n".join(INDENT + line for line in error.traceback.rstrip().splitlines())
-    return Violation(error.flag, f"rank {error.rank}: {error.summary}\n  traceback in rank {error.rank}:\n{trace}")
+    return Violation(error.flag, f"rank {error.rank}: {error.summary}",
+                     f"  traceback in rank {error.rank}:\n{_indented(error.traceback.rstrip())}")
 
 
-def _death_violation(r: _Rank, in_sampler: bool, last_frames: str) -> Violation:
+def _death_violation(r: _Rank, in_sampler: bool, last_frames: str, simulated: bool) -> Violation:
     where = " inside a call into the sampler" if in_sampler else ""
-    stack = ("\n  its last stack (faulthandler):\n" + "\n".join(INDENT + line for line in last_frames.splitlines())
-             if last_frames else "")
-    return Violation(FAULT, f"rank {r.rank} (pid {r.pid}) died{where}: {describe_exit(r.process.exitcode)}{stack}")
+    stack = f"  its last stack (faulthandler):\n{_indented(with_source_lines(last_frames))}" if last_frames else ""
+    who = (f"the sampler process (pid {r.pid}), running simulated rank {r.watch.rank.value},"
+           if simulated else f"rank {r.rank} (pid {r.pid})")
+    return Violation(FAULT, f"{who} died{where}: {describe_exit(r.process.exitcode)}", stack)
 
 
 def describe_exit(exitcode: int | None) -> str:
@@ -344,20 +389,30 @@ def describe_exit(exitcode: int | None) -> str:
     return f"exited with code {exitcode}"
 
 
-def _hang_violation(collected: _Collected, stacks: dict[int, str], timeout_s: float, after_fault: bool) -> Violation:
+def _hang_violation(collected: _Collected, stacks: dict[int, str], timeout_s: float, after_fault: bool,
+                    simulated: bool) -> Violation:
     silent = [r.rank for r in collected.silent]
     if after_fault:
         headline = (f"rank(s) {silent} did not answer within {FAULT_GRACE_S:g} s of the fault above (stuck in a "
                     f"collective the failed rank never joined?)")
+    elif simulated:
+        rank = collected.silent[0].watch.rank.value
+        headline = (f"simulated rank {rank} did not finish within {timeout_s:g} s (--rank-timeout) of its last call "
+                    f"into the sampler; it hangs")
     else:
         answered = sorted(collected.replies)
-        headline = (f"rank(s) {silent} did not answer within {timeout_s:g} s (--rank-timeout): they hang"
-                    + (f"; rank(s) {answered} answered" if answered else ""))
+        headline = (f"rank(s) {silent} did not answer within {timeout_s:g} s (--rank-timeout) of their last call "
+                    f"into the sampler; they hang" + (f"; rank(s) {answered} answered" if answered else ""))
     dumps = "\n".join(
-        f"  --- rank {rank} ---\n" + "\n".join(INDENT + line for line in text.splitlines())
+        f"  --- {'the sampler process' if simulated else f'rank {rank}'} ---\n" + _indented(with_source_lines(text))
         for rank, text in sorted(stacks.items())
     )
-    return Violation(FAULT, f"{headline}. Every rank's stack (faulthandler):\n{dumps}")
+    whose = "Its" if simulated else "Every rank's"
+    return Violation(FAULT, f"{headline}. {whose} stack (faulthandler) below.", dumps)
+
+
+def _indented(text: str) -> str:
+    return "\n".join(INDENT + line for line in text.splitlines())
 
 
 def _read_new(path: Path, offset: int) -> str:
@@ -375,6 +430,13 @@ def _size(path: Path) -> int:
         return path.stat().st_size
     except FileNotFoundError:
         return 0
+
+
+def _sampler_process_context() -> Any:
+    """A fork server with torch and the rank body imported: each sampler process forked
+    from it starts in milliseconds, so a sampler that kills it costs little."""
+    multiprocessing.set_forkserver_preload(["torch", rank_body.__name__])
+    return multiprocessing.get_context("forkserver")
 
 
 def _reserve_loopback_port() -> socket.socket:

@@ -75,7 +75,6 @@ def draw_case(
     ``shuffle=None`` draws it (when the sampler takes it); a bool fixes it. A given
     ``world_size`` is used as is (a real process group has the size it has).
     """
-    count_example()
     if not contract.finite:
         min_dataset_size = max(min_dataset_size, 1)  # an endless sampler over nothing never yields
     if world_size is None:
@@ -85,6 +84,7 @@ def draw_case(
         shuffle = data.draw(st.booleans(), label="shuffle") if plug.supports("shuffle") else True
     seed = data.draw(seeds(), label="seed") if plug.supports("seed") else 0
     batch_size = data.draw(st.integers(1, size + 2), label="batch_size")
+    count_example()  # only now: a draw the filters rejected is no example
     return Case(
         dataset_size=size,
         world_size=world_size,

@@ -17,6 +17,10 @@ import numpy as np
 from .case import Case, Observation
 from .contracts import INVARIANTS
 
+# The flag of a sampler that raises, dies or hangs: no invariant can be judged on that
+# case. The plugin charges it to edge_sizes ("runs without crashing"): see harness.crashes.
+FAULT = "sampler fault"
+
 SHOWN_HEAD = 12
 SHOWN_TAIL = 4
 SHOWN_RANKS = 8
@@ -25,7 +29,8 @@ SHOWN_RANKS = 8
 @dataclass(frozen=True)
 class Violation:
     flag: str
-    message: str
+    message: str  # one line or a few: what broke, on which rank
+    detail: str = ""  # evidence shown under it: the sampler's traceback, a hung rank's stack
 
     @property
     def title(self) -> str:
@@ -50,6 +55,7 @@ class Evidence:
                 "flag": v.flag,
                 "title": v.title,
                 "message": v.message,
+                "detail": v.detail,
                 "case": self.case.describe() if self.case is not None else None,
                 "parameters": asdict(self.case) if self.case is not None else None,
                 "ranks": [line.strip() for line in ranks],
@@ -110,7 +116,7 @@ def describe_ranks(observation: Observation) -> str:
 
 
 def failure_text(violations: Iterable[Violation], case: Case | None, observation: Observation | None) -> str:
-    lines = [f"[{v.title}] {v.message}" for v in violations]
+    lines = [f"[{v.title}] {v.message}" + (f"\n{v.detail}" if v.detail else "") for v in violations]
     if case is not None:
         lines.append(f"  case: {case.describe()}")
     if observation is not None:

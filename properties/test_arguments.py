@@ -7,9 +7,9 @@ from hypothesis import given, strategies as st
 
 from harness.case import Case
 from harness.checkers import check_assignment, structural_violations
-from harness.dataset import IndexDataset
 from harness.plugin import not_applicable
-from harness.runner import bounded, observe
+from harness.runner import SIMULATED, observe
+from harness.scenarios.refusal import refusal
 from harness.strategies import count_example
 from harness.verdict import expect_holds, fail
 
@@ -31,15 +31,7 @@ def test_invalid_arguments_refused(sampler_plug, contract, arguments):
     count_example()
     world_size, rank = arguments
     case = Case(dataset_size=8, world_size=world_size)
-
-    def construct():
-        try:
-            sampler_plug.build(IndexDataset(8), world_size, rank, **case.sampler_options(contract.yields_batches))
-        except Exception as exc:  # any refusal will do; DistributedSampler raises ValueError
-            return exc
-        return None
-
-    if bounded(case, construct) is None:
+    if refusal(SIMULATED, sampler_plug, contract, case, world_size, rank) is None:
         fail(
             "validates_arguments",
             f"constructing with num_replicas={world_size}, rank={rank} should raise (DistributedSampler raises "

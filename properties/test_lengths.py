@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-from itertools import islice
-
 import pytest
 from hypothesis import given, strategies as st
-from torch.utils.data import BatchSampler
 
 from harness.checkers import check_balanced, check_equal_batch_counts, check_equal_length, check_len_matches_iter
-from harness.reading import read_limit
-from harness.runner import bounded, build_samplers, observe, observe_drawn, on_rank
+from harness.runner import SIMULATED, observe, observe_drawn
+from harness.scenarios.batches import batch_counts
 from harness.strategies import draw_case
 from harness.verdict import PropertyFailure, expect_holds, raise_evidence
 
@@ -50,18 +47,7 @@ def test_equal_batch_counts(sampler_plug, contract, drop_last, data):
         expect_holds(observation, check_equal_batch_counts(list(observation.lengths), list(observation.reported_lengths)))
         return
     batch_drop_last = data.draw(st.booleans(), label="BatchSampler drop_last")
-    limit = read_limit(case.dataset_size)
-
-    def count_batches():
-        batchers = list(enumerate(
-            BatchSampler(s, case.batch_size, batch_drop_last) for s in build_samplers(sampler_plug, case, contract)
-        ))
-        # islice: a sampler that never stops must not spin forever here
-        counts = [on_rank(r, "while iterating", case, lambda: sum(1 for _ in islice(b, limit + 1))) for r, b in batchers]
-        lengths = [on_rank(r, "in len(BatchSampler(sampler))", case, lambda: len(b)) for r, b in batchers]
-        return counts, lengths
-
-    counts, lengths = bounded(case, count_batches)
+    counts, lengths = batch_counts(SIMULATED, sampler_plug, contract, case, batch_drop_last)
     violations = check_equal_batch_counts(counts, lengths)
     if violations:
         raise_evidence(PropertyFailure, violations, case,

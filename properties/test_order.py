@@ -7,11 +7,14 @@ from itertools import combinations
 import pytest
 from hypothesis import given, strategies as st
 
-from harness.checkers import check_orders_differ, check_same_indices, orders_comparable, structural_violations
+from harness.checkers import (
+    check_orders_differ, check_same_indices, missing_set_epoch, orders_comparable, structural_violations,
+)
 from harness.crashes import judge_only_if, probing
-from harness.global_rng import advanced, global_rng_fingerprints, seed_global_rngs
 from harness.plugin import requires_parameter
-from harness.runner import bounded, build_samplers, has_set_epoch, observe, read_samplers, set_epoch_all
+from harness.runner import SIMULATED, observe
+from harness.scenarios.epochs import read_epochs
+from harness.scenarios.repeat import read_three_ways
 from harness.strategies import draw_case, epochs, SEED_LIMIT
 from harness.verdict import PropertyFailure, SamplerFault, Violation, expect_holds
 
@@ -28,24 +31,13 @@ def test_same_order_without_set_epoch(sampler_plug, contract, drop_last, data):
     whatever the global RNGs hold; iterating leaves the global RNGs untouched."""
     case = draw_case(data, sampler_plug, drop_last=drop_last, contract=contract)
     global_seed = data.draw(st.integers(0, 2**32 - 2), label="global RNG seed")
-
-    def iterate_three_ways():
-        seed_global_rngs(global_seed)
-        samplers = build_samplers(sampler_plug, case, contract)
-        before = global_rng_fingerprints()
-        first = read_samplers(samplers, case, contract)
-        touched = advanced(before, global_rng_fingerprints())
-        again = read_samplers(samplers, case, contract)
-        seed_global_rngs(global_seed + 1)
-        fresh = read_samplers(build_samplers(sampler_plug, case, contract), case, contract)
-        return first, again, fresh, touched
-
-    first, again, fresh, touched = bounded(case, iterate_three_ways)
+    run = read_three_ways(SIMULATED, sampler_plug, contract, case, global_seed)
+    first, touched = run.first, run.touched
     violations = check_same_indices(
-        first, again, "deterministic", "iterating the same samplers twice, without set_epoch, changed the order"
+        first, run.again, "deterministic", "iterating the same samplers twice, without set_epoch, changed the order"
     )
     violations += check_same_indices(
-        first, fresh, "deterministic",
+        first, run.fresh, "deterministic",
         "fresh samplers with the same arguments gave another order once the global RNGs were reseeded "
         "(the order must not depend on torch/numpy/random global state)",
     )
@@ -63,19 +55,12 @@ def test_set_epoch_reshuffles(sampler_plug, contract, drop_last, data):
     """For N >= 10, distinct epochs give distinct orders, and every epoch keeps the per-epoch invariants."""
     case = draw_case(data, sampler_plug, drop_last=drop_last, shuffle=True, min_dataset_size=MIN_SHUFFLED_SIZE, contract=contract)
     chosen = data.draw(st.lists(epochs(), min_size=3, max_size=4, unique=True), label="epochs")
-
-    def run_epochs():
-        # One sampler object per rank for the whole run, set_epoch before each epoch,
-        # as the DistributedSampler documentation prescribes.
-        samplers = build_samplers(sampler_plug, case, contract)
-        runs = []
-        for epoch in chosen:
-            at_epoch = case.with_(epoch=epoch)
-            set_epoch_all(samplers, at_epoch)
-            runs.append(read_samplers(samplers, at_epoch, contract))
-        return runs
-
-    runs = bounded(case, run_epochs)
+    # One sampler object per rank for the whole run, set_epoch before each epoch, as the
+    # DistributedSampler documentation prescribes.
+    readings = read_epochs(SIMULATED, sampler_plug, contract, case, chosen)
+    if not readings.has_set_epoch:
+        expect_holds(readings.explicit[0], [missing_set_epoch(case.with_(epoch=chosen[0]))])
+    runs = readings.explicit
     for run in runs:
         expect_holds(run, structural_violations(run, contract))
     judge_only_if(orders_comparable(runs[0]))  # e.g. drop_last with W > N/10: nothing to compare
@@ -107,15 +92,7 @@ def test_seed_changes_order(sampler_plug, contract, drop_last, data, report_find
 
     big_seed = data.draw(st.integers(0, SEED_LIMIT - 1), label="large seed")
     big_epoch = data.draw(epochs(), label="epoch")
-    big_case = case.with_(seed=big_seed)
-
-    def at_big_seed():
-        samplers = build_samplers(sampler_plug, big_case, contract)
-        if has_set_epoch(samplers[0]):
-            set_epoch_all(samplers, big_case.with_(epoch=big_epoch))
-        return read_samplers(samplers, big_case.with_(epoch=big_epoch), contract)
-
-    big = bounded(big_case, at_big_seed)
+    big = observe(sampler_plug, case.with_(seed=big_seed, epoch=big_epoch), contract)
     expect_holds(big, structural_violations(big, contract))
 
     if seed_a + 2**32 < SEED_LIMIT:
@@ -130,5 +107,5 @@ def test_seed_changes_order(sampler_plug, contract, drop_last, data, report_find
         with probing():
             observe(sampler_plug, case.with_(seed=OVERFLOWING_SEED), contract)
     except (PropertyFailure, SamplerFault) as exc:
-        why = exc.violations[0].message.split(": ", 1)[-1]  # without the "rank 0: " it starts with
+        why = exc.violations[0].message.splitlines()[0].split(": ", 1)[-1]  # no "rank 0: ", no traceback
         report_finding(request.node.nodeid, f"seed + epoch >= 2**64 is refused: seed=2**64 fails with {why}")

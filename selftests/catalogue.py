@@ -11,7 +11,7 @@ import inspect
 from dataclasses import dataclass, field
 
 from harness.contracts import INVARIANTS, GUARDS
-from harness.runner import FAULT
+from harness.verdict import FAULT
 
 from .corpus import known_bad
 

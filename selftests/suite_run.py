@@ -22,7 +22,7 @@ RUN_TIMEOUT_S = 240
 # The same draws on every run: a selftest that asserts a sampler's exact failed invariants
 # must not depend on which cases a random seed happens to reach.
 HYPOTHESIS_SEED = 0
-# Each sampler call runs in a watchdog thread bounded by this (the plugin's --rank-timeout).
+# Each call into one rank's sampler is bounded by this (the plugin's --rank-timeout).
 RANK_TIMEOUT_S = 20
 
 _FAILED = re.compile(r"^FAILED \S+?::(\w+)", re.MULTILINE)

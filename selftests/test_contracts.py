@@ -190,7 +190,8 @@ def test_sampler_that_needs_a_process_group_is_certified_in_real_groups(pytester
     pytester.makepyfile(group_only=GROUP_ONLY_SAMPLERS)
     result = pytester.runpytest_subprocess(
         str(CONFORMANCE / "test_process_groups.py"), f"--sampler={pytester.path / 'group_only.py'}:{factory}",
-        "--world-sizes=2", "-k", "invariant_across_processes", "-p", "no:cacheprovider", timeout=RUN_TIMEOUT_S,
+        "--world-sizes=2", "-k", "invariant_across_processes", "-p", "no:cacheprovider", "--hypothesis-seed=0",
+        timeout=RUN_TIMEOUT_S,
     )
     output = "\n".join(result.outlines + result.errlines)
     assert result.ret == exit_code, output[-4000:]

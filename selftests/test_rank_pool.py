@@ -16,10 +16,9 @@ import pytest
 from harness.backend import choose_backend, rank_device
 from harness.case import Case
 from harness.contracts import TORCH
-from harness.group import run_samplers
 from harness.plug import DEFAULT_SPEC, load_plug
 from harness.blame import sampler_frames_in_dump
-from harness.messages import ReadSamplers
+from harness.scenarios.epochs import GROUP_BUILDS, ReadEpochs, read_epochs
 from harness.verdict import HarnessError, SamplerFault, SamplerHang
 from harness.rank_pool import RankPool
 
@@ -79,12 +78,12 @@ def pool():
 
 
 def _read(pool: RankPool, sampler: str):
-    return run_samplers(pool, load_plug(f"{FAULTS}:{sampler}"), TORCH, CASE)
+    return read_epochs(pool, load_plug(f"{FAULTS}:{sampler}"), TORCH, CASE, builds=GROUP_BUILDS)
 
 
 def _recovers(pool: RankPool) -> None:
     pool.begin_test()
-    run = run_samplers(pool, load_plug(DEFAULT_SPEC), TORCH, CASE)
+    run = read_epochs(pool, load_plug(DEFAULT_SPEC), TORCH, CASE, builds=GROUP_BUILDS)
     assert sorted(int(i) for rank in run.group[0].indices for i in rank) == list(range(10))
 
 
@@ -135,7 +134,7 @@ def test_hang_fails_after_the_timeout_with_every_stack(pool, sampler, stuck, whe
     elapsed = time.monotonic() - start
     text = str(failure.value)
     assert POOL_TIMEOUT_S <= elapsed < POOL_TIMEOUT_S + 10, elapsed
-    assert f"rank(s) {stuck} did not answer within {POOL_TIMEOUT_S:g} s (--rank-timeout)" in text, text
+    assert f"rank(s) {stuck} did not answer within {POOL_TIMEOUT_S:g} s (--rank-timeout) of their last call" in text, text
     assert "--- rank 0 ---" in text and "--- rank 1 ---" in text, text
     assert where in text, text
     assert all(_gone(pid) for pid in before), "the hung group was not torn down"
@@ -207,7 +206,7 @@ def test_hang_fails_one_test_and_the_next_tests_pass(pytester, tag, tmp_path, mo
     assert run.failed_tests == {"test_case2_same_split_every_epoch_without_set_epoch"}, run.explain()
     text = run.failure_text("test_case2_same_split_every_epoch_without_set_epoch")
     # Rank 1 hangs in the sampler; rank 0 then waits for it in the batch-count all_reduce.
-    assert "did not answer within 5 s (--rank-timeout)" in text, run.explain()
+    assert "did not answer within 5 s (--rank-timeout) of their last call" in text, run.explain()
     assert "--- rank 0 ---" in text and "--- rank 1 ---" in text, run.explain()
     assert "in _hang" in text and "in all_reduce" in text, run.explain()
     assert "7 passed" in run.output, run.explain()
@@ -319,7 +318,7 @@ def test_a_group_that_cannot_start_is_a_harness_error_retried_once():
     broken = RankPool(2, "nccl", POOL_TIMEOUT_S)
     try:
         with pytest.raises(HarnessError) as failure:
-            broken.request(ReadSamplers(DEFAULT_SPEC, TORCH, CASE, (None,)))
+            broken.request(ReadEpochs(DEFAULT_SPEC, TORCH, CASE))
     finally:
         broken.close()
     text = str(failure.value)

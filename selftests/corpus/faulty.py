@@ -3,6 +3,7 @@ and a sampler that raises, to prove faults are reported per rank."""
 
 from __future__ import annotations
 
+import ctypes
 import os
 import time
 from typing import Any, Iterator
@@ -69,4 +70,30 @@ class SlowPass(PartsSampler):
 
     def __iter__(self) -> Iterator[int]:
         time.sleep(self.SECONDS_PER_PASS)
+        return super().__iter__()
+
+
+class KillsItsProcess(PartsSampler):
+    """Ends its process with os._exit(EXIT_STATUS) when the dataset has DEADLY_SIZE items, as
+    a sampler whose worker library calls exit() on a bad shard does. In-process the run must
+    survive it, charge it to edge_sizes with the case and the exit status, and go on."""
+
+    DEADLY_SIZE = 7
+    EXIT_STATUS = 3
+
+    def __iter__(self) -> Iterator[int]:
+        if len(self.dataset) == self.DEADLY_SIZE:
+            os._exit(self.EXIT_STATUS)
+        return super().__iter__()
+
+
+class Segfaults(PartsSampler):
+    """Reads address 0 (a segfault, as a buggy C extension causes) when the dataset has
+    DEADLY_SIZE items: the test fails with the signal and the sampler's last frames."""
+
+    DEADLY_SIZE = 7
+
+    def __iter__(self) -> Iterator[int]:
+        if len(self.dataset) == self.DEADLY_SIZE:
+            ctypes.string_at(0)
         return super().__iter__()

@@ -1,0 +1,62 @@
+"""Scenarios: what a rank does with the sampler for one request, written once for both runners.
+
+A scenario is a frozen dataclass: the sampler's spec, the contract, the case, and its own
+parameters (which epochs, which builds, ...). Its :meth:`Scenario.run` does the work of
+one rank, step by step (``harness.scenarios.steps``), and returns that rank's reply.
+
+- In a real process group (``conformance/``) every rank process runs it once, as its rank.
+- In-process (``properties/``) one supervised sampler process runs it once per simulated
+  rank, with explicit ``num_replicas``/``rank`` (``harness.runner``).
+
+Both are the rank pool of ``harness.rank_pool``: it sends the scenario, bounds each call
+into the sampler by ``--rank-timeout``, and turns an exception, a death or a hang into
+evidence. Each scenario module also turns the ranks' replies into what the checkers read.
+
+A new scenario (resume from a state_dict, IterableDataset sharding) is one new module
+here: the rank processes, the sampler process and the pool run it unchanged.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from ..case import Case
+from ..contracts import Contract
+from ..crashes import set_aside_or_raise
+from ..verdict import SamplerFault
+from .steps import RankContext
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """One request: every rank runs it once (simulated ranks: once each, in turn)."""
+
+    spec: str  # the sampler under test, MODULE:ATTR
+    contract: Contract  # how to read it: finite or a prefix, indices or batches
+    case: Case
+
+    def run(self, rank: RankContext) -> Any:
+        """This rank's part; calls into the sampler go through ``rank.call``."""
+        raise NotImplementedError
+
+    def simulated_ranks(self) -> int:
+        """How many ranks the sampler process simulates for this scenario."""
+        return self.case.world_size
+
+
+class Ranks(Protocol):
+    """Who runs a scenario: a real process group's rank pool, or the in-process sampler process."""
+
+    def request(self, scenario: Scenario) -> list[Any]:
+        """Every rank's reply, in rank order."""
+
+
+def ask(ranks: Ranks, scenario: Scenario) -> list[Any]:
+    """Every rank's reply to ``scenario``. A sampler that raised is set aside when the running
+    test judges another invariant (``harness.crashes``), else its fault is raised."""
+    __tracebackhide__ = True  # failures point at the sampler, not the harness
+    try:
+        return ranks.request(scenario)
+    except SamplerFault as fault:
+        set_aside_or_raise(fault)
