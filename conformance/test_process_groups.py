@@ -13,27 +13,23 @@ from hypothesis import given, strategies as st
 
 from conformance.examples import round_trips
 from harness.checkers import (
-    check_assignment,
     check_orders_differ,
     check_ranks_agree,
     check_same_indices,
+    judge,
     missing_set_epoch,
     orders_comparable,
     structural_violations,
 )
 from harness.crashes import judge_only_if
-from harness.plugin import not_applicable, requires_parameter
+from harness.invariants import REGISTRY
+from harness.plugin import drop_last_variant, not_applicable, per_epoch_params, requires_parameter
 from harness.scenarios.epochs import GROUP_BUILDS, Readings, read_epochs
 from harness.scenarios.steps import Build
 from harness.strategies import draw_case, epochs
 from harness.verdict import expect_holds
 
 MIN_SHUFFLED_SIZE = 10
-# The per-epoch invariants, each its own test so the verdict names the one that broke.
-PER_EPOCH = (
-    "len_matches_iter", "equal_length", "balanced", "valid_indices", "covers", "disjoint", "pads_from_head",
-    "unshuffled_in_order", "stream_blocks_are_permutations", "strided", "contiguous",
-)
 
 
 def skip_unless_buildable_explicitly(plug) -> None:
@@ -43,9 +39,10 @@ def skip_unless_buildable_explicitly(plug) -> None:
                     "num_replicas/rank, which this check needs")
 
 
-def _drawn_run(group, world_size, sampler_plug, contract, drop_last, data, shuffle=None) -> Readings:
-    """One drawn case of the group's world size, read once in every rank, built each way."""
-    case = draw_case(data, sampler_plug, drop_last=drop_last, contract=contract, world_size=world_size, shuffle=shuffle)
+def _drawn_run(group, world_size, sampler_plug, contract, drop_last, data, **fixed) -> Readings:
+    """One drawn case of the group's world size (``fixed``: case fields given, not drawn),
+    read once in every rank, built each way."""
+    case = draw_case(data, sampler_plug, drop_last=drop_last, contract=contract, world_size=world_size, **fixed)
     return read_epochs(group, sampler_plug, contract, case, builds=GROUP_BUILDS)
 
 
@@ -66,23 +63,23 @@ def test_num_replicas_and_rank_default_to_the_group(group, world_size, sampler_p
     )
 
 
-@pytest.mark.parametrize("flag", [pytest.param(f, marks=pytest.mark.invariant(f), id=f) for f in PER_EPOCH])
+@pytest.mark.parametrize(("flag", "drop_last"), per_epoch_params())
 @round_trips
 @given(data=st.data())
-def test_invariant_across_processes(group, world_size, sampler_plug, contract, drop_last, flag, data):
+def test_invariant_across_processes(group, world_size, sampler_plug, contract, flag, drop_last, data):
     """Each rank in its own process, sampler built from the group: the per-epoch invariant holds
-    (for strided/contiguous: each rank's share is cut from the one-rank order)."""
-    shuffle = None
-    if flag == "unshuffled_in_order":  # checked on unshuffled cases only: never vacuously held
-        requires_parameter(sampler_plug, "shuffle")
-        shuffle = False
-    run = _drawn_run(group, world_size, sampler_plug, contract, drop_last, data, shuffle)
-    observation = run.group[0]
-    violations = structural_violations(observation, contract)
-    if flag == contract.layout:
+    (generated from the registry, as properties/test_per_epoch.py; the layouts and whole batches
+    are judged against each rank's own one-rank reading)."""
+    invariant = REGISTRY[flag]
+    drop_last_variant(sampler_plug, drop_last)
+    for parameter in invariant.needs:
+        requires_parameter(sampler_plug, parameter)
+    if invariant.against_one_rank:
         skip_unless_buildable_explicitly(sampler_plug)
-        violations += check_assignment(observation, run.single[0][0], contract.layout)
-    expect_holds(observation, [v for v in violations if v.flag == flag])
+    fixed = {name: value for name, value in invariant.fixed if name != "drop_last"}
+    run = _drawn_run(group, world_size, sampler_plug, contract, drop_last, data, **fixed)
+    one_rank = run.single[0][0] if invariant.against_one_rank else None
+    expect_holds(run.group[0], judge(flag, run.group[0], contract, one_rank))
 
 
 @pytest.mark.invariant("agrees_across_ranks")

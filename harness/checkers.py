@@ -8,12 +8,13 @@ implementation: the in-process properties and the real process groups both call 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 import numpy as np
 
 from .case import Case, Observation
 from .contracts import Contract
+from .invariants import PER_EPOCH, Invariant
 from .verdict import Violation, shorten
 
 if TYPE_CHECKING:
@@ -296,23 +297,52 @@ def check_whole_batches(obs: Observation, single_rank: Observation) -> list[Viol
     return []
 
 
-def structural_violations(obs: Observation, contract: Contract) -> list[Violation]:
-    """The per-epoch invariants every observation must satisfy under ``contract``."""
-    checks = (
-        ("len_matches_iter", check_len_matches_iter),
-        ("equal_length", lambda o: check_equal_length(o, contract)),
-        ("balanced", check_balanced),
-        ("valid_indices", check_valid_indices),
-        ("covers", check_coverage),
-        ("disjoint", lambda o: check_disjoint(o, contract)),
-        ("pads_from_head", lambda o: [] if o.case.drop_last else check_pads_from_head(o, contract.layout)),
-        ("unshuffled_in_order", lambda o: [] if o.case.shuffle else check_unshuffled_in_order(o, contract.layout)),
-        ("stream_blocks_are_permutations", check_stream_blocks),
-    )
+def per_epoch_judges(contract: Contract) -> dict[str, Callable[[Observation, Observation | None], list[Violation]]]:
+    """Flag -> its judge on one reading of every rank (and the one-rank reading, for the
+    flags the registry judges against it)."""
+    return {
+        "len_matches_iter": lambda o, _: check_len_matches_iter(o),
+        "equal_length": lambda o, _: check_equal_length(o, contract),
+        "balanced": lambda o, _: check_balanced(o),
+        "valid_indices": lambda o, _: check_valid_indices(o),
+        "covers": lambda o, _: check_coverage(o),
+        "disjoint": lambda o, _: check_disjoint(o, contract),
+        "pads_from_head": lambda o, _: check_pads_from_head(o, contract.layout),
+        "strided": lambda o, one: check_assignment(o, _required(one), "strided"),
+        "contiguous": lambda o, one: check_assignment(o, _required(one), "contiguous"),
+        "unshuffled_in_order": lambda o, _: check_unshuffled_in_order(o, contract.layout),
+        "stream_blocks_are_permutations": lambda o, _: check_stream_blocks(o),
+        "whole_batches": lambda o, one: check_whole_batches(o, _required(one)),
+    }
+
+
+def _required(one_rank: Observation | None) -> Observation:
+    if one_rank is None:
+        raise TypeError("this invariant is judged against the one-rank reading; pass it")
+    return one_rank
+
+
+def judge(flag: str, observation: Observation, contract: Contract, one_rank: Observation | None = None) -> list[Violation]:
+    """The per-epoch invariant ``flag`` (``harness.invariants.PER_EPOCH``) on one reading."""
+    return per_epoch_judges(contract)[flag](observation, one_rank)
+
+
+def applies(invariant: Invariant, case: Case) -> bool:
+    """Whether the case is one the invariant speaks about (padding needs drop_last=False)."""
+    return all(getattr(case, name) == value for name, value in invariant.fixed)
+
+
+def structural_violations(obs: Observation, contract: Contract, one_rank: Observation | None = None) -> list[Violation]:
+    """Every per-epoch invariant the contract promises, on an observation of any case: those
+    the case does not speak about are left out, and so are those judged against the
+    one-rank reading unless it is given."""
     violations: list[Violation] = []
-    for flag, check in checks:
-        if contract.promises(flag):
-            violations.extend(check(obs))
+    for invariant in PER_EPOCH:
+        if not contract.promises(invariant.flag) or not applies(invariant, obs.case):
+            continue
+        if invariant.against_one_rank and one_rank is None:
+            continue
+        violations += judge(invariant.flag, obs, contract, one_rank)
     return violations
 
 

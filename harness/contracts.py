@@ -1,6 +1,7 @@
 """Contracts: named sets of invariants a sampler promises, as data.
 
-A contract is a set of flags (which invariants hold) plus a few facts the checkers need:
+A contract is a set of flags of the invariant registry (``harness.invariants``: which
+invariants hold) plus a few facts the checkers need:
 how a rank's share is cut from the global order (layout), how long each rank's share
 is (length rule), whether the sampler ends, and whether it yields indices or batches.
 Each property test asks ``contract.promises(flag)`` and is skipped, with the reason,
@@ -13,64 +14,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-# Every invariant the suite knows, by flag, with the words used in failure messages.
-INVARIANTS: dict[str, str] = {
-    "len_matches_iter": "len() matches iteration",
-    "equal_length": "equal per-rank lengths",
-    "balanced": "balanced per-rank lengths",
-    "valid_indices": "valid indices",
-    "covers": "union coverage",
-    "disjoint": "ranks disjoint unless padded",
-    "pads_from_head": "padding from the head",
-    "strided": "strided assignment",
-    "contiguous": "contiguous assignment",
-    "unshuffled_in_order": "shuffle=False keeps dataset order",
-    "deterministic": "identical order without set_epoch",
-    "reshuffles_on_set_epoch": "reshuffle with set_epoch",
-    "seed_effective": "seed changes the order",
-    "validates_arguments": "invalid arguments refused",
-    "edge_sizes": "runs without crashing, edge sizes included",
-    "equal_batches": "equal batch counts",
-    "stream_blocks_are_permutations": "infinite stream blocks are permutations",
-    "whole_batches": "batches whole on one rank",
-    # Checked in real process groups only (conformance/).
-    "agrees_across_ranks": "ranks agree on one global order",
-    "group_defaults": "num_replicas/rank default to the process group",
-    "loader_yields_sampler": "DataLoader yields the sampler's indices",
-    "defaults": "built with the dataset alone, the contract's defaults",
-}
-
-# What each flag guards against, for --list-contracts and the README.
-GUARDS: dict[str, str] = {
-    "len_matches_iter": "__len__ disagreeing with iteration (wrong step counts, LR schedules)",
-    "equal_length": "one rank running one step more than the others: DDP hangs",
-    "balanced": "an eval shard far larger than the others",
-    "valid_indices": "tensors, floats, negative or out-of-range indices, samplers that never stop",
-    "covers": "silently dropped data",
-    "disjoint": "silently duplicated data beyond the padding",
-    "pads_from_head": "padding that is random, from the tail, or fails when N < W/2",
-    "strided": "contiguous blocks where rank r must get Q[r::W]; rank-dependent orders",
-    "contiguous": "strided shares where rank r must get a contiguous block",
-    "unshuffled_in_order": "shuffle=False ignored",
-    "deterministic": "global-RNG shuffles, reshuffling on every iter()",
-    "reshuffles_on_set_epoch": "set_epoch ignored or not forwarded: the same order every epoch",
-    "seed_effective": "seed ignored",
-    "validates_arguments": "rank >= num_replicas accepted: a job trains on the wrong shard",
-    "edge_sizes": "crashes (an exception, a hang, a dead rank) on empty datasets, N < W, W = 1, or any other "
-                  "valid case; each crash is charged here once, with the smallest case, and the other invariants "
-                  "are judged on the cases without one",
-    "equal_batches": "uneven batch counts per rank: DDP hangs",
-    "stream_blocks_are_permutations": "infinite streams that repeat or skip items within an epoch",
-    "whole_batches": "batches split across ranks",
-    "agrees_across_ranks": "per-process shuffles (hash() of a str, unseeded RNGs): ranks overlap and miss items",
-    "group_defaults": "num_replicas/rank not taken from the process group when left out",
-    "loader_yields_sampler": "samplers whose DataLoader batches differ from what they yield",
-    "defaults": "drop-in replacements whose defaults differ (shuffle=False, drop_last=True, another seed), "
-                "silently changing jobs that build them as DistributedSampler(dataset)",
-}
-
-# Checked in real process groups only (conformance/): a run of properties/ alone leaves them unchecked.
-GROUP_ONLY = frozenset({"agrees_across_ranks", "group_defaults", "loader_yields_sampler", "defaults"})
+from .invariants import REGISTRY
 
 LAYOUTS = ("strided", "contiguous", "any")
 LENGTH_RULES = ("padded", "balanced")
@@ -101,9 +45,9 @@ class Contract:
         return flag in self.flags
 
     def without(self, flags: frozenset[str]) -> "Contract":
-        unknown = sorted(flags - set(INVARIANTS))
+        unknown = sorted(flags - set(REGISTRY))
         if unknown:
-            raise ValueError(f"unknown invariant(s) {', '.join(unknown)}; known: {', '.join(INVARIANTS)}")
+            raise ValueError(f"unknown invariant(s) {', '.join(unknown)}; known: {', '.join(REGISTRY)}")
         return replace(self, flags=self.flags - flags, turned_off=self.turned_off | (flags & self.flags))
 
     def expected_length(self, dataset_size: int, world_size: int, drop_last: bool, rank: int = 0) -> int:
@@ -176,6 +120,7 @@ BATCH = Contract(
 )
 
 CONTRACTS: dict[str, Contract] = {c.name: c for c in (TORCH, CONTIGUOUS, PARTITION, INFINITE, BATCH)}
+assert all(c.flags <= set(REGISTRY) for c in CONTRACTS.values()), "a contract promises an undeclared invariant"
 DEFAULT_CONTRACT = TORCH.name
 
 
@@ -184,8 +129,10 @@ def describe_contracts() -> str:
     lines = []
     for contract in CONTRACTS.values():
         lines.append(f"{contract.name} (family {contract.family}): {contract.description}")
-        for flag in INVARIANTS:
-            if contract.promises(flag):
-                lines.append(f"    {flag:32s} {INVARIANTS[flag]}: guards against {GUARDS[flag]}")
+        for invariant in REGISTRY.values():
+            if contract.promises(invariant.flag):
+                lines.append(f"    {invariant.flag:32s} {invariant.title}: guards against {invariant.guards}")
+                where = f"; needs the sampler's {', '.join(invariant.needs)}" if invariant.needs else ""
+                lines.append(f"    {'':32s} checked {invariant.where.value}{where}; known-bad: {invariant.known_bad}")
         lines.append("")
     return "\n".join(lines).rstrip() + "\n"

@@ -19,7 +19,8 @@ from hypothesis.errors import Unsatisfiable
 from . import crashes, profiles, runner
 from .backend import BACKENDS, DEFAULT_BACKEND, choose_backend, cuda_device_count
 from .certificate import build_certificate, write_certificate
-from .contracts import CONTRACTS, DEFAULT_CONTRACT, INVARIANTS, Contract, describe_contracts
+from .contracts import CONTRACTS, DEFAULT_CONTRACT, Contract, describe_contracts
+from .invariants import PER_EPOCH, REGISTRY
 from .results import (
     ERROR,
     EXAMPLES_KEY,
@@ -104,7 +105,7 @@ def _world_sizes(text: str) -> tuple[int, ...]:
 
 def _flag_list(text: str) -> frozenset[str]:
     flags = frozenset(part.strip() for part in text.split(",") if part.strip())
-    unknown = sorted(flags - set(INVARIANTS))
+    unknown = sorted(flags - set(REGISTRY))
     if unknown:
         raise pytest.UsageError(
             f"--without={text!r}: unknown invariant(s) {', '.join(unknown)}; see --list-contracts for the flags"
@@ -273,6 +274,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         relative = Path(item.path).resolve()
         if any(relative.is_relative_to(root / d) for d in CERTIFICATION_DIRS):
             item.add_marker(CERTIFICATION_MARK)
+        flag = _invariant(item)
+        if flag is not None and flag not in REGISTRY:
+            raise pytest.UsageError(f"{item.nodeid} checks invariant {flag!r}, which harness/invariants.py does not "
+                                    f"declare; declare it there (title, bug class, known-bad sampler) first")
 
 
 def _invariant(item: pytest.Item) -> str | None:
@@ -505,11 +510,31 @@ def contract(pytestconfig: pytest.Config) -> Contract:
     return state(pytestconfig).contract
 
 
-@pytest.fixture(scope="session", params=[False, True], ids=["keep_last", "drop_last"])
+DROP_LAST_IDS = {False: "keep_last", True: "drop_last"}
+
+
+@pytest.fixture(scope="session", params=list(DROP_LAST_IDS), ids=list(DROP_LAST_IDS.values()))
 def drop_last(request: pytest.FixtureRequest, sampler_plug: SamplerPlug) -> bool:
-    if request.param and not sampler_plug.supports("drop_last"):
-        not_applicable(sampler_plug.missing_reason("drop_last"))
-    return request.param
+    return drop_last_variant(sampler_plug, request.param)
+
+
+def drop_last_variant(plug: SamplerPlug, drop_last: bool) -> bool:
+    """A test's drop_last: True needs the sampler to take drop_last, else not applicable."""
+    if drop_last and not plug.supports("drop_last"):
+        not_applicable(plug.missing_reason("drop_last"))
+    return drop_last
+
+
+def per_epoch_params() -> list[Any]:
+    """``(flag, drop_last)`` for the tests generated from the registry's per-epoch invariants,
+    each marked with its invariant; drop_last as the invariant fixes it, else both."""
+    params = []
+    for invariant in PER_EPOCH:
+        fixed = dict(invariant.fixed)
+        for value in [fixed["drop_last"]] if "drop_last" in fixed else [False, True]:
+            params.append(pytest.param(invariant.flag, value, marks=pytest.mark.invariant(invariant.flag),
+                                       id=f"{invariant.flag}-{DROP_LAST_IDS[value]}"))
+    return params
 
 
 @pytest.fixture(scope="session")

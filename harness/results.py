@@ -24,7 +24,8 @@ from typing import Any
 
 import pytest
 
-from .contracts import INVARIANTS, Contract
+from .contracts import Contract
+from .invariants import REGISTRY, title
 
 HELD, FAILED, NOT_APPLICABLE, NOT_RUN, ERROR = "held", "failed", "not applicable", "not run", "error"
 NOT_JUDGED, NOT_PROMISED, TURNED_OFF = "not judged", "not promised", "turned off"
@@ -117,18 +118,18 @@ class ResultCollector:
     @property
     def promised(self) -> list[str]:
         """What the contract promises, including what --without turned off."""
-        return [f for f in INVARIANTS if self.contract.promises(f) or f in self.contract.turned_off]
+        return [f for f in REGISTRY if self.contract.promises(f) or f in self.contract.turned_off]
 
     def results(self) -> list[InvariantResult]:
         seen = {o.flag for o in self.outcomes} | {v["flag"] for o in self.outcomes for v in o.violations}
-        flags = [f for f in INVARIANTS if f in seen or f in self.promised]
-        flags += sorted(f for f in seen if f not in INVARIANTS)  # tests marked with an unlisted flag
+        flags = [f for f in REGISTRY if f in seen or f in self.promised]
+        flags += sorted(f for f in seen if f not in REGISTRY)  # tests marked with an unlisted flag
         return [self._result(flag) for flag in flags]
 
     def _result(self, flag: str) -> InvariantResult:
         own = [o for o in self.outcomes if o.flag == flag]
         charged = [(o, v) for o in self.outcomes for v in o.violations if v["flag"] == flag]
-        result = InvariantResult(flag, INVARIANTS.get(flag, flag), NOT_PROMISED)
+        result = InvariantResult(flag, title(flag), NOT_PROMISED)
         result.tests = [o.name for o in own if o.outcome != "skipped"]
         result.examples = sum(o.examples for o in own)
         # A test judged its invariant only when it ran to the end: one that stopped on another

@@ -15,7 +15,7 @@ from typing import Any, Iterable, NoReturn, Sequence
 import numpy as np
 
 from .case import Case, Observation
-from .contracts import INVARIANTS
+from .invariants import title
 
 # The flag of a sampler that raises, dies or hangs: no invariant can be judged on that
 # case. The plugin charges it to edge_sizes ("runs without crashing"): see harness.crashes.
@@ -34,7 +34,7 @@ class Violation:
 
     @property
     def title(self) -> str:
-        return INVARIANTS.get(self.flag, self.flag)
+        return title(self.flag)
 
 
 class Evidence:

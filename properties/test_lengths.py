@@ -1,39 +1,16 @@
-"""Lengths: len() agrees with iteration, ranks are even (or balanced), batch counts match."""
+"""Batch counts: every rank gets the same number of batches (the per-epoch length invariants
+are generated in test_per_epoch.py)."""
 
 from __future__ import annotations
 
 import pytest
 from hypothesis import given, strategies as st
 
-from harness.checkers import check_balanced, check_equal_batch_counts, check_equal_length, check_len_matches_iter
-from harness.runner import SIMULATED, observe, observe_drawn
+from harness.checkers import check_equal_batch_counts
+from harness.runner import SIMULATED, observe
 from harness.scenarios.batches import batch_counts
 from harness.strategies import draw_case
 from harness.verdict import PropertyFailure, expect_holds, raise_evidence
-
-
-@pytest.mark.invariant("len_matches_iter")
-@given(data=st.data())
-def test_len_matches_iteration(sampler_plug, contract, drop_last, data):
-    """len(sampler) equals the number of indices (batches, for a batch sampler) one iteration yields."""
-    observation = observe_drawn(data, sampler_plug, contract, drop_last=drop_last)
-    expect_holds(observation, check_len_matches_iter(observation))
-
-
-@pytest.mark.invariant("equal_length")
-@given(data=st.data())
-def test_equal_rank_lengths(sampler_plug, contract, drop_last, data):
-    """Every rank yields ceil(N/W) indices, or floor(N/W) with drop_last."""
-    observation = observe_drawn(data, sampler_plug, contract, drop_last=drop_last)
-    expect_holds(observation, check_equal_length(observation, contract))
-
-
-@pytest.mark.invariant("balanced")
-@given(data=st.data())
-def test_balanced_rank_lengths(sampler_plug, contract, drop_last, data):
-    """An exact partition: the ranks' lengths sum to N and differ by at most one."""
-    observation = observe_drawn(data, sampler_plug, contract, drop_last=drop_last)
-    expect_holds(observation, check_balanced(observation))
 
 
 @pytest.mark.invariant("equal_batches")

@@ -1,7 +1,7 @@
 """Which property proves itself against which known-bad sampler: the one place to look.
 
 ``KNOWN_BAD`` maps a ``--sampler`` spec to the property test that must reject it and
-that property's flag (its bracketed title, ``harness.contracts.INVARIANTS[flag]``,
+that property's flag (its bracketed title, ``harness.contracts.REGISTRY[flag].title``,
 starts the failure text). ``python -m selftests.catalogue`` prints the README's table.
 """
 
@@ -10,12 +10,14 @@ from __future__ import annotations
 import inspect
 from dataclasses import dataclass, field
 
-from harness.contracts import INVARIANTS, GUARDS
+from harness.invariants import REGISTRY
 from harness.verdict import FAULT
 
 from .corpus import known_bad
 
 KNOWN_BAD_MODULE = "selftests.corpus.known_bad"
+# The test generated from the registry for every per-epoch invariant (properties/test_per_epoch.py).
+PER_EPOCH_TEST = "test_per_epoch_invariant"
 # A sampler that raises is titled as a fault, whichever property was checking.
 FAULT_TITLE = f"[{FAULT}]"
 
@@ -38,7 +40,7 @@ class Rejection:
 
     @property
     def title(self) -> str:
-        return FAULT_TITLE if self.crashes else f"[{INVARIANTS[self.flag]}]"
+        return FAULT_TITLE if self.crashes else f"[{REGISTRY[self.flag].title}]"
 
     @property
     def failed(self) -> set[str]:
@@ -60,35 +62,35 @@ def _every(flags: str, why: str) -> dict[str, str]:
 
 
 KNOWN_BAD: dict[str, Rejection] = {
-    _spec("LenIgnoresDropLast"): Rejection("test_len_matches_iteration", "len_matches_iter"),
-    _spec("FloorNotCeil"): Rejection("test_equal_rank_lengths", "equal_length", {
+    _spec("LenIgnoresDropLast"): Rejection(PER_EPOCH_TEST, "len_matches_iter"),
+    _spec("FloorNotCeil"): Rejection(PER_EPOCH_TEST, "equal_length", {
         "covers": "floor(N/W) items per rank leave the remainder unread"}),
-    _spec("UnevenContiguousSplit"): Rejection("test_equal_rank_lengths", "equal_length", {
+    _spec("UnevenContiguousSplit"): Rejection(PER_EPOCH_TEST, "equal_length", {
         "pads_from_head": UNEQUAL_SHARES, "unshuffled_in_order": UNEQUAL_SHARES,
         "strided": "its shares are contiguous blocks, and of unequal length"},
         sometimes={"equal_batches": "unequal shares give unequal batch counts, for the batch sizes drawn"}),
-    _spec("YieldsTensors"): Rejection("test_indices_are_valid", "valid_indices"),
-    _spec("YieldsFloats"): Rejection("test_indices_are_valid", "valid_indices"),
-    _spec("PadsPastTheEnd"): Rejection("test_indices_are_valid", "valid_indices", {
+    _spec("YieldsTensors"): Rejection(PER_EPOCH_TEST, "valid_indices"),
+    _spec("YieldsFloats"): Rejection(PER_EPOCH_TEST, "valid_indices"),
+    _spec("PadsPastTheEnd"): Rejection(PER_EPOCH_TEST, "valid_indices", {
         "pads_from_head": "its padding is N + k, not the head", "strided": STRIDED_FROM_HEAD}),
-    _spec("NeverStops"): Rejection("test_indices_are_valid", "valid_indices"),
-    _spec("RankInSeed"): Rejection("test_union_coverage", "covers", {
+    _spec("NeverStops"): Rejection(PER_EPOCH_TEST, "valid_indices"),
+    _spec("RankInSeed"): Rejection(PER_EPOCH_TEST, "covers", {
         "disjoint": "ranks that shuffle differently share indices",
         "pads_from_head": "the order rebuilt from ranks that shuffle differently is no padded permutation",
         "strided": "each rank cuts its share from its own order"}),
-    _spec("DropLastIgnored"): Rejection("test_ranks_disjoint_unless_padded", "disjoint", {
+    _spec("DropLastIgnored"): Rejection(PER_EPOCH_TEST, "disjoint", {
         "equal_length": "it pads under drop_last, so every rank yields ceil(N/W), not floor(N/W)"}),
-    _spec("PadsFromTail"): Rejection("test_padding_from_head", "pads_from_head", {"strided": STRIDED_FROM_HEAD}),
-    _spec("RandomPadding"): Rejection("test_padding_from_head", "pads_from_head", {"strided": STRIDED_FROM_HEAD}),
-    _spec("SingleHeadCopy"): Rejection("test_padding_from_head", "pads_from_head", {
+    _spec("PadsFromTail"): Rejection(PER_EPOCH_TEST, "pads_from_head", {"strided": STRIDED_FROM_HEAD}),
+    _spec("RandomPadding"): Rejection(PER_EPOCH_TEST, "pads_from_head", {"strided": STRIDED_FROM_HEAD}),
+    _spec("SingleHeadCopy"): Rejection(PER_EPOCH_TEST, "pads_from_head", {
         **_every("len_matches_iter equal_length",
                  "when N < W/2 the one head copy is too short, so the last ranks yield fewer items than len() says"),
         "strided": STRIDED_FROM_HEAD, "unshuffled_in_order": UNEQUAL_SHARES},
         sometimes={"equal_batches": "the batch-count test draws N < W/2 only now and then"}),
-    _spec("ContiguousBlocks"): Rejection("test_strided_assignment", "strided", {
+    _spec("ContiguousBlocks"): Rejection(PER_EPOCH_TEST, "strided", {
         "unshuffled_in_order": "Q is rebuilt from the ranks strided, so contiguous shares scramble its head"},
         sometimes={"pads_from_head": "... and its padding, on the padded cases the draws reach"}),
-    _spec("ShuffleIgnored"): Rejection("test_no_shuffle_keeps_dataset_order", "unshuffled_in_order"),
+    _spec("ShuffleIgnored"): Rejection(PER_EPOCH_TEST, "unshuffled_in_order"),
     _spec("GlobalRNG"): Rejection("test_same_order_without_set_epoch", "deterministic", {
         **_every("covers disjoint strided",
                  "each rank's sampler draws the next permutation from the one global RNG, so ranks overlap"),
@@ -132,7 +134,7 @@ def property_table() -> str:
     tests = {rejection.flag: rejection.test for rejection in KNOWN_BAD.values()}
     for flag, specs in by_flag.items():
         proofs = "<br>".join(f"`{spec.rpartition(':')[2]}`: {bug_class(spec)}" for spec in specs)
-        rows.append(f"| {INVARIANTS[flag]} | `{tests[flag]}` | {GUARDS.get(flag, '')} | {proofs} |")
+        rows.append(f"| {REGISTRY[flag].title} | `{tests[flag]}` | {REGISTRY[flag].guards} | {proofs} |")
     return "\n".join(rows)
 
 

@@ -14,7 +14,7 @@ import jsonschema
 import pytest
 
 from harness.certificate import SCHEMA_PATH
-from harness.contracts import GROUP_ONLY, INVARIANTS
+from harness.invariants import GROUP_ONLY, REGISTRY
 
 from .suite_run import CONFORMANCE, PROPERTIES, RUN_TIMEOUT_S, certify
 
@@ -29,18 +29,18 @@ GOOD = [
 
 # contract, known-bad sampler, the test that must reject it, the exact invariants a full run fails
 BAD = [
-    pytest.param("contiguous", "ContiguousTailPadding", "test_padding_from_head", {
+    pytest.param("contiguous", "ContiguousTailPadding", "test_per_epoch_invariant", {
         "pads_from_head": "its padding repeats the tail",
         "contiguous": "contiguous compares each block with Q, the one-rank order padded from its head"},
         id="contiguous"),
-    pytest.param("partition", "OverlappingPartition", "test_ranks_disjoint_unless_padded", {
+    pytest.param("partition", "OverlappingPartition", "test_per_epoch_invariant", {
         "disjoint": "neighbouring shards share their boundary item",
         "balanced": "shards that overlap no longer sum to N"}, id="partition"),
-    pytest.param("infinite", "InfiniteRankSeeded", "test_stream_blocks_are_permutations", {
+    pytest.param("infinite", "InfiniteRankSeeded", "test_per_epoch_invariant", {
         "stream_blocks_are_permutations": "every rank seeds its stream with its own rank"}, id="infinite"),
     pytest.param("batch", "UnevenShardedBatches", "test_equal_batch_counts", {
         "equal_batches": "the last round of batches is not completed, so some ranks get one batch fewer"}, id="batch"),
-    pytest.param("batch", "SplitBatches", "test_whole_batches", {
+    pytest.param("batch", "SplitBatches", "test_per_epoch_invariant", {
         "whole_batches": "every batch is split across the ranks"}, id="batch-whole"),
 ]
 
@@ -79,9 +79,9 @@ def test_contract_rejects_its_known_bad_sampler(pytester, contract, sampler, tes
     assert certificate["verdict"]["state"] == "does not conform" and certificate["verdict"]["conforms"] is False
     assert certificate["run"]["exit_status"] == 1
     for flag in failed:
-        assert f"[{INVARIANTS[flag]}]" in run.output, run.explain()
+        assert f"[{REGISTRY[flag].title}]" in run.output, run.explain()
         first = next(i for i in certificate["invariants"] if i["flag"] == flag)["counterexamples"][0]
-        assert first["flag"] == flag and first["title"] == INVARIANTS[flag], first
+        assert first["flag"] == flag and first["title"] == REGISTRY[flag].title, first
         assert "Draw 1 (W (num_replicas)): " in "\n".join(first["draws"]) or first["test"].startswith("test_edge_sizes")
         assert first["case"].startswith("N="), first
         assert f"`{flag}`) | **failed**" in (tmp_path / "cert.md").read_text()
@@ -116,15 +116,15 @@ def test_conformance_invariant_rejects_its_known_bad_sampler(pytester, spec, fai
     assert run.exit_code == 1, run.explain()
     assert run.failed_invariants == set(failed), run.explain()
     for flag in failed:
-        assert f"[{INVARIANTS[flag]}]" in run.output, run.explain()
+        assert f"[{REGISTRY[flag].title}]" in run.output, run.explain()
 
 
 def test_without_turns_an_invariant_off_and_says_so(pytester, tmp_path):
     run = certify(
         pytester, f"{FAMILIES}:ContiguousTailPadding", "--contract=contiguous", "--without=pads_from_head",
-        f"--certificate={tmp_path / 'cert'}", "-k", "padding_from_head or edge_sizes",
+        f"--certificate={tmp_path / 'cert'}", "-k", "pads_from_head or edge_sizes",
     )
-    assert "test_padding_from_head" not in run.failed_tests, run.explain()
+    assert "test_per_epoch_invariant" not in run.failed_tests, run.explain()
     assert "turned off  pads_from_head" in run.output, run.explain()
     assert "pads_from_head turned off with --without" in run.output, run.explain()
     certificate = _load_certificate(tmp_path / "cert")
@@ -229,12 +229,12 @@ def test_bad_option_is_a_usage_error(pytester, option, message):
 
 def test_junit_xml_names_the_invariant_of_each_test_case(pytester, tmp_path):
     junit = tmp_path / "junit.xml"
-    run = certify(pytester, "torch.utils.data:DistributedSampler", f"--junitxml={junit}", "-k", "lengths")
+    run = certify(pytester, "torch.utils.data:DistributedSampler", f"--junitxml={junit}", "-k", "length or len_matches")
     assert run.exit_code == 0, run.explain()
     cases = ElementTree.parse(junit).getroot().iter("testcase")
     invariants = {
         case.get("name"): {p.get("value") for p in case.iter("property") if p.get("name") == "invariant"}
         for case in cases
     }
-    assert invariants["test_equal_rank_lengths[keep_last]"] == {"equal_length"}
-    assert invariants["test_len_matches_iteration[drop_last]"] == {"len_matches_iter"}
+    assert invariants["test_per_epoch_invariant[equal_length-keep_last]"] == {"equal_length"}
+    assert invariants["test_per_epoch_invariant[len_matches_iter-drop_last]"] == {"len_matches_iter"}

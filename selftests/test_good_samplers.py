@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from harness.contracts import CONTRACTS, DEFAULT_CONTRACT, GROUP_ONLY
+from harness.contracts import CONTRACTS, DEFAULT_CONTRACT
+from harness.invariants import GROUP_ONLY
 
 from .catalogue import GOOD
 from .suite_run import CONFORMANCE, PROPERTIES, REPO, certify

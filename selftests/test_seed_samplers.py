@@ -33,7 +33,7 @@ def test_maskrcnn_verdict(pytester, record_property):
     assert "[sampler fault] rank 0:" in edge_text
 
     # Contiguous blocks, and `self.shuffle = True` whatever the caller passed.
-    assert {"test_strided_assignment", "test_no_shuffle_keeps_dataset_order"} <= run.failed_tests, run.explain()
+    assert {"strided", "unshuffled_in_order"} <= run.failed_invariants, run.explain()
     # The exact verdict: the crash is one finding (edge_sizes); on the cases where it does not
     # crash, its padding and blocks break the head-padded strided order; it accepts rank >= W;
     # seed and drop_last are not applicable. The reshuffle test stops on its head padding
@@ -62,9 +62,7 @@ def test_data_partitioner_is_rejected(pytester, record_property):
     # dropped (coverage, floor(N/W) lengths), shares are contiguous, there is no
     # set_epoch, and rank=-1 silently picks the last partition.
     expected = {
-        "test_union_coverage",
-        "test_equal_rank_lengths",
-        "test_strided_assignment",
+        "test_per_epoch_invariant",  # coverage, equal lengths, strided assignment
         "test_set_epoch_reshuffles",
         "test_invalid_arguments_refused",
     }

@@ -1,0 +1,126 @@
+"""The invariant registry: every invariant the suite knows, declared once.
+
+Each record says what the invariant is called, the bug class it guards against, when it
+applies (the sampler parameters it needs), where it is checked (in-process and in real
+process groups, or in real groups only), and the known-bad sampler that proves its tests
+can fail (``selftests/test_registry.py`` holds every record to that). Contracts
+(``harness.contracts``) are sets of these flags; the titles in failure messages, the
+``--list-contracts`` text, the README's table and the "not run" bookkeeping all come
+from here, and the per-epoch tests of both runners are generated from
+:data:`PER_EPOCH` (``properties/test_per_epoch.py``,
+``conformance/test_process_groups.py``).
+
+This module imports nothing from the harness, so every other module may import it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+
+class Where(str, Enum):
+    """Where an invariant is checked."""
+
+    BOTH = "in-process and in real process groups"
+    IN_PROCESS = "in-process only (properties/)"
+    GROUPS = "in real process groups only (conformance/)"
+
+
+@dataclass(frozen=True)
+class Invariant:
+    flag: str
+    title: str  # the words in failure messages: "[union coverage] ..."
+    guards: str  # the bug class it guards against
+    known_bad: str  # MODULE:ATTR of a sampler that breaks it (selftests/corpus)
+    proven_under: str = "torch"  # the contract the known-bad sampler is certified under
+    where: Where = Where.BOTH
+    needs: tuple[str, ...] = ()  # sampler parameters it cannot be checked without
+    # Judged on one reading of every rank (harness.checkers.per_epoch_violations), so that
+    # its tests are generated; the case fields its check fixes, and whether it compares
+    # each rank's share with the one-rank order.
+    per_epoch: bool = False
+    fixed: tuple[tuple[str, object], ...] = ()
+    against_one_rank: bool = False
+
+
+_KNOWN_BAD = "selftests.corpus.known_bad"
+_FAMILIES = "selftests.corpus.families"
+_MULTIPROCESS_BAD = "selftests.corpus.multiprocess_bad"
+
+DECLARED: tuple[Invariant, ...] = (
+    Invariant("len_matches_iter", "len() matches iteration",
+              "__len__ disagreeing with iteration (wrong step counts, LR schedules)",
+              f"{_KNOWN_BAD}:LenIgnoresDropLast", per_epoch=True),
+    Invariant("equal_length", "equal per-rank lengths",
+              "one rank running one step more than the others: DDP hangs",
+              f"{_KNOWN_BAD}:FloorNotCeil", per_epoch=True),
+    Invariant("balanced", "balanced per-rank lengths",
+              "an eval shard far larger than the others",
+              f"{_FAMILIES}:OverlappingPartition", proven_under="partition", per_epoch=True),
+    Invariant("valid_indices", "valid indices",
+              "tensors, floats, negative or out-of-range indices, samplers that never stop",
+              f"{_KNOWN_BAD}:YieldsTensors", per_epoch=True),
+    Invariant("covers", "union coverage", "silently dropped data",
+              f"{_KNOWN_BAD}:RankInSeed", per_epoch=True),
+    Invariant("disjoint", "ranks disjoint unless padded", "silently duplicated data beyond the padding",
+              f"{_KNOWN_BAD}:DropLastIgnored", per_epoch=True),
+    Invariant("pads_from_head", "padding from the head",
+              "padding that is random, from the tail, or fails when N < W/2",
+              f"{_KNOWN_BAD}:PadsFromTail", per_epoch=True, fixed=(("drop_last", False),)),
+    Invariant("strided", "strided assignment",
+              "contiguous blocks where rank r must get Q[r::W]; rank-dependent orders",
+              f"{_KNOWN_BAD}:ContiguousBlocks", per_epoch=True, against_one_rank=True),
+    Invariant("contiguous", "contiguous assignment",
+              "strided shares where rank r must get a contiguous block",
+              f"{_FAMILIES}:ContiguousTailPadding", proven_under="contiguous", per_epoch=True, against_one_rank=True),
+    Invariant("unshuffled_in_order", "shuffle=False keeps dataset order", "shuffle=False ignored",
+              f"{_KNOWN_BAD}:ShuffleIgnored", needs=("shuffle",), per_epoch=True, fixed=(("shuffle", False),)),
+    Invariant("deterministic", "identical order without set_epoch",
+              "global-RNG shuffles, reshuffling on every iter()",
+              f"{_KNOWN_BAD}:GlobalRNG"),
+    Invariant("reshuffles_on_set_epoch", "reshuffle with set_epoch",
+              "set_epoch ignored or not forwarded: the same order every epoch",
+              f"{_KNOWN_BAD}:EpochIgnored"),
+    Invariant("seed_effective", "seed changes the order", "seed ignored",
+              f"{_KNOWN_BAD}:SeedIgnored", where=Where.IN_PROCESS, needs=("seed",)),
+    Invariant("validates_arguments", "invalid arguments refused",
+              "rank >= num_replicas accepted: a job trains on the wrong shard",
+              f"{_KNOWN_BAD}:NoRankValidation", where=Where.IN_PROCESS),
+    Invariant("edge_sizes", "runs without crashing, edge sizes included",
+              "crashes (an exception, a hang, a dead rank or process) on empty datasets, N < W, W = 1, or any "
+              "other valid case; each crash is charged here once, with the smallest case, and the other "
+              "invariants are judged on the cases without one",
+              f"{_KNOWN_BAD}:CrashesOnEmptyDataset", where=Where.IN_PROCESS),
+    Invariant("equal_batches", "equal batch counts", "uneven batch counts per rank: DDP hangs",
+              f"{_KNOWN_BAD}:UnpaddedStrided"),
+    Invariant("stream_blocks_are_permutations", "infinite stream blocks are permutations",
+              "infinite streams that repeat or skip items within an epoch",
+              f"{_FAMILIES}:InfiniteRankSeeded", proven_under="infinite", per_epoch=True),
+    Invariant("whole_batches", "batches whole on one rank", "batches split across ranks",
+              f"{_FAMILIES}:SplitBatches", proven_under="batch", per_epoch=True, against_one_rank=True),
+    Invariant("agrees_across_ranks", "ranks agree on one global order",
+              "per-process shuffles (hash() of a str, unseeded RNGs): ranks overlap and miss items",
+              f"{_MULTIPROCESS_BAD}:HashSeededShuffle", where=Where.GROUPS),
+    Invariant("group_defaults", "num_replicas/rank default to the process group",
+              "num_replicas/rank not taken from the process group when left out",
+              f"{_MULTIPROCESS_BAD}:DefaultsToSingleRank", where=Where.GROUPS),
+    Invariant("loader_yields_sampler", "DataLoader yields the sampler's indices",
+              "samplers whose DataLoader batches differ from what they yield",
+              f"{_KNOWN_BAD}:ReshufflesEveryIter", where=Where.GROUPS),
+    Invariant("defaults", "built with the dataset alone, the contract's defaults",
+              "drop-in replacements whose defaults differ (shuffle=False, drop_last=True, another seed), "
+              "silently changing jobs that build them as DistributedSampler(dataset)",
+              f"{_MULTIPROCESS_BAD}:ShuffleOffByDefault", where=Where.GROUPS),
+)
+
+REGISTRY: dict[str, Invariant] = {invariant.flag: invariant for invariant in DECLARED}
+# Judged on one reading of every rank: their tests are generated for both runners.
+PER_EPOCH: tuple[Invariant, ...] = tuple(i for i in DECLARED if i.per_epoch)
+# Checked in real process groups only: a run of properties/ alone leaves them unchecked.
+GROUP_ONLY: frozenset[str] = frozenset(i.flag for i in DECLARED if i.where is Where.GROUPS)
+
+
+def title(flag: str) -> str:
+    """The invariant's title; a flag the registry does not know (the generic fault) as is."""
+    return REGISTRY[flag].title if flag in REGISTRY else flag

@@ -1,0 +1,80 @@
+"""The invariant registry (harness/invariants.py) is the one declaration, and it is honest:
+every invariant is promised by some contract, has its judge or its tests where the registry
+says it runs, and names a known-bad sampler that an exact-verdict selftest runs and that
+fails it."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.checkers import per_epoch_judges
+from harness.contracts import CONTRACTS, TORCH
+from harness.invariants import PER_EPOCH, REGISTRY, Where
+from harness.plug import load_plug
+
+from .catalogue import KNOWN_BAD
+from .suite_run import CONFORMANCE, PROPERTIES
+from .test_contracts import BAD, CONFORMANCE_BAD
+from .test_rank_pool import MULTIPROCESS_ONLY_BUGS
+
+FAMILIES = "selftests.corpus.families"
+
+
+def _proven() -> dict[tuple[str, str], set[str]]:
+    """(known-bad spec, contract) -> the invariants an exact-verdict selftest requires it to fail."""
+    proven: dict[tuple[str, str], set[str]] = {}
+    for spec, rejection in KNOWN_BAD.items():
+        proven[(spec, TORCH.name)] = rejection.failed
+    for param in BAD:
+        contract, sampler, _, failed = param.values
+        proven[(f"{FAMILIES}:{sampler}", contract)] = set(failed)
+    for param in CONFORMANCE_BAD:
+        spec, failed = param.values
+        proven[(spec, TORCH.name)] = proven.get((spec, TORCH.name), set()) | set(failed)
+    for spec, failed in MULTIPROCESS_ONLY_BUGS.items():
+        proven[(spec, TORCH.name)] = proven.get((spec, TORCH.name), set()) | failed
+    return proven
+
+
+@pytest.mark.parametrize("flag", list(REGISTRY))
+def test_each_invariant_names_a_known_bad_sampler_that_a_selftest_proves_it_rejects(flag):
+    invariant = REGISTRY[flag]
+    load_plug(invariant.known_bad)  # it exists and imports
+    assert invariant.proven_under in CONTRACTS and CONTRACTS[invariant.proven_under].promises(flag)
+    failed = _proven().get((invariant.known_bad, invariant.proven_under))
+    assert failed is not None, f"no exact-verdict selftest runs {invariant.known_bad} under {invariant.proven_under!r}"
+    assert flag in failed, f"the selftest that runs {invariant.known_bad} does not require {flag} to fail: {failed}"
+
+
+def test_every_invariant_is_promised_by_some_contract():
+    promised = set().union(*(contract.flags for contract in CONTRACTS.values()))
+    assert set(REGISTRY) - promised == set()
+
+
+def test_every_per_epoch_invariant_has_exactly_one_judge():
+    assert set(per_epoch_judges(TORCH)) == {invariant.flag for invariant in PER_EPOCH}
+
+
+def _marked(pytester: pytest.Pytester, path) -> set[str]:
+    items, _ = pytester.inline_genitems(str(path), "-p", "no:cacheprovider")
+    return {item.get_closest_marker("invariant").args[0] for item in items if item.get_closest_marker("invariant")}
+
+
+def test_each_invariant_has_tests_where_the_registry_says_it_runs(pytester):
+    in_process, in_groups = _marked(pytester, PROPERTIES), _marked(pytester, CONFORMANCE)
+    assert in_process == {f for f, i in REGISTRY.items() if i.where in (Where.BOTH, Where.IN_PROCESS)}
+    assert in_groups == {f for f, i in REGISTRY.items() if i.where in (Where.BOTH, Where.GROUPS)}
+
+
+def test_a_test_marked_with_an_undeclared_invariant_is_a_usage_error(pytester):
+    pytester.makepyfile(test_stray="""
+        import pytest
+
+        @pytest.mark.invariant("no_such_invariant")
+        def test_stray():
+            pass
+        """)
+    pytester.makeconftest("pytest_plugins = ['harness.plugin']")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR, result.outlines
+    assert "which harness/invariants.py does not declare" in "\n".join(result.errlines + result.outlines)
