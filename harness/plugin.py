@@ -289,6 +289,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     take_example_count()  # start this test's count at zero
     flag = _invariant(item)
     crashes.begin_test(flag)
+    runner.begin_test()
     if hasattr(getattr(item, "obj", None), "hypothesis"):
         crashes.count_judged(item.obj)
     if flag is None:

@@ -50,6 +50,9 @@ MIN_START_TIMEOUT_S = 60.0
 # Once one rank has raised or died, how long the others get to answer before they are
 # presumed stuck in a collective the failed rank never joins.
 FAULT_GRACE_S = 2.0
+# A sampler that hung this many times in one pool hangs again: later cases fail at once.
+# More than one, so that one hang on a rare case still leaves the other tests judged.
+HANGS_PER_SESSION = 2
 STACK_DUMP_WAIT_S = 3.0
 JOIN_TIMEOUT_S = 5.0
 KILL_JOIN_TIMEOUT_S = 2.0
@@ -91,7 +94,11 @@ class RankPool:
         self._directory: Path | None = None
         self._port_holder: socket.socket | None = None
         self.starts = 0  # how many times the group was (re)built
+        # A rank died or hung on this case: later cases of the same test are not run.
         self._fault_case: Case | None = None
+        # Per sampler spec, the cases it hung on. Each hang costs a --rank-timeout; after
+        # HANGS_PER_SESSION of them, its later cases fail at once, in every test.
+        self._hangs: dict[str, list[Case]] = {}
         _LIVE_POOLS.add(self)
 
     @classmethod
@@ -112,7 +119,8 @@ class RankPool:
         return tuple(r.pid for r in self._ranks)
 
     def begin_test(self) -> None:
-        """Forget a fault of an earlier test: the next request runs (on a rebuilt group)."""
+        """Forget a fault of an earlier test: the next request runs (on rebuilt processes),
+        unless the sampler has used up its hangs for the session (HANGS_PER_SESSION)."""
         self._fault_case = None
 
     # ---- lifetime ---------------------------------------------------------------------
@@ -201,11 +209,19 @@ class RankPool:
     def _request_once(self, request: Scenario) -> list[Reply]:
         __tracebackhide__ = True  # failures point at the sampler, not the harness
         case = request.case
+        hangs = self._hangs.setdefault(request.spec, [])
+        if len(hangs) >= HANGS_PER_SESSION:
+            raise SamplerHang(
+                [Violation(FAULT, f"the sampler hung earlier in this session on case {hangs[0].describe()} and "
+                           f"{len(hangs) - 1} more {self._where}; later cases there are not run, so that a "
+                           f"hanging sampler costs {HANGS_PER_SESSION} --rank-timeouts, not one per test")],
+                case,
+            )
         if self._fault_case is not None:
             raise SamplerHang(
-                [Violation(FAULT, f"the {self.world_size}-rank group failed earlier in this test on case "
-                           f"{self._fault_case.describe()}; later cases of this test are not run, so that "
-                           f"a hang costs one --rank-timeout, not one per example")],
+                [Violation(FAULT, f"the sampler failed earlier in this test on case {self._fault_case.describe()} "
+                           f"{self._where}; later cases of this test are not run, so that "
+                           f"a hang costs one --rank-timeout (a dead rank one restart), not one per example")],
                 case,
             )
         self.start()
@@ -221,8 +237,10 @@ class RankPool:
             failure = self._failure(case, collected, f"running {type(request).__name__}")
             if not keep:
                 self.close(graceful=False)
-                if isinstance(failure, SamplerHang) and not self.simulated:
+                if isinstance(failure, SamplerHang):
                     self._fault_case = case
+                    if collected.silent:
+                        hangs.append(case)
             raise failure
         if self.simulated:
             return list(collected.replies[0].replies)

@@ -24,7 +24,6 @@ from .rank_pool import RankPool
 from .scenarios import Scenario
 from .scenarios.epochs import read_epochs
 from .strategies import draw_case
-from .verdict import FAULT, SamplerHang, Violation
 
 DEFAULT_TIMEOUT_S = 60.0
 
@@ -35,25 +34,16 @@ class _Simulation:
     def __init__(self) -> None:
         self.timeout_s = DEFAULT_TIMEOUT_S
         self._pool: RankPool | None = None
-        # The first case the sampler hung on. Each hang costs a --rank-timeout, so later
-        # cases fail at once instead of each waiting that long again.
-        self.hung_case: Case | None = None
 
     def request(self, scenario: Scenario) -> list[Any]:
         __tracebackhide__ = True  # failures point at the sampler, not the harness
-        if self.hung_case is not None:
-            raise SamplerHang(
-                [Violation(FAULT, f"the sampler hung earlier in this session on case {self.hung_case.describe()}; "
-                           f"later cases are not run so that the suite stays bounded")],
-                scenario.case,
-            )
         if self._pool is None:
             self._pool = RankPool.simulator(self.timeout_s)
-        try:
-            return self._pool.request(scenario)
-        except SamplerHang:
-            self.hung_case = scenario.case
-            raise
+        return self._pool.request(scenario)
+
+    def begin_test(self) -> None:
+        if self._pool is not None:
+            self._pool.begin_test()
 
     def close(self) -> None:
         if self._pool is not None:
@@ -68,7 +58,12 @@ def configure(timeout_s: float) -> None:
     """``--rank-timeout``: the bound on one call into one rank's sampler."""
     SIMULATED.close()
     SIMULATED.timeout_s = timeout_s
-    SIMULATED.hung_case = None
+
+
+def begin_test() -> None:
+    """A new test: cases the sampler hung on in earlier tests no longer stop this one
+    (up to the pool's per-session allowance)."""
+    SIMULATED.begin_test()
 
 
 def close() -> None:

@@ -137,7 +137,11 @@ def fail(flag: str, message: str, case: Case, observation: Observation | None = 
     raise_evidence(PropertyFailure, [Violation(flag, message)], case, observation)
 
 
-class HarnessError(Exception):
+class HarnessError(BaseException):
     """The suite failed, not the sampler: a rank that hung or died with no sampler code on
     its stack, a loader worker that never started, a rendezvous that failed. Reported as a
-    pytest error naming the cause, never as "does not conform"."""
+    pytest error naming the cause, never as "does not conform".
+
+    A BaseException, as :class:`SamplerHang` is: Hypothesis would shrink an Exception,
+    replaying the case again and again, and every replay costs a group restart.
+    """

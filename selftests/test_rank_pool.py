@@ -22,7 +22,7 @@ from harness.scenarios.epochs import GROUP_BUILDS, ReadEpochs, read_epochs
 from harness.verdict import HarnessError, SamplerFault, SamplerHang
 from harness.rank_pool import RankPool
 
-from .corpus.rank_faults import HANG_ONCE_FLAG_ENV
+from .corpus.rank_faults import HANG_ONCE_FLAG_ENV, SCRATCH_ENV
 from .suite_run import REPO, SuiteRun, certify
 
 FAULTS = "selftests.corpus.rank_faults"
@@ -210,6 +210,23 @@ def test_hang_fails_one_test_and_the_next_tests_pass(pytester, tag, tmp_path, mo
     assert "--- rank 0 ---" in text and "--- rank 1 ---" in text, run.explain()
     assert "in _hang" in text and "in all_reduce" in text, run.explain()
     assert "7 passed" in run.output, run.explain()
+    _assert_no_orphans(tag)
+
+
+def test_loader_workers_that_cannot_start_are_a_harness_error_not_the_samplers(pytester, tag, monkeypatch):
+    """A correct sampler whose rank cannot start DataLoader workers: no sampler frame on any
+    traceback, so a pytest error (E) naming the cause, retried once, and no verdict."""
+    monkeypatch.setenv(SCRATCH_ENV, str(pytester.path))  # where the sampler puts its broken sitecustomize
+    run = _suite(
+        pytester, str(REPO / "conformance" / "test_dataloader.py"), f"--sampler={FAULTS}:LoaderWorkersCannotStart",
+        "--world-sizes=2", "-k", "with_workers and keep_last",
+    )
+    assert run.exit_code == pytest.ExitCode.TESTS_FAILED, run.explain()
+    assert not run.failed_tests, run.explain()  # errors (E), not failures of the sampler
+    assert "the suite failed, not the sampler" in run.output and "retried on a fresh group" in run.output, run.explain()
+    assert "the machinery driving the sampler (no sampler frame on the traceback) raised EOFError" in run.output
+    assert run.verdict.startswith("ERROR: the suite failed while checking"), run.verdict
+    assert "does NOT conform" not in run.output and "conforms" not in run.verdict, run.explain()
     _assert_no_orphans(tag)
 
 

@@ -56,9 +56,9 @@ class StepFailed(Exception):
         self.sampler_frames = sampler_frames
 
 
-def raised(exc: BaseException, step: str) -> str:
+def raised(exc: BaseException, step: str, who: str = "the sampler") -> str:
     """``the sampler raised ValueError while iterating: ...``: the words for a sampler's exception."""
-    return f"the sampler raised {type(exc).__name__} {step}: {str(exc) or '(no message)'}"
+    return f"{who} raised {type(exc).__name__} {step}: {str(exc) or '(no message)'}"
 
 
 @dataclass
@@ -91,7 +91,8 @@ class RankContext:
             frames = tuple(sampler_frames_in_traceback(exc.__traceback__))
             if into_sampler and not frames:  # raised by the call itself, say len() of a float
                 frames = (f"(the call into the sampler {what})",)
-            raise StepFailed(self.rank, FAULT, raised(exc, what), frames) from exc
+            who = "the sampler" if frames else "the machinery driving the sampler (no sampler frame on the traceback)"
+            raise StepFailed(self.rank, FAULT, raised(exc, what, who), frames) from exc
         finally:
             self.watch.in_sampler.value = 0
 

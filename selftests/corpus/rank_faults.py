@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import signal
+import tempfile
 import threading
 from pathlib import Path
 from typing import Any, Iterator
@@ -19,6 +20,8 @@ from .parts import PartsSampler
 FAULTY_RANK = 1
 # HangsOnceOnRankOne hangs only while this file does not exist; it creates it first.
 HANG_ONCE_FLAG_ENV = "SELFTEST_HANG_ONCE_FLAG"
+# LoaderWorkersCannotStart writes its files under this directory (default: the temporary one).
+SCRATCH_ENV = "SELFTEST_SCRATCH"
 
 
 def _faulty_here(sampler: PartsSampler) -> bool:
@@ -75,3 +78,27 @@ class KilledOnRankOne(PartsSampler):
         if _faulty_here(self):
             os.kill(os.getpid(), signal.SIGKILL)
         return super().__iter__()
+
+
+class LoaderWorkersCannotStart(PartsSampler):
+    """A correct sampler, in a rank whose DataLoader workers cannot start: the suite's (or
+    the machine's) failure, never the sampler's.
+
+    Built inside a rank of a group, it puts a sitecustomize that exits at once first on the
+    PYTHONPATH of the rank's environment. The fork server that starts the loader workers
+    (harness.scenarios.loader.worker_start_method) is a fresh interpreter, so it dies before
+    any worker starts, and the loader fails in the DataLoader's machinery with no frame of
+    the sampler on the traceback, as when a machine's process limit stops the workers.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if dist.is_available() and dist.is_initialized():
+            _break_new_interpreters()
+
+
+def _break_new_interpreters() -> None:
+    directory = Path(os.environ.get(SCRATCH_ENV) or tempfile.gettempdir()) / f"no-workers-{os.getpid()}"
+    directory.mkdir(exist_ok=True)
+    (directory / "sitecustomize.py").write_text("import os\nos._exit(17)\n")
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(directory), os.environ.get("PYTHONPATH")]))
