@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, Phase, settings
 
 PROFILES = {
     "dev": dict(max_examples=25),
@@ -18,7 +18,15 @@ PROFILES = {
 
 # Samplers do real work per example (W objects, N up to 10,000): wall time varies with
 # the machine, so no deadline, and no complaint about slow data generation.
-_COMMON = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+#
+# No explain phase: after shrinking, it replays each failure many times to say which
+# draws did not matter. The suite prints its own evidence (case, ranks, draws), and on
+# a failing sampler the replays cost more than the search did.
+_COMMON = dict(
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+    phases=[phase for phase in Phase if phase is not Phase.explain],
+)
 
 for _name, _values in PROFILES.items():
     settings.register_profile(_name, **_COMMON, **_values)
