@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..case import Case
 from ..contracts import Contract
 from ..dataset import IndexDataset
 from ..plug import SamplerPlug
 from . import Ranks, Scenario, ask
-from ..case import Case
 from .steps import RankContext
 
 

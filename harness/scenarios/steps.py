@@ -9,7 +9,7 @@ the sampler raises into :class:`StepFailed`, carrying the sampler's frames as ev
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import Enum
 from itertools import islice
 from typing import Any, Callable, TypeVar
@@ -70,7 +70,7 @@ class RankContext:
     plug: SamplerPlug
     watch: CallWatch
     backend: str | None = None  # the process group's; None: a simulated rank, no group
-    epoch: int | None = field(default=None)  # the epoch set last, for failure reports
+    epoch: int | None = None  # the epoch set last, for failure reports
 
     def __post_init__(self) -> None:
         self.watch.rank.value = self.rank
