@@ -13,6 +13,7 @@ from typing import Any, Callable, Iterable, TypeVar
 
 import numpy as np
 
+from .case import Case, Observation
 from .contracts import Contract
 
 T = TypeVar("T")
@@ -51,6 +52,12 @@ def read_pass(
     else:
         indices = guard("while iterating", lambda: read_indices(sampler, limit))
     return Reading(indices, guard("in __len__", lambda: int(len(sampler))), batches)
+
+
+def observation_of(case: Case, readings: list[Reading], contract: Contract) -> Observation:
+    """The ranks' readings of one pass (rank order) as one Observation of ``case``."""
+    batches = tuple(r.batches for r in readings) if contract.yields_batches else None
+    return Observation(case, tuple(r.indices for r in readings), tuple(r.length for r in readings), batches)
 
 
 def read_limit(dataset_size: int) -> int:

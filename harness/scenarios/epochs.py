@@ -13,7 +13,7 @@ from typing import Sequence
 from ..case import Case, Observation
 from ..contracts import Contract
 from ..plug import SamplerPlug
-from ..reading import Reading
+from ..reading import Reading, observation_of
 from . import Ranks, Scenario, ask
 from .steps import Build, RankContext, build, has_set_epoch, read, set_epoch
 
@@ -83,9 +83,7 @@ def read_epochs(
     at_epoch = [case.with_(epoch=epoch if has_epoch else None) for epoch in epochs]
 
     def observation(how: Build, k: int, ranks_replies: Sequence[RankReadings], at: Case) -> Observation:
-        readings = [reply.readings[how][k] for reply in ranks_replies]
-        batches = tuple(r.batches for r in readings) if contract.yields_batches else None
-        return Observation(at, tuple(r.indices for r in readings), tuple(r.length for r in readings), batches)
+        return observation_of(at, [reply.readings[how][k] for reply in ranks_replies], contract)
 
     per_build = {
         how: tuple(observation(how, k, replies, at) for k, at in enumerate(at_epoch))

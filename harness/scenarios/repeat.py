@@ -9,7 +9,7 @@ from ..case import Case, Observation
 from ..contracts import Contract
 from ..global_rng import advanced, global_rng_fingerprints, seed_global_rngs
 from ..plug import SamplerPlug
-from ..reading import Reading
+from ..reading import Reading, observation_of
 from . import Ranks, Scenario, ask
 from .steps import RankContext, build, read
 
@@ -51,14 +51,10 @@ def read_three_ways(ranks: Ranks, plug: SamplerPlug, contract: Contract, case: C
     __tracebackhide__ = True  # failures point at the sampler, not the harness
     replies: list[RepeatReadings] = ask(ranks, ReadThreeWays(plug.spec, contract, case, global_seed))
 
-    def observation(readings: list[Reading]) -> Observation:
-        batches = tuple(r.batches for r in readings) if contract.yields_batches else None
-        return Observation(case, tuple(r.indices for r in readings), tuple(r.length for r in readings), batches)
-
     touched = sorted({name for reply in replies for name in reply.touched})
     return ThreeWays(
-        observation([r.first for r in replies]),
-        observation([r.again for r in replies]),
-        observation([r.fresh for r in replies]),
+        observation_of(case, [r.first for r in replies], contract),
+        observation_of(case, [r.again for r in replies], contract),
+        observation_of(case, [r.fresh for r in replies], contract),
         tuple(touched),
     )
