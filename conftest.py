@@ -1,3 +1,4 @@
-"""Root conftest: loads the conformance plugin for the certification and the selftests."""
+"""Root conftest of the clone: loads the conformance plugin for the certification and the
+selftests (an installed package loads it for ``pytest --pyargs sampler_conformance``)."""
 
-pytest_plugins = ["harness.plugin"]
+pytest_plugins = ["sampler_conformance.plugin"]

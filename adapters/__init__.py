@@ -2,18 +2,18 @@
 
 Each factory takes ``(dataset, num_replicas=W, rank=r, shuffle=, seed=, drop_last=)``
 (and ``batch_size=`` for batch samplers), builds the real sampler from its package and
-returns it untouched, so ``--sampler=adapters.MODULE:FACTORY`` certifies the package's
+returns it untouched, so ``--sampler=sampler_conformance.adapters.MODULE:FACTORY`` certifies the package's
 own code. The third-party package is imported inside each factory: this package imports
 without any of them, and a missing one raises :class:`SamplerPackageMissing` naming
 what to ``pip install``.
 
-    adapters.torchdata:StatefulDistributedSampler     contract torch
-    adapters.lightning:DistributedSamplerWrapper      contract torch
-    adapters.lightning:UnrepeatedDistributedSampler   contract partition
-    adapters.mmengine:DefaultSampler                  contract torch      (round_up=True)
-    adapters.mmengine:DefaultSamplerNoRoundUp         contract partition  (round_up=False)
-    adapters.mmengine:InfiniteSampler                 contract infinite
-    adapters.accelerate:BatchSamplerShard             contract batch
+    sampler_conformance.adapters.torchdata:StatefulDistributedSampler     contract torch
+    sampler_conformance.adapters.lightning:DistributedSamplerWrapper      contract torch
+    sampler_conformance.adapters.lightning:UnrepeatedDistributedSampler   contract partition
+    sampler_conformance.adapters.mmengine:DefaultSampler                  contract torch      (round_up=True)
+    sampler_conformance.adapters.mmengine:DefaultSamplerNoRoundUp         contract partition  (round_up=False)
+    sampler_conformance.adapters.mmengine:InfiniteSampler                 contract infinite
+    sampler_conformance.adapters.accelerate:BatchSamplerShard             contract batch
 """
 
 from __future__ import annotations

@@ -30,19 +30,19 @@ _PATCH_LOCK = threading.Lock()
 
 def DefaultSampler(dataset: Any, num_replicas: int | None = None, rank: int | None = None,
                    shuffle: bool = True, seed: int = 0) -> Any:
-    return _construct("DefaultSampler", "adapters.mmengine:DefaultSampler", num_replicas, rank,
+    return _construct("DefaultSampler", "sampler_conformance.adapters.mmengine:DefaultSampler", num_replicas, rank,
                       dataset, shuffle=shuffle, seed=seed, round_up=True)
 
 
 def DefaultSamplerNoRoundUp(dataset: Any, num_replicas: int | None = None, rank: int | None = None,
                             shuffle: bool = True, seed: int = 0) -> Any:
-    return _construct("DefaultSampler", "adapters.mmengine:DefaultSamplerNoRoundUp", num_replicas, rank,
+    return _construct("DefaultSampler", "sampler_conformance.adapters.mmengine:DefaultSamplerNoRoundUp", num_replicas, rank,
                       dataset, shuffle=shuffle, seed=seed, round_up=False)
 
 
 def InfiniteSampler(dataset: Any, num_replicas: int | None = None, rank: int | None = None,
                     shuffle: bool = True, seed: int = 0) -> Any:
-    return _construct("InfiniteSampler", "adapters.mmengine:InfiniteSampler", num_replicas, rank,
+    return _construct("InfiniteSampler", "sampler_conformance.adapters.mmengine:InfiniteSampler", num_replicas, rank,
                       dataset, shuffle=shuffle, seed=seed)
 
 

@@ -22,12 +22,12 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from harness.case import Case, Observation  # noqa: E402
-from harness.checkers import check_assignment, structural_violations  # noqa: E402
-from harness.contracts import TORCH  # noqa: E402
-from harness.dataset import IndexDataset  # noqa: E402
-from harness.plug import DEFAULT_SPEC, load_plug  # noqa: E402
-from harness.reading import as_index_array  # noqa: E402
+from sampler_conformance.case import Case, Observation  # noqa: E402
+from sampler_conformance.checkers import check_assignment, structural_violations  # noqa: E402
+from sampler_conformance.contracts import TORCH  # noqa: E402
+from sampler_conformance.dataset import IndexDataset  # noqa: E402
+from sampler_conformance.plug import DEFAULT_SPEC, load_plug  # noqa: E402
+from sampler_conformance.reading import as_index_array  # noqa: E402
 
 SUITE_TARGET_S = 30.0
 

@@ -20,11 +20,11 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from harness.case import Case  # noqa: E402
-from harness.contracts import TORCH  # noqa: E402
-from harness.scenarios.loader import RunLoader  # noqa: E402
-from harness.plug import DEFAULT_SPEC  # noqa: E402
-from harness.rank_pool import RankPool  # noqa: E402
+from sampler_conformance.case import Case  # noqa: E402
+from sampler_conformance.contracts import TORCH  # noqa: E402
+from sampler_conformance.scenarios.loader import RunLoader  # noqa: E402
+from sampler_conformance.plug import DEFAULT_SPEC  # noqa: E402
+from sampler_conformance.rank_pool import RankPool  # noqa: E402
 
 WORLD_SIZES = (2, 4, 8)
 TIMEOUT_S = 120.0

@@ -1,0 +1,1 @@
+"""The certification in real torch.distributed process groups."""

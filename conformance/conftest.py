@@ -10,9 +10,9 @@ from typing import Iterator
 
 import pytest
 
-from harness.backend import choose_backend, cuda_device_count
-from harness.plugin import option_named, setting
-from harness.rank_pool import RankPool, RankPools
+from sampler_conformance.backend import choose_backend, cuda_device_count
+from sampler_conformance.plugin import option_named, setting
+from sampler_conformance.rank_pool import RankPool, RankPools
 
 NCCL_MARK = "nccl"
 SEED_EXPERIMENT_WORLD_SIZE = 2

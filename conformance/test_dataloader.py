@@ -10,11 +10,11 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, strategies as st
 
-from conformance.examples import MAX_LOADER_DATASET_SIZE, round_trips, with_workers
-from harness.checkers import loader_violations
-from harness.scenarios.loader import run_loader
-from harness.strategies import draw_case, epochs
-from harness.verdict import expect_holds
+from .examples import MAX_LOADER_DATASET_SIZE, round_trips, with_workers
+from sampler_conformance.checkers import loader_violations
+from sampler_conformance.scenarios.loader import run_loader
+from sampler_conformance.strategies import draw_case, epochs
+from sampler_conformance.verdict import expect_holds
 
 
 LOADER_FLAGS = [pytest.param(f, marks=pytest.mark.invariant(f), id=f) for f in ("equal_batches", "loader_yields_sampler")]

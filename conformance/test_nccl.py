@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import pytest
 
-from harness.case import Case
-from harness.checkers import loader_violations
-from harness.scenarios.loader import run_loader
-from harness.verdict import expect_holds
+from sampler_conformance.case import Case
+from sampler_conformance.checkers import loader_violations
+from sampler_conformance.scenarios.loader import run_loader
+from sampler_conformance.verdict import expect_holds
 
 BATCH_SIZE = 4
 

@@ -11,8 +11,8 @@ from itertools import combinations
 import pytest
 from hypothesis import given, strategies as st
 
-from conformance.examples import round_trips
-from harness.checkers import (
+from .examples import round_trips
+from sampler_conformance.checkers import (
     check_orders_differ,
     check_ranks_agree,
     check_same_indices,
@@ -21,13 +21,13 @@ from harness.checkers import (
     orders_comparable,
     structural_violations,
 )
-from harness.crashes import judge_only_if
-from harness.invariants import REGISTRY
-from harness.plugin import drop_last_variant, not_applicable, per_epoch_params, requires_parameter
-from harness.scenarios.epochs import GROUP_BUILDS, Readings, read_epochs
-from harness.scenarios.steps import Build
-from harness.strategies import draw_case, epochs
-from harness.verdict import expect_holds
+from sampler_conformance.crashes import judge_only_if
+from sampler_conformance.invariants import REGISTRY
+from sampler_conformance.plugin import drop_last_variant, not_applicable, per_epoch_params, requires_parameter
+from sampler_conformance.scenarios.epochs import GROUP_BUILDS, Readings, read_epochs
+from sampler_conformance.scenarios.steps import Build
+from sampler_conformance.strategies import draw_case, epochs
+from sampler_conformance.verdict import expect_holds
 
 MIN_SHUFFLED_SIZE = 10
 

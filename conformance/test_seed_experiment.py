@@ -10,12 +10,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from harness.case import Case, Observation
-from harness.checkers import (
+from sampler_conformance.case import Case, Observation
+from sampler_conformance.checkers import (
     check_pads_from_head, check_same_indices, loader_violations, missing_set_epoch, structural_violations,
 )
-from harness.scenarios.loader import LoaderEpochRun, run_loader
-from harness.verdict import expect_holds, fail, shorten
+from sampler_conformance.scenarios.loader import LoaderEpochRun, run_loader
+from sampler_conformance.verdict import expect_holds, fail, shorten
 
 BATCH_SIZE = 4
 WORLD_SIZE = 2

@@ -16,7 +16,7 @@ from typing import Any, Callable, NoReturn
 import pytest
 from hypothesis.errors import Unsatisfiable
 
-from . import crashes, profiles, runner
+from . import conformance, crashes, profiles, properties, runner
 from .backend import BACKENDS, DEFAULT_BACKEND, choose_backend, cuda_device_count
 from .certificate import build_certificate, write_certificate
 from .contracts import CONTRACTS, DEFAULT_CONTRACT, Contract, describe_contracts
@@ -56,7 +56,9 @@ try:
 except ImportError:  # Python 3.10: the backport Hypothesis depends on there
     from exceptiongroup import BaseExceptionGroup
 
-CERTIFICATION_DIRS = ("properties", "conformance")
+# The certification's test folders, wherever the package lies (a clone or site-packages).
+IN_PROCESS_DIR = Path(properties.__file__).resolve().parent
+PROCESS_GROUPS_DIR = Path(conformance.__file__).resolve().parent
 CERTIFICATION_MARK = "certification"
 DEFAULT_WORLD_SIZES = "1,2,4"  # sized for 2 cores; GPU nodes: --backend=nccl --world-sizes=8
 MAX_SHOWN_COUNTEREXAMPLES = 3  # per failed invariant in the summary; the certificate has them all
@@ -269,14 +271,13 @@ def option_named(name: str) -> Option:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    root = Path(config.rootpath)
     for item in items:
-        relative = Path(item.path).resolve()
-        if any(relative.is_relative_to(root / d) for d in CERTIFICATION_DIRS):
+        path = Path(item.path).resolve()
+        if path.is_relative_to(IN_PROCESS_DIR) or path.is_relative_to(PROCESS_GROUPS_DIR):
             item.add_marker(CERTIFICATION_MARK)
         flag = _invariant(item)
         if flag is not None and flag not in REGISTRY:
-            raise pytest.UsageError(f"{item.nodeid} checks invariant {flag!r}, which harness/invariants.py does not "
+            raise pytest.UsageError(f"{item.nodeid} checks invariant {flag!r}, which the registry (sampler_conformance.invariants) does not "
                                     f"declare; declare it there (title, bug class, known-bad sampler) first")
 
 
@@ -296,7 +297,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         return
     current = state(item.config)
     promise(current.contract, flag)
-    in_process = Path(item.path).resolve().is_relative_to(Path(item.config.rootpath) / "properties")
+    in_process = Path(item.path).resolve().is_relative_to(IN_PROCESS_DIR)
     if in_process and current.plug.needs_process_group:
         not_applicable("the sampler takes its rank from the process group; only conformance/ (real groups) can run it")
 

@@ -47,7 +47,7 @@ def main(setup: RankSetup, conn: Connection) -> None:
         _export_torchrun_environment(setup)
         # The loader workers' forkserver (see scenarios.loader.worker_start_method) imports
         # these once, so that each worker it forks starts with them loaded.
-        multiprocessing.set_forkserver_preload(["torch", "harness.dataset"])
+        multiprocessing.set_forkserver_preload(["torch", "sampler_conformance.dataset"])
         try:
             if setup.backend == "nccl":
                 torch.cuda.set_device(setup.rank)

@@ -1,0 +1,1 @@
+"""The in-process certification: Hypothesis properties over simulated ranks."""

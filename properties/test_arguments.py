@@ -5,13 +5,13 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, strategies as st
 
-from harness.case import Case
-from harness.checkers import structural_violations
-from harness.plugin import not_applicable
-from harness.runner import SIMULATED, observe
-from harness.scenarios.refusal import refusal
-from harness.strategies import count_example
-from harness.verdict import expect_holds, fail
+from sampler_conformance.case import Case
+from sampler_conformance.checkers import structural_violations
+from sampler_conformance.plugin import not_applicable
+from sampler_conformance.runner import SIMULATED, observe
+from sampler_conformance.scenarios.refusal import refusal
+from sampler_conformance.strategies import count_example
+from sampler_conformance.verdict import expect_holds, fail
 
 
 def invalid_ranks() -> st.SearchStrategy[tuple[int, int]]:

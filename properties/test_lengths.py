@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, strategies as st
 
-from harness.checkers import check_equal_batch_counts
-from harness.runner import SIMULATED, observe
-from harness.scenarios.batches import batch_counts
-from harness.strategies import draw_case
-from harness.verdict import PropertyFailure, expect_holds, raise_evidence
+from sampler_conformance.checkers import check_equal_batch_counts
+from sampler_conformance.runner import SIMULATED, observe
+from sampler_conformance.scenarios.batches import batch_counts
+from sampler_conformance.strategies import draw_case
+from sampler_conformance.verdict import PropertyFailure, expect_holds, raise_evidence
 
 
 @pytest.mark.invariant("equal_batches")

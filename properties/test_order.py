@@ -7,16 +7,16 @@ from itertools import combinations
 import pytest
 from hypothesis import given, strategies as st
 
-from harness.checkers import (
+from sampler_conformance.checkers import (
     check_orders_differ, check_same_indices, missing_set_epoch, orders_comparable, structural_violations,
 )
-from harness.crashes import judge_only_if, probing
-from harness.plugin import requires_parameter
-from harness.runner import SIMULATED, observe
-from harness.scenarios.epochs import read_epochs
-from harness.scenarios.repeat import read_three_ways
-from harness.strategies import draw_case, epochs, SEED_LIMIT
-from harness.verdict import PropertyFailure, SamplerFault, Violation, expect_holds
+from sampler_conformance.crashes import judge_only_if, probing
+from sampler_conformance.plugin import requires_parameter
+from sampler_conformance.runner import SIMULATED, observe
+from sampler_conformance.scenarios.epochs import read_epochs
+from sampler_conformance.scenarios.repeat import read_three_ways
+from sampler_conformance.strategies import draw_case, epochs, SEED_LIMIT
+from sampler_conformance.verdict import PropertyFailure, SamplerFault, Violation, expect_holds
 
 # Reshuffle and seed properties need enough items that two orders cannot coincide by chance.
 MIN_SHUFFLED_SIZE = 10

@@ -11,11 +11,11 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, strategies as st
 
-from harness.checkers import judge
-from harness.invariants import REGISTRY
-from harness.plugin import drop_last_variant, per_epoch_params, requires_parameter
-from harness.runner import observe, observe_drawn
-from harness.verdict import expect_holds
+from sampler_conformance.checkers import judge
+from sampler_conformance.invariants import REGISTRY
+from sampler_conformance.plugin import drop_last_variant, per_epoch_params, requires_parameter
+from sampler_conformance.runner import observe, observe_drawn
+from sampler_conformance.verdict import expect_holds
 
 
 @pytest.mark.parametrize(("flag", "drop_last"), per_epoch_params())

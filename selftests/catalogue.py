@@ -10,8 +10,8 @@ from __future__ import annotations
 import inspect
 from dataclasses import dataclass, field
 
-from harness.invariants import REGISTRY
-from harness.verdict import FAULT
+from sampler_conformance.invariants import REGISTRY
+from sampler_conformance.verdict import FAULT
 
 from .corpus import known_bad
 

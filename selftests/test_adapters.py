@@ -6,12 +6,9 @@ import sys
 
 import pytest
 
-import adapters.accelerate
-import adapters.lightning
-import adapters.mmengine
-import adapters.torchdata
-from adapters import SamplerPackageMissing
-from harness.dataset import IndexDataset
+from sampler_conformance import adapters
+from sampler_conformance.adapters import SamplerPackageMissing, accelerate, lightning, mmengine, torchdata  # noqa: F401
+from sampler_conformance.dataset import IndexDataset
 
 # (factory, PyPI distribution that provides it, its top-level import packages, extra options)
 ADAPTERS = [

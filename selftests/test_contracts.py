@@ -13,8 +13,8 @@ import xml.etree.ElementTree as ElementTree
 import jsonschema
 import pytest
 
-from harness.certificate import SCHEMA_PATH
-from harness.invariants import GROUP_ONLY, REGISTRY
+from sampler_conformance.certificate import SCHEMA_PATH
+from sampler_conformance.invariants import GROUP_ONLY, REGISTRY
 
 from .suite_run import CONFORMANCE, PROPERTIES, RUN_TIMEOUT_S, certify
 

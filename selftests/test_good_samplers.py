@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from harness.contracts import CONTRACTS, DEFAULT_CONTRACT
-from harness.invariants import GROUP_ONLY
+from sampler_conformance.contracts import CONTRACTS, DEFAULT_CONTRACT
+from sampler_conformance.invariants import GROUP_ONLY
 
 from .catalogue import GOOD
 from .suite_run import CONFORMANCE, PROPERTIES, REPO, certify

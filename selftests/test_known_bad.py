@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.invariants import GROUP_ONLY, REGISTRY
+from sampler_conformance.invariants import GROUP_ONLY, REGISTRY
 
 from .catalogue import KNOWN_BAD
 from .suite_run import certify

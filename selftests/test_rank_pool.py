@@ -13,14 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from harness.backend import choose_backend, rank_device
-from harness.case import Case
-from harness.contracts import TORCH
-from harness.plug import DEFAULT_SPEC, load_plug
-from harness.blame import sampler_frames_in_dump
-from harness.scenarios.epochs import GROUP_BUILDS, ReadEpochs, read_epochs
-from harness.verdict import HarnessError, SamplerFault, SamplerHang
-from harness.rank_pool import RankPool
+from sampler_conformance.backend import choose_backend, rank_device
+from sampler_conformance.case import Case
+from sampler_conformance.contracts import TORCH
+from sampler_conformance.plug import DEFAULT_SPEC, load_plug
+from sampler_conformance.blame import sampler_frames_in_dump
+from sampler_conformance.scenarios.epochs import GROUP_BUILDS, ReadEpochs, read_epochs
+from sampler_conformance.verdict import HarnessError, SamplerFault, SamplerHang
+from sampler_conformance.rank_pool import RankPool
 
 from .corpus.rank_faults import HANG_ONCE_FLAG_ENV, SCRATCH_ENV
 from .suite_run import REPO, SuiteRun, certify

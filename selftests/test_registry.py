@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import pytest
 
-from harness.checkers import per_epoch_judges
-from harness.contracts import CONTRACTS, TORCH
-from harness.invariants import PER_EPOCH, REGISTRY, Where
-from harness.plug import load_plug
+from sampler_conformance.checkers import per_epoch_judges
+from sampler_conformance.contracts import CONTRACTS, TORCH
+from sampler_conformance.invariants import PER_EPOCH, REGISTRY, Where
+from sampler_conformance.plug import load_plug
 
 from .catalogue import KNOWN_BAD
 from .suite_run import CONFORMANCE, PROPERTIES
@@ -74,7 +74,7 @@ def test_a_test_marked_with_an_undeclared_invariant_is_a_usage_error(pytester):
         def test_stray():
             pass
         """)
-    pytester.makeconftest("pytest_plugins = ['harness.plugin']")
+    pytester.makeconftest("pytest_plugins = ['sampler_conformance.plugin']")
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
     assert result.ret == pytest.ExitCode.USAGE_ERROR, result.outlines
-    assert "which harness/invariants.py does not declare" in "\n".join(result.errlines + result.outlines)
+    assert "which the registry (sampler_conformance.invariants) does not declare" in "\n".join(result.errlines + result.outlines)

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from harness import runner
-from harness.case import Case
-from harness.contracts import TORCH
-from harness.plug import load_plug
+from sampler_conformance import runner
+from sampler_conformance.case import Case
+from sampler_conformance.contracts import TORCH
+from sampler_conformance.plug import load_plug
 
 from .corpus.faulty import SlowPass
 from .suite_run import CONFORMANCE, PROPERTIES, certify
