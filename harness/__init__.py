@@ -1,4 +1,13 @@
-"""Conformance harness for distributed samplers.
+"""sampler_conformance: the conformance suite for distributed samplers in PyTorch.
+
+For a user's test file or script (``api``)::
+
+    from sampler_conformance import check_sampler, parametrize_with_checks
+
+The certification itself is ``sampler-conformance SPEC`` (``cli``), ``pytest --pyargs
+sampler_conformance --sampler=SPEC`` or, across nodes, ``torchrun ... -m
+sampler_conformance.torchrun SPEC``. In the repository this package is the folder
+``harness/``; the build maps ``properties/``, ``conformance/`` and ``adapters/`` into it.
 
 One module per role:
 
@@ -6,13 +15,25 @@ One module per role:
 - ``case`` describes one drawn configuration and what the ranks yielded;
 - ``strategies`` draws cases, ``profiles`` registers the Hypothesis profiles;
 - ``reading`` pulls indices out of a sampler with bounds;
-- ``runner`` simulates the ranks in-process, under a watchdog;
+- ``runner`` simulates the ranks in one supervised sampler process;
 - ``checkers`` are the pure invariants, ``contracts`` says which a sampler promises;
 - ``verdict`` holds failures as structured evidence and renders their text, ``results``
   and ``certificate`` turn them into the verdict and the certificate;
 - ``blame`` tells the sampler's frames from the suite's machinery (evidence before blame),
   ``crashes`` makes one crash one finding (faults set aside, charged to edge_sizes);
-- ``backend``, ``messages``, ``rank_pool``, ``rank_body`` and ``group`` run cases in
-  real process groups;
-- ``plugin`` is the pytest plugin that ties them together.
+- ``backend``, ``messages``, ``rank_pool``, ``rank_body`` and ``scenarios`` run cases in
+  real process groups and in the sampler process;
+- ``plugin`` is the pytest plugin that ties them together; ``activation`` is its entry
+  point, inert unless asked; ``cli`` and ``api`` run it for the console script and for
+  a user's own tests.
 """
+
+__all__ = ["check_sampler", "parametrize_with_checks"]
+
+
+def __getattr__(name: str):  # lazy: the pytest11 entry point imports this package in every pytest run
+    if name in __all__:
+        from . import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,58 @@
+"""The console script: ``sampler-conformance SPEC [--contract NAME] [--certificate PATH] [pytest options]``.
+
+It is the pytest run and nothing else: the same plugin over the same test folders, so the
+summary, the certificate and the exit code are those of ``pytest --pyargs
+sampler_conformance --sampler=SPEC`` (0 conforms, 1 does not conform, 4 usage error, 5
+nothing was proven, ...; see the README).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+USAGE = """\
+usage: sampler-conformance SPEC [--contract NAME] [--certificate PATH] [any pytest option]
+       sampler-conformance --list-contracts
+
+Without SPEC (first argument an option), torch.utils.data.DistributedSampler is certified.
+
+Certify the sampler SPEC (MODULE:ATTR or path/to/file.py:ATTR, a class or a factory
+called as Attr(dataset, num_replicas=W, rank=r, shuffle=, seed=, drop_last=)).
+Every option of the pytest plugin applies: --world-sizes, --rank-timeout, --backend,
+--without, --hypothesis-profile=dev|ci|thorough, -k, -x, -n ...
+Exit status: 0 conforms, 1 does not conform, 2 interrupted, 3 internal error,
+4 usage error, 5 nothing was proven (no test ran, or every test was skipped).
+"""
+
+
+def certification_paths() -> list[str]:
+    """The certification's test folders, from the installed package (a wheel or a clone)."""
+    from . import conformance, properties
+
+    return [str(Path(package.__file__).resolve().parent) for package in (properties, conformance)]
+
+
+def pytest_arguments(spec: str | None, options: list[str]) -> list[str]:
+    """The pytest command line the console script runs: the plugin asked for by name (the
+    entry point stays inert), the certification's folders, rooted in the current directory
+    (the cache and relative --certificate paths land there, never in site-packages)."""
+    sampler = [f"--sampler={spec}"] if spec is not None else []
+    return ["-p", "sampler_conformance.plugin", f"--rootdir={os.getcwd()}", *certification_paths(), *sampler, *options]
+
+
+def main(argv: list[str] | None = None) -> int:
+    import pytest
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args or args[0] in ("-h", "--help"):
+        print(USAGE, end="")
+        return 0 if args else int(pytest.ExitCode.USAGE_ERROR)
+    # A first argument that is an option (--list-contracts, --version): no sampler given.
+    spec, options = (None, args) if args[0].startswith("-") else (args[0], args[1:])
+    return int(pytest.main(pytest_arguments(spec, options)))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
