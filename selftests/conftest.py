@@ -17,7 +17,7 @@ _LEAKY_PREFIXES = ("CONFORMANCE_", "PYTEST_XDIST_", "HYPOTHESIS_")
 @pytest.fixture(autouse=True)
 def suite_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     """The subprocess runs in pytester's tmp dir: make the repo importable from there
-    (the root conftest needs ``harness``, specs name ``selftests.corpus``) and keep one
+    (specs name ``selftests.corpus``) and keep one
     thread per run so parallel selftests do not oversubscribe the cores."""
     for name in list(os.environ):
         if name.startswith(_LEAKY_PREFIXES):

@@ -1,0 +1,160 @@
+"""The built wheel, installed into a fresh virtual environment, works from an empty directory.
+
+A user gets the package, not this repository: so the wheel is built from the tree, installed
+with its dependencies into a new venv (no access to the clone), and each entry point runs
+there from an empty directory:
+
+- the plugin: ``pytest --pyargs sampler_conformance --sampler=SPEC``;
+- the console script: ``sampler-conformance SPEC``;
+- the API: ``check_sampler`` in a script, ``parametrize_with_checks`` in a user's test file
+  (``examples/test_my_sampler.py``);
+
+and each gives the verdict that the clone gives for the same sampler and options. The
+plugin stays inert in a user's own suite. The sampler under test is a copy of the corpus,
+importable by name, as a user's package would be.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from .suite_run import CONFORMANCE, HYPOTHESIS_SEED, PROPERTIES, RANK_TIMEOUT_S, REPO, certify
+
+# Everything in this module shares one venv: pytest-xdist keeps the module on one worker
+# (``--dist loadgroup``, as the README's selftest command says).
+pytestmark = pytest.mark.xdist_group("installed_package")
+
+INSTALL_TIMEOUT_S = 900  # torch's CPU wheel comes from local disk; the rest from the registry or pip's cache
+RUN_TIMEOUT_S = 300
+SPEC = "corpus.multiprocess_bad:HashSeededShuffle"  # its bug shows only across processes
+OPTIONS = ("--hypothesis-profile=dev", f"--hypothesis-seed={HYPOTHESIS_SEED}", "--world-sizes=2",
+           f"--rank-timeout={RANK_TIMEOUT_S}")
+# What must not be importable from site-packages: the repository's folders by their own names.
+REPOSITORY_NAMES = ("harness", "adapters", "properties", "conformance", "selftests")
+
+
+@dataclass(frozen=True)
+class Venv:
+    root: Path
+    user_code: Path  # a copy of the corpus, as a user's own package
+    empty: Path  # the working directory of every run
+
+    @property
+    def python(self) -> str:
+        return str(self.root / "bin" / "python")
+
+    def run(self, *command: str, cwd: Path | None = None, env: dict[str, str] | None = None,
+            timeout: float = RUN_TIMEOUT_S) -> subprocess.CompletedProcess[str]:
+        environment = {k: v for k, v in os.environ.items()
+                       if not k.startswith(("CONFORMANCE_", "HYPOTHESIS_", "PYTEST_", "VIRTUAL_ENV")) and k != "CI"}
+        environment.update(PYTHONPATH=str(self.user_code), PATH=f"{self.root / 'bin'}{os.pathsep}{environment['PATH']}",
+                           OMP_NUM_THREADS="1", COLUMNS="200")
+        environment.update(env or {})
+        return subprocess.run(command, cwd=cwd or self.empty, env=environment, capture_output=True, text=True,
+                              timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def venv(tmp_path_factory: pytest.TempPathFactory) -> Venv:
+    base = tmp_path_factory.mktemp("installed")
+    source = base / "source"  # a copy of the tree, so that the build leaves nothing in the clone
+    shutil.copytree(REPO, source, ignore=shutil.ignore_patterns(".git", ".hypothesis", "build", "*.egg-info",
+                                                                 "__pycache__", ".ruff_cache", ".pytest_cache"))
+    wheels = base / "wheels"
+    _check(subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--quiet",
+                           "-w", str(wheels), str(source)], capture_output=True, text=True, timeout=INSTALL_TIMEOUT_S))
+    (wheel,) = wheels.glob("sampler_conformance-*.whl")
+    root = base / "venv"
+    _check(subprocess.run([sys.executable, "-m", "venv", str(root)], capture_output=True, text=True, timeout=120))
+    # torch pinned first (its CPU build is on local disk); [test] pins Hypothesis as the clone's selftests do.
+    _check(subprocess.run([str(root / "bin" / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+                           "torch==2.13.0", f"{wheel}[test]"], capture_output=True, text=True,
+                          timeout=INSTALL_TIMEOUT_S))
+    user_code = base / "user_code"
+    shutil.copytree(REPO / "selftests" / "corpus", user_code / "corpus")
+    empty = base / "empty"
+    empty.mkdir()
+    return Venv(root, user_code, empty)
+
+
+def _check(result: subprocess.CompletedProcess[str]) -> None:
+    assert result.returncode == 0, f"{result.args} exited {result.returncode}\n{result.stdout}\n{result.stderr}"
+
+
+def _statuses(certificate: Path) -> dict[str, str]:
+    written = json.loads(certificate.with_suffix(".json").read_text())
+    return {entry["flag"]: entry["status"] for entry in written["invariants"]}
+
+
+def test_the_wheel_installs_one_top_level_package(venv):
+    found = venv.run(venv.python, "-c", "import importlib.util as u, sys; "
+                     f"print([n for n in {REPOSITORY_NAMES!r} if u.find_spec(n)])", env={"PYTHONPATH": ""})
+    _check(found)
+    assert found.stdout.strip() == "[]", found.stdout
+    located = venv.run(venv.python, "-c", "import sampler_conformance as s; print(s.__file__)")
+    assert "site-packages" in located.stdout, located.stdout
+
+
+def test_every_entry_point_gives_the_clones_verdict(venv, pytester):
+    clone = certify(pytester, f"selftests.{SPEC}", *OPTIONS, paths=(PROPERTIES, CONFORMANCE))
+    assert clone.exit_code == 1 and clone.failed_invariants, clone.explain()
+
+    through_plugin = venv.run(venv.python, "-m", "pytest", "--pyargs", "sampler_conformance", f"--sampler={SPEC}",
+                              *OPTIONS, f"--certificate={venv.empty / 'plugin'}", "-p", "no:cacheprovider")
+    through_script = venv.run(str(venv.root / "bin" / "sampler-conformance"), SPEC, *OPTIONS,
+                              f"--certificate={venv.empty / 'script'}", "-p", "no:cacheprovider")
+    through_api = venv.run(venv.python, "-c", "import json, sys; from sampler_conformance import check_sampler; "
+                           f"report = check_sampler({SPEC!r}, args={list(OPTIONS)!r}); "
+                           "print(json.dumps([report.exit_code, {f: i.status for f, i in report.invariants.items()}]))")
+    for run in (through_plugin, through_script):
+        assert run.returncode == clone.exit_code, run.stdout[-3000:] + run.stderr[-3000:]
+        assert f"VERDICT: {SPEC} does NOT conform" in run.stdout, run.stdout[-3000:]
+    _check(through_api)
+    api_exit, api_statuses = json.loads(through_api.stdout.strip().splitlines()[-1])
+    assert api_exit == clone.exit_code
+    assert _statuses(venv.empty / "plugin") == clone.statuses
+    assert _statuses(venv.empty / "script") == clone.statuses
+    assert api_statuses == clone.statuses
+
+
+def test_parametrize_with_checks_in_a_users_test_file(venv):
+    """The example file: torch's sampler passes every check; the tail-padded one xfails
+    exactly the two it declares, and nothing else."""
+    shutil.copy(REPO / "examples" / "test_my_sampler.py", venv.empty / "test_my_sampler.py")
+    run = venv.run(venv.python, "-m", "pytest", "test_my_sampler.py", "-p", "no:cacheprovider", "-rxs", "-v",
+                   env={"CONFORMANCE_WORLD_SIZES": "2"}, timeout=2 * RUN_TIMEOUT_S)
+    output = run.stdout + run.stderr
+    assert run.returncode == 0, output[-5000:]
+    assert "test_torch_distributed_sampler[DistributedSampler-pads_from_head] PASSED" in output, output[-5000:]
+    xfailed = sorted(line.split("[")[1].split("]")[0] for line in output.splitlines() if " XFAIL" in line)
+    assert xfailed == ["TailPaddedSampler-pads_from_head", "TailPaddedSampler-strided"], output[-5000:]
+    assert "FAILED" not in output and "SKIPPED" not in output, output[-5000:]
+
+
+def test_the_plugin_is_inert_in_a_users_own_suite(venv, tmp_path):
+    """Installed, it adds no option (a user's --sampler and --backend do not clash), no
+    header, no summary and no test."""
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "conftest.py").write_text(
+        "def pytest_addoption(parser):\n"
+        "    parser.addoption('--sampler', default='mine')\n"
+        "    parser.addoption('--backend', default='mine')\n"
+    )
+    (project / "test_mine.py").write_text("def test_mine(pytestconfig):\n"
+                                          "    assert pytestconfig.getoption('sampler') == 'theirs'\n")
+    run = venv.run(venv.python, "-m", "pytest", "-v", "--sampler=theirs", "-p", "no:cacheprovider", cwd=project)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "1 passed" in run.stdout and "sampler conformance" not in run.stdout, run.stdout
+    assert "sampler:" not in run.stdout and "contract:" not in run.stdout, run.stdout
+    plugins = venv.run(venv.python, "-m", "pytest", "--trace-config", "--co", "-q", "-p", "no:cacheprovider", cwd=project)
+    assert "sampler_conformance.activation" in plugins.stdout, plugins.stdout  # loaded, yet inert
+    assert "sampler_conformance/plugin.py" not in plugins.stdout, plugins.stdout
