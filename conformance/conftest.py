@@ -1,5 +1,8 @@
 """Fixtures for the certification in real process groups: one rank pool per world size.
 
+Under torchrun (``python -m sampler_conformance.torchrun``, rank 0) the pools are made of
+the ranks torchrun started, on every node; otherwise of local processes.
+
 The pools live for the whole session (a case costs a round trip, not a spawn) and are
 closed at its end; ``harness.rank_pool`` also closes them at interpreter exit.
 """
@@ -10,9 +13,10 @@ from typing import Iterator
 
 import pytest
 
-from sampler_conformance.backend import choose_backend, cuda_device_count
+from sampler_conformance.backend import cuda_device_count
 from sampler_conformance.plugin import option_named, setting
 from sampler_conformance.rank_pool import RankPool, RankPools
+from sampler_conformance.torchrun_pool import TorchrunPools, started_pools
 
 NCCL_MARK = "nccl"
 SEED_EXPERIMENT_WORLD_SIZE = 2
@@ -31,7 +35,11 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 
 @pytest.fixture(scope="session")
-def rank_pools(pytestconfig: pytest.Config) -> Iterator[RankPools]:
+def rank_pools(pytestconfig: pytest.Config) -> Iterator[RankPools | TorchrunPools]:
+    started = started_pools(pytestconfig)
+    if started is not None:  # rank 0 under torchrun: groups of its ranks (sampler_conformance.torchrun closes them)
+        yield started
+        return
     pools = RankPools(timeout_s=setting(pytestconfig, option_named("rank-timeout")))
     yield pools
     pools.close()
@@ -42,9 +50,9 @@ def cuda_devices() -> int:
     return cuda_device_count()
 
 
-def _pool(request: pytest.FixtureRequest, pools: RankPools, world_size: int, cuda_devices: int) -> RankPool:
+def _pool(request: pytest.FixtureRequest, pools: RankPools | TorchrunPools, world_size: int, cuda_devices: int) -> RankPool:
     requested = "nccl" if request.node.get_closest_marker(NCCL_MARK) else setting(request.config, option_named("backend"))
-    choice = choose_backend(requested, world_size, cuda_devices)
+    choice = pools.choose(requested, world_size, cuda_devices)
     if not choice.runnable:
         pytest.skip(choice.skip_reason)
     pool = pools.get(world_size, choice.name)

@@ -16,6 +16,18 @@ from .scenarios.steps import CallWatch
 
 
 @dataclass(frozen=True)
+class StoreRendezvous:
+    """Under torchrun: the group meets in torchrun's c10d store (``MASTER_ADDR:MASTER_PORT``)
+    under a prefix fresh for each (re)start, instead of a file; ``local_rank`` picks the GPU."""
+
+    host: str
+    port: int
+    prefix: str
+    local_rank: int
+    local_world_size: int
+
+
+@dataclass(frozen=True)
 class RankSetup:
     """What one process of a pool needs; handed over at its start."""
 
@@ -28,6 +40,7 @@ class RankSetup:
     controller_pid: int | None  # the parent to die with; None: started by a fork server
     collective_timeout_s: float
     watch: CallWatch  # shared: inside a call into the sampler?, since when, on which rank
+    store: StoreRendezvous | None = None  # set: rendezvous in torchrun's store, not in init_file
 
 
 @dataclass(frozen=True)
@@ -61,6 +74,30 @@ class RankError:
     traceback: str
     epoch: int | None = None  # the epoch the rank was at, if set_epoch had been called
     sampler_frames: tuple[str, ...] = ()  # the evidence against the sampler; none: the suite's own error
+
+
+@dataclass(frozen=True)
+class RankDied:
+    """A rank's process ended (or its pipe broke) before it answered: what the controller
+    knows of it, read where the process ran."""
+
+    rank: int
+    pid: int
+    exitcode: int | None
+    in_sampler: bool  # it died inside a call into the sampler
+    last_frames: str  # faulthandler's dump of a fatal signal, if any
+    running: int  # the rank it was running (a sampler process runs simulated ranks in turn)
+    host: str | None = None  # set under torchrun, where ranks run on several hosts
+
+
+@dataclass(frozen=True)
+class RankSilent:
+    """A live rank that did not answer in time, with its stack of every thread (faulthandler)."""
+
+    rank: int
+    stack: str
+    running: int
+    host: str | None = None
 
 
 Reply = Any  # a scenario's reply (see its module), or Simulated

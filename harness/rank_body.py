@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ctypes
 import faulthandler
+import ipaddress
 import multiprocessing
 import os
 import signal
@@ -50,13 +51,13 @@ def main(setup: RankSetup, conn: Connection) -> None:
         multiprocessing.set_forkserver_preload(["torch", "sampler_conformance.dataset"])
         try:
             if setup.backend == "nccl":
-                torch.cuda.set_device(setup.rank)
+                torch.cuda.set_device(setup.rank if setup.store is None else setup.store.local_rank)
             dist.init_process_group(
                 backend=setup.backend,
-                init_method=f"file://{setup.init_file}",
                 rank=setup.rank,
                 world_size=setup.world_size,
                 timeout=timedelta(seconds=setup.collective_timeout_s),
+                **_rendezvous(setup),
             )
         except Exception as exc:
             summary = f"joining the {setup.backend} process group failed: {type(exc).__name__}: {exc}"
@@ -105,19 +106,40 @@ def answer(scenario: Scenario, setup: RankSetup, plugs: dict[str, SamplerPlug]) 
         return RankError(rank.rank, FAULT, f"{type(exc).__name__}: {exc}", traceback.format_exc(), rank.epoch)
 
 
+def _rendezvous(setup: RankSetup) -> dict:
+    """Where the group meets: the pool's private file, or (under torchrun) torchrun's c10d
+    store under this (re)start's own prefix, so that a restarted group never meets the
+    keys of the one before."""
+    if setup.store is None:
+        return {"init_method": f"file://{setup.init_file}"}
+    client = dist.TCPStore(setup.store.host, setup.store.port, is_master=False,
+                           timeout=timedelta(seconds=setup.collective_timeout_s))
+    return {"store": dist.PrefixStore(setup.store.prefix, client)}
+
+
 def _export_torchrun_environment(setup: RankSetup) -> None:
+    store = setup.store
     os.environ.update(
         RANK=str(setup.rank),
-        LOCAL_RANK=str(setup.rank),
+        LOCAL_RANK=str(setup.rank if store is None else store.local_rank),
         WORLD_SIZE=str(setup.world_size),
-        LOCAL_WORLD_SIZE=str(setup.world_size),
-        MASTER_ADDR="127.0.0.1",
+        LOCAL_WORLD_SIZE=str(setup.world_size if store is None else store.local_world_size),
+        MASTER_ADDR="127.0.0.1" if store is None else store.host,
         MASTER_PORT=str(setup.master_port),
         OMP_NUM_THREADS="1",
     )
     loopback = _loopback_interface()
-    if loopback and "GLOO_SOCKET_IFNAME" not in os.environ:
+    if loopback and "GLOO_SOCKET_IFNAME" not in os.environ and (store is None or _is_loopback(store.host)):
         os.environ["GLOO_SOCKET_IFNAME"] = loopback  # gloo's pairs listen on loopback only
+
+
+def _is_loopback(host: str) -> bool:
+    """Whether ``host`` (torchrun's MASTER_ADDR) is this machine's loopback: then every rank
+    runs here, and gloo can stay on loopback too. Across hosts gloo picks the interface."""
+    try:
+        return ipaddress.ip_address(socket.gethostbyname(host)).is_loopback
+    except (OSError, ValueError):
+        return False
 
 
 def _loopback_interface() -> str | None:

@@ -10,6 +10,12 @@ Two kinds, one implementation:
   case in turn: the in-process runner. It is forked from a fork server that has torch
   imported, so restarting it after the sampler killed it costs about 10 ms.
 
+Under torchrun (``harness.torchrun``) the ranks of one group run on several hosts: each
+torchrun worker keeps a pool of its own rank only (``local_ranks``, rendezvous in
+torchrun's store), and rank 0's controller (``harness.torchrun_pool``) is a subclass that
+reaches them through the store; both turn what the ranks did into failures with the code
+below.
+
 Every wait is bounded: ``--rank-timeout`` bounds one call into one rank's sampler (the
 processes note when each call starts). A rank that raises comes back with its
 traceback; a rank that dies is reported with its exit code or signal and its last
@@ -30,16 +36,17 @@ import socket
 import tempfile
 import time
 import weakref
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
 from multiprocessing.process import BaseProcess
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Sequence
 
 from . import rank_body
+from .backend import BackendChoice, choose_backend
 from .case import Case
 from .blame import sampler_frames_in_dump, with_source_lines
-from .messages import RankError, RankSetup, Reply, Shutdown
+from .messages import RankDied, RankError, RankSetup, Reply, Shutdown, StoreRendezvous
 from .scenarios import Scenario
 from .scenarios.steps import CallWatch
 from .verdict import FAULT, HarnessError, SamplerFault, SamplerHang, Violation, failure_text
@@ -54,6 +61,7 @@ FAULT_GRACE_S = 2.0
 # More than one, so that one hang on a rare case still leaves the other tests judged.
 HANGS_PER_SESSION = 2
 STACK_DUMP_WAIT_S = 3.0
+POLL_S = 0.2  # how often a wait that can be called off asks whether it is
 JOIN_TIMEOUT_S = 5.0
 KILL_JOIN_TIMEOUT_S = 2.0
 INDENT = "    "
@@ -73,23 +81,35 @@ class _Rank:
 
 
 @dataclass
-class _Collected:
+class Collected:
+    """What the ranks did with one request (or with starting)."""
+
     replies: dict[int, Any]
     errors: list[RankError]
-    dead: list[_Rank]
-    silent: list[_Rank]  # alive, but no answer before the deadline
+    dead: list[RankDied]
+    silent: list[int]  # alive, but no answer before the deadline
+    stacks: dict[int, str] = field(default_factory=dict)  # of the silent ranks, when read where they ran
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.errors or self.dead or self.silent)
 
 
 class RankPool:
     """W rank processes of one process group, or (``backend=None``) one process simulating
     the ranks of each case; started on first use and reused."""
 
-    def __init__(self, world_size: int, backend: str | None, timeout_s: float) -> None:
+    def __init__(self, world_size: int, backend: str | None, timeout_s: float, *,
+                 local_ranks: Sequence[int] | None = None, rendezvous: StoreRendezvous | None = None) -> None:
         if backend is None and world_size != 1:
             raise ValueError("a pool without a process group is one process, which simulates the ranks")
         self.world_size = world_size
         self.backend = backend
         self.timeout_s = timeout_s
+        # The ranks this process runs: all of them, or (under torchrun) its own one.
+        self.local_ranks = tuple(range(world_size) if local_ranks is None else local_ranks)
+        self.rendezvous = rendezvous  # None: a private file; else torchrun's store, under its prefix
+        self.hosts: dict[int, str] = {}  # rank -> host, named in failures when ranks run on several hosts
         self._ranks: list[_Rank] = []
         self._directory: Path | None = None
         self._port_holder: socket.socket | None = None
@@ -128,22 +148,35 @@ class RankPool:
     def start(self) -> None:
         if self._ranks:
             return
+        collected = self.launch()
+        if collected.failed:
+            failure = self._failure(None, collected, "starting")
+            self.close(graceful=False)
+            raise failure
+
+    def launch(self, should_stop: Callable[[], bool] | None = None) -> Collected:
+        """Start this process's ranks and wait (bounded) until each has joined the group."""
         self._directory = Path(tempfile.mkdtemp(prefix=f"rank-pool-{self._name}-"))
         context = _sampler_process_context() if self.simulated else multiprocessing.get_context("spawn")
-        if not self.simulated:
+        if not self.simulated and self.rendezvous is None:
             self._port_holder = _reserve_loopback_port()
         self.starts += 1
-        for rank in range(self.world_size):
+        if self.rendezvous is not None:
+            master_port = self.rendezvous.port
+        else:
+            master_port = self._port_holder.getsockname()[1] if self._port_holder else 0
+        for rank in self.local_ranks:
             setup = RankSetup(
                 rank=rank,
                 world_size=self.world_size,
                 backend=self.backend,
                 init_file=str(self._directory / f"rendezvous-{self.starts}"),
-                master_port=self._port_holder.getsockname()[1] if self._port_holder else 0,
+                master_port=master_port,
                 stack_file=str(self._directory / f"stacks-rank{rank}.txt"),
                 controller_pid=None if self.simulated else os.getpid(),
                 collective_timeout_s=2 * self.timeout_s,
                 watch=CallWatch.create(context),
+                store=self.rendezvous,
             )
             ours, theirs = context.Pipe(duplex=True)
             process = context.Process(
@@ -152,11 +185,7 @@ class RankPool:
             process.start()
             theirs.close()
             self._ranks.append(_Rank(rank, process, ours, Path(setup.stack_file), setup.watch))
-        collected = self._collect(max(self.timeout_s, MIN_START_TIMEOUT_S), follow_calls=False)
-        if len(collected.replies) < self.world_size:
-            failure = self._failure(None, collected, "starting")
-            self.close(graceful=False)
-            raise failure
+        return self._collect(max(self.timeout_s, MIN_START_TIMEOUT_S), follow_calls=False, should_stop=should_stop)
 
     def close(self, graceful: bool = True) -> None:
         """Stop every rank: ask, wait with a bound, then kill its process group and reap it."""
@@ -224,14 +253,8 @@ class RankPool:
                            f"a hang costs one --rank-timeout (a dead rank one restart), not one per example")],
                 case,
             )
-        self.start()
-        for r in self._ranks:
-            try:
-                r.conn.send(request)
-            except OSError:
-                pass  # it died; _collect reports how
-        collected = self._collect(self.timeout_s)
-        if collected.errors or collected.dead or collected.silent:
+        collected = self._exchange(request)
+        if collected.failed:
             # Ranks that all answered, some with an error, are back in their loop: keep them.
             keep = not (collected.dead or collected.silent)
             failure = self._failure(case, collected, f"running {type(request).__name__}")
@@ -246,12 +269,28 @@ class RankPool:
             return list(collected.replies[0].replies)
         return [collected.replies[rank] for rank in range(self.world_size)]
 
-    def _collect(self, timeout_s: float, follow_calls: bool = True) -> _Collected:
+    def _exchange(self, request: Scenario) -> Collected:
+        """Start the ranks if needed, send them ``request``, collect what they did."""
+        self.start()
+        return self.send(request)
+
+    def send(self, request: Scenario, should_stop: Callable[[], bool] | None = None) -> Collected:
+        """Send ``request`` to this process's ranks and collect what they did (see _collect)."""
+        for r in self._ranks:
+            try:
+                r.conn.send(request)
+            except OSError:
+                pass  # it died; _collect reports how
+        return self._collect(self.timeout_s, should_stop=should_stop)
+
+    def _collect(self, timeout_s: float, follow_calls: bool = True,
+                 should_stop: Callable[[], bool] | None = None) -> Collected:
         """Wait for every rank's message. ``follow_calls``: the bound runs from the start of
         the latest call into the sampler on a rank still pending (one call, one bound),
-        else from now."""
+        else from now. ``should_stop``, asked every POLL_S: stop waiting early (the ranks
+        still pending are silent): under torchrun, rank 0 calls off a request."""
         pending = {r.rank: r for r in self._ranks}
-        collected = _Collected({}, [], [], [])
+        collected = Collected({}, [], [], [])
         started = time.monotonic()
         grace_end = float("inf")
         while pending:
@@ -259,6 +298,10 @@ class RankPool:
             remaining = min(max(started, latest) + timeout_s, grace_end) - time.monotonic()
             if remaining <= 0:
                 break
+            if should_stop is not None:
+                if should_stop():
+                    break
+                remaining = min(remaining, POLL_S)
             waitables = [r.conn for r in pending.values()] + [r.process.sentinel for r in pending.values()]
             wait(waitables, timeout=remaining)
             for r in list(pending.values()):
@@ -267,31 +310,40 @@ class RankPool:
                     continue
                 del pending[r.rank]
                 if isinstance(message, _Died):
-                    collected.dead.append(r)
+                    collected.dead.append(self._died(r))
                 elif isinstance(message, RankError):
                     collected.errors.append(message)
                 else:
                     collected.replies[r.rank] = message
                 if isinstance(message, (_Died, RankError)):
                     grace_end = min(grace_end, time.monotonic() + FAULT_GRACE_S)
-        collected.silent = list(pending.values())
+        collected.silent = sorted(pending)
         return collected
 
-    def _failure(self, case: Case | None, collected: _Collected, doing: str) -> BaseException:
+    def _died(self, r: _Rank) -> RankDied:
+        return RankDied(rank=r.rank, pid=r.pid, exitcode=r.process.exitcode, in_sampler=bool(r.watch.in_sampler.value),
+                        last_frames=_read_new(r.stack_file, 0), running=r.watch.rank.value)
+
+    def running_rank(self, rank: int) -> int:
+        """The rank a silent process was running (a sampler process simulates them in turn)."""
+        return next((r.watch.rank.value for r in self._ranks if r.rank == rank), rank)
+
+    def _failure(self, case: Case | None, collected: Collected, doing: str) -> BaseException:
         """The exception for what went wrong: the sampler's fault when some rank's stack or
         traceback shows the sampler's code (or a rank died inside a call into it), else the
         suite's own error."""
-        violations = [_error_violation(error) for error in sorted(collected.errors, key=lambda e: e.rank)]
+        violations = [_error_violation(error, self._named(error.rank))
+                      for error in sorted(collected.errors, key=lambda e: e.rank)]
         evidence = any(error.sampler_frames for error in collected.errors)
-        for r in collected.dead:
-            last_frames = _read_new(r.stack_file, 0)  # faulthandler's dump of a fatal signal, if any
-            died_in_sampler = bool(r.watch.in_sampler.value) or bool(sampler_frames_in_dump(last_frames))
+        for died in sorted(collected.dead, key=lambda d: d.rank):
+            died_in_sampler = died.in_sampler or bool(sampler_frames_in_dump(died.last_frames))
             evidence = evidence or died_in_sampler
-            violations.append(_death_violation(r, died_in_sampler, last_frames, self.simulated))
+            violations.append(_death_violation(died, died_in_sampler, self.simulated, self.hosts.get(died.rank)))
         if collected.silent:
-            stacks = self._dump_stacks()
+            stacks = collected.stacks or self.dump_stacks()
             evidence = evidence or any(sampler_frames_in_dump(text) for text in stacks.values())
-            violations.append(_hang_violation(collected, stacks, self.timeout_s, bool(violations), self.simulated))
+            violations.append(_hang_violation(collected, stacks, self.timeout_s, bool(violations), self.simulated,
+                                              self.running_rank(collected.silent[0]), self.hosts))
         epochs = {error.epoch for error in collected.errors} - {None}
         at = case.with_(epoch=epochs.pop()) if case is not None and len(epochs) == 1 else case
         context = f"\n  while {doing} {self._where}"
@@ -306,6 +358,11 @@ class RankPool:
         kind = SamplerHang if costly else SamplerFault
         return kind(violations, at, context=context)
 
+    def _named(self, rank: int) -> str:
+        """``rank 2``, and where ranks run on several hosts, ``rank 2 on HOST``."""
+        host = self.hosts.get(rank)
+        return f"rank {rank}" + (f" on {host}" if host else "")
+
     @property
     def _name(self) -> str:
         return "simulated" if self.simulated else f"w{self.world_size}"
@@ -316,7 +373,7 @@ class RankPool:
             return "in the sampler process (simulated ranks, no process group)"
         return f"in a {self.backend} group of {self.world_size} ranks"
 
-    def _dump_stacks(self) -> dict[int, str]:
+    def dump_stacks(self) -> dict[int, str]:
         """Every live rank's stack of every thread, written by faulthandler on SIGUSR1."""
         before = {r.rank: _size(r.stack_file) for r in self._ranks}
         signalled = []
@@ -350,6 +407,10 @@ class RankPools:
         self.timeout_s = timeout_s
         self._pools: dict[tuple[int, str], RankPool] = {}
 
+    def choose(self, requested: str, world_size: int, cuda_devices: int) -> BackendChoice:
+        """The backend of a group of ``world_size`` local ranks (``--backend``, the GPUs here)."""
+        return choose_backend(requested, world_size, cuda_devices)
+
     def get(self, world_size: int, backend: str) -> RankPool:
         key = (world_size, backend)
         if key not in self._pools:
@@ -382,17 +443,19 @@ def _receive(r: _Rank) -> object | None:
     return None
 
 
-def _error_violation(error: RankError) -> Violation:
-    return Violation(error.flag, f"rank {error.rank}: {error.summary}",
-                     f"  traceback in rank {error.rank}:\n{_indented(error.traceback.rstrip())}")
+def _error_violation(error: RankError, named: str) -> Violation:
+    return Violation(error.flag, f"{named}: {error.summary}",
+                     f"  traceback in {named}:\n{_indented(error.traceback.rstrip())}")
 
 
-def _death_violation(r: _Rank, in_sampler: bool, last_frames: str, simulated: bool) -> Violation:
+def _death_violation(died: RankDied, in_sampler: bool, simulated: bool, host: str | None) -> Violation:
     where = " inside a call into the sampler" if in_sampler else ""
+    last_frames = died.last_frames
     stack = f"  its last stack (faulthandler):\n{_indented(with_source_lines(last_frames))}" if last_frames else ""
-    who = (f"the sampler process (pid {r.pid}), running simulated rank {r.watch.rank.value},"
-           if simulated else f"rank {r.rank} (pid {r.pid})")
-    return Violation(FAULT, f"{who} died{where}: {describe_exit(r.process.exitcode)}", stack)
+    on = f" on {host}" if host else ""
+    who = (f"the sampler process (pid {died.pid}), running simulated rank {died.running},"
+           if simulated else f"rank {died.rank} (pid {died.pid}{on})")
+    return Violation(FAULT, f"{who} died{where}: {describe_exit(died.exitcode)}", stack)
 
 
 def describe_exit(exitcode: int | None) -> str:
@@ -407,25 +470,36 @@ def describe_exit(exitcode: int | None) -> str:
     return f"exited with code {exitcode}"
 
 
-def _hang_violation(collected: _Collected, stacks: dict[int, str], timeout_s: float, after_fault: bool,
-                    simulated: bool) -> Violation:
-    silent = [r.rank for r in collected.silent]
+def _hang_violation(collected: Collected, stacks: dict[int, str], timeout_s: float, after_fault: bool,
+                    simulated: bool, running: int, hosts: dict[int, str]) -> Violation:
+    silent = collected.silent
+    on = f" (on {', '.join(sorted({hosts[rank] for rank in silent if rank in hosts}))})" if hosts else ""
     if after_fault:
-        headline = (f"rank(s) {silent} did not answer within {FAULT_GRACE_S:g} s of the fault above (stuck in a "
+        headline = (f"rank(s) {silent}{on} did not answer within {FAULT_GRACE_S:g} s of the fault above (stuck in a "
                     f"collective the failed rank never joined?)")
     elif simulated:
-        rank = collected.silent[0].watch.rank.value
-        headline = (f"simulated rank {rank} did not finish within {timeout_s:g} s (--rank-timeout) of its last call "
+        headline = (f"simulated rank {running} did not finish within {timeout_s:g} s (--rank-timeout) of its last call "
                     f"into the sampler; it hangs")
     else:
         answered = sorted(collected.replies)
-        headline = (f"rank(s) {silent} did not answer within {timeout_s:g} s (--rank-timeout) of their last call "
+        headline = (f"rank(s) {silent}{on} did not answer within {timeout_s:g} s (--rank-timeout) of their last call "
                     f"into the sampler; they hang" + (f"; rank(s) {answered} answered" if answered else ""))
+
+    def title(rank: int) -> str:
+        if simulated:
+            return "the sampler process"
+        return f"rank {rank}" + (f" on {hosts[rank]}" if rank in hosts else "")
+
     dumps = "\n".join(
-        f"  --- {'the sampler process' if simulated else f'rank {rank}'} ---\n" + _indented(with_source_lines(text))
+        f"  --- {title(rank)} ---\n" + _indented(with_source_lines(text))
         for rank, text in sorted(stacks.items())
     )
-    whose = "Its" if simulated else "Every rank's"
+    if simulated:
+        whose = "Its"
+    elif set(stacks) == set(silent) and collected.replies:  # under torchrun each worker dumps its own silent child
+        whose = "The silent ranks'"
+    else:
+        whose = "Every rank's"
     return Violation(FAULT, f"{headline}. {whose} stack (faulthandler) below.", dumps)
 
 

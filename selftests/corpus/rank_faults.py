@@ -102,3 +102,13 @@ def _break_new_interpreters() -> None:
     directory.mkdir(exist_ok=True)
     (directory / "sitecustomize.py").write_text("import os\nos._exit(17)\n")
     os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(directory), os.environ.get("PYTHONPATH")]))
+
+
+class ExitsOnRankTwo(PartsSampler):
+    """Calls os._exit on rank 2 only: under torchrun, a worker's rank that is neither the
+    controller's (0) nor the seed experiment's pair (0 and 1)."""
+
+    def __iter__(self) -> Iterator[Any]:
+        if dist.is_available() and dist.is_initialized() and self.rank == 2:
+            os._exit(3)
+        return super().__iter__()
