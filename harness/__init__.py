@@ -23,6 +23,10 @@ One module per role:
   ``crashes`` makes one crash one finding (faults set aside, charged to edge_sizes);
 - ``backend``, ``messages``, ``rank_pool``, ``rank_body`` and ``scenarios`` run cases in
   real process groups and in the sampler process;
+- ``torchrun`` is the ``-m`` entry under torchrun: rank 0 runs the certification while
+  each worker supervises its rank's child (``torchrun_agent``), relayed through torchrun's
+  c10d store (``torchrun_link``) to rank 0's pools of those ranks (``torchrun_pool``);
+- ``layout`` says where the test folders lie;
 - ``plugin`` is the pytest plugin that ties them together; ``activation`` is its entry
   point, inert unless asked; ``cli`` and ``api`` run it for the console script and for
   a user's own tests.

@@ -43,8 +43,9 @@ def nccl_skip_reason(world_size: int, cuda_devices: int) -> str:
     return f"needs {world_size} CUDA device{'s' if world_size != 1 else ''}, found {cuda_devices}"
 
 
-def rank_device(backend: str, local_rank: int) -> str:
-    """NCCL: one GPU per rank (``cuda:LOCAL_RANK``); gloo: the CPU."""
+def rank_device(backend: str | None, local_rank: int) -> str:
+    """NCCL: one GPU per rank, its node-local index (``cuda:LOCAL_RANK``, which is not the
+    global rank on a second node); gloo: the CPU."""
     return f"cuda:{local_rank}" if backend == "nccl" else "cpu"
 
 

@@ -234,7 +234,7 @@ def orders_comparable(observation: Observation) -> bool:
 
 def check_orders_differ(first: Observation, second: Observation, flag: str, what: str) -> list[Violation]:
     # The ranks' shares one after another: defined whatever the layout or lengths.
-    a, b = first.global_order("contiguous"), second.global_order("contiguous")
+    a, b = np.concatenate(first.indices or [[]]), np.concatenate(second.indices or [[]])
     if a.size < MIN_ITEMS_FOR_DISTINCT_ORDERS:
         return []
     if np.array_equal(a, b):
@@ -242,7 +242,7 @@ def check_orders_differ(first: Observation, second: Observation, flag: str, what
     return []
 
 
-def check_equal_batch_counts(batch_counts: list[int], batch_lengths: list[int]) -> list[Violation]:
+def check_equal_batch_counts(batch_counts: Sequence[int], batch_lengths: Sequence[int | None]) -> list[Violation]:
     violations = []
     if len(set(batch_counts)) > 1:
         violations.append(

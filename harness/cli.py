@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
+
+from .layout import CERTIFICATION_DIRS
 
 USAGE = """\
 usage: sampler-conformance SPEC [--contract NAME] [--certificate PATH] [any pytest option]
@@ -27,19 +28,12 @@ Exit status: 0 conforms, 1 does not conform, 2 interrupted, 3 internal error,
 """
 
 
-def certification_paths() -> list[str]:
-    """The certification's test folders, from the installed package (a wheel or a clone)."""
-    from . import conformance, properties
-
-    return [str(Path(package.__file__).resolve().parent) for package in (properties, conformance)]
-
-
 def pytest_arguments(spec: str | None, options: list[str]) -> list[str]:
     """The pytest command line the console script runs: the plugin asked for by name (the
     entry point stays inert), the certification's folders, rooted in the current directory
     (the cache and relative --certificate paths land there, never in site-packages)."""
     sampler = [f"--sampler={spec}"] if spec is not None else []
-    return ["-p", "sampler_conformance.plugin", f"--rootdir={os.getcwd()}", *certification_paths(), *sampler, *options]
+    return ["-p", "sampler_conformance.plugin", f"--rootdir={os.getcwd()}", *map(str, CERTIFICATION_DIRS), *sampler, *options]
 
 
 def main(argv: list[str] | None = None) -> int:

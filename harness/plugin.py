@@ -9,18 +9,20 @@ from __future__ import annotations
 import json
 import os
 import platform
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, NoReturn
+from typing import Any, Callable, NoReturn, Sequence
 
 import pytest
 from hypothesis.errors import Unsatisfiable
 
-from . import conformance, crashes, profiles, properties, runner
+from . import crashes, profiles, runner
 from .backend import BACKENDS, DEFAULT_BACKEND, choose_backend, cuda_device_count
 from .certificate import build_certificate, write_certificate
 from .contracts import CONTRACTS, DEFAULT_CONTRACT, Contract, describe_contracts
 from .invariants import PER_EPOCH, REGISTRY
+from .layout import CERTIFICATION_DIRS, IN_PROCESS_DIR
 from .results import (
     ERROR,
     EXAMPLES_KEY,
@@ -51,14 +53,11 @@ from .strategies import take_example_count
 from .plug import DEFAULT_SPEC, SamplerPlug, SamplerSpecError, load_plug
 from .verdict import FAULT, Evidence, HarnessError
 
-try:
+if sys.version_info >= (3, 11):
     from builtins import BaseExceptionGroup
-except ImportError:  # Python 3.10: the backport Hypothesis depends on there
+else:  # Python 3.10: the backport Hypothesis depends on there
     from exceptiongroup import BaseExceptionGroup
 
-# The certification's test folders, wherever the package lies (a clone or site-packages).
-IN_PROCESS_DIR = Path(properties.__file__).resolve().parent
-PROCESS_GROUPS_DIR = Path(conformance.__file__).resolve().parent
 CERTIFICATION_MARK = "certification"
 DEFAULT_WORLD_SIZES = "1,2,4"  # sized for 2 cores; GPU nodes: --backend=nccl --world-sizes=8
 MAX_SHOWN_COUNTEREXAMPLES = 3  # per failed invariant in the summary; the certificate has them all
@@ -273,7 +272,7 @@ def option_named(name: str) -> Option:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         path = Path(item.path).resolve()
-        if path.is_relative_to(IN_PROCESS_DIR) or path.is_relative_to(PROCESS_GROUPS_DIR):
+        if any(path.is_relative_to(folder) for folder in CERTIFICATION_DIRS):
             item.add_marker(CERTIFICATION_MARK)
         flag = _invariant(item)
         if flag is not None and flag not in REGISTRY:
@@ -291,8 +290,9 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     flag = _invariant(item)
     crashes.begin_test(flag)
     runner.begin_test()
-    if hasattr(getattr(item, "obj", None), "hypothesis"):
-        crashes.count_judged(item.obj)
+    function = getattr(item, "obj", None)
+    if function is not None and hasattr(function, "hypothesis"):
+        crashes.count_judged(function)
     if flag is None:
         return
     current = state(item.config)
@@ -309,7 +309,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
     if flag is None:
         return report
     # Carried on the report, so it reaches the pytest-xdist controller and --junitxml too.
-    properties = [(INVARIANT_KEY, flag)]
+    properties: list[tuple[str, object]] = [(INVARIANT_KEY, flag)]
     if report.when == "call":
         examples = take_example_count() or 1
         properties.append((EXAMPLES_KEY, examples))
@@ -333,7 +333,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
     return report
 
 
-def _failure_properties(error: BaseException) -> list[tuple[str, str]]:
+def _failure_properties(error: BaseException) -> list[tuple[str, object]]:
     """The violations a failure carries; a failure that carries none is the suite's own
     error, named by its exception."""
     evidence = [leaf for leaf in _leaves(error) if isinstance(leaf, Evidence)]
@@ -347,10 +347,10 @@ def _failure_properties(error: BaseException) -> list[tuple[str, str]]:
     return properties
 
 
-def _violation_properties(evidence: list[Evidence]) -> list[tuple[str, str]]:
+def _violation_properties(evidence: Sequence[Evidence]) -> list[tuple[str, object]]:
     """Each violation as JSON with its Hypothesis draws. A sampler fault (it raised, hung or
     died) counts against the invariant that it runs without crashing."""
-    properties = []
+    properties: list[tuple[str, object]] = []
     for leaf in evidence:
         draws = [note for note in getattr(leaf, "__notes__", []) if note.startswith("Draw ")]
         for record in leaf.records(draws):
@@ -533,7 +533,7 @@ def per_epoch_params() -> list[Any]:
     params = []
     for invariant in PER_EPOCH:
         fixed = dict(invariant.fixed)
-        for value in [fixed["drop_last"]] if "drop_last" in fixed else [False, True]:
+        for value in [bool(fixed["drop_last"])] if "drop_last" in fixed else [False, True]:
             params.append(pytest.param(invariant.flag, value, marks=pytest.mark.invariant(invariant.flag),
                                        id=f"{invariant.flag}-{DROP_LAST_IDS[value]}"))
     return params

@@ -7,10 +7,11 @@
 from __future__ import annotations
 
 import os
+from typing import Any
 
 from hypothesis import HealthCheck, Phase, settings
 
-PROFILES = {
+PROFILES: dict[str, dict[str, Any]] = {
     "dev": dict(max_examples=25),
     "ci": dict(max_examples=100, print_blob=True),
     "thorough": dict(max_examples=2_000),
@@ -22,7 +23,7 @@ PROFILES = {
 # No explain phase: after shrinking, it replays each failure many times to say which
 # draws did not matter. The suite prints its own evidence (case, ranks, draws), and on
 # a failing sampler the replays cost more than the search did.
-_COMMON = dict(
+_COMMON: dict[str, Any] = dict(
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
     phases=[phase for phase in Phase if phase is not Phase.explain],

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from itertools import islice
-from typing import Any, Callable, Iterable, TypeVar
+from typing import Any, Callable, Iterable, Protocol, TypeVar
 
 import numpy as np
 
@@ -17,6 +17,13 @@ from .case import Case, Observation
 from .contracts import Contract
 
 T = TypeVar("T")
+
+
+class Guard(Protocol):
+    """Runs one call into the sampler, ``guard(step, call)``, and turns what it raises into
+    the caller's own failure."""
+
+    def __call__(self, step: str, call: Callable[[], T], /) -> T: ...
 
 _INT64_MAX = np.iinfo(np.int64).max
 
@@ -36,7 +43,7 @@ class Reading:
 
 def read_pass(
     sampler: Any, contract: Contract, dataset_size: int, world_size: int,
-    guard: Callable[[str, Callable[[], T]], T],
+    guard: Guard,
 ) -> Reading:
     """One pass as ``contract`` says: the whole of a finite sampler, a prefix of an endless
     one; indices or batches; then ``len()``. ``guard(step, call)`` runs each call into the
@@ -56,7 +63,7 @@ def read_pass(
 
 def observation_of(case: Case, readings: list[Reading], contract: Contract) -> Observation:
     """The ranks' readings of one pass (rank order) as one Observation of ``case``."""
-    batches = tuple(r.batches for r in readings) if contract.yields_batches else None
+    batches = tuple(r.batches or () for r in readings) if contract.yields_batches else None
     return Observation(case, tuple(r.indices for r in readings), tuple(r.length for r in readings), batches)
 
 

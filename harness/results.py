@@ -89,7 +89,7 @@ class ResultCollector:
         self.findings: list[str] = []
 
     def add(self, report: pytest.TestReport) -> None:
-        properties = report.user_properties
+        properties: list[tuple[str, Any]] = list(report.user_properties)
         flag = dict(properties).get(INVARIANT_KEY)
         if flag is None:
             return

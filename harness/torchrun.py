@@ -25,9 +25,8 @@ as in pytest, default auto). At the end rank 0 sends pytest's exit code to every
 and each exits with it (also if torchrun's teardown reaches it first with SIGTERM: once
 one worker exits non-zero, torchrun terminates the others).
 
-Known limit: the scenarios place a rank's all-reduce tensor on ``cuda:RANK``
-(``backend.rank_device``), right on one node but not on the second node of an NCCL job,
-where it must be ``cuda:LOCAL_RANK``.
+Under NCCL each rank's tensors live on ``cuda:LOCAL_RANK`` (``backend.rank_device``), its
+GPU on its own node.
 """
 
 from __future__ import annotations
@@ -37,7 +36,6 @@ import signal
 import socket
 import sys
 import threading
-from pathlib import Path
 from typing import NoReturn
 
 EXIT_USAGE = 4  # pytest's usage error
@@ -166,14 +164,10 @@ class _Rank0Plugin:
 
 
 def _pytest_arguments(spec: str | None, world_size: int, options: list[str]) -> list[str]:
-    """As the console script: the plugin by name, the certification's folders from the
-    installed package, rooted in the current directory; the world size torchrun's."""
-    from . import conformance, properties
+    """The console script's run, at torchrun's world size."""
+    from .cli import pytest_arguments
 
-    folders = [str(Path(package.__file__).resolve().parent) for package in (properties, conformance)]
-    sampler = [f"--sampler={spec}"] if spec is not None else []
-    return ["-p", "sampler_conformance.plugin", f"--rootdir={os.getcwd()}", *folders, *sampler,
-            f"--world-sizes={world_size}", *options]
+    return pytest_arguments(spec, [f"--world-sizes={world_size}", *options])
 
 
 def _exit_on_sigterm(code: int, hello) -> None:

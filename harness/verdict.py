@@ -37,8 +37,11 @@ class Violation:
         return title(self.flag)
 
 
-class Evidence:
-    """What a failure proves: the violations, the case they occurred on, each rank's indices."""
+class Evidence(BaseException):
+    """What a failure proves: the violations, the case they occurred on, each rank's indices.
+
+    A base of the failures below, each of which also says what it is caught as (an
+    AssertionError, or a BaseException that Hypothesis does not shrink through)."""
 
     def __init__(self, violations: Iterable[Violation], case: Case | None = None,
                  observation: Observation | None = None, context: str = "") -> None:
@@ -92,7 +95,8 @@ def _distinct(kind: type[Evidence], flag: str) -> type[Evidence]:
 def raise_evidence(kind: type[Evidence], violations: Sequence[Violation], case: Case | None,
                    observation: Observation | None = None, context: str = "") -> NoReturn:
     __tracebackhide__ = True  # failures point at the sampler, not the harness
-    raise _distinct(kind, violations[0].flag)(violations, case, observation, context)
+    distinct = _distinct(kind, violations[0].flag)  # type: ignore[arg-type]  # mypy thinks a class unhashable
+    raise distinct(violations, case, observation, context)
 
 
 def shorten(values: Sequence[int] | np.ndarray, head: int = SHOWN_HEAD, tail: int = SHOWN_TAIL) -> str:

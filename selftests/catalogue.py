@@ -122,7 +122,7 @@ def sampler_of(spec: str) -> type:
 
 def bug_class(spec: str) -> str:
     """The first paragraph of the known-bad sampler's docstring, on one line."""
-    return " ".join(inspect.getdoc(sampler_of(spec)).split("\n\n")[0].split())
+    return " ".join((inspect.getdoc(sampler_of(spec)) or "").split("\n\n")[0].split())
 
 
 def property_table() -> str:

@@ -43,18 +43,22 @@ class SuiteRun:
     certificate: dict | None = None  # the run's JSON certificate, when it wrote one
 
     @property
+    def written(self) -> dict:
+        """The certificate the run wrote (the test fails when it wrote none)."""
+        assert self.certificate is not None, f"the run wrote no certificate\n{self.explain()}"
+        return self.certificate
+
+    @property
     def statuses(self) -> dict[str, str]:
         """Invariant flag -> status, from the certificate."""
-        assert self.certificate is not None, f"the run wrote no certificate\n{self.explain()}"
-        return {invariant["flag"]: invariant["status"] for invariant in self.certificate["invariants"]}
+        return {invariant["flag"]: invariant["status"] for invariant in self.written["invariants"]}
 
     @property
     def failed_invariants(self) -> set[str]:
         return {flag for flag, status in self.statuses.items() if status == "failed"}
 
     def counterexamples(self, flag: str) -> list[dict]:
-        assert self.certificate is not None, f"the run wrote no certificate\n{self.explain()}"
-        return next(i["counterexamples"] for i in self.certificate["invariants"] if i["flag"] == flag)
+        return next(i["counterexamples"] for i in self.written["invariants"] if i["flag"] == flag)
 
     @property
     def failed_tests(self) -> set[str]:

@@ -19,7 +19,8 @@ from .suite_run import PROPERTIES
 def promised_flags(pytester: pytest.Pytester) -> set[tuple[str, str]]:
     """(test function, the flag of its ``invariant`` marker) for each test pytest collects in properties/."""
     items, _ = pytester.inline_genitems(str(PROPERTIES), "-p", "no:cacheprovider")
-    return {(item.originalname, item.get_closest_marker("invariant").args[0]) for item in items}
+    return {(item.originalname, marker.args[0]) for item in items  # type: ignore[attr-defined]  # a Function
+            if (marker := item.get_closest_marker("invariant"))}
 
 
 def test_each_known_bad_sampler_names_the_test_that_checks_its_flag(promised_flags):

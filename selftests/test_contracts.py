@@ -136,7 +136,7 @@ def test_without_turns_an_invariant_off_and_says_so(pytester, tmp_path):
 def test_a_run_with_an_invariant_turned_off_is_partial_never_conforming(pytester):
     run = certify(pytester, "torch.utils.data:DistributedSampler", "--without=seed_effective")
     assert run.exit_code == 0, run.explain()  # nothing failed
-    assert run.certificate["verdict"]["state"] == "partial", run.verdict
+    assert run.written["verdict"]["state"] == "partial", run.verdict
     assert run.verdict.startswith("PARTIAL: ") and "turned off: seed_effective" in run.verdict, run.verdict
     assert "conforms" not in run.verdict, run.verdict
 

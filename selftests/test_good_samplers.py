@@ -28,7 +28,7 @@ def test_good_sampler_holds_every_in_process_invariant(pytester, spec):
     assert {f for f in PROMISED if statuses[f] == "held"} == PROMISED - GROUP_ONLY, statuses
     assert {f for f in PROMISED if statuses[f] == "not run"} == PROMISED & GROUP_ONLY, statuses
     # Not run is not conforming: the line says PARTIAL and names what was left out.
-    assert run.certificate["verdict"]["state"] == "partial", run.verdict
+    assert run.written["verdict"]["state"] == "partial", run.verdict
     assert run.verdict.startswith("PARTIAL: ") and "conforms" not in run.verdict, run.verdict
     assert all(flag in run.verdict for flag in PROMISED & GROUP_ONLY), run.verdict
     # A good sampler takes every parameter: nothing may be skipped for lack of one.
@@ -41,5 +41,5 @@ def test_good_sampler_conforms_through_the_whole_suite(pytester):
     run = certify(pytester, spec, "--world-sizes=1,2", paths=(PROPERTIES, CONFORMANCE))
     assert run.exit_code == pytest.ExitCode.OK, run.explain()
     assert set(run.statuses[f] for f in PROMISED) == {"held"}, run.statuses
-    assert run.certificate["verdict"]["state"] == "conforms"
+    assert run.written["verdict"]["state"] == "conforms"
     assert run.verdict.startswith(f"VERDICT: {spec} conforms to contract 'torch'"), run.verdict

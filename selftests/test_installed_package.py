@@ -8,6 +8,7 @@ there from an empty directory:
 - the console script: ``sampler-conformance SPEC``;
 - the API: ``check_sampler`` in a script, ``parametrize_with_checks`` in a user's test file
   (``examples/test_my_sampler.py``);
+- torchrun: ``torchrun --standalone --nproc-per-node=2 -m sampler_conformance.torchrun SPEC``;
 
 and each gives the verdict that the clone gives for the same sampler and options. The
 plugin stays inert in a user's own suite. The sampler under test is a copy of the corpus,
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -123,6 +125,20 @@ def test_every_entry_point_gives_the_clones_verdict(venv, pytester):
     assert _statuses(venv.empty / "plugin") == clone.statuses
     assert _statuses(venv.empty / "script") == clone.statuses
     assert api_statuses == clone.statuses
+
+
+def test_torchrun_gives_the_clones_verdict(venv, pytester):
+    """torchrun's world size is the groups' (2, as --world-sizes=2 in the clone's run)."""
+    clone = certify(pytester, f"selftests.{SPEC}", *OPTIONS, paths=(PROPERTIES, CONFORMANCE))
+    in_groups = [o for o in OPTIONS if not o.startswith("--world-sizes")]
+    run = venv.run(str(venv.root / "bin" / "torchrun"), "--standalone", "--nproc-per-node=2",
+                   "-m", "sampler_conformance.torchrun", SPEC, *in_groups, f"--certificate={venv.empty / 'torchrun'}",
+                   "-p", "no:cacheprovider")
+    output = run.stdout + run.stderr
+    assert run.returncode == clone.exit_code, output[-5000:]
+    assert _statuses(venv.empty / "torchrun") == clone.statuses
+    for rank in (0, 1):  # every rank exits with the verdict's code
+        assert re.search(rf"torchrun: rank {rank} on \S+ exits with {clone.exit_code}$", output, re.M), output[-5000:]
 
 
 def test_parametrize_with_checks_in_a_users_test_file(venv):

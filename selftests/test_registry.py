@@ -5,6 +5,8 @@ fails it."""
 
 from __future__ import annotations
 
+from typing import Any, Iterable, cast
+
 import pytest
 
 from sampler_conformance.checkers import per_epoch_judges
@@ -26,10 +28,10 @@ def _proven() -> dict[tuple[str, str], set[str]]:
     for spec, rejection in KNOWN_BAD.items():
         proven[(spec, TORCH.name)] = rejection.failed
     for param in BAD:
-        contract, sampler, _, failed = param.values
+        contract, sampler, _, failed = cast(tuple[str, str, Any, Iterable[str]], param.values)
         proven[(f"{FAMILIES}:{sampler}", contract)] = set(failed)
     for param in CONFORMANCE_BAD:
-        spec, failed = param.values
+        spec, failed = cast(tuple[str, Iterable[str]], param.values)
         proven[(spec, TORCH.name)] = proven.get((spec, TORCH.name), set()) | set(failed)
     for spec, failed in MULTIPROCESS_ONLY_BUGS.items():
         proven[(spec, TORCH.name)] = proven.get((spec, TORCH.name), set()) | failed
@@ -57,7 +59,7 @@ def test_every_per_epoch_invariant_has_exactly_one_judge():
 
 def _marked(pytester: pytest.Pytester, path) -> set[str]:
     items, _ = pytester.inline_genitems(str(path), "-p", "no:cacheprovider")
-    return {item.get_closest_marker("invariant").args[0] for item in items if item.get_closest_marker("invariant")}
+    return {marker.args[0] for item in items if (marker := item.get_closest_marker("invariant"))}
 
 
 def test_each_invariant_has_tests_where_the_registry_says_it_runs(pytester):

@@ -24,7 +24,7 @@ def test_a_sampler_without_set_epoch_is_never_charged_for_it_under_the_batch_con
     run = certify(pytester, spec, "--contract=batch", "--world-sizes=2", paths=(PROPERTIES, CONFORMANCE))
     assert run.exit_code == pytest.ExitCode.OK, run.explain()
     assert run.statuses["equal_batches"] == "held" and run.statuses["loader_yields_sampler"] == "held", run.statuses
-    assert run.certificate["verdict"]["state"] == "conforms", run.verdict
+    assert run.written["verdict"]["state"] == "conforms", run.verdict
 
 
 def test_a_violation_is_charged_to_its_own_invariant_wherever_it_was_found(pytester):
@@ -55,7 +55,7 @@ def test_a_keyboard_interrupt_raised_by_the_sampler_is_its_fault_and_the_run_goe
     assert "the sampler raised KeyboardInterrupt while iterating" in run.output, run.explain()
     assert "edge_sizes" in run.failed_invariants, run.explain()
     assert run.verdict.startswith(f"VERDICT: {FAULTY}:RaisesKeyboardInterrupt does NOT conform"), run.verdict
-    assert run.certificate["verdict"]["state"] == "does not conform"
+    assert run.written["verdict"]["state"] == "does not conform"
     assert "INTERRUPTED" not in run.output and "!!! KeyboardInterrupt" not in run.output, run.explain()
 
 

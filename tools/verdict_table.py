@@ -118,6 +118,7 @@ class Environment:
         progress(f"pip install {what}")
         command = [str(self.python), "-m", "pip", "install", "--disable-pip-version-check", "--quiet",
                    TORCH_REQUIREMENT, *arguments]
+        error: str | None
         try:
             done = subprocess.run(command, capture_output=True, text=True, timeout=INSTALL_TIMEOUT_S)
         except subprocess.TimeoutExpired:

@@ -85,11 +85,11 @@ def read_epochs(
     def observation(how: Build, k: int, ranks_replies: Sequence[RankReadings], at: Case) -> Observation:
         return observation_of(at, [reply.readings[how][k] for reply in ranks_replies], contract)
 
-    per_build = {
+    per_build: dict[Build, tuple[Observation, ...]] = {
         how: tuple(observation(how, k, replies, at) for k, at in enumerate(at_epoch))
         for how in builds if how is not Build.SINGLE
     }
-    single = ()
+    single: tuple[tuple[Observation, ...], ...] = ()
     if Build.SINGLE in builds:
         single = tuple(
             tuple(observation(Build.SINGLE, k, [reply], at.with_(world_size=1)) for reply in replies)

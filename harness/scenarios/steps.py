@@ -8,6 +8,7 @@ the sampler raises into :class:`StepFailed`, carrying the sampler's frames as ev
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass
 from enum import Enum
@@ -153,7 +154,9 @@ def all_reduce_counts(rank: RankContext, count: int) -> tuple[int, ...]:
     """All-reduce (sum) of a one-hot vector: every rank learns every rank's count."""
     if rank.backend is None:
         raise RuntimeError("a simulated rank has no process group to all-reduce in")
-    counts = torch.zeros(rank.world_size, dtype=torch.int64, device=rank_device(rank.backend, rank.rank))
+    # The rank body exports LOCAL_RANK as torchrun does: the GPU index on this rank's node.
+    local_rank = int(os.environ.get("LOCAL_RANK", rank.rank))
+    counts = torch.zeros(rank.world_size, dtype=torch.int64, device=rank_device(rank.backend, local_rank))
     counts[rank.rank] = count
     dist.all_reduce(counts)
     return tuple(int(c) for c in counts.cpu().tolist())

@@ -156,7 +156,7 @@ class ShardedBatches(Sampler[list[int]]):
         if self.shuffle:
             generator = torch.Generator()
             generator.manual_seed(self.seed)
-            base = RandomSampler(self.dataset, generator=generator)
+            base: Sampler[int] = RandomSampler(self.dataset, generator=generator)
         else:
             base = SequentialSampler(self.dataset)
         return list(BatchSampler(base, self.batch_size, self.drop_last))
