@@ -13,9 +13,18 @@ from typing import Any
 from . import fill_from_process_group, require, seeded_index_sampler
 
 
-def BatchSamplerShard(dataset: Any, num_replicas: int | None = None, rank: int | None = None, shuffle: bool = True,
-                      seed: int = 0, drop_last: bool = False, batch_size: int = 1) -> Any:
-    data_loader = require("accelerate.data_loader", "accelerate", "sampler_conformance.adapters.accelerate:BatchSamplerShard")
+def BatchSamplerShard(
+    dataset: Any,
+    num_replicas: int | None = None,
+    rank: int | None = None,
+    shuffle: bool = True,
+    seed: int = 0,
+    drop_last: bool = False,
+    batch_size: int = 1,
+) -> Any:
+    data_loader = require(
+        "accelerate.data_loader", "accelerate", "sampler_conformance.adapters.accelerate:BatchSamplerShard"
+    )
     from torch.utils.data import BatchSampler
 
     batches = BatchSampler(seeded_index_sampler(dataset, shuffle, seed), batch_size=batch_size, drop_last=drop_last)

@@ -17,20 +17,42 @@ from . import require, seeded_index_sampler
 DISTRIBUTION = "pytorch-lightning"
 
 
-def DistributedSamplerWrapper(dataset: Any, num_replicas: int | None = None, rank: int | None = None,
-                              shuffle: bool = True, seed: int = 0, drop_last: bool = False) -> Any:
-    fabric = require("lightning_fabric.utilities.distributed", DISTRIBUTION,
-                     "sampler_conformance.adapters.lightning:DistributedSamplerWrapper")
+def DistributedSamplerWrapper(
+    dataset: Any,
+    num_replicas: int | None = None,
+    rank: int | None = None,
+    shuffle: bool = True,
+    seed: int = 0,
+    drop_last: bool = False,
+) -> Any:
+    fabric = require(
+        "lightning_fabric.utilities.distributed",
+        DISTRIBUTION,
+        "sampler_conformance.adapters.lightning:DistributedSamplerWrapper",
+    )
     return fabric.DistributedSamplerWrapper(
         seeded_index_sampler(dataset, shuffle, seed),
-        num_replicas=num_replicas, rank=rank, shuffle=shuffle, seed=seed, drop_last=drop_last,
+        num_replicas=num_replicas,
+        rank=rank,
+        shuffle=shuffle,
+        seed=seed,
+        drop_last=drop_last,
     )
 
 
-def UnrepeatedDistributedSampler(dataset: Any, num_replicas: int | None = None, rank: int | None = None,
-                                 shuffle: bool = True, seed: int = 0, drop_last: bool = False) -> Any:
-    overrides = require("pytorch_lightning.overrides.distributed", DISTRIBUTION,
-                        "sampler_conformance.adapters.lightning:UnrepeatedDistributedSampler")
+def UnrepeatedDistributedSampler(
+    dataset: Any,
+    num_replicas: int | None = None,
+    rank: int | None = None,
+    shuffle: bool = True,
+    seed: int = 0,
+    drop_last: bool = False,
+) -> Any:
+    overrides = require(
+        "pytorch_lightning.overrides.distributed",
+        DISTRIBUTION,
+        "sampler_conformance.adapters.lightning:UnrepeatedDistributedSampler",
+    )
     return overrides.UnrepeatedDistributedSampler(
         dataset, num_replicas=num_replicas, rank=rank, shuffle=shuffle, seed=seed, drop_last=drop_last
     )

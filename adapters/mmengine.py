@@ -28,26 +28,53 @@ DISTRIBUTION = "mmengine"
 _PATCH_LOCK = threading.Lock()
 
 
-def DefaultSampler(dataset: Any, num_replicas: int | None = None, rank: int | None = None,
-                   shuffle: bool = True, seed: int = 0) -> Any:
-    return _construct("DefaultSampler", "sampler_conformance.adapters.mmengine:DefaultSampler", num_replicas, rank,
-                      dataset, shuffle=shuffle, seed=seed, round_up=True)
+def DefaultSampler(
+    dataset: Any, num_replicas: int | None = None, rank: int | None = None, shuffle: bool = True, seed: int = 0
+) -> Any:
+    return _construct(
+        "DefaultSampler",
+        "sampler_conformance.adapters.mmengine:DefaultSampler",
+        num_replicas,
+        rank,
+        dataset,
+        shuffle=shuffle,
+        seed=seed,
+        round_up=True,
+    )
 
 
-def DefaultSamplerNoRoundUp(dataset: Any, num_replicas: int | None = None, rank: int | None = None,
-                            shuffle: bool = True, seed: int = 0) -> Any:
-    return _construct("DefaultSampler", "sampler_conformance.adapters.mmengine:DefaultSamplerNoRoundUp", num_replicas, rank,
-                      dataset, shuffle=shuffle, seed=seed, round_up=False)
+def DefaultSamplerNoRoundUp(
+    dataset: Any, num_replicas: int | None = None, rank: int | None = None, shuffle: bool = True, seed: int = 0
+) -> Any:
+    return _construct(
+        "DefaultSampler",
+        "sampler_conformance.adapters.mmengine:DefaultSamplerNoRoundUp",
+        num_replicas,
+        rank,
+        dataset,
+        shuffle=shuffle,
+        seed=seed,
+        round_up=False,
+    )
 
 
-def InfiniteSampler(dataset: Any, num_replicas: int | None = None, rank: int | None = None,
-                    shuffle: bool = True, seed: int = 0) -> Any:
-    return _construct("InfiniteSampler", "sampler_conformance.adapters.mmengine:InfiniteSampler", num_replicas, rank,
-                      dataset, shuffle=shuffle, seed=seed)
+def InfiniteSampler(
+    dataset: Any, num_replicas: int | None = None, rank: int | None = None, shuffle: bool = True, seed: int = 0
+) -> Any:
+    return _construct(
+        "InfiniteSampler",
+        "sampler_conformance.adapters.mmengine:InfiniteSampler",
+        num_replicas,
+        rank,
+        dataset,
+        shuffle=shuffle,
+        seed=seed,
+    )
 
 
-def _construct(class_name: str, adapter: str, num_replicas: int | None, rank: int | None,
-               dataset: Any, **options: Any) -> Any:
+def _construct(
+    class_name: str, adapter: str, num_replicas: int | None, rank: int | None, dataset: Any, **options: Any
+) -> Any:
     world_size, rank = fill_from_process_group(num_replicas, rank)
     if world_size < 1 or not 0 <= rank < world_size:
         raise ValueError(f"Invalid rank {rank}, rank should be in the interval [0, {world_size - 1}]")

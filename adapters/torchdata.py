@@ -11,10 +11,19 @@ from typing import Any
 from . import require
 
 
-def StatefulDistributedSampler(dataset: Any, num_replicas: int | None = None, rank: int | None = None,
-                               shuffle: bool = True, seed: int = 0, drop_last: bool = False) -> Any:
-    sampler_module = require("torchdata.stateful_dataloader.sampler", "torchdata",
-                             "sampler_conformance.adapters.torchdata:StatefulDistributedSampler")
+def StatefulDistributedSampler(
+    dataset: Any,
+    num_replicas: int | None = None,
+    rank: int | None = None,
+    shuffle: bool = True,
+    seed: int = 0,
+    drop_last: bool = False,
+) -> Any:
+    sampler_module = require(
+        "torchdata.stateful_dataloader.sampler",
+        "torchdata",
+        "sampler_conformance.adapters.torchdata:StatefulDistributedSampler",
+    )
     return sampler_module.StatefulDistributedSampler(
         dataset, num_replicas=num_replicas, rank=rank, shuffle=shuffle, seed=seed, drop_last=drop_last
     )

@@ -35,7 +35,9 @@ SUITE_TARGET_S = 30.0
 def time_certification() -> float:
     command = [sys.executable, "-m", "pytest", "properties", "-q", "-p", "no:cacheprovider", "--hypothesis-profile=ci"]
     start = time.perf_counter()
-    result = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=600, env={**os.environ, "CI": "1"})
+    result = subprocess.run(
+        command, cwd=REPO, capture_output=True, text=True, timeout=600, env={**os.environ, "CI": "1"}
+    )
     elapsed = time.perf_counter() - start
     if result.returncode != 0:
         sys.exit(f"certification failed (exit {result.returncode}):\n{result.stdout[-3000:]}")
@@ -77,7 +79,9 @@ def main() -> None:
     if not args.skip_suite:
         suite = time_certification()
         verdict = "within" if suite <= SUITE_TARGET_S else "OVER"
-        print(f"certification of {DEFAULT_SPEC} (ci profile): {suite:.1f} s ({verdict} the {SUITE_TARGET_S:.0f} s target)")
+        print(
+            f"certification of {DEFAULT_SPEC} (ci profile): {suite:.1f} s ({verdict} the {SUITE_TARGET_S:.0f} s target)"
+        )
 
     figures = time_large_case(args.size, args.world)
     print(f"N={args.size:,}, W={args.world} (every rank, plus the one-rank reference order):")
@@ -85,7 +89,9 @@ def main() -> None:
     print(f"  reading them into arrays:  {figures['reading']:.2f} s")
     print(f"  checkers:                  {figures['checking']:.2f} s")
     print(f"  checking / producing:      {figures['checking'] / figures['producing']:.2f} (target < 1)")
-    print(f"  (reading + checking) / producing: {(figures['reading'] + figures['checking']) / figures['producing']:.2f}")
+    print(
+        f"  (reading + checking) / producing: {(figures['reading'] + figures['checking']) / figures['producing']:.2f}"
+    )
 
 
 if __name__ == "__main__":

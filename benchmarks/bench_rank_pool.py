@@ -22,9 +22,9 @@ sys.path.insert(0, str(REPO))
 
 from sampler_conformance.case import Case  # noqa: E402
 from sampler_conformance.contracts import TORCH  # noqa: E402
-from sampler_conformance.scenarios.loader import RunLoader  # noqa: E402
 from sampler_conformance.plug import DEFAULT_SPEC  # noqa: E402
 from sampler_conformance.rank_pool import RankPool  # noqa: E402
+from sampler_conformance.scenarios.loader import RunLoader  # noqa: E402
 
 WORLD_SIZES = (2, 4, 8)
 TIMEOUT_S = 120.0
@@ -84,8 +84,10 @@ def main() -> int:
         ratios[world_size] = fresh / per_case
         print(f"{world_size:>3} {startup:>10.2f}s {per_case * 1e3:>9.1f}ms {fresh:>10.2f}s {ratios[world_size]:>7.0f}x")
     met = ratios[4] >= TARGET_RATIO_AT_4
-    print(f"target: pool >= {TARGET_RATIO_AT_4}x faster than spawn-per-case at W=4: {'met' if met else 'NOT met'} "
-          f"({ratios[4]:.0f}x)")
+    print(
+        f"target: pool >= {TARGET_RATIO_AT_4}x faster than spawn-per-case at W=4: {'met' if met else 'NOT met'} "
+        f"({ratios[4]:.0f}x)"
+    )
     return 0 if met else 1
 
 

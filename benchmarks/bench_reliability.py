@@ -57,8 +57,11 @@ def certify(copy: Path, how: str, *options: str) -> Run:
         done = subprocess.run(command, cwd=copy, capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
     except subprocess.TimeoutExpired:
         return Run(how, -1, f"(no verdict: did not finish within {RUN_TIMEOUT_S} s)", time.monotonic() - started)
-    lines = [line for line in done.stdout.splitlines() if line.startswith(("VERDICT", "PARTIAL", "INTERRUPTED",
-                                                                              "ERROR", "NO VERDICT"))]
+    lines = [
+        line
+        for line in done.stdout.splitlines()
+        if line.startswith(("VERDICT", "PARTIAL", "INTERRUPTED", "ERROR", "NO VERDICT"))
+    ]
     verdict = lines[-1] if lines else f"(no verdict line; last output: {done.stdout.strip().splitlines()[-1:]})"
     return Run(how, done.returncode, verdict, time.monotonic() - started)
 
@@ -90,9 +93,11 @@ def main(argv: list[str] | None = None) -> int:
             runs.append(report(certify(first, "-n 2", "-n", "2")))
     conforming = sum(run.conforms for run in runs)
     seconds = sorted(run.seconds for run in runs)
-    print(f"\n{conforming} of {len(runs)} runs said \"conforms\" (target: {TARGET}); "
-          f"run time min {seconds[0]:.1f} s, median {seconds[len(seconds) // 2]:.1f} s, max {seconds[-1]:.1f} s; "
-          f"total {time.monotonic() - started:.0f} s")
+    print(
+        f'\n{conforming} of {len(runs)} runs said "conforms" (target: {TARGET}); '
+        f"run time min {seconds[0]:.1f} s, median {seconds[len(seconds) // 2]:.1f} s, max {seconds[-1]:.1f} s; "
+        f"total {time.monotonic() - started:.0f} s"
+    )
     return 0 if conforming == len(runs) else 1
 
 

@@ -9,7 +9,7 @@ closed at its end; ``harness.rank_pool`` also closes them at interpreter exit.
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 import pytest
 
@@ -50,11 +50,15 @@ def cuda_devices() -> int:
     return cuda_device_count()
 
 
-def _pool(request: pytest.FixtureRequest, pools: RankPools | TorchrunPools, world_size: int, cuda_devices: int) -> RankPool:
-    requested = "nccl" if request.node.get_closest_marker(NCCL_MARK) else setting(request.config, option_named("backend"))
+def _pool(
+    request: pytest.FixtureRequest, pools: RankPools | TorchrunPools, world_size: int, cuda_devices: int
+) -> RankPool:
+    requested = (
+        "nccl" if request.node.get_closest_marker(NCCL_MARK) else setting(request.config, option_named("backend"))
+    )
     choice = pools.choose(requested, world_size, cuda_devices)
-    if not choice.runnable:
-        pytest.skip(choice.skip_reason)
+    if choice.name is None:
+        pytest.skip(str(choice.skip_reason))
     pool = pools.get(world_size, choice.name)
     pool.begin_test()
     return pool

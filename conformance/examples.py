@@ -25,4 +25,3 @@ with_workers = settings(max_examples=max(2, settings().max_examples // WORKER_SH
 
 # Loader tests read every batch through the DataLoader: keep N where that is quick.
 MAX_LOADER_DATASET_SIZE = 600
-

@@ -8,23 +8,32 @@ sampler yields.
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
-from .examples import MAX_LOADER_DATASET_SIZE, round_trips, with_workers
 from sampler_conformance.checkers import loader_violations
 from sampler_conformance.scenarios.loader import run_loader
 from sampler_conformance.strategies import draw_case, epochs
 from sampler_conformance.verdict import expect_holds
 
+from .examples import MAX_LOADER_DATASET_SIZE, round_trips, with_workers
 
-LOADER_FLAGS = [pytest.param(f, marks=pytest.mark.invariant(f), id=f) for f in ("equal_batches", "loader_yields_sampler")]
+LOADER_FLAGS = [
+    pytest.param(f, marks=pytest.mark.invariant(f), id=f) for f in ("equal_batches", "loader_yields_sampler")
+]
 
 
 def _check_loader(group, world_size, sampler_plug, contract, drop_last, data, num_workers, flag):
     if not contract.finite:
-        pytest.skip(f"contract {contract.name!r} describes an endless sampler: a DataLoader over it never ends an epoch")
+        pytest.skip(
+            f"contract {contract.name!r} describes an endless sampler: a DataLoader over it never ends an epoch"
+        )
     case = draw_case(
-        data, sampler_plug, drop_last=drop_last, contract=contract, world_size=world_size,
+        data,
+        sampler_plug,
+        drop_last=drop_last,
+        contract=contract,
+        world_size=world_size,
         max_dataset_size=MAX_LOADER_DATASET_SIZE,
     )
     loader_drop_last = data.draw(st.booleans(), label="DataLoader drop_last")

@@ -9,9 +9,9 @@ from __future__ import annotations
 from itertools import combinations
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
-from .examples import round_trips
 from sampler_conformance.checkers import (
     check_orders_differ,
     check_ranks_agree,
@@ -29,14 +29,18 @@ from sampler_conformance.scenarios.steps import Build
 from sampler_conformance.strategies import draw_case, epochs
 from sampler_conformance.verdict import expect_holds
 
+from .examples import round_trips
+
 MIN_SHUFFLED_SIZE = 10
 
 
 def skip_unless_buildable_explicitly(plug) -> None:
     """The check needs num_replicas/rank passed in, which a group-only sampler does not take."""
     if plug.needs_process_group:
-        not_applicable("the sampler takes its rank from the process group only: it cannot be built with explicit "
-                    "num_replicas/rank, which this check needs")
+        not_applicable(
+            "the sampler takes its rank from the process group only: it cannot be built with explicit "
+            "num_replicas/rank, which this check needs"
+        )
 
 
 def _drawn_run(group, world_size, sampler_plug, contract, drop_last, data, **fixed) -> Readings:
@@ -57,7 +61,9 @@ def test_num_replicas_and_rank_default_to_the_group(group, world_size, sampler_p
     expect_holds(
         from_group,
         check_same_indices(
-            explicit, from_group, "group_defaults",
+            explicit,
+            from_group,
+            "group_defaults",
             f"built with {Build.EXPLICIT.value} first, then with {Build.GROUP.value}, the indices differ",
         ),
     )
@@ -99,8 +105,13 @@ def test_set_epoch_reshuffles_in_the_group(group, world_size, sampler_plug, cont
     """One sampler per rank for the whole run, set_epoch before each epoch: every epoch keeps the
     invariants and the ranks' agreement, and distinct epochs give distinct orders (N >= 10)."""
     case = draw_case(
-        data, sampler_plug, drop_last=drop_last, shuffle=True, min_dataset_size=MIN_SHUFFLED_SIZE,
-        contract=contract, world_size=world_size,
+        data,
+        sampler_plug,
+        drop_last=drop_last,
+        shuffle=True,
+        min_dataset_size=MIN_SHUFFLED_SIZE,
+        contract=contract,
+        world_size=world_size,
     )
     chosen = data.draw(st.lists(epochs(), min_size=2, max_size=3, unique=True), label="epochs")
     run = read_epochs(group, sampler_plug, contract, case, chosen, GROUP_BUILDS)
@@ -114,7 +125,10 @@ def test_set_epoch_reshuffles_in_the_group(group, world_size, sampler_plug, cont
         expect_holds(
             b,
             check_orders_differ(
-                a, b, "reshuffles_on_set_epoch", f"set_epoch({a.case.epoch}) and set_epoch({b.case.epoch}) must give different orders"
+                a,
+                b,
+                "reshuffles_on_set_epoch",
+                f"set_epoch({a.case.epoch}) and set_epoch({b.case.epoch}) must give different orders",
             ),
         )
 
@@ -131,14 +145,21 @@ def test_built_from_the_dataset_alone_the_defaults_are_the_contracts(group, worl
     if not settable:
         not_applicable(f"the sampler takes none of {', '.join(defaults)}, so its defaults cannot be compared")
     case = draw_case(
-        data, sampler_plug, drop_last=defaults["drop_last"], shuffle=defaults["shuffle"], contract=contract,
-        world_size=world_size, min_dataset_size=MIN_SHUFFLED_SIZE,
+        data,
+        sampler_plug,
+        drop_last=defaults["drop_last"],
+        shuffle=defaults["shuffle"],
+        contract=contract,
+        world_size=world_size,
+        min_dataset_size=MIN_SHUFFLED_SIZE,
     ).with_(seed=defaults["seed"])
     run = read_epochs(group, sampler_plug, contract, case, builds=GROUP_BUILDS + (Build.DEFAULTS,))
     expect_holds(
         run.defaults[0],
         check_same_indices(
-            run.group[0], run.defaults[0], "defaults",
+            run.group[0],
+            run.defaults[0],
+            "defaults",
             f"built with {', '.join(f'{name}={defaults[name]!r}' for name in settable)} (the contract's defaults), then "
             f"with {Build.DEFAULTS.value}, the indices differ",
         ),

@@ -12,7 +12,11 @@ import pytest
 
 from sampler_conformance.case import Case, Observation
 from sampler_conformance.checkers import (
-    check_pads_from_head, check_same_indices, loader_violations, missing_set_epoch, structural_violations,
+    check_pads_from_head,
+    check_same_indices,
+    loader_violations,
+    missing_set_epoch,
+    structural_violations,
 )
 from sampler_conformance.scenarios.loader import LoaderEpochRun, run_loader
 from sampler_conformance.verdict import expect_holds, fail, shorten
@@ -26,7 +30,9 @@ SET_EPOCH = (0, 1)
 @pytest.fixture(autouse=True)
 def index_sampler(contract):
     if not contract.finite or contract.yields_batches:
-        pytest.skip(f"the seed 001 experiment feeds an index sampler to a DataLoader; contract {contract.name!r} is not one")
+        pytest.skip(
+            f"the seed 001 experiment feeds an index sampler to a DataLoader; contract {contract.name!r} is not one"
+        )
 
 
 def _experiment(pair, plug, contract, dataset_size, epochs, loader_drop_last, with_sampler=True):
@@ -52,11 +58,16 @@ def _expect_batch_sizes(runs, expected: list[int], why: str) -> None:
     cuts batches itself, so given equal counts of items only those two can differ."""
     for run in runs:
         sizes = [[len(b) for b in batches] for batches in run.batches]
-        for rank, (got, batches) in enumerate(zip(sizes, run.batches)):
+        for rank, (got, batches) in enumerate(zip(sizes, run.batches, strict=True)):
             if got != expected:
                 flag = "equal_batches" if len({len(s) for s in sizes}) > 1 else "equal_length"
-                fail(flag, f"rank {rank} should get batches of sizes {expected} ({why}), got {got}: "
-                     f"{[shorten(b) for b in batches]}; batch sizes per rank: {sizes}", run.sampler.case, _loaded(run))
+                fail(
+                    flag,
+                    f"rank {rank} should get batches of sizes {expected} ({why}), got {got}: "
+                    f"{[shorten(b) for b in batches]}; batch sizes per rank: {sizes}",
+                    run.sampler.case,
+                    _loaded(run),
+                )
 
 
 def test_case1_without_a_sampler_every_rank_reads_everything(pair, sampler_plug, contract):
@@ -67,8 +78,12 @@ def test_case1_without_a_sampler_every_rank_reads_everything(pair, sampler_plug,
         for rank, batches in enumerate(run.batches):
             got = [b.tolist() for b in batches]
             if got != expected:
-                fail("loader_yields_sampler", f"without a sampler rank {rank} should read {expected}, got {got}",
-                     run.sampler.case, _loaded(run))
+                fail(
+                    "loader_yields_sampler",
+                    f"without a sampler rank {rank} should read {expected}, got {got}",
+                    run.sampler.case,
+                    _loaded(run),
+                )
 
 
 @pytest.mark.invariant("deterministic")
@@ -79,8 +94,12 @@ def test_case2_same_split_every_epoch_without_set_epoch(pair, sampler_plug, cont
     expect_holds(_loaded(first), structural_violations(_loaded(first), contract))
     expect_holds(
         _loaded(second),
-        check_same_indices(_loaded(first), _loaded(second), "deterministic",
-                           "without set_epoch the second epoch must repeat the first epoch's split"),
+        check_same_indices(
+            _loaded(first),
+            _loaded(second),
+            "deterministic",
+            "without set_epoch the second epoch must repeat the first epoch's split",
+        ),
     )
 
 
@@ -93,9 +112,13 @@ def test_case3_reshuffle_with_set_epoch(pair, sampler_plug, contract):
     _expect_batch_sizes((first, second), [4], "8 items over 2 ranks")
     for run in (first, second):
         expect_holds(_loaded(run), structural_violations(_loaded(run), contract))
-    if all(np.array_equal(a, b) for a, b in zip(_loaded(first).indices, _loaded(second).indices)):
-        fail("reshuffles_on_set_epoch", "set_epoch(0) and set_epoch(1) gave every rank the same batches",
-             second.sampler.case, _loaded(second))
+    if all(np.array_equal(a, b) for a, b in zip(_loaded(first).indices, _loaded(second).indices, strict=True)):
+        fail(
+            "reshuffles_on_set_epoch",
+            "set_epoch(0) and set_epoch(1) gave every rank the same batches",
+            second.sampler.case,
+            _loaded(second),
+        )
 
 
 @pytest.mark.invariant("equal_length")
@@ -136,5 +159,9 @@ def test_case7_drop_last_drops_the_short_batch(pair, sampler_plug, contract):
         loaded = _loaded(run)
         counts = np.bincount(np.concatenate(loaded.indices), minlength=10)
         if counts.max() > 1 or counts.sum() != 8:
-            fail("disjoint", f"the two ranks' 8 loaded items should be distinct, got {shorten(np.concatenate(loaded.indices))}",
-                 run.sampler.case, loaded)
+            fail(
+                "disjoint",
+                f"the two ranks' 8 loaded items should be distinct, got {shorten(np.concatenate(loaded.indices))}",
+                run.sampler.case,
+                loaded,
+            )

@@ -25,9 +25,10 @@ import os
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any
 
 from .contracts import CONTRACTS, DEFAULT_CONTRACT
 from .results import FAILED, HELD
@@ -90,7 +91,10 @@ class Report:
     def invariants(self) -> dict[str, InvariantReport]:
         return {
             entry["flag"]: InvariantReport(
-                entry["flag"], entry["title"], entry["status"], tuple(entry["details"]),
+                entry["flag"],
+                entry["title"],
+                entry["status"],
+                tuple(entry["details"]),
                 tuple(entry["counterexamples"]),
             )
             for entry in self.certificate["invariants"]
@@ -104,8 +108,9 @@ class Report:
         return "\n".join([*(i.explain() for i in self.invariants.values() if i.status != "not promised"), self.verdict])
 
 
-def check_sampler(factory: Callable[..., Any] | str, contract: str = DEFAULT_CONTRACT,
-                  args: Iterable[str] = ()) -> Report:
+def check_sampler(
+    factory: Callable[..., Any] | str, contract: str = DEFAULT_CONTRACT, args: Iterable[str] = ()
+) -> Report:
     """Certify ``factory`` (a sampler class or factory, or its spec ``MODULE:ATTR``) under
     ``contract``; ``args`` are extra options of the pytest run, e.g.
     ``["--world-sizes=2", "--hypothesis-profile=dev"]``. Raises :class:`CertificationError`
@@ -114,9 +119,12 @@ def check_sampler(factory: Callable[..., Any] | str, contract: str = DEFAULT_CON
     return _certify(sampler_spec(factory), contract, tuple(args))
 
 
-def parametrize_with_checks(factory: Callable[..., Any] | str, contract: str = DEFAULT_CONTRACT,
-                            expected_failures: Mapping[str, str] | None = None,
-                            args: Iterable[str] = ()) -> Any:
+def parametrize_with_checks(
+    factory: Callable[..., Any] | str,
+    contract: str = DEFAULT_CONTRACT,
+    expected_failures: Mapping[str, str] | None = None,
+    args: Iterable[str] = (),
+) -> Any:
     """A ``pytest.mark.parametrize`` over the argument ``check``: one test per invariant that
     ``contract`` promises, with ids like ``MySampler-pads_from_head``.
 
@@ -132,13 +140,19 @@ def parametrize_with_checks(factory: Callable[..., Any] | str, contract: str = D
     expected = dict(expected_failures or {})
     unknown = sorted(set(expected) - set(promised))
     if unknown:
-        raise ValueError(f"expected_failures names {', '.join(unknown)}, which contract {contract!r} does not "
-                         f"promise; its invariants: {', '.join(promised)}")
+        raise ValueError(
+            f"expected_failures names {', '.join(unknown)}, which contract {contract!r} does not "
+            f"promise; its invariants: {', '.join(promised)}"
+        )
     name = spec.rpartition(":")[2]
     options = tuple(args)
     params = []
     for flag in promised:
-        marks = [pytest.mark.xfail(strict=True, raises=InvariantViolated, reason=expected[flag])] if flag in expected else []
+        marks = (
+            [pytest.mark.xfail(strict=True, raises=InvariantViolated, reason=expected[flag])]
+            if flag in expected
+            else []
+        )
         params.append(pytest.param(Check(spec, contract, flag, options), marks=marks, id=f"{name}-{flag}"))
     return pytest.mark.parametrize("check", params)
 
@@ -178,14 +192,18 @@ def sampler_spec(factory: Callable[..., Any] | str) -> str:
     qualname = getattr(factory, "__qualname__", None)
     module = getattr(factory, "__module__", None)
     if not qualname or not module or "<" in qualname:
-        raise ValueError(f"{factory!r} cannot be imported by name in a fresh interpreter (a lambda or a function "
-                         f"defined inside another); define the sampler or its factory at the top level of a module")
+        raise ValueError(
+            f"{factory!r} cannot be imported by name in a fresh interpreter (a lambda or a function "
+            f"defined inside another); define the sampler or its factory at the top level of a module"
+        )
     if module == "__main__":
         source = inspect.getsourcefile(factory)
         if source is None or not Path(source).exists():
-            raise ValueError(f"{qualname} is defined in an interactive session (a notebook or the REPL), which a "
-                             f"fresh interpreter cannot import; move it into a .py module, or pass its spec "
-                             f"'module:{qualname}'")
+            raise ValueError(
+                f"{qualname} is defined in an interactive session (a notebook or the REPL), which a "
+                f"fresh interpreter cannot import; move it into a .py module, or pass its spec "
+                f"'module:{qualname}'"
+            )
         return f"{source}:{qualname}"
     found: Any = importlib.import_module(module)
     for part in qualname.split("."):
@@ -206,19 +224,29 @@ def _registry_order() -> list[str]:
     return list(REGISTRY)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _certify(spec: str, contract: str, args: tuple[str, ...]) -> Report:
     """The console script's run, in a fresh interpreter with this one's import path, cwd a
     temporary directory (the user's pytest configuration and conftest stay out of it)."""
     with tempfile.TemporaryDirectory(prefix="sampler-conformance-") as scratch:
         certificate = Path(scratch) / "certificate"
-        command = [sys.executable, "-m", "sampler_conformance.cli", spec, f"--contract={contract}",
-                   f"--certificate={certificate}", "-p", "no:cacheprovider", *args]
+        command = [
+            sys.executable,
+            "-m",
+            "sampler_conformance.cli",
+            spec,
+            f"--contract={contract}",
+            f"--certificate={certificate}",
+            "-p",
+            "no:cacheprovider",
+            *args,
+        ]
         # sys.path's "" (a script's or `python -c`'s current directory) made absolute: the run's cwd differs.
         environment = dict(os.environ, PYTHONPATH=os.pathsep.join(os.path.abspath(p) for p in sys.path))
         try:
-            run = subprocess.run(command, cwd=scratch, env=environment, capture_output=True, text=True,
-                                 timeout=RUN_TIMEOUT_S)
+            run = subprocess.run(
+                command, cwd=scratch, env=environment, capture_output=True, text=True, timeout=RUN_TIMEOUT_S
+            )
         except subprocess.TimeoutExpired as exc:
             raise CertificationError(f"the certification of {spec} did not end within {RUN_TIMEOUT_S:.0f} s") from exc
         output = run.stdout + run.stderr

@@ -19,8 +19,12 @@ _HARNESS = str(Path(__file__).resolve().parent)
 _STDLIB = str(Path(sysconfig.get_paths()["stdlib"]).resolve())
 # torch's own machinery the suite drives: collectives and the DataLoader. Samplers that
 # ship with torch (torch/utils/data/distributed.py, sampler.py) are not machinery.
-_TORCH_MACHINERY = ("torch/distributed/", "torch/utils/data/dataloader.py", "torch/utils/data/_utils/",
-                    "torch/multiprocessing/")
+_TORCH_MACHINERY = (
+    "torch/distributed/",
+    "torch/utils/data/dataloader.py",
+    "torch/utils/data/_utils/",
+    "torch/multiprocessing/",
+)
 # faulthandler's line for one frame: File "PATH", line N in NAME
 _FAULTHANDLER_FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+) in (?P<name>\S+)', re.MULTILINE)
 
@@ -52,8 +56,11 @@ def readable_traceback(exc: BaseException) -> str:
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if not is_machinery(f.filename)]
     if not frames:
         return "".join(traceback.format_exception(exc))
-    return ("Traceback (the sampler's frames, most recent call last):\n" + "".join(traceback.format_list(frames))
-            + "".join(traceback.format_exception_only(exc)))
+    return (
+        "Traceback (the sampler's frames, most recent call last):\n"
+        + "".join(traceback.format_list(frames))
+        + "".join(traceback.format_exception_only(exc))
+    )
 
 
 def with_source_lines(dump: str) -> str:

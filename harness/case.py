@@ -26,7 +26,7 @@ class Case:
             options["batch_size"] = self.batch_size
         return options
 
-    def with_(self, **changes: Any) -> "Case":
+    def with_(self, **changes: Any) -> Case:
         return replace(self, **changes)
 
     def describe(self) -> str:

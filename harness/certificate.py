@@ -87,7 +87,9 @@ def render_markdown(certificate: dict[str, Any]) -> str:
         shown = [counterexample_text(c) + f"\n(test: {c['test']})" for c in invariant["counterexamples"]]
         details = "<br>".join(_cell(d) for d in shown + invariant["details"]) or ""
         status = f"**{invariant['status']}**" if invariant["status"] == FAILED else invariant["status"]
-        lines.append(f"| {invariant['title']} (`{invariant['flag']}`) | {status} | {invariant['examples']} | {details} |")
+        lines.append(
+            f"| {invariant['title']} (`{invariant['flag']}`) | {status} | {invariant['examples']} | {details} |"
+        )
     if certificate["findings"]:
         lines += ["", "## Findings", ""] + [f"- {f}" for f in certificate["findings"]]
     return "\n".join(lines) + "\n"

@@ -8,7 +8,8 @@ implementation: the in-process properties and the real process groups both call 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -27,8 +28,10 @@ MIN_ITEMS_FOR_DISTINCT_ORDERS = 10
 
 def check_len_matches_iter(obs: Observation) -> list[Violation]:
     return [
-        Violation("len_matches_iter", f"rank {rank}: len(sampler) is {reported}, but one iteration yielded {got} indices")
-        for rank, (reported, got) in enumerate(zip(obs.reported_lengths, obs.lengths))
+        Violation(
+            "len_matches_iter", f"rank {rank}: len(sampler) is {reported}, but one iteration yielded {got} indices"
+        )
+        for rank, (reported, got) in enumerate(zip(obs.reported_lengths, obs.lengths, strict=True))
         if reported != got
     ]
 
@@ -41,7 +44,11 @@ def check_equal_length(obs: Observation, contract: Contract) -> list[Violation]:
     if not wrong:
         return []
     got = ", ".join(f"rank {rank}: {n}" for rank, n in list(wrong.items())[:8])
-    uneven = " Ranks that yield different counts run different numbers of steps, and DDP hangs." if len(set(obs.lengths)) > 1 else ""
+    uneven = (
+        " Ranks that yield different counts run different numbers of steps, and DDP hangs."
+        if len(set(obs.lengths)) > 1
+        else ""
+    )
     return [Violation("equal_length", f"every rank should yield {expected} indices ({rule}), got {got}.{uneven}")]
 
 
@@ -123,7 +130,9 @@ def check_disjoint(obs: Observation, contract: Contract) -> list[Violation]:
 
 
 def _unequal_lengths(flag: str, obs: Observation) -> Violation:
-    return Violation(flag, f"ranks yield different numbers of indices {list(obs.lengths)}, so they do not form one global order")
+    return Violation(
+        flag, f"ranks yield different numbers of indices {list(obs.lengths)}, so they do not form one global order"
+    )
 
 
 def check_pads_from_head(obs: Observation, layout: str = "strided") -> list[Violation]:
@@ -220,7 +229,7 @@ def check_unshuffled_in_order(obs: Observation, layout: str = "strided") -> list
 
 
 def check_same_indices(first: Observation, second: Observation, flag: str, what: str) -> list[Violation]:
-    for rank, (a, b) in enumerate(zip(first.indices, second.indices)):
+    for rank, (a, b) in enumerate(zip(first.indices, second.indices, strict=True)):
         if not np.array_equal(a, b):
             return [Violation(flag, f"{what}: rank {rank} first yielded {shorten(a)}, then {shorten(b)}")]
     return []
@@ -238,7 +247,9 @@ def check_orders_differ(first: Observation, second: Observation, flag: str, what
     if a.size < MIN_ITEMS_FOR_DISTINCT_ORDERS:
         return []
     if np.array_equal(a, b):
-        return [Violation(flag, f"{what}, but both gave the same indices on every rank: {shorten(a)} (ranks concatenated)")]
+        return [
+            Violation(flag, f"{what}, but both gave the same indices on every rank: {shorten(a)} (ranks concatenated)")
+        ]
     return []
 
 
@@ -253,9 +264,7 @@ def check_equal_batch_counts(batch_counts: Sequence[int], batch_lengths: Sequenc
             )
         )
     if len(set(batch_lengths)) > 1:
-        violations.append(
-            Violation("equal_batches", f"len(BatchSampler) differs across ranks: {batch_lengths}")
-        )
+        violations.append(Violation("equal_batches", f"len(BatchSampler) differs across ranks: {batch_lengths}"))
     return violations
 
 
@@ -322,7 +331,9 @@ def _required(one_rank: Observation | None) -> Observation:
     return one_rank
 
 
-def judge(flag: str, observation: Observation, contract: Contract, one_rank: Observation | None = None) -> list[Violation]:
+def judge(
+    flag: str, observation: Observation, contract: Contract, one_rank: Observation | None = None
+) -> list[Violation]:
     """The per-epoch invariant ``flag`` (``harness.invariants.PER_EPOCH``) on one reading."""
     return per_epoch_judges(contract)[flag](observation, one_rank)
 
@@ -387,7 +398,10 @@ def check_loader_yields_sampler(
     sizes = [len(b) for b in batches]
     if batch_size is not None and any(size != batch_size for size in sizes[:-1]):
         return [
-            Violation("loader_yields_sampler", f"rank {rank}: every batch but the last should hold {batch_size} items, got sizes {sizes}")
+            Violation(
+                "loader_yields_sampler",
+                f"rank {rank}: every batch but the last should hold {batch_size} items, got sizes {sizes}",
+            )
         ]
     return []
 
@@ -401,7 +415,7 @@ def missing_set_epoch(case: Case) -> Violation:
     )
 
 
-def loader_violations(run: "LoaderEpochRun", batch_size: int | None, loader_drop_last: bool) -> list[Violation]:
+def loader_violations(run: LoaderEpochRun, batch_size: int | None, loader_drop_last: bool) -> list[Violation]:
     """Equal batch counts on every rank (as the all-reduce saw them), and the loader yields
     the sampler's indices. ``batch_size=None``: the sampler makes the batches itself."""
     counts = list(run.batch_counts)
@@ -415,6 +429,6 @@ def loader_violations(run: "LoaderEpochRun", batch_size: int | None, loader_drop
                     f"counted {counts}",
                 )
             )
-    for rank, (own, batches) in enumerate(zip(run.sampler.indices, run.batches)):
+    for rank, (own, batches) in enumerate(zip(run.sampler.indices, run.batches, strict=True)):
         violations += check_loader_yields_sampler(rank, own, batches, batch_size, loader_drop_last)
     return violations

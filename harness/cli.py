@@ -33,7 +33,14 @@ def pytest_arguments(spec: str | None, options: list[str]) -> list[str]:
     entry point stays inert), the certification's folders, rooted in the current directory
     (the cache and relative --certificate paths land there, never in site-packages)."""
     sampler = [f"--sampler={spec}"] if spec is not None else []
-    return ["-p", "sampler_conformance.plugin", f"--rootdir={os.getcwd()}", *map(str, CERTIFICATION_DIRS), *sampler, *options]
+    return [
+        "-p",
+        "sampler_conformance.plugin",
+        f"--rootdir={os.getcwd()}",
+        *map(str, CERTIFICATION_DIRS),
+        *sampler,
+        *options,
+    ]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -44,7 +44,7 @@ class Contract:
     def promises(self, flag: str) -> bool:
         return flag in self.flags
 
-    def without(self, flags: frozenset[str]) -> "Contract":
+    def without(self, flags: frozenset[str]) -> Contract:
         unknown = sorted(flags - set(REGISTRY))
         if unknown:
             raise ValueError(f"unknown invariant(s) {', '.join(unknown)}; known: {', '.join(REGISTRY)}")
@@ -69,8 +69,17 @@ class Contract:
         return math.ceil(2 * dataset_size / world_size) + 1
 
 
-_PER_EPOCH = {"len_matches_iter", "valid_indices", "covers", "disjoint", "validates_arguments", "edge_sizes",
-              "agrees_across_ranks", "group_defaults", "loader_yields_sampler"}
+_PER_EPOCH = {
+    "len_matches_iter",
+    "valid_indices",
+    "covers",
+    "disjoint",
+    "validates_arguments",
+    "edge_sizes",
+    "agrees_across_ranks",
+    "group_defaults",
+    "loader_yields_sampler",
+}
 _ORDER = {"deterministic", "reshuffles_on_set_epoch", "seed_effective"}
 _ACROSS_PROCESSES = {"agrees_across_ranks", "group_defaults"}
 
@@ -78,16 +87,22 @@ TORCH = Contract(
     name="torch",
     family="A",
     description="DistributedSampler-compatible: ceil(N/W) per rank, strided, padded from the head",
-    flags=frozenset(_PER_EPOCH | _ORDER | {"equal_length", "pads_from_head", "strided", "unshuffled_in_order", "equal_batches",
-                                           "defaults"}),
+    flags=frozenset(
+        _PER_EPOCH
+        | _ORDER
+        | {"equal_length", "pads_from_head", "strided", "unshuffled_in_order", "equal_batches", "defaults"}
+    ),
 )
 
 CONTIGUOUS = Contract(
     name="contiguous",
     family="B",
     description="like torch, but rank r gets a contiguous block of the padded global order",
-    flags=frozenset(_PER_EPOCH | _ORDER | {"equal_length", "pads_from_head", "contiguous", "unshuffled_in_order", "equal_batches",
-                                           "defaults"}),
+    flags=frozenset(
+        _PER_EPOCH
+        | _ORDER
+        | {"equal_length", "pads_from_head", "contiguous", "unshuffled_in_order", "equal_batches", "defaults"}
+    ),
     layout="contiguous",
 )
 
@@ -104,8 +119,17 @@ INFINITE = Contract(
     name="infinite",
     family="D",
     description="endless stream: the ranks' interleaved streams form one stream whose blocks of N items are permutations",
-    flags=frozenset({"valid_indices", "stream_blocks_are_permutations", "deterministic", "seed_effective", "validates_arguments",
-                     "edge_sizes"} | _ACROSS_PROCESSES),
+    flags=frozenset(
+        {
+            "valid_indices",
+            "stream_blocks_are_permutations",
+            "deterministic",
+            "seed_effective",
+            "validates_arguments",
+            "edge_sizes",
+        }
+        | _ACROSS_PROCESSES
+    ),
     finite=False,
 )
 
@@ -113,8 +137,20 @@ BATCH = Contract(
     name="batch",
     family="F",
     description="batch sampler sharded across ranks: rank r gets whole batches r, r+W, ...; equal batch counts",
-    flags=frozenset({"len_matches_iter", "valid_indices", "covers", "equal_batches", "whole_batches", "deterministic",
-                     "validates_arguments", "edge_sizes", "loader_yields_sampler"} | _ACROSS_PROCESSES),
+    flags=frozenset(
+        {
+            "len_matches_iter",
+            "valid_indices",
+            "covers",
+            "equal_batches",
+            "whole_batches",
+            "deterministic",
+            "validates_arguments",
+            "edge_sizes",
+            "loader_yields_sampler",
+        }
+        | _ACROSS_PROCESSES
+    ),
     layout="any",
     yields_batches=True,
 )

@@ -16,9 +16,10 @@ the test at once (see :class:`harness.verdict.SamplerHang`).
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, NoReturn
+from typing import Any, NoReturn
 
 from hypothesis import currently_in_test_context, reject, settings
 
@@ -48,7 +49,7 @@ def begin_test(flag: str | None) -> None:
 def count_judged(test: Callable[..., Any]) -> None:
     """Count the examples of a Hypothesis test that run to the end (through the documented
     ``test.hypothesis.inner_test`` hook): those, and only those, judged its invariant."""
-    inner = test.hypothesis.inner_test  # type: ignore[attr-defined]
+    inner = test.hypothesis.inner_test  # type: ignore[attr-defined]  # set by @given, untyped
     if getattr(inner, "counts_judged", False):
         return
 
@@ -59,8 +60,8 @@ def count_judged(test: Callable[..., Any]) -> None:
         _RUNNING.judged += 1
         return result
 
-    counted.counts_judged = True  # type: ignore[attr-defined]
-    test.hypothesis.inner_test = counted  # type: ignore[attr-defined]
+    counted.counts_judged = True  # type: ignore[attr-defined]  # a marker on our wrapper
+    test.hypothesis.inner_test = counted  # type: ignore[attr-defined]  # set by @given, untyped
 
 
 def judged() -> int:

@@ -14,9 +14,10 @@ import importlib.util
 import inspect
 import re
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 DEFAULT_SPEC = "torch.utils.data.distributed:DistributedSampler"
 
@@ -185,10 +186,11 @@ def _resolve_attribute(spec: str, module: Any, attr_part: str) -> Callable[..., 
     for part in attr_part.split("."):
         if not hasattr(target, part):
             public = _callables_defined_in(target)
-            hint = f" Callables it has: {', '.join(public[:12])}{', ...' if len(public) > 12 else ''}." if public else ""
+            hint = (
+                f" Callables it has: {', '.join(public[:12])}{', ...' if len(public) > 12 else ''}." if public else ""
+            )
             raise SamplerSpecError(
-                f"--sampler={spec!r}: {getattr(target, '__name__', repr(target))!r} has no attribute "
-                f"{part!r}.{hint}"
+                f"--sampler={spec!r}: {getattr(target, '__name__', repr(target))!r} has no attribute {part!r}.{hint}"
             )
         target = getattr(target, part)
     if not callable(target):

@@ -10,20 +10,24 @@ import json
 import os
 import platform
 import sys
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, NoReturn, Sequence
+from typing import Any, NoReturn
 
 import pytest
 from hypothesis.errors import Unsatisfiable
 
 from . import crashes, profiles, runner
-from .backend import BACKENDS, DEFAULT_BACKEND, choose_backend, cuda_device_count
+from .backend import BACKENDS, DEFAULT_BACKEND, BackendChoice, choose_backend, cuda_device_count
 from .certificate import build_certificate, write_certificate
 from .contracts import CONTRACTS, DEFAULT_CONTRACT, Contract, describe_contracts
 from .invariants import PER_EPOCH, REGISTRY
 from .layout import CERTIFICATION_DIRS, IN_PROCESS_DIR
+from .plug import DEFAULT_SPEC, SamplerPlug, SamplerSpecError, load_plug
 from .results import (
+    CRASHED_EVERYWHERE,
+    DOES_NOT_CONFORM,
     ERROR,
     EXAMPLES_KEY,
     FAILED,
@@ -31,14 +35,12 @@ from .results import (
     HARNESS_ERROR_KEY,
     HELD,
     INVARIANT_KEY,
+    NO_TEST_RAN,
+    NO_VERDICT,
     NOT_APPLICABLE,
     NOT_JUDGED,
     NOT_PROMISED,
     NOT_RUN,
-    CRASHED_EVERYWHERE,
-    DOES_NOT_CONFORM,
-    NO_TEST_RAN,
-    NO_VERDICT,
     PARTIAL,
     SET_ASIDE_KEY,
     SKIP_KIND_KEY,
@@ -50,7 +52,6 @@ from .results import (
     verdict,
 )
 from .strategies import take_example_count
-from .plug import DEFAULT_SPEC, SamplerPlug, SamplerSpecError, load_plug
 from .verdict import FAULT, Evidence, HarnessError
 
 if sys.version_info >= (3, 11):
@@ -80,7 +81,9 @@ def _positive_seconds(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise pytest.UsageError(f"--rank-timeout={text!r} is not a number; give seconds, e.g. --rank-timeout=60") from None
+        raise pytest.UsageError(
+            f"--rank-timeout={text!r} is not a number; give seconds, e.g. --rank-timeout=60"
+        ) from None
     if value <= 0:
         raise pytest.UsageError(f"--rank-timeout={text!r} must be positive; give seconds, e.g. --rank-timeout=60")
     return value
@@ -229,7 +232,7 @@ def pytest_configure(config: pytest.Config) -> None:
     current = ConformanceState(plug=plug, contract=contract, options=options)
     config.stash[_STATE_KEY] = current
     if not hasattr(config, "workerinput"):  # pytest-xdist workers leave reporting to the controller
-        config.pluginmanager.register(ConformanceReport(current), "conformance-report")
+        config.pluginmanager.register(ConformanceReport(config, current), "conformance-report")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -259,10 +262,21 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
 
 def process_groups_line(config: pytest.Config) -> str:
     requested = setting(config, option_named("backend"))
-    devices = cuda_device_count()
-    choices = [choose_backend(requested, w, devices) for w in setting(config, option_named("world-sizes"))]
-    shown = ", ".join(f"W={c.world_size}: {c.name or 'skipped, ' + str(c.skip_reason)}" for c in choices)
-    return f"process groups (--backend={requested}, {devices} CUDA devices): {shown}"
+    shown = ", ".join(
+        f"W={c.world_size}: {c.name or 'skipped, ' + str(c.skip_reason)}" for c in backend_choices(config)
+    )
+    return f"process groups (--backend={requested}, {cuda_device_count()} CUDA devices here): {shown}"
+
+
+def backend_choices(config: pytest.Config) -> list[BackendChoice]:
+    """The backend of each world size's groups: as conformance/'s pools choose it, from the
+    GPUs here, or under torchrun from every rank's (``torchrun_pool``)."""
+    from .torchrun_pool import started_pools
+
+    requested = setting(config, option_named("backend"))
+    started = started_pools(config)
+    choose = started.choose if started is not None else choose_backend
+    return [choose(requested, w, cuda_device_count()) for w in setting(config, option_named("world-sizes"))]
 
 
 def option_named(name: str) -> Option:
@@ -276,8 +290,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(CERTIFICATION_MARK)
         flag = _invariant(item)
         if flag is not None and flag not in REGISTRY:
-            raise pytest.UsageError(f"{item.nodeid} checks invariant {flag!r}, which the registry (sampler_conformance.invariants) does not "
-                                    f"declare; declare it there (title, bug class, known-bad sampler) first")
+            raise pytest.UsageError(
+                f"{item.nodeid} checks invariant {flag!r}, which the registry (sampler_conformance.invariants) does not "
+                f"declare; declare it there (title, bug class, known-bad sampler) first"
+            )
 
 
 def _invariant(item: pytest.Item) -> str | None:
@@ -317,7 +333,11 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
         set_aside = crashes.take_set_aside()
         properties += _violation_properties(set_aside[:1])  # the smallest case each test crashed on
         properties.append((SET_ASIDE_KEY, len(set_aside)))
-        if set_aside and call.excinfo is not None and call.excinfo.errisinstance((Unsatisfiable, crashes.EnoughSetAside)):
+        if (
+            set_aside
+            and call.excinfo is not None
+            and call.excinfo.errisinstance((Unsatisfiable, crashes.EnoughSetAside))
+        ):
             if call.excinfo.errisinstance(crashes.EnoughSetAside) and crashes.judged():
                 # stopped early, having judged the cases that did not crash
                 report.outcome, report.longrepr = "passed", None
@@ -328,7 +348,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
     if call.excinfo is not None and report.failed:
         properties += _failure_properties(call.excinfo.value)
     if report.skipped and not any(key == SKIP_KIND_KEY for key, _ in properties):
-        properties.append((SKIP_KIND_KEY, NOT_APPLICABLE if skip_reason(report) in _NOT_APPLICABLE_REASONS else NOT_RUN))
+        properties.append(
+            (SKIP_KIND_KEY, NOT_APPLICABLE if skip_reason(report) in _NOT_APPLICABLE_REASONS else NOT_RUN)
+        )
     report.user_properties = [*report.user_properties, *properties]
     return report
 
@@ -371,8 +393,10 @@ def _leaves(error: BaseException) -> list[BaseException]:
 def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> tuple[str, str, str] | None:
     """A harness error reads as a pytest error (E), not as a failure of the sampler."""
     properties = getattr(report, "user_properties", [])
-    if report.failed and any(k == HARNESS_ERROR_KEY for k, _ in properties) and not any(
-        k == VIOLATION_KEY for k, _ in properties
+    if (
+        report.failed
+        and any(k == HARNESS_ERROR_KEY for k, _ in properties)
+        and not any(k == VIOLATION_KEY for k, _ in properties)
     ):
         return "error", "E", "ERROR"
     return None
@@ -393,7 +417,9 @@ def _detail_lines(results: list[InvariantResult]) -> list[str]:
                 variants.setdefault((kind, test.split("[")[0], reason), []).append(test)
             for (kind, name, reason), tests in variants.items():
                 shown = tests[0] if len(tests) == 1 else f"{name} ({len(tests)} variants)"
-                lines.append(f"{kind}: {result.flag}: {shown}: {reason}" if reason else f"{kind}: {result.flag}: {shown}")
+                lines.append(
+                    f"{kind}: {result.flag}: {shown}: {reason}" if reason else f"{kind}: {result.flag}: {shown}"
+                )
     return lines
 
 
@@ -409,7 +435,8 @@ def _split_detail(status: str, detail: str) -> tuple[str, str, str]:
 class ConformanceReport:
     """Gathers the certification tests' reports; prints the verdict, writes the certificate."""
 
-    def __init__(self, current: ConformanceState) -> None:
+    def __init__(self, config: pytest.Config, current: ConformanceState) -> None:
+        self.config = config
         self.current = current
         self.collector = ResultCollector(current.contract)
         self.written: tuple[Path, Path] | None = None
@@ -448,15 +475,17 @@ class ConformanceReport:
             "exit_status": int(exitstatus),
         }
         certificate = build_certificate(
-            plug=self.current.plug, contract=self.current.contract, results=results,
-            findings=self.collector.findings, verdict=outcome, run=run,
+            plug=self.current.plug,
+            contract=self.current.contract,
+            results=results,
+            findings=self.collector.findings,
+            verdict=outcome,
+            run=run,
         )
         self.written = write_certificate(path, certificate)
 
     def _backends(self) -> set[str]:
-        devices = cuda_device_count()
-        choices = [choose_backend(self.current.options["backend"], w, devices) for w in self.current.options["world_sizes"]]
-        return {c.name or f"W={c.world_size} skipped: {c.skip_reason}" for c in choices}
+        return {c.name or f"W={c.world_size} skipped: {c.skip_reason}" for c in backend_choices(self.config)}
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if not self.collector.outcomes and not self.written and not self.interrupted:
@@ -483,8 +512,13 @@ class ConformanceReport:
             write(f"finding: {finding}")
         if self.written:
             write(f"certificate: {self.written[0]} and {self.written[1]}")
-        write(outcome.line, green=outcome.conforms, red=outcome.state != PARTIAL and not outcome.conforms,
-              yellow=outcome.state == PARTIAL, bold=True)
+        write(
+            outcome.line,
+            green=outcome.conforms,
+            red=outcome.state != PARTIAL and not outcome.conforms,
+            yellow=outcome.state == PARTIAL,
+            bold=True,
+        )
 
 
 # Skip reasons that mean "cannot apply to this sampler" (a missing parameter, a sampler that
@@ -534,8 +568,14 @@ def per_epoch_params() -> list[Any]:
     for invariant in PER_EPOCH:
         fixed = dict(invariant.fixed)
         for value in [bool(fixed["drop_last"])] if "drop_last" in fixed else [False, True]:
-            params.append(pytest.param(invariant.flag, value, marks=pytest.mark.invariant(invariant.flag),
-                                       id=f"{invariant.flag}-{DROP_LAST_IDS[value]}"))
+            params.append(
+                pytest.param(
+                    invariant.flag,
+                    value,
+                    marks=pytest.mark.invariant(invariant.flag),
+                    id=f"{invariant.flag}-{DROP_LAST_IDS[value]}",
+                )
+            )
     return params
 
 

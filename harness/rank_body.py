@@ -86,7 +86,7 @@ def main(setup: RankSetup, conn: Connection) -> None:
 
 def answer(scenario: Scenario, setup: RankSetup, plugs: dict[str, SamplerPlug]) -> Reply | RankError:
     """Run ``scenario`` as this rank, or as each simulated rank in turn."""
-    rank = RankContext(setup.rank, setup.world_size, None, setup.watch, setup.backend)  # type: ignore[arg-type]
+    rank = RankContext(setup.rank, setup.world_size, None, setup.watch, setup.backend)  # type: ignore[arg-type]  # no plug yet: loaded next, in a bounded call
     try:
         if scenario.spec not in plugs:
             plugs[scenario.spec] = rank.call("while loading (importing its module)", lambda: load_plug(scenario.spec))
@@ -112,8 +112,9 @@ def _rendezvous(setup: RankSetup) -> dict:
     keys of the one before."""
     if setup.store is None:
         return {"init_method": f"file://{setup.init_file}"}
-    client = dist.TCPStore(setup.store.host, setup.store.port, is_master=False,
-                           timeout=timedelta(seconds=setup.collective_timeout_s))
+    client = dist.TCPStore(
+        setup.store.host, setup.store.port, is_master=False, timeout=timedelta(seconds=setup.collective_timeout_s)
+    )
     return {"store": dist.PrefixStore(setup.store.prefix, client)}
 
 

@@ -36,16 +36,17 @@ import socket
 import tempfile
 import time
 import weakref
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
 from multiprocessing.process import BaseProcess
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from . import rank_body
 from .backend import BackendChoice, choose_backend
-from .case import Case
 from .blame import sampler_frames_in_dump, with_source_lines
+from .case import Case
 from .messages import RankDied, RankError, RankSetup, Reply, Shutdown, StoreRendezvous
 from .scenarios import Scenario
 from .scenarios.steps import CallWatch
@@ -99,8 +100,15 @@ class RankPool:
     """W rank processes of one process group, or (``backend=None``) one process simulating
     the ranks of each case; started on first use and reused."""
 
-    def __init__(self, world_size: int, backend: str | None, timeout_s: float, *,
-                 local_ranks: Sequence[int] | None = None, rendezvous: StoreRendezvous | None = None) -> None:
+    def __init__(
+        self,
+        world_size: int,
+        backend: str | None,
+        timeout_s: float,
+        *,
+        local_ranks: Sequence[int] | None = None,
+        rendezvous: StoreRendezvous | None = None,
+    ) -> None:
         if backend is None and world_size != 1:
             raise ValueError("a pool without a process group is one process, which simulates the ranks")
         self.world_size = world_size
@@ -122,7 +130,7 @@ class RankPool:
         _LIVE_POOLS.add(self)
 
     @classmethod
-    def simulator(cls, timeout_s: float) -> "RankPool":
+    def simulator(cls, timeout_s: float) -> RankPool:
         """The in-process runner's sampler process."""
         return cls(1, None, timeout_s)
 
@@ -232,8 +240,10 @@ class RankPool:
             try:
                 return self._request_once(request)
             except HarnessError as second:
-                raise HarnessError(f"{second}\n  (the same request had failed once before, and was retried on a "
-                                   f"fresh group: {str(first).splitlines()[0]})") from None
+                raise HarnessError(
+                    f"{second}\n  (the same request had failed once before, and was retried on a "
+                    f"fresh group: {str(first).splitlines()[0]})"
+                ) from None
 
     def _request_once(self, request: Scenario) -> list[Reply]:
         __tracebackhide__ = True  # failures point at the sampler, not the harness
@@ -241,16 +251,26 @@ class RankPool:
         hangs = self._hangs.setdefault(request.spec, [])
         if len(hangs) >= HANGS_PER_SESSION:
             raise SamplerHang(
-                [Violation(FAULT, f"the sampler hung earlier in this session on case {hangs[0].describe()} and "
-                           f"{len(hangs) - 1} more {self._where}; later cases there are not run, so that a "
-                           f"hanging sampler costs {HANGS_PER_SESSION} --rank-timeouts, not one per test")],
+                [
+                    Violation(
+                        FAULT,
+                        f"the sampler hung earlier in this session on case {hangs[0].describe()} and "
+                        f"{len(hangs) - 1} more {self._where}; later cases there are not run, so that a "
+                        f"hanging sampler costs {HANGS_PER_SESSION} --rank-timeouts, not one per test",
+                    )
+                ],
                 case,
             )
         if self._fault_case is not None:
             raise SamplerHang(
-                [Violation(FAULT, f"the sampler failed earlier in this test on case {self._fault_case.describe()} "
-                           f"{self._where}; later cases of this test are not run, so that "
-                           f"a hang costs one --rank-timeout (a dead rank one restart), not one per example")],
+                [
+                    Violation(
+                        FAULT,
+                        f"the sampler failed earlier in this test on case {self._fault_case.describe()} "
+                        f"{self._where}; later cases of this test are not run, so that "
+                        f"a hang costs one --rank-timeout (a dead rank one restart), not one per example",
+                    )
+                ],
                 case,
             )
         collected = self._exchange(request)
@@ -283,8 +303,9 @@ class RankPool:
                 pass  # it died; _collect reports how
         return self._collect(self.timeout_s, should_stop=should_stop)
 
-    def _collect(self, timeout_s: float, follow_calls: bool = True,
-                 should_stop: Callable[[], bool] | None = None) -> Collected:
+    def _collect(
+        self, timeout_s: float, follow_calls: bool = True, should_stop: Callable[[], bool] | None = None
+    ) -> Collected:
         """Wait for every rank's message. ``follow_calls``: the bound runs from the start of
         the latest call into the sampler on a rank still pending (one call, one bound),
         else from now. ``should_stop``, asked every POLL_S: stop waiting early (the ranks
@@ -321,8 +342,14 @@ class RankPool:
         return collected
 
     def _died(self, r: _Rank) -> RankDied:
-        return RankDied(rank=r.rank, pid=r.pid, exitcode=r.process.exitcode, in_sampler=bool(r.watch.in_sampler.value),
-                        last_frames=_read_new(r.stack_file, 0), running=r.watch.rank.value)
+        return RankDied(
+            rank=r.rank,
+            pid=r.pid,
+            exitcode=r.process.exitcode,
+            in_sampler=bool(r.watch.in_sampler.value),
+            last_frames=_read_new(r.stack_file, 0),
+            running=r.watch.rank.value,
+        )
 
     def running_rank(self, rank: int) -> int:
         """The rank a silent process was running (a sampler process simulates them in turn)."""
@@ -332,8 +359,9 @@ class RankPool:
         """The exception for what went wrong: the sampler's fault when some rank's stack or
         traceback shows the sampler's code (or a rank died inside a call into it), else the
         suite's own error."""
-        violations = [_error_violation(error, self._named(error.rank))
-                      for error in sorted(collected.errors, key=lambda e: e.rank)]
+        violations = [
+            _error_violation(error, self._named(error.rank)) for error in sorted(collected.errors, key=lambda e: e.rank)
+        ]
         evidence = any(error.sampler_frames for error in collected.errors)
         for died in sorted(collected.dead, key=lambda d: d.rank):
             died_in_sampler = died.in_sampler or bool(sampler_frames_in_dump(died.last_frames))
@@ -342,15 +370,25 @@ class RankPool:
         if collected.silent:
             stacks = collected.stacks or self.dump_stacks()
             evidence = evidence or any(sampler_frames_in_dump(text) for text in stacks.values())
-            violations.append(_hang_violation(collected, stacks, self.timeout_s, bool(violations), self.simulated,
-                                              self.running_rank(collected.silent[0]), self.hosts))
+            violations.append(
+                _hang_violation(
+                    collected,
+                    stacks,
+                    self.timeout_s,
+                    bool(violations),
+                    self.simulated,
+                    self.running_rank(collected.silent[0]),
+                    self.hosts,
+                )
+            )
         epochs = {error.epoch for error in collected.errors} - {None}
         at = case.with_(epoch=epochs.pop()) if case is not None and len(epochs) == 1 else case
         context = f"\n  while {doing} {self._where}"
         if not evidence or case is None:
             return HarnessError(
                 "the suite failed, not the sampler: no sampler code was on any rank's stack or traceback\n"
-                + failure_text(violations, at, None) + context
+                + failure_text(violations, at, None)
+                + context
             )
         # A hang cost a --rank-timeout, a dead rank of a group a group restart: no shrinking
         # through more of them. The sampler process restarts in milliseconds: a death there may.
@@ -444,8 +482,9 @@ def _receive(r: _Rank) -> object | None:
 
 
 def _error_violation(error: RankError, named: str) -> Violation:
-    return Violation(error.flag, f"{named}: {error.summary}",
-                     f"  traceback in {named}:\n{_indented(error.traceback.rstrip())}")
+    return Violation(
+        error.flag, f"{named}: {error.summary}", f"  traceback in {named}:\n{_indented(error.traceback.rstrip())}"
+    )
 
 
 def _death_violation(died: RankDied, in_sampler: bool, simulated: bool, host: str | None) -> Violation:
@@ -453,8 +492,11 @@ def _death_violation(died: RankDied, in_sampler: bool, simulated: bool, host: st
     last_frames = died.last_frames
     stack = f"  its last stack (faulthandler):\n{_indented(with_source_lines(last_frames))}" if last_frames else ""
     on = f" on {host}" if host else ""
-    who = (f"the sampler process (pid {died.pid}), running simulated rank {died.running},"
-           if simulated else f"rank {died.rank} (pid {died.pid}{on})")
+    who = (
+        f"the sampler process (pid {died.pid}), running simulated rank {died.running},"
+        if simulated
+        else f"rank {died.rank} (pid {died.pid}{on})"
+    )
     return Violation(FAULT, f"{who} died{where}: {describe_exit(died.exitcode)}", stack)
 
 
@@ -470,20 +512,33 @@ def describe_exit(exitcode: int | None) -> str:
     return f"exited with code {exitcode}"
 
 
-def _hang_violation(collected: Collected, stacks: dict[int, str], timeout_s: float, after_fault: bool,
-                    simulated: bool, running: int, hosts: dict[int, str]) -> Violation:
+def _hang_violation(
+    collected: Collected,
+    stacks: dict[int, str],
+    timeout_s: float,
+    after_fault: bool,
+    simulated: bool,
+    running: int,
+    hosts: dict[int, str],
+) -> Violation:
     silent = collected.silent
     on = f" (on {', '.join(sorted({hosts[rank] for rank in silent if rank in hosts}))})" if hosts else ""
     if after_fault:
-        headline = (f"rank(s) {silent}{on} did not answer within {FAULT_GRACE_S:g} s of the fault above (stuck in a "
-                    f"collective the failed rank never joined?)")
+        headline = (
+            f"rank(s) {silent}{on} did not answer within {FAULT_GRACE_S:g} s of the fault above (stuck in a "
+            f"collective the failed rank never joined?)"
+        )
     elif simulated:
-        headline = (f"simulated rank {running} did not finish within {timeout_s:g} s (--rank-timeout) of its last call "
-                    f"into the sampler; it hangs")
+        headline = (
+            f"simulated rank {running} did not finish within {timeout_s:g} s (--rank-timeout) of its last call "
+            f"into the sampler; it hangs"
+        )
     else:
         answered = sorted(collected.replies)
-        headline = (f"rank(s) {silent}{on} did not answer within {timeout_s:g} s (--rank-timeout) of their last call "
-                    f"into the sampler; they hang" + (f"; rank(s) {answered} answered" if answered else ""))
+        headline = (
+            f"rank(s) {silent}{on} did not answer within {timeout_s:g} s (--rank-timeout) of their last call "
+            f"into the sampler; they hang" + (f"; rank(s) {answered} answered" if answered else "")
+        )
 
     def title(rank: int) -> str:
         if simulated:
@@ -491,8 +546,7 @@ def _hang_violation(collected: Collected, stacks: dict[int, str], timeout_s: flo
         return f"rank {rank}" + (f" on {hosts[rank]}" if rank in hosts else "")
 
     dumps = "\n".join(
-        f"  --- {title(rank)} ---\n" + _indented(with_source_lines(text))
-        for rank, text in sorted(stacks.items())
+        f"  --- {title(rank)} ---\n" + _indented(with_source_lines(text)) for rank, text in sorted(stacks.items())
     )
     if simulated:
         whose = "Its"
@@ -553,7 +607,7 @@ def _kill_rank(r: _Rank) -> None:
     r.process.kill()
 
 
-_LIVE_POOLS: "weakref.WeakSet[RankPool]" = weakref.WeakSet()
+_LIVE_POOLS: weakref.WeakSet[RankPool] = weakref.WeakSet()
 
 
 @atexit.register

@@ -7,9 +7,10 @@ reported with the first offending item.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from itertools import islice
-from typing import Any, Callable, Iterable, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 
@@ -24,6 +25,7 @@ class Guard(Protocol):
     the caller's own failure."""
 
     def __call__(self, step: str, call: Callable[[], T], /) -> T: ...
+
 
 _INT64_MAX = np.iinfo(np.int64).max
 
@@ -42,7 +44,10 @@ class Reading:
 
 
 def read_pass(
-    sampler: Any, contract: Contract, dataset_size: int, world_size: int,
+    sampler: Any,
+    contract: Contract,
+    dataset_size: int,
+    world_size: int,
     guard: Guard,
 ) -> Reading:
     """One pass as ``contract`` says: the whole of a finite sampler, a prefix of an endless
@@ -106,7 +111,9 @@ def read_batches(sampler: Iterable[Any], limit: int) -> tuple[np.ndarray, ...]:
     arrays = []
     for position, batch in enumerate(batches):
         if not isinstance(batch, (list, tuple)):
-            raise BadIndex(f"yielded {_kind(batch)} {batch!r} as batch {position}; a batch sampler yields lists of indices")
+            raise BadIndex(
+                f"yielded {_kind(batch)} {batch!r} as batch {position}; a batch sampler yields lists of indices"
+            )
         arrays.append(as_index_array(list(batch)))
     return tuple(arrays)
 

@@ -153,7 +153,8 @@ class ResultCollector:
             result.details = [f"{o.skip_kind}: {o.name}: {o.skip_reason}" for o in own if o.outcome == "skipped"] + [
                 f"held: {o.name}: judged on the cases without a crash; {o.set_aside} examples set aside "
                 f"because the sampler crashed on them (see edge_sizes, valid_indices)"
-                for o in judged if o.set_aside
+                for o in judged
+                if o.set_aside
             ]
         elif stopped or any(o.skip_kind == NOT_JUDGED for o in own):
             result.status = NOT_JUDGED
@@ -202,25 +203,36 @@ def verdict(spec: str, contract: Contract, results: list[InvariantResult], inter
     in this run and held."""
     promised = [r for r in results if r.status != NOT_PROMISED]
     by_status = {status: [r.flag for r in promised if r.status == status] for status in STATUSES}
-    counts = ", ".join([f"{len(promised)} invariants: {len(by_status[HELD])} held", f"{len(by_status[FAILED])} failed"]
-                       + [f"{len(by_status[s])} {s}" for s in UNCHECKED if by_status[s]])
+    counts = ", ".join(
+        [f"{len(promised)} invariants: {len(by_status[HELD])} held", f"{len(by_status[FAILED])} failed"]
+        + [f"{len(by_status[s])} {s}" for s in UNCHECKED if by_status[s]]
+    )
     unchecked = "; ".join(f"{s}: {', '.join(by_status[s])}" for s in UNCHECKED if by_status[s])
     subject = f"{spec} against contract {contract.name!r}"
     if interrupted:
         failed = f"; failed so far: {', '.join(by_status[FAILED])}" if by_status[FAILED] else ""
-        return Verdict(INTERRUPTED, f"INTERRUPTED: the run stopped before it finished, so there is no verdict on "
-                                    f"{subject} ({counts}){failed}")
+        return Verdict(
+            INTERRUPTED,
+            f"INTERRUPTED: the run stopped before it finished, so there is no verdict on {subject} ({counts}){failed}",
+        )
     if by_status[FAILED]:
         also = f"; unchecked: {unchecked}" if unchecked else ""
-        return Verdict(DOES_NOT_CONFORM, f"VERDICT: {spec} does NOT conform to contract {contract.name!r} ({counts}); "
-                                         f"failed: {', '.join(by_status[FAILED])}{also}")
+        return Verdict(
+            DOES_NOT_CONFORM,
+            f"VERDICT: {spec} does NOT conform to contract {contract.name!r} ({counts}); "
+            f"failed: {', '.join(by_status[FAILED])}{also}",
+        )
     if by_status[ERROR]:
-        return Verdict(SUITE_ERROR, f"ERROR: the suite failed while checking {subject}, so there is no verdict "
-                                    f"({counts}); {unchecked}")
+        return Verdict(
+            SUITE_ERROR,
+            f"ERROR: the suite failed while checking {subject}, so there is no verdict ({counts}); {unchecked}",
+        )
     if not by_status[HELD]:
-        return Verdict(NO_VERDICT, f"NO VERDICT: no invariant of contract {contract.name!r} was checked for {spec} "
-                                   f"({counts})")
+        return Verdict(
+            NO_VERDICT, f"NO VERDICT: no invariant of contract {contract.name!r} was checked for {spec} ({counts})"
+        )
     if unchecked:
-        return Verdict(PARTIAL, f"PARTIAL: no failure, but not every invariant was checked for {subject} ({counts}); "
-                                f"{unchecked}")
+        return Verdict(
+            PARTIAL, f"PARTIAL: no failure, but not every invariant was checked for {subject} ({counts}); {unchecked}"
+        )
     return Verdict(CONFORMS, f"VERDICT: {spec} conforms to contract {contract.name!r} ({counts})")

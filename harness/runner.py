@@ -76,7 +76,9 @@ def observe(plug: SamplerPlug, case: Case, contract: Contract = TORCH) -> Observ
     return read_epochs(SIMULATED, plug, contract, case, (case.epoch,)).explicit[0]
 
 
-def observe_drawn(data: DataObject, plug: SamplerPlug, contract: Contract, *, drop_last: bool, **draw: Any) -> Observation:
+def observe_drawn(
+    data: DataObject, plug: SamplerPlug, contract: Contract, *, drop_last: bool, **draw: Any
+) -> Observation:
     """Draw a case for ``plug`` under ``contract`` (``draw`` as for draw_case) and observe it."""
     __tracebackhide__ = True  # failures point at the sampler, not the harness
     return observe(plug, draw_case(data, plug, drop_last=drop_last, contract=contract, **draw), contract)

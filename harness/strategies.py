@@ -79,7 +79,9 @@ def draw_case(
         min_dataset_size = max(min_dataset_size, 1)  # an endless sampler over nothing never yields
     if world_size is None:
         world_size = data.draw(world_sizes(max_world_size), label="W (num_replicas)")
-    size = data.draw(dataset_sizes(world_size, max_dataset_size).filter(lambda n: n >= min_dataset_size), label="N (dataset size)")
+    size = data.draw(
+        dataset_sizes(world_size, max_dataset_size).filter(lambda n: n >= min_dataset_size), label="N (dataset size)"
+    )
     if shuffle is None:
         shuffle = data.draw(st.booleans(), label="shuffle") if plug.supports("shuffle") else True
     seed = data.draw(seeds(), label="seed") if plug.supports("seed") else 0

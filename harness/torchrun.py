@@ -36,7 +36,10 @@ import signal
 import socket
 import sys
 import threading
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
+
+if TYPE_CHECKING:
+    from .torchrun_pool import TorchrunPools
 
 EXIT_USAGE = 4  # pytest's usage error
 BEAT_EVERY_S = 1.0  # rank 0's beat, as the workers' (torchrun_agent)
@@ -62,11 +65,18 @@ def main(argv: list[str] | None = None) -> NoReturn:
         _exit(0, line=USAGE.rstrip() if rank == 0 else "")
     missing = [name for name in ENV if not os.environ.get(name)]
     if missing:
-        _exit(EXIT_USAGE, line=f"{NAME}: not started by torchrun ({', '.join(missing)} unset); run it as "
-                          f"torchrun --nproc-per-node=K -m {NAME} SPEC")
+        _exit(
+            EXIT_USAGE,
+            line=f"{NAME}: not started by torchrun ({', '.join(missing)} unset); run it as "
+            f"torchrun --nproc-per-node=K -m {NAME} SPEC",
+        )
     if any(arg == "--world-sizes" or arg.startswith("--world-sizes=") for arg in args):
-        _exit(EXIT_USAGE, line=f"{NAME}: --world-sizes is torchrun's world size here (--nnodes x --nproc-per-node); "
-                          f"leave it out" if rank == 0 else "")
+        _exit(
+            EXIT_USAGE,
+            line=f"{NAME}: --world-sizes is torchrun's world size here (--nnodes x --nproc-per-node); leave it out"
+            if rank == 0
+            else "",
+        )
     spec, options = (None, args) if not args or args[0].startswith("-") else (args[0], args[1:])
 
     import torch
@@ -77,10 +87,15 @@ def main(argv: list[str] | None = None) -> NoReturn:
     local_rank = int(os.environ["LOCAL_RANK"])
     master = (os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"]))
     # One namespace per job and restart in torchrun's store.
-    prefix = f"sampler-conformance/{os.environ.get('TORCHELASTIC_RUN_ID', 'run')}/" \
-             f"{os.environ.get('TORCHELASTIC_RESTART_COUNT', '0')}/"
+    prefix = (
+        f"sampler-conformance/{os.environ.get('TORCHELASTIC_RUN_ID', 'run')}/"
+        f"{os.environ.get('TORCHELASTIC_RESTART_COUNT', '0')}/"
+    )
     hello = Hello(
-        rank=rank, host=socket.gethostname(), pid=os.getpid(), local_rank=local_rank,
+        rank=rank,
+        host=socket.gethostname(),
+        pid=os.getpid(),
+        local_rank=local_rank,
         local_world_size=int(os.environ.get("LOCAL_WORLD_SIZE", world_size)),
         has_gpu=torch.cuda.is_available() and torch.cuda.device_count() > local_rank,
     )
@@ -96,8 +111,9 @@ def main(argv: list[str] | None = None) -> NoReturn:
     _exit(_certify(link, hello, world_size, master, prefix, spec, options), hello)
 
 
-def _certify(link, hello, world_size: int, master: tuple[str, int], prefix: str, spec: str | None,
-             options: list[str]) -> int:
+def _certify(
+    link, hello, world_size: int, master: tuple[str, int], prefix: str, spec: str | None, options: list[str]
+) -> int:
     """Rank 0: run pytest over torchrun's ranks; tell every worker the exit code."""
     import pytest
 
@@ -137,7 +153,7 @@ class _Rank0Plugin:
         self.__name__ = PLUGIN_NAME  # the name pytest registers it under
         self.link, self.hello, self.world_size, self.master, self.prefix = link, hello, world_size, master, prefix
         self.commands = Commands(link)
-        self.pools = None
+        self.pools: TorchrunPools | None = None
         self.serving = False
 
     def pytest_configure(self, config) -> None:

@@ -16,8 +16,8 @@ generation.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import replace
-from typing import Callable
 
 from .messages import RankSilent, StoreRendezvous
 from .rank_pool import Collected, RankPool
@@ -92,14 +92,20 @@ class Agent:
 
     def _run(self, seq: int, command: RunScenario) -> Outcome:
         key = (command.world_size, command.backend)
+
         def stop() -> bool:
             return self._called_off(seq)
 
         generation, pool = self.pools.get(key, (None, None))
         if pool is None or generation != command.generation:
             self._close_group(key, graceful=False)
-            pool = RankPool(command.world_size, command.backend, command.timeout_s, local_ranks=(self.hello.rank,),
-                            rendezvous=self._rendezvous(command))
+            pool = RankPool(
+                command.world_size,
+                command.backend,
+                command.timeout_s,
+                local_ranks=(self.hello.rank,),
+                rendezvous=self._rendezvous(command),
+            )
             self.pools[key] = (command.generation, pool)
             started = pool.launch(should_stop=stop)
             if started.failed:
@@ -115,9 +121,11 @@ class Agent:
     def _rendezvous(self, command: RunScenario) -> StoreRendezvous:
         host, port = self.master
         return StoreRendezvous(
-            host=host, port=port,
+            host=host,
+            port=port,
             prefix=f"{self.prefix}group/{command.world_size}-{command.backend}/{command.generation}/",
-            local_rank=self.hello.local_rank, local_world_size=self.hello.local_world_size,
+            local_rank=self.hello.local_rank,
+            local_world_size=self.hello.local_world_size,
         )
 
     def _outcome(self, pool: RankPool, collected: Collected, starting: bool = False) -> Outcome:

@@ -105,11 +105,11 @@ class Link:
         self.store = dist.PrefixStore(prefix, client)
         self.address = (host, port, prefix)
 
-    def clone(self) -> "Link":
+    def clone(self) -> Link:
         return Link(*self.address)
 
     def put(self, key: str, message: object) -> None:
-        self.store.set(key, pickle.dumps(message))
+        self.store.set(key, pickle.dumps(message))  # type: ignore[arg-type]  # the store takes bytes too
 
     def has(self, key: str) -> bool:
         return self.store.check([key])

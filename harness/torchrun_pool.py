@@ -25,11 +25,11 @@ from .backend import BackendChoice, choose_backend
 from .rank_pool import FAULT_GRACE_S, STACK_DUMP_WAIT_S, Collected, RankPool
 from .scenarios import Scenario
 from .torchrun_link import (
-    Commands,
     PLUGIN_NAME,
     POLL_MAX_S,
     POLL_MIN_S,
     CloseGroup,
+    Commands,
     Hello,
     Outcome,
     Pulse,
@@ -48,7 +48,9 @@ LIVENESS_EVERY_S = 1.0
 class TorchrunPool(RankPool):
     """The group of torchrun's ranks 0..W-1, seen from rank 0."""
 
-    def __init__(self, commands: Commands, hellos: list[Hello], world_size: int, backend: str, timeout_s: float) -> None:
+    def __init__(
+        self, commands: Commands, hellos: list[Hello], world_size: int, backend: str, timeout_s: float
+    ) -> None:
         super().__init__(world_size, backend, timeout_s, local_ranks=())
         self.commands = commands
         self.link = commands.link
@@ -89,7 +91,9 @@ class TorchrunPool(RankPool):
 
     def _exchange(self, request: Scenario) -> Collected:
         self.start()
-        seq = self.commands.post(RunScenario(self.world_size, self.backend or "", self._generation, self.timeout_s, request))
+        seq = self.commands.post(
+            RunScenario(self.world_size, self.backend or "", self._generation, self.timeout_s, request)
+        )
         outcomes, lost = self._gather(seq)
         collected = Collected({}, [], [], [])
         for rank, outcome in sorted(outcomes.items()):

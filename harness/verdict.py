@@ -8,9 +8,10 @@ never the rendered text.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from functools import cache
-from typing import Any, Iterable, NoReturn, Sequence
+from typing import Any, NoReturn
 
 import numpy as np
 
@@ -43,8 +44,13 @@ class Evidence(BaseException):
     A base of the failures below, each of which also says what it is caught as (an
     AssertionError, or a BaseException that Hypothesis does not shrink through)."""
 
-    def __init__(self, violations: Iterable[Violation], case: Case | None = None,
-                 observation: Observation | None = None, context: str = "") -> None:
+    def __init__(
+        self,
+        violations: Iterable[Violation],
+        case: Case | None = None,
+        observation: Observation | None = None,
+        context: str = "",
+    ) -> None:
         self.violations = tuple(violations)
         self.case = case
         self.observation = observation
@@ -92,8 +98,13 @@ def _distinct(kind: type[Evidence], flag: str) -> type[Evidence]:
     return type(kind.__name__, (kind,), {"__module__": kind.__module__, "__qualname__": kind.__qualname__})
 
 
-def raise_evidence(kind: type[Evidence], violations: Sequence[Violation], case: Case | None,
-                   observation: Observation | None = None, context: str = "") -> NoReturn:
+def raise_evidence(
+    kind: type[Evidence],
+    violations: Sequence[Violation],
+    case: Case | None,
+    observation: Observation | None = None,
+    context: str = "",
+) -> NoReturn:
     __tracebackhide__ = True  # failures point at the sampler, not the harness
     distinct = _distinct(kind, violations[0].flag)  # type: ignore[arg-type]  # mypy thinks a class unhashable
     raise distinct(violations, case, observation, context)

@@ -4,7 +4,8 @@ are generated in test_per_epoch.py)."""
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from sampler_conformance.checkers import check_equal_batch_counts
 from sampler_conformance.runner import SIMULATED, observe
@@ -21,11 +22,17 @@ def test_equal_batch_counts(sampler_plug, contract, drop_last, data):
     case = draw_case(data, sampler_plug, drop_last=drop_last, contract=contract)
     if contract.yields_batches:
         observation = observe(sampler_plug, case, contract)
-        expect_holds(observation, check_equal_batch_counts(list(observation.lengths), list(observation.reported_lengths)))
+        expect_holds(
+            observation, check_equal_batch_counts(list(observation.lengths), list(observation.reported_lengths))
+        )
         return
     batch_drop_last = data.draw(st.booleans(), label="BatchSampler drop_last")
     counts, lengths = batch_counts(SIMULATED, sampler_plug, contract, case, batch_drop_last)
     violations = check_equal_batch_counts(counts, lengths)
     if violations:
-        raise_evidence(PropertyFailure, violations, case,
-                       context=f"\n  BatchSampler(batch_size={case.batch_size}, drop_last={batch_drop_last})")
+        raise_evidence(
+            PropertyFailure,
+            violations,
+            case,
+            context=f"\n  BatchSampler(batch_size={case.batch_size}, drop_last={batch_drop_last})",
+        )

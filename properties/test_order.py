@@ -5,17 +5,22 @@ from __future__ import annotations
 from itertools import combinations
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from sampler_conformance.checkers import (
-    check_orders_differ, check_same_indices, missing_set_epoch, orders_comparable, structural_violations,
+    check_orders_differ,
+    check_same_indices,
+    missing_set_epoch,
+    orders_comparable,
+    structural_violations,
 )
 from sampler_conformance.crashes import judge_only_if, probing
 from sampler_conformance.plugin import requires_parameter
 from sampler_conformance.runner import SIMULATED, observe
 from sampler_conformance.scenarios.epochs import read_epochs
 from sampler_conformance.scenarios.repeat import read_three_ways
-from sampler_conformance.strategies import draw_case, epochs, SEED_LIMIT
+from sampler_conformance.strategies import SEED_LIMIT, draw_case, epochs
 from sampler_conformance.verdict import PropertyFailure, SamplerFault, Violation, expect_holds
 
 # Reshuffle and seed properties need enough items that two orders cannot coincide by chance.
@@ -37,14 +42,19 @@ def test_same_order_without_set_epoch(sampler_plug, contract, drop_last, data):
         first, run.again, "deterministic", "iterating the same samplers twice, without set_epoch, changed the order"
     )
     violations += check_same_indices(
-        first, run.fresh, "deterministic",
+        first,
+        run.fresh,
+        "deterministic",
         "fresh samplers with the same arguments gave another order once the global RNGs were reseeded "
         "(the order must not depend on torch/numpy/random global state)",
     )
     if touched:
         violations.append(
-            Violation("deterministic", f"iterating the sampler advanced the global RNG state of {', '.join(touched)}; "
-                      f"a sampler must draw from its own seeded generator")
+            Violation(
+                "deterministic",
+                f"iterating the sampler advanced the global RNG state of {', '.join(touched)}; "
+                f"a sampler must draw from its own seeded generator",
+            )
         )
     expect_holds(first, violations)
 
@@ -53,7 +63,9 @@ def test_same_order_without_set_epoch(sampler_plug, contract, drop_last, data):
 @given(data=st.data())
 def test_set_epoch_reshuffles(sampler_plug, contract, drop_last, data):
     """For N >= 10, distinct epochs give distinct orders, and every epoch keeps the per-epoch invariants."""
-    case = draw_case(data, sampler_plug, drop_last=drop_last, shuffle=True, min_dataset_size=MIN_SHUFFLED_SIZE, contract=contract)
+    case = draw_case(
+        data, sampler_plug, drop_last=drop_last, shuffle=True, min_dataset_size=MIN_SHUFFLED_SIZE, contract=contract
+    )
     chosen = data.draw(st.lists(epochs(), min_size=3, max_size=4, unique=True), label="epochs")
     # One sampler object per rank for the whole run, set_epoch before each epoch, as the
     # DistributedSampler documentation prescribes.
@@ -68,7 +80,9 @@ def test_set_epoch_reshuffles(sampler_plug, contract, drop_last, data):
         expect_holds(
             b,
             check_orders_differ(
-                a, b, "reshuffles_on_set_epoch",
+                a,
+                b,
+                "reshuffles_on_set_epoch",
                 f"set_epoch({a.case.epoch}) and set_epoch({b.case.epoch}) must give different orders",
             ),
         )
@@ -80,14 +94,18 @@ def test_seed_changes_order(sampler_plug, contract, drop_last, data, report_find
     """Distinct seeds below 2**32 give distinct orders; any seed below 2**63 with any epoch
     below 2**31 is accepted. Seed collisions are reported as findings, not failures."""
     requires_parameter(sampler_plug, "seed")
-    case = draw_case(data, sampler_plug, drop_last=drop_last, shuffle=True, min_dataset_size=MIN_SHUFFLED_SIZE, contract=contract)
+    case = draw_case(
+        data, sampler_plug, drop_last=drop_last, shuffle=True, min_dataset_size=MIN_SHUFFLED_SIZE, contract=contract
+    )
     seed_a, seed_b = data.draw(st.lists(st.integers(0, 2**32 - 1), min_size=2, max_size=2, unique=True), label="seeds")
     first = observe(sampler_plug, case.with_(seed=seed_a), contract)
     second = observe(sampler_plug, case.with_(seed=seed_b), contract)
     judge_only_if(orders_comparable(first))
     expect_holds(
         second,
-        check_orders_differ(first, second, "seed_effective", f"seed={seed_a} and seed={seed_b} must give different orders"),
+        check_orders_differ(
+            first, second, "seed_effective", f"seed={seed_a} and seed={seed_b} must give different orders"
+        ),
     )
 
     big_seed = data.draw(st.integers(0, SEED_LIMIT - 1), label="large seed")

@@ -9,7 +9,8 @@ real process groups.
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from sampler_conformance.checkers import judge
 from sampler_conformance.invariants import REGISTRY
@@ -28,5 +29,7 @@ def test_per_epoch_invariant(sampler_plug, contract, flag, drop_last, data):
         requires_parameter(sampler_plug, parameter)
     fixed = {name: value for name, value in invariant.fixed if name != "drop_last"}
     observation = observe_drawn(data, sampler_plug, contract, drop_last=drop_last, **fixed)
-    one_rank = observe(sampler_plug, observation.case.with_(world_size=1), contract) if invariant.against_one_rank else None
+    one_rank = (
+        observe(sampler_plug, observation.case.with_(world_size=1), contract) if invariant.against_one_rank else None
+    )
     expect_holds(observation, judge(flag, observation, contract, one_rank))

@@ -22,8 +22,10 @@ PER_EPOCH_TEST = "test_per_epoch_invariant"
 FAULT_TITLE = f"[{FAULT}]"
 
 # Why a bug breaks more than its own invariant, for the reasons below.
-STRIDED_FROM_HEAD = ("strided compares each rank's share with Q, the one-rank order padded from its head, "
-                     "so any other padding breaks it too")
+STRIDED_FROM_HEAD = (
+    "strided compares each rank's share with Q, the one-rank order padded from its head, "
+    "so any other padding breaks it too"
+)
 UNEQUAL_SHARES = "ranks with unequal shares form no global order, so padding and dataset order cannot hold"
 
 
@@ -63,38 +65,74 @@ def _every(flags: str, why: str) -> dict[str, str]:
 
 KNOWN_BAD: dict[str, Rejection] = {
     _spec("LenIgnoresDropLast"): Rejection(PER_EPOCH_TEST, "len_matches_iter"),
-    _spec("FloorNotCeil"): Rejection(PER_EPOCH_TEST, "equal_length", {
-        "covers": "floor(N/W) items per rank leave the remainder unread"}),
-    _spec("UnevenContiguousSplit"): Rejection(PER_EPOCH_TEST, "equal_length", {
-        "pads_from_head": UNEQUAL_SHARES, "unshuffled_in_order": UNEQUAL_SHARES,
-        "strided": "its shares are contiguous blocks, and of unequal length"},
-        sometimes={"equal_batches": "unequal shares give unequal batch counts, for the batch sizes drawn"}),
+    _spec("FloorNotCeil"): Rejection(
+        PER_EPOCH_TEST, "equal_length", {"covers": "floor(N/W) items per rank leave the remainder unread"}
+    ),
+    _spec("UnevenContiguousSplit"): Rejection(
+        PER_EPOCH_TEST,
+        "equal_length",
+        {
+            "pads_from_head": UNEQUAL_SHARES,
+            "unshuffled_in_order": UNEQUAL_SHARES,
+            "strided": "its shares are contiguous blocks, and of unequal length",
+        },
+        sometimes={"equal_batches": "unequal shares give unequal batch counts, for the batch sizes drawn"},
+    ),
     _spec("YieldsTensors"): Rejection(PER_EPOCH_TEST, "valid_indices"),
     _spec("YieldsFloats"): Rejection(PER_EPOCH_TEST, "valid_indices"),
-    _spec("PadsPastTheEnd"): Rejection(PER_EPOCH_TEST, "valid_indices", {
-        "pads_from_head": "its padding is N + k, not the head", "strided": STRIDED_FROM_HEAD}),
+    _spec("PadsPastTheEnd"): Rejection(
+        PER_EPOCH_TEST,
+        "valid_indices",
+        {"pads_from_head": "its padding is N + k, not the head", "strided": STRIDED_FROM_HEAD},
+    ),
     _spec("NeverStops"): Rejection(PER_EPOCH_TEST, "valid_indices"),
-    _spec("RankInSeed"): Rejection(PER_EPOCH_TEST, "covers", {
-        "disjoint": "ranks that shuffle differently share indices",
-        "pads_from_head": "the order rebuilt from ranks that shuffle differently is no padded permutation",
-        "strided": "each rank cuts its share from its own order"}),
-    _spec("DropLastIgnored"): Rejection(PER_EPOCH_TEST, "disjoint", {
-        "equal_length": "it pads under drop_last, so every rank yields ceil(N/W), not floor(N/W)"}),
+    _spec("RankInSeed"): Rejection(
+        PER_EPOCH_TEST,
+        "covers",
+        {
+            "disjoint": "ranks that shuffle differently share indices",
+            "pads_from_head": "the order rebuilt from ranks that shuffle differently is no padded permutation",
+            "strided": "each rank cuts its share from its own order",
+        },
+    ),
+    _spec("DropLastIgnored"): Rejection(
+        PER_EPOCH_TEST,
+        "disjoint",
+        {"equal_length": "it pads under drop_last, so every rank yields ceil(N/W), not floor(N/W)"},
+    ),
     _spec("PadsFromTail"): Rejection(PER_EPOCH_TEST, "pads_from_head", {"strided": STRIDED_FROM_HEAD}),
     _spec("RandomPadding"): Rejection(PER_EPOCH_TEST, "pads_from_head", {"strided": STRIDED_FROM_HEAD}),
-    _spec("SingleHeadCopy"): Rejection(PER_EPOCH_TEST, "pads_from_head", {
-        **_every("len_matches_iter equal_length",
-                 "when N < W/2 the one head copy is too short, so the last ranks yield fewer items than len() says"),
-        "strided": STRIDED_FROM_HEAD, "unshuffled_in_order": UNEQUAL_SHARES},
-        sometimes={"equal_batches": "the batch-count test draws N < W/2 only now and then"}),
-    _spec("ContiguousBlocks"): Rejection(PER_EPOCH_TEST, "strided", {
-        "unshuffled_in_order": "Q is rebuilt from the ranks strided, so contiguous shares scramble its head"},
-        sometimes={"pads_from_head": "... and its padding, on the padded cases the draws reach"}),
+    _spec("SingleHeadCopy"): Rejection(
+        PER_EPOCH_TEST,
+        "pads_from_head",
+        {
+            **_every(
+                "len_matches_iter equal_length",
+                "when N < W/2 the one head copy is too short, so the last ranks yield fewer items than len() says",
+            ),
+            "strided": STRIDED_FROM_HEAD,
+            "unshuffled_in_order": UNEQUAL_SHARES,
+        },
+        sometimes={"equal_batches": "the batch-count test draws N < W/2 only now and then"},
+    ),
+    _spec("ContiguousBlocks"): Rejection(
+        PER_EPOCH_TEST,
+        "strided",
+        {"unshuffled_in_order": "Q is rebuilt from the ranks strided, so contiguous shares scramble its head"},
+        sometimes={"pads_from_head": "... and its padding, on the padded cases the draws reach"},
+    ),
     _spec("ShuffleIgnored"): Rejection(PER_EPOCH_TEST, "unshuffled_in_order"),
-    _spec("GlobalRNG"): Rejection("test_same_order_without_set_epoch", "deterministic", {
-        **_every("covers disjoint strided",
-                 "each rank's sampler draws the next permutation from the one global RNG, so ranks overlap"),
-        "pads_from_head": "the order rebuilt from ranks that overlap is no padded permutation"}),
+    _spec("GlobalRNG"): Rejection(
+        "test_same_order_without_set_epoch",
+        "deterministic",
+        {
+            **_every(
+                "covers disjoint strided",
+                "each rank's sampler draws the next permutation from the one global RNG, so ranks overlap",
+            ),
+            "pads_from_head": "the order rebuilt from ranks that overlap is no padded permutation",
+        },
+    ),
     _spec("ReshufflesEveryIter"): Rejection("test_same_order_without_set_epoch", "deterministic"),
     _spec("EpochIgnored"): Rejection("test_set_epoch_reshuffles", "reshuffles_on_set_epoch"),
     _spec("WrapperDropsSetEpoch"): Rejection("test_set_epoch_reshuffles", "reshuffles_on_set_epoch"),
@@ -102,10 +140,16 @@ KNOWN_BAD: dict[str, Rejection] = {
     _spec("SeedIgnored"): Rejection("test_seed_changes_order", "seed_effective"),
     _spec("NoRankValidation"): Rejection("test_invalid_arguments_refused", "validates_arguments"),
     _spec("CrashesOnEmptyDataset"): Rejection("test_edge_sizes", "edge_sizes", crashes=True),
-    _spec("UnpaddedStrided"): Rejection("test_equal_batch_counts", "equal_batches", {
-        "equal_length": "without padding the ranks yield ceil(N/W) or floor(N/W) items",
-        "pads_from_head": UNEQUAL_SHARES, "unshuffled_in_order": UNEQUAL_SHARES,
-        "strided": "without padding the last ranks' shares stop short of Q[r::W]"}),
+    _spec("UnpaddedStrided"): Rejection(
+        "test_equal_batch_counts",
+        "equal_batches",
+        {
+            "equal_length": "without padding the ranks yield ceil(N/W) or floor(N/W) items",
+            "pads_from_head": UNEQUAL_SHARES,
+            "unshuffled_in_order": UNEQUAL_SHARES,
+            "strided": "without padding the last ranks' shares stop short of Q[r::W]",
+        },
+    ),
 }
 
 # Samplers that must be certified under the default contract.

@@ -114,8 +114,13 @@ class SuiteRun:
 _RUNS: dict[tuple[str, ...], SuiteRun] = {}
 
 
-def certify(pytester: pytest.Pytester, spec: str, *options: str, timeout: float = RUN_TIMEOUT_S,
-            paths: tuple[Path, ...] = (PROPERTIES,)) -> SuiteRun:
+def certify(
+    pytester: pytest.Pytester,
+    spec: str,
+    *options: str,
+    timeout: float = RUN_TIMEOUT_S,
+    paths: tuple[Path, ...] = (PROPERTIES,),
+) -> SuiteRun:
     """``pytest properties --sampler=spec`` (or other ``paths``) in a fresh interpreter, cwd a temporary dir."""
     key = (spec, *options, *map(str, paths))
     if key not in _RUNS:
@@ -136,7 +141,8 @@ def _run(pytester: pytest.Pytester, spec: str, *options: str, timeout: float, pa
         "--hypothesis-profile=dev",
         f"--hypothesis-seed={HYPOTHESIS_SEED}",
         f"--rank-timeout={RANK_TIMEOUT_S}",
-        "-p", "no:cacheprovider",
+        "-p",
+        "no:cacheprovider",
         "-rfEs",
         "--disable-warnings",
         *options,
@@ -144,5 +150,9 @@ def _run(pytester: pytest.Pytester, spec: str, *options: str, timeout: float, pa
     )
     output = "\n".join(result.outlines + result.errlines)
     written = Path(certificate + ".json")
-    return SuiteRun(spec=spec, exit_code=int(result.ret), output=output,
-                    certificate=json.loads(written.read_text()) if written.exists() else None)
+    return SuiteRun(
+        spec=spec,
+        exit_code=int(result.ret),
+        output=output,
+        certificate=json.loads(written.read_text()) if written.exists() else None,
+    )

@@ -12,18 +12,39 @@ from sampler_conformance.dataset import IndexDataset
 
 # (factory, PyPI distribution that provides it, its top-level import packages, extra options)
 ADAPTERS = [
-    pytest.param(adapters.torchdata.StatefulDistributedSampler, "torchdata", ("torchdata",), {},
-                 id="torchdata-StatefulDistributedSampler"),
-    pytest.param(adapters.lightning.DistributedSamplerWrapper, "pytorch-lightning",
-                 ("lightning_fabric", "pytorch_lightning"), {}, id="lightning-DistributedSamplerWrapper"),
-    pytest.param(adapters.lightning.UnrepeatedDistributedSampler, "pytorch-lightning",
-                 ("lightning_fabric", "pytorch_lightning"), {}, id="lightning-UnrepeatedDistributedSampler"),
+    pytest.param(
+        adapters.torchdata.StatefulDistributedSampler,
+        "torchdata",
+        ("torchdata",),
+        {},
+        id="torchdata-StatefulDistributedSampler",
+    ),
+    pytest.param(
+        adapters.lightning.DistributedSamplerWrapper,
+        "pytorch-lightning",
+        ("lightning_fabric", "pytorch_lightning"),
+        {},
+        id="lightning-DistributedSamplerWrapper",
+    ),
+    pytest.param(
+        adapters.lightning.UnrepeatedDistributedSampler,
+        "pytorch-lightning",
+        ("lightning_fabric", "pytorch_lightning"),
+        {},
+        id="lightning-UnrepeatedDistributedSampler",
+    ),
     pytest.param(adapters.mmengine.DefaultSampler, "mmengine", ("mmengine",), {}, id="mmengine-DefaultSampler"),
-    pytest.param(adapters.mmengine.DefaultSamplerNoRoundUp, "mmengine", ("mmengine",), {},
-                 id="mmengine-DefaultSamplerNoRoundUp"),
+    pytest.param(
+        adapters.mmengine.DefaultSamplerNoRoundUp, "mmengine", ("mmengine",), {}, id="mmengine-DefaultSamplerNoRoundUp"
+    ),
     pytest.param(adapters.mmengine.InfiniteSampler, "mmengine", ("mmengine",), {}, id="mmengine-InfiniteSampler"),
-    pytest.param(adapters.accelerate.BatchSamplerShard, "accelerate", ("accelerate",), {"batch_size": 2},
-                 id="accelerate-BatchSamplerShard"),
+    pytest.param(
+        adapters.accelerate.BatchSamplerShard,
+        "accelerate",
+        ("accelerate",),
+        {"batch_size": 2},
+        id="accelerate-BatchSamplerShard",
+    ),
 ]
 
 

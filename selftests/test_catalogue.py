@@ -14,13 +14,15 @@ from .corpus import known_bad
 from .suite_run import PROPERTIES
 
 
-
 @pytest.fixture
 def promised_flags(pytester: pytest.Pytester) -> set[tuple[str, str]]:
     """(test function, the flag of its ``invariant`` marker) for each test pytest collects in properties/."""
     items, _ = pytester.inline_genitems(str(PROPERTIES), "-p", "no:cacheprovider")
-    return {(item.originalname, marker.args[0]) for item in items  # type: ignore[attr-defined]  # a Function
-            if (marker := item.get_closest_marker("invariant"))}
+    return {
+        (item.originalname, marker.args[0])  # type: ignore[attr-defined]  # a Function
+        for item in items
+        if (marker := item.get_closest_marker("invariant"))
+    }
 
 
 def test_each_known_bad_sampler_names_the_test_that_checks_its_flag(promised_flags):

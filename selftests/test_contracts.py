@@ -29,20 +29,49 @@ GOOD = [
 
 # contract, known-bad sampler, the test that must reject it, the exact invariants a full run fails
 BAD = [
-    pytest.param("contiguous", "ContiguousTailPadding", "test_per_epoch_invariant", {
-        "pads_from_head": "its padding repeats the tail",
-        "contiguous": "contiguous compares each block with Q, the one-rank order padded from its head"},
-        id="contiguous"),
-    pytest.param("partition", "OverlappingPartition", "test_per_epoch_invariant", {
-        "disjoint": "neighbouring shards share their boundary item",
-        "balanced": "shards that overlap no longer sum to N"}, id="partition"),
-    pytest.param("infinite", "InfiniteRankSeeded", "test_per_epoch_invariant", {
-        "stream_blocks_are_permutations": "every rank seeds its stream with its own rank"}, id="infinite"),
-    pytest.param("batch", "UnevenShardedBatches", "test_equal_batch_counts", {
-        "equal_batches": "the last round of batches is not completed, so some ranks get one batch fewer"}, id="batch"),
-    pytest.param("batch", "SplitBatches", "test_per_epoch_invariant", {
-        "whole_batches": "every batch is split across the ranks"}, id="batch-whole"),
+    pytest.param(
+        "contiguous",
+        "ContiguousTailPadding",
+        "test_per_epoch_invariant",
+        {
+            "pads_from_head": "its padding repeats the tail",
+            "contiguous": "contiguous compares each block with Q, the one-rank order padded from its head",
+        },
+        id="contiguous",
+    ),
+    pytest.param(
+        "partition",
+        "OverlappingPartition",
+        "test_per_epoch_invariant",
+        {
+            "disjoint": "neighbouring shards share their boundary item",
+            "balanced": "shards that overlap no longer sum to N",
+        },
+        id="partition",
+    ),
+    pytest.param(
+        "infinite",
+        "InfiniteRankSeeded",
+        "test_per_epoch_invariant",
+        {"stream_blocks_are_permutations": "every rank seeds its stream with its own rank"},
+        id="infinite",
+    ),
+    pytest.param(
+        "batch",
+        "UnevenShardedBatches",
+        "test_equal_batch_counts",
+        {"equal_batches": "the last round of batches is not completed, so some ranks get one batch fewer"},
+        id="batch",
+    ),
+    pytest.param(
+        "batch",
+        "SplitBatches",
+        "test_per_epoch_invariant",
+        {"whole_batches": "every batch is split across the ranks"},
+        id="batch-whole",
+    ),
 ]
+
 
 def _load_certificate(path) -> dict:
     certificate = json.loads(path.with_name(path.name + ".json").read_text())
@@ -98,15 +127,27 @@ def test_contiguous_contract_rejects_a_strided_sampler(pytester):
 # Invariants only real process groups check, each with a sampler that breaks it there, run
 # through the whole of conformance/ at W=2: the exact invariants it fails, and why.
 CONFORMANCE_BAD = [
-    pytest.param("selftests.corpus.multiprocess_bad:DefaultsToSingleRank", {
-        "group_defaults": "left out, num_replicas/rank become 1 and 0",
-        **dict.fromkeys(("equal_length", "disjoint", "pads_from_head", "strided", "unshuffled_in_order"),
-                        "every rank then yields the whole dataset")}, id="group_defaults"),
-    pytest.param("selftests.corpus.known_bad:ReshufflesEveryIter", {
-        "loader_yields_sampler": "the loader's pass reshuffles again, so it yields another order than the sampler's"},
-        id="loader_yields_sampler"),
-    pytest.param("selftests.corpus.multiprocess_bad:ShuffleOffByDefault", {
-        "defaults": "built with the dataset alone it does not shuffle"}, id="defaults"),
+    pytest.param(
+        "selftests.corpus.multiprocess_bad:DefaultsToSingleRank",
+        {
+            "group_defaults": "left out, num_replicas/rank become 1 and 0",
+            **dict.fromkeys(
+                ("equal_length", "disjoint", "pads_from_head", "strided", "unshuffled_in_order"),
+                "every rank then yields the whole dataset",
+            ),
+        },
+        id="group_defaults",
+    ),
+    pytest.param(
+        "selftests.corpus.known_bad:ReshufflesEveryIter",
+        {"loader_yields_sampler": "the loader's pass reshuffles again, so it yields another order than the sampler's"},
+        id="loader_yields_sampler",
+    ),
+    pytest.param(
+        "selftests.corpus.multiprocess_bad:ShuffleOffByDefault",
+        {"defaults": "built with the dataset alone it does not shuffle"},
+        id="defaults",
+    ),
 ]
 
 
@@ -121,8 +162,13 @@ def test_conformance_invariant_rejects_its_known_bad_sampler(pytester, spec, fai
 
 def test_without_turns_an_invariant_off_and_says_so(pytester, tmp_path):
     run = certify(
-        pytester, f"{FAMILIES}:ContiguousTailPadding", "--contract=contiguous", "--without=pads_from_head",
-        f"--certificate={tmp_path / 'cert'}", "-k", "pads_from_head or edge_sizes",
+        pytester,
+        f"{FAMILIES}:ContiguousTailPadding",
+        "--contract=contiguous",
+        "--without=pads_from_head",
+        f"--certificate={tmp_path / 'cert'}",
+        "-k",
+        "pads_from_head or edge_sizes",
     )
     assert "test_per_epoch_invariant" not in run.failed_tests, run.explain()
     assert "turned off  pads_from_head" in run.output, run.explain()
@@ -189,8 +235,14 @@ rank_seeded.needs_process_group = True
 def test_sampler_that_needs_a_process_group_is_certified_in_real_groups(pytester, factory, exit_code):
     pytester.makepyfile(group_only=GROUP_ONLY_SAMPLERS)
     result = pytester.runpytest_subprocess(
-        str(CONFORMANCE / "test_process_groups.py"), f"--sampler={pytester.path / 'group_only.py'}:{factory}",
-        "--world-sizes=2", "-k", "invariant_across_processes", "-p", "no:cacheprovider", "--hypothesis-seed=0",
+        str(CONFORMANCE / "test_process_groups.py"),
+        f"--sampler={pytester.path / 'group_only.py'}:{factory}",
+        "--world-sizes=2",
+        "-k",
+        "invariant_across_processes",
+        "-p",
+        "no:cacheprovider",
+        "--hypothesis-seed=0",
         timeout=RUN_TIMEOUT_S,
     )
     output = "\n".join(result.outlines + result.errlines)

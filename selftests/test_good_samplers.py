@@ -19,7 +19,9 @@ BY_FILE = f"{REPO / 'selftests' / 'corpus' / 'reference.py'}:NumpyDistributedSam
 PROMISED = CONTRACTS[DEFAULT_CONTRACT].flags
 
 
-@pytest.mark.parametrize("spec", [*GOOD, BY_FILE], ids=lambda spec: spec.rpartition(":")[2] + (" by file" if spec == BY_FILE else ""))
+@pytest.mark.parametrize(
+    "spec", [*GOOD, BY_FILE], ids=lambda spec: spec.rpartition(":")[2] + (" by file" if spec == BY_FILE else "")
+)
 def test_good_sampler_holds_every_in_process_invariant(pytester, spec):
     run = certify(pytester, spec)
     assert run.exit_code == pytest.ExitCode.OK, run.explain()

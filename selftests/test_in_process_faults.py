@@ -26,12 +26,17 @@ class BlocksOnLargeDatasets(DistributedSampler):
 def test_blocking_sampler_fails_within_the_timeout_with_its_stack(pytester):
     pytester.makepyfile(blocking=BLOCKING_SAMPLER)
     run = certify(
-        pytester, f"{pytester.path / 'blocking.py'}:BlocksOnLargeDatasets", "--rank-timeout=2",
-        "-k", "len_matches or equal_length or batch_counts",
+        pytester,
+        f"{pytester.path / 'blocking.py'}:BlocksOnLargeDatasets",
+        "--rank-timeout=2",
+        "-k",
+        "len_matches or equal_length or batch_counts",
         timeout=120,
     )
     assert run.exit_code == 1, run.explain()
-    assert "did not finish within 2 s (--rank-timeout) of its last call into the sampler; it hangs" in run.output, run.explain()
+    assert "did not finish within 2 s (--rank-timeout) of its last call into the sampler; it hangs" in run.output, (
+        run.explain()
+    )
     assert "time.sleep(3600)" in run.output, run.explain()  # the sampler's own frame
     # Later tests fail at once instead of each waiting out the timeout again.
     assert "the sampler hung earlier in this session on case" in run.output, run.explain()
@@ -47,7 +52,9 @@ def test_blocking_sampler_fails_within_the_timeout_with_its_stack(pytester):
 def test_a_sampler_that_kills_its_process_is_one_finding_and_the_run_goes_on(pytester, sampler, deadly_size, death):
     run = certify(pytester, f"{FAULTY}:{sampler}")
     assert run.exit_code == pytest.ExitCode.TESTS_FAILED, run.explain()
-    assert run.verdict.startswith(f"VERDICT: {FAULTY}:{sampler} does NOT conform"), run.explain()  # printed: the run went on
+    assert run.verdict.startswith(f"VERDICT: {FAULTY}:{sampler} does NOT conform"), (
+        run.explain()
+    )  # printed: the run went on
     # One finding: the death, charged to edge_sizes; every other invariant judged on the other cases.
     assert run.failed_invariants == {"edge_sizes"}, run.explain()
     assert run.statuses["covers"] == "held" and run.statuses["deterministic"] == "held", run.statuses

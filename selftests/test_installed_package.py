@@ -37,8 +37,12 @@ pytestmark = pytest.mark.xdist_group("installed_package")
 INSTALL_TIMEOUT_S = 900  # torch's CPU wheel comes from local disk; the rest from the registry or pip's cache
 RUN_TIMEOUT_S = 300
 SPEC = "corpus.multiprocess_bad:HashSeededShuffle"  # its bug shows only across processes
-OPTIONS = ("--hypothesis-profile=dev", f"--hypothesis-seed={HYPOTHESIS_SEED}", "--world-sizes=2",
-           f"--rank-timeout={RANK_TIMEOUT_S}")
+OPTIONS = (
+    "--hypothesis-profile=dev",
+    f"--hypothesis-seed={HYPOTHESIS_SEED}",
+    "--world-sizes=2",
+    f"--rank-timeout={RANK_TIMEOUT_S}",
+)
 # What must not be importable from site-packages: the repository's folders by their own names.
 REPOSITORY_NAMES = ("harness", "adapters", "properties", "conformance", "selftests")
 
@@ -53,33 +57,78 @@ class Venv:
     def python(self) -> str:
         return str(self.root / "bin" / "python")
 
-    def run(self, *command: str, cwd: Path | None = None, env: dict[str, str] | None = None,
-            timeout: float = RUN_TIMEOUT_S) -> subprocess.CompletedProcess[str]:
-        environment = {k: v for k, v in os.environ.items()
-                       if not k.startswith(("CONFORMANCE_", "HYPOTHESIS_", "PYTEST_", "VIRTUAL_ENV")) and k != "CI"}
-        environment.update(PYTHONPATH=str(self.user_code), PATH=f"{self.root / 'bin'}{os.pathsep}{environment['PATH']}",
-                           OMP_NUM_THREADS="1", COLUMNS="200")
+    def run(
+        self, *command: str, cwd: Path | None = None, env: dict[str, str] | None = None, timeout: float = RUN_TIMEOUT_S
+    ) -> subprocess.CompletedProcess[str]:
+        environment = {
+            k: v
+            for k, v in os.environ.items()
+            if not k.startswith(("CONFORMANCE_", "HYPOTHESIS_", "PYTEST_", "VIRTUAL_ENV")) and k != "CI"
+        }
+        environment.update(
+            PYTHONPATH=str(self.user_code),
+            PATH=f"{self.root / 'bin'}{os.pathsep}{environment['PATH']}",
+            OMP_NUM_THREADS="1",
+            COLUMNS="200",
+        )
         environment.update(env or {})
-        return subprocess.run(command, cwd=cwd or self.empty, env=environment, capture_output=True, text=True,
-                              timeout=timeout)
+        return subprocess.run(
+            command, cwd=cwd or self.empty, env=environment, capture_output=True, text=True, timeout=timeout
+        )
 
 
 @pytest.fixture(scope="module")
 def venv(tmp_path_factory: pytest.TempPathFactory) -> Venv:
     base = tmp_path_factory.mktemp("installed")
     source = base / "source"  # a copy of the tree, so that the build leaves nothing in the clone
-    shutil.copytree(REPO, source, ignore=shutil.ignore_patterns(".git", ".hypothesis", "build", "*.egg-info",
-                                                                 "__pycache__", ".ruff_cache", ".pytest_cache"))
+    shutil.copytree(
+        REPO,
+        source,
+        ignore=shutil.ignore_patterns(
+            ".git", ".hypothesis", "build", "*.egg-info", "__pycache__", ".ruff_cache", ".pytest_cache"
+        ),
+    )
     wheels = base / "wheels"
-    _check(subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--quiet",
-                           "-w", str(wheels), str(source)], capture_output=True, text=True, timeout=INSTALL_TIMEOUT_S))
+    _check(
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "wheel",
+                "--no-deps",
+                "--no-build-isolation",
+                "--quiet",
+                "-w",
+                str(wheels),
+                str(source),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=INSTALL_TIMEOUT_S,
+        )
+    )
     (wheel,) = wheels.glob("sampler_conformance-*.whl")
     root = base / "venv"
     _check(subprocess.run([sys.executable, "-m", "venv", str(root)], capture_output=True, text=True, timeout=120))
     # torch pinned first (its CPU build is on local disk); [test] pins Hypothesis as the clone's selftests do.
-    _check(subprocess.run([str(root / "bin" / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-                           "torch==2.13.0", f"{wheel}[test]"], capture_output=True, text=True,
-                          timeout=INSTALL_TIMEOUT_S))
+    _check(
+        subprocess.run(
+            [
+                str(root / "bin" / "python"),
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+                "torch==2.13.0",
+                f"{wheel}[test]",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=INSTALL_TIMEOUT_S,
+        )
+    )
     user_code = base / "user_code"
     shutil.copytree(REPO / "selftests" / "corpus", user_code / "corpus")
     empty = base / "empty"
@@ -97,8 +146,12 @@ def _statuses(certificate: Path) -> dict[str, str]:
 
 
 def test_the_wheel_installs_one_top_level_package(venv):
-    found = venv.run(venv.python, "-c", "import importlib.util as u, sys; "
-                     f"print([n for n in {REPOSITORY_NAMES!r} if u.find_spec(n)])", env={"PYTHONPATH": ""})
+    found = venv.run(
+        venv.python,
+        "-c",
+        f"import importlib.util as u, sys; print([n for n in {REPOSITORY_NAMES!r} if u.find_spec(n)])",
+        env={"PYTHONPATH": ""},
+    )
     _check(found)
     assert found.stdout.strip() == "[]", found.stdout
     located = venv.run(venv.python, "-c", "import sampler_conformance as s; print(s.__file__)")
@@ -109,13 +162,33 @@ def test_every_entry_point_gives_the_clones_verdict(venv, pytester):
     clone = certify(pytester, f"selftests.{SPEC}", *OPTIONS, paths=(PROPERTIES, CONFORMANCE))
     assert clone.exit_code == 1 and clone.failed_invariants, clone.explain()
 
-    through_plugin = venv.run(venv.python, "-m", "pytest", "--pyargs", "sampler_conformance", f"--sampler={SPEC}",
-                              *OPTIONS, f"--certificate={venv.empty / 'plugin'}", "-p", "no:cacheprovider")
-    through_script = venv.run(str(venv.root / "bin" / "sampler-conformance"), SPEC, *OPTIONS,
-                              f"--certificate={venv.empty / 'script'}", "-p", "no:cacheprovider")
-    through_api = venv.run(venv.python, "-c", "import json, sys; from sampler_conformance import check_sampler; "
-                           f"report = check_sampler({SPEC!r}, args={list(OPTIONS)!r}); "
-                           "print(json.dumps([report.exit_code, {f: i.status for f, i in report.invariants.items()}]))")
+    through_plugin = venv.run(
+        venv.python,
+        "-m",
+        "pytest",
+        "--pyargs",
+        "sampler_conformance",
+        f"--sampler={SPEC}",
+        *OPTIONS,
+        f"--certificate={venv.empty / 'plugin'}",
+        "-p",
+        "no:cacheprovider",
+    )
+    through_script = venv.run(
+        str(venv.root / "bin" / "sampler-conformance"),
+        SPEC,
+        *OPTIONS,
+        f"--certificate={venv.empty / 'script'}",
+        "-p",
+        "no:cacheprovider",
+    )
+    through_api = venv.run(
+        venv.python,
+        "-c",
+        "import json, sys; from sampler_conformance import check_sampler; "
+        f"report = check_sampler({SPEC!r}, args={list(OPTIONS)!r}); "
+        "print(json.dumps([report.exit_code, {f: i.status for f, i in report.invariants.items()}]))",
+    )
     for run in (through_plugin, through_script):
         assert run.returncode == clone.exit_code, run.stdout[-3000:] + run.stderr[-3000:]
         assert f"VERDICT: {SPEC} does NOT conform" in run.stdout, run.stdout[-3000:]
@@ -131,9 +204,18 @@ def test_torchrun_gives_the_clones_verdict(venv, pytester):
     """torchrun's world size is the groups' (2, as --world-sizes=2 in the clone's run)."""
     clone = certify(pytester, f"selftests.{SPEC}", *OPTIONS, paths=(PROPERTIES, CONFORMANCE))
     in_groups = [o for o in OPTIONS if not o.startswith("--world-sizes")]
-    run = venv.run(str(venv.root / "bin" / "torchrun"), "--standalone", "--nproc-per-node=2",
-                   "-m", "sampler_conformance.torchrun", SPEC, *in_groups, f"--certificate={venv.empty / 'torchrun'}",
-                   "-p", "no:cacheprovider")
+    run = venv.run(
+        str(venv.root / "bin" / "torchrun"),
+        "--standalone",
+        "--nproc-per-node=2",
+        "-m",
+        "sampler_conformance.torchrun",
+        SPEC,
+        *in_groups,
+        f"--certificate={venv.empty / 'torchrun'}",
+        "-p",
+        "no:cacheprovider",
+    )
     output = run.stdout + run.stderr
     assert run.returncode == clone.exit_code, output[-5000:]
     assert _statuses(venv.empty / "torchrun") == clone.statuses
@@ -145,8 +227,18 @@ def test_parametrize_with_checks_in_a_users_test_file(venv):
     """The example file: torch's sampler passes every check; the tail-padded one xfails
     exactly the two it declares, and nothing else."""
     shutil.copy(REPO / "examples" / "test_my_sampler.py", venv.empty / "test_my_sampler.py")
-    run = venv.run(venv.python, "-m", "pytest", "test_my_sampler.py", "-p", "no:cacheprovider", "-rxs", "-v",
-                   env={"CONFORMANCE_WORLD_SIZES": "2"}, timeout=2 * RUN_TIMEOUT_S)
+    run = venv.run(
+        venv.python,
+        "-m",
+        "pytest",
+        "test_my_sampler.py",
+        "-p",
+        "no:cacheprovider",
+        "-rxs",
+        "-v",
+        env={"CONFORMANCE_WORLD_SIZES": "2"},
+        timeout=2 * RUN_TIMEOUT_S,
+    )
     output = run.stdout + run.stderr
     assert run.returncode == 0, output[-5000:]
     assert "test_torch_distributed_sampler[DistributedSampler-pads_from_head] PASSED" in output, output[-5000:]
@@ -165,12 +257,57 @@ def test_the_plugin_is_inert_in_a_users_own_suite(venv, tmp_path):
         "    parser.addoption('--sampler', default='mine')\n"
         "    parser.addoption('--backend', default='mine')\n"
     )
-    (project / "test_mine.py").write_text("def test_mine(pytestconfig):\n"
-                                          "    assert pytestconfig.getoption('sampler') == 'theirs'\n")
+    (project / "test_mine.py").write_text(
+        "def test_mine(pytestconfig):\n    assert pytestconfig.getoption('sampler') == 'theirs'\n"
+    )
     run = venv.run(venv.python, "-m", "pytest", "-v", "--sampler=theirs", "-p", "no:cacheprovider", cwd=project)
     assert run.returncode == 0, run.stdout + run.stderr
     assert "1 passed" in run.stdout and "sampler conformance" not in run.stdout, run.stdout
     assert "sampler:" not in run.stdout and "contract:" not in run.stdout, run.stdout
-    plugins = venv.run(venv.python, "-m", "pytest", "--trace-config", "--co", "-q", "-p", "no:cacheprovider", cwd=project)
+    plugins = venv.run(
+        venv.python, "-m", "pytest", "--trace-config", "--co", "-q", "-p", "no:cacheprovider", cwd=project
+    )
     assert "sampler_conformance.activation" in plugins.stdout, plugins.stdout  # loaded, yet inert
     assert "sampler_conformance/plugin.py" not in plugins.stdout, plugins.stdout
+
+
+GROUP_ONLY_TESTS = """
+from torch.utils.data import DistributedSampler
+
+from sampler_conformance import check_sampler, parametrize_with_checks
+
+ARGS = ["-k", "invariant_across_processes", "--world-sizes=2", "--hypothesis-profile=dev", "--hypothesis-seed=0"]
+
+
+def from_group(dataset, shuffle=True, seed=0, drop_last=False):
+    # Takes num_replicas/rank from the process group, as mmengine's DefaultSampler does.
+    return DistributedSampler(dataset, shuffle=shuffle, seed=seed, drop_last=drop_last)
+
+
+from_group.needs_process_group = True
+
+
+@parametrize_with_checks(from_group, args=ARGS)
+def test_group_only(check):
+    check()
+
+
+def test_the_report_says_where_it_ran():
+    report = check_sampler(from_group, args=ARGS)
+    assert report.exit_code == 0 and report.certificate["verdict"]["state"] == "partial", report.verdict
+    assert report.invariants["covers"].status == "held", report.invariants["covers"].explain()
+    assert report.invariants["seed_effective"].status == "not run", report.invariants["seed_effective"].explain()
+"""
+
+
+def test_a_group_only_sampler_through_the_api(venv):
+    """A sampler that takes its rank from the process group is certified in real groups
+    through both API functions: the checks of the invariants that ran there pass, the
+    others skip with the reason, and the report says so."""
+    (venv.empty / "test_group_only.py").write_text(GROUP_ONLY_TESTS)
+    run = venv.run(venv.python, "-m", "pytest", "test_group_only.py", "-p", "no:cacheprovider", "-v", "-rs")
+    output = run.stdout + run.stderr
+    assert run.returncode == 0, output[-5000:]
+    assert "test_group_only[from_group-covers] PASSED" in output, output[-5000:]
+    assert "test_the_report_says_where_it_ran PASSED" in output, output[-5000:]
+    assert re.search(r"SKIPPED .*seed_effective .*: not run", output), output[-5000:]

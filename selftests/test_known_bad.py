@@ -28,5 +28,7 @@ def test_known_bad_sampler_fails_exactly_its_invariants(pytester, spec):
     assert f"[{counterexample['title']}]" == rejection.title and counterexample["case"], counterexample
     assert rejection.test in run.failed_tests, run.explain()
     # What only real process groups check was not run, and the verdict says so.
-    assert "does NOT conform" in run.verdict and "not run: " + ", ".join(
-        f for f in REGISTRY if f in GROUP_ONLY) in run.verdict, run.verdict
+    assert (
+        "does NOT conform" in run.verdict
+        and "not run: " + ", ".join(f for f in REGISTRY if f in GROUP_ONLY) in run.verdict
+    ), run.verdict

@@ -9,18 +9,19 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from sampler_conformance.backend import choose_backend, rank_device
+from sampler_conformance.blame import sampler_frames_in_dump
 from sampler_conformance.case import Case
 from sampler_conformance.contracts import TORCH
 from sampler_conformance.plug import DEFAULT_SPEC, load_plug
-from sampler_conformance.blame import sampler_frames_in_dump
+from sampler_conformance.rank_pool import RankPool
 from sampler_conformance.scenarios.epochs import GROUP_BUILDS, ReadEpochs, read_epochs
 from sampler_conformance.verdict import HarnessError, SamplerFault, SamplerHang
-from sampler_conformance.rank_pool import RankPool
 
 from .corpus.rank_faults import HANG_ONCE_FLAG_ENV, SCRATCH_ENV
 from .suite_run import REPO, SuiteRun, certify
@@ -134,7 +135,9 @@ def test_hang_fails_after_the_timeout_with_every_stack(pool, sampler, stuck, whe
     elapsed = time.monotonic() - start
     text = str(failure.value)
     assert POOL_TIMEOUT_S <= elapsed < POOL_TIMEOUT_S + 10, elapsed
-    assert f"rank(s) {stuck} did not answer within {POOL_TIMEOUT_S:g} s (--rank-timeout) of their last call" in text, text
+    assert f"rank(s) {stuck} did not answer within {POOL_TIMEOUT_S:g} s (--rank-timeout) of their last call" in text, (
+        text
+    )
     assert "--- rank 0 ---" in text and "--- rank 1 ---" in text, text
     assert where in text, text
     assert all(_gone(pid) for pid in before), "the hung group was not torn down"
@@ -150,7 +153,7 @@ def test_hang_fails_after_the_timeout_with_every_stack(pool, sampler, stuck, whe
 
 
 @pytest.fixture
-def tag(monkeypatch) -> str:
+def tag(monkeypatch) -> Iterator[str]:
     """Marks every process the run under test starts (they inherit the environment)."""
     value = uuid.uuid4().hex
     monkeypatch.setenv(TAG_ENV, value)
@@ -161,7 +164,9 @@ def tag(monkeypatch) -> str:
 
 
 def _suite(pytester, *args: str, timeout: float = RUN_TIMEOUT_S) -> SuiteRun:
-    result = pytester.runpytest_subprocess(*args, "-p", "no:cacheprovider", "-rfEs", "--disable-warnings", timeout=timeout)
+    result = pytester.runpytest_subprocess(
+        *args, "-p", "no:cacheprovider", "-rfEs", "--disable-warnings", timeout=timeout
+    )
     return SuiteRun(spec=" ".join(args), exit_code=int(result.ret), output="\n".join(result.outlines + result.errlines))
 
 
@@ -198,8 +203,10 @@ def _gone(pid: int) -> bool:
 def test_hang_fails_one_test_and_the_next_tests_pass(pytester, tag, tmp_path, monkeypatch):
     monkeypatch.setenv(HANG_ONCE_FLAG_ENV, str(tmp_path / "hung-once"))
     run = _suite(
-        pytester, str(REPO / "conformance" / "test_seed_experiment.py"),
-        f"--sampler={FAULTS}:HangsOnceOnRankOne", "--rank-timeout=5",
+        pytester,
+        str(REPO / "conformance" / "test_seed_experiment.py"),
+        f"--sampler={FAULTS}:HangsOnceOnRankOne",
+        "--rank-timeout=5",
     )
     assert run.exit_code == pytest.ExitCode.TESTS_FAILED, run.explain()
     # Case 1 runs without a sampler; case 2 is the first to iterate it, and hangs.
@@ -218,8 +225,12 @@ def test_loader_workers_that_cannot_start_are_a_harness_error_not_the_samplers(p
     traceback, so a pytest error (E) naming the cause, retried once, and no verdict."""
     monkeypatch.setenv(SCRATCH_ENV, str(pytester.path))  # where the sampler puts its broken sitecustomize
     run = _suite(
-        pytester, str(REPO / "conformance" / "test_dataloader.py"), f"--sampler={FAULTS}:LoaderWorkersCannotStart",
-        "--world-sizes=2", "-k", "with_workers and keep_last",
+        pytester,
+        str(REPO / "conformance" / "test_dataloader.py"),
+        f"--sampler={FAULTS}:LoaderWorkersCannotStart",
+        "--world-sizes=2",
+        "-k",
+        "with_workers and keep_last",
     )
     assert run.exit_code == pytest.ExitCode.TESTS_FAILED, run.explain()
     assert not run.failed_tests, run.explain()  # errors (E), not failures of the sampler
@@ -232,9 +243,17 @@ def test_loader_workers_that_cannot_start_are_a_harness_error_not_the_samplers(p
 
 def test_ctrl_c_leaves_no_process(pytester, tag):
     command = [
-        sys.executable, "-m", "pytest", str(REPO / "conformance" / "test_process_groups.py"),
-        f"--sampler={FAULTS}:HangsOnRankOne", "--rank-timeout=120", "--world-sizes=2",
-        "-k", "ranks_agree and keep_last", "-p", "no:cacheprovider",
+        sys.executable,
+        "-m",
+        "pytest",
+        str(REPO / "conformance" / "test_process_groups.py"),
+        f"--sampler={FAULTS}:HangsOnRankOne",
+        "--rank-timeout=120",
+        "--world-sizes=2",
+        "-k",
+        "ranks_agree and keep_last",
+        "-p",
+        "no:cacheprovider",
     ]
     process = subprocess.Popen(command, cwd=pytester.path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
@@ -257,8 +276,15 @@ def test_ctrl_c_leaves_no_process(pytester, tag):
 
 def test_xdist_runs_two_pools_side_by_side(pytester, tag):
     run = _suite(
-        pytester, str(REPO / "conformance" / "test_seed_experiment.py"), str(REPO / "conformance" / "test_process_groups.py"),
-        "-n", "2", "-v", "--world-sizes=2", "-k", "seed_experiment or keep_last",
+        pytester,
+        str(REPO / "conformance" / "test_seed_experiment.py"),
+        str(REPO / "conformance" / "test_process_groups.py"),
+        "-n",
+        "2",
+        "-v",
+        "--world-sizes=2",
+        "-k",
+        "seed_experiment or keep_last",
     )
     assert run.exit_code == pytest.ExitCode.OK, run.explain()
     assert not run.failed_tests, run.explain()
@@ -281,8 +307,12 @@ def test_multiprocess_only_bug_passes_properties_and_fails_conformance(pytester,
     assert in_process.exit_code == pytest.ExitCode.OK, in_process.explain()
 
     run = _suite(
-        pytester, str(REPO / "conformance" / "test_process_groups.py"), f"--sampler={spec}",
-        "--world-sizes=2", "--hypothesis-profile=ci", "--rank-timeout=60",
+        pytester,
+        str(REPO / "conformance" / "test_process_groups.py"),
+        f"--sampler={spec}",
+        "--world-sizes=2",
+        "--hypothesis-profile=ci",
+        "--rank-timeout=60",
     )
     assert run.exit_code == pytest.ExitCode.TESTS_FAILED, run.explain()
     assert {"test_ranks_agree_on_one_order", "test_invariant_across_processes"} <= run.failed_tests, run.explain()
@@ -298,7 +328,10 @@ def test_torch_sampler_passes_all_of_conformance(pytester, tag):
     assert run.exit_code == pytest.ExitCode.OK, run.explain()
     assert not run.failed_tests, run.explain()
     # conformance/ alone leaves the in-process-only invariants unchecked: PARTIAL, never "conforms".
-    assert run.verdict.startswith("PARTIAL: ") and "not run: seed_effective, validates_arguments, edge_sizes" in run.verdict
+    assert (
+        run.verdict.startswith("PARTIAL: ")
+        and "not run: seed_effective, validates_arguments, edge_sizes" in run.verdict
+    )
     _assert_no_orphans(tag)
 
 

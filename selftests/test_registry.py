@@ -5,7 +5,8 @@ fails it."""
 
 from __future__ import annotations
 
-from typing import Any, Iterable, cast
+from collections.abc import Iterable
+from typing import Any, cast
 
 import pytest
 
@@ -69,14 +70,18 @@ def test_each_invariant_has_tests_where_the_registry_says_it_runs(pytester):
 
 
 def test_a_test_marked_with_an_undeclared_invariant_is_a_usage_error(pytester):
-    pytester.makepyfile(test_stray="""
+    pytester.makepyfile(
+        test_stray="""
         import pytest
 
         @pytest.mark.invariant("no_such_invariant")
         def test_stray():
             pass
-        """)
+        """
+    )
     pytester.makeconftest("pytest_plugins = ['sampler_conformance.plugin']")
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
     assert result.ret == pytest.ExitCode.USAGE_ERROR, result.outlines
-    assert "which the registry (sampler_conformance.invariants) does not declare" in "\n".join(result.errlines + result.outlines)
+    assert "which the registry (sampler_conformance.invariants) does not declare" in "\n".join(
+        result.errlines + result.outlines
+    )

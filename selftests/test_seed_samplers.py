@@ -39,7 +39,11 @@ def test_maskrcnn_verdict(pytester, record_property):
     # seed and drop_last are not applicable. The reshuffle test stops on its head padding
     # before it can judge reshuffling.
     assert run.failed_invariants == {
-        "pads_from_head", "strided", "unshuffled_in_order", "validates_arguments", "edge_sizes",
+        "pads_from_head",
+        "strided",
+        "unshuffled_in_order",
+        "validates_arguments",
+        "edge_sizes",
     }, run.explain()
     assert run.statuses["seed_effective"] == "not applicable", run.statuses
     assert run.statuses["reshuffles_on_set_epoch"] == "not judged", run.statuses
@@ -73,5 +77,10 @@ def test_data_partitioner_is_rejected(pytester, record_property):
     # remainder to covers and equal_length, not to edge_sizes or seed_effective, whose own
     # checks hold (no crash; seeds change the order).
     assert run.failed_invariants == {
-        "equal_length", "covers", "strided", "reshuffles_on_set_epoch", "validates_arguments"}, run.explain()
+        "equal_length",
+        "covers",
+        "strided",
+        "reshuffles_on_set_epoch",
+        "validates_arguments",
+    }, run.explain()
     assert run.statuses["unshuffled_in_order"] == "not applicable", run.statuses

@@ -64,9 +64,21 @@ class TorchrunRun:
 
 
 def _command(launcher: list[str], spec: str, *options: str) -> list[str]:
-    return [sys.executable, "-m", "torch.distributed.run", *launcher, "-m", ENTRY, spec,
-            "--hypothesis-profile=dev", f"--hypothesis-seed={HYPOTHESIS_SEED}", "-p", "no:cacheprovider",
-            "--disable-warnings", *options]
+    return [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        *launcher,
+        "-m",
+        ENTRY,
+        spec,
+        "--hypothesis-profile=dev",
+        f"--hypothesis-seed={HYPOTHESIS_SEED}",
+        "-p",
+        "no:cacheprovider",
+        "--disable-warnings",
+        *options,
+    ]
 
 
 def _finish(process: subprocess.Popen, certificate: Path | None) -> TorchrunRun:
@@ -76,20 +88,23 @@ def _finish(process: subprocess.Popen, certificate: Path | None) -> TorchrunRun:
         if process.poll() is None:
             process.kill()
             process.communicate(timeout=30)
-    written = certificate is not None and certificate.with_suffix(".json").exists()
-    return TorchrunRun(process.returncode, output.decode(errors="replace"),
-                       json.loads(certificate.with_suffix(".json").read_text()) if written else None)
+    written = certificate.with_suffix(".json") if certificate is not None else None
+    return TorchrunRun(
+        process.returncode,
+        output.decode(errors="replace"),
+        json.loads(written.read_text()) if written is not None and written.exists() else None,
+    )
 
 
 def _start(cwd: Path, launcher: list[str], spec: str, *options: str) -> subprocess.Popen:
-    return subprocess.Popen(_command(launcher, spec, *options), cwd=cwd, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT)
+    return subprocess.Popen(
+        _command(launcher, spec, *options), cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+    )
 
 
 def _standalone(cwd: Path, spec: str, *options: str, nproc: int = 4) -> TorchrunRun:
     certificate = cwd / "certificate"
-    process = _start(cwd, ["--standalone", f"--nproc-per-node={nproc}"], spec,
-                     f"--certificate={certificate}", *options)
+    process = _start(cwd, ["--standalone", f"--nproc-per-node={nproc}"], spec, f"--certificate={certificate}", *options)
     return _finish(process, certificate)
 
 
@@ -112,8 +127,11 @@ def test_distributed_sampler_conforms_on_four_ranks(tmp_path, tag):  # noqa: F81
     run = _standalone(tmp_path, "torch.utils.data.distributed:DistributedSampler")
     assert run.exit_code == 0, run.explain()
     _every_rank_exits(run, 0)
-    assert run.verdict == ("VERDICT: torch.utils.data.distributed:DistributedSampler conforms to contract "
-                           "'torch' (18 invariants: 18 held, 0 failed)"), run.explain()
+    assert run.verdict == (
+        "VERDICT: torch.utils.data.distributed:DistributedSampler conforms to contract "
+        "'torch' (18 invariants: 18 held, 0 failed)"
+    ), run.explain()
+    assert run.certificate is not None, run.explain()
     assert run.certificate["verdict"]["state"] == "conforms", run.certificate["verdict"]
     assert run.certificate["run"]["world_sizes"] == [4], run.certificate["run"]
     _assert_no_orphans(tag)
@@ -149,8 +167,13 @@ def test_two_nodes_reject_the_multiprocess_only_bug(tmp_path, tag):  # noqa: F81
         nodes.append(directory)
     endpoint = f"--rdzv-endpoint=127.0.0.1:{_free_loopback_port()}"  # reserved, released just before the start
     processes = [
-        _start(directory, [*rendezvous, endpoint, f"--node-rank={node}"], MULTIPROCESS_BAD,
-               f"--certificate={certificate}", *ONE_TEST)
+        _start(
+            directory,
+            [*rendezvous, endpoint, f"--node-rank={node}"],
+            MULTIPROCESS_BAD,
+            f"--certificate={certificate}",
+            *ONE_TEST,
+        )
         for node, directory in enumerate(nodes)
     ]
     runs = [_finish(process, certificate) for process in processes]
@@ -170,19 +193,25 @@ def test_dying_rank_is_named_with_its_host_and_exit(tmp_path, tag):  # noqa: F81
     run = _standalone(tmp_path, "selftests.corpus.rank_faults:ExitsOnRankTwo", *ONE_TEST)
     assert run.exit_code == 1, run.explain()
     _every_rank_exits(run, 1)
-    assert re.search(rf"rank 2 \(pid \d+ on {re.escape(HOST)}\) died inside a call into the sampler: "
-                     rf"exited with code 3", run.output), run.explain()
+    assert re.search(
+        rf"rank 2 \(pid \d+ on {re.escape(HOST)}\) died inside a call into the sampler: "
+        rf"exited with code 3",
+        run.output,
+    ), run.explain()
     assert run.failed_invariants == {"edge_sizes"}, run.explain()
     _assert_no_orphans(tag)
 
 
 def test_hanging_rank_is_named_with_its_host_and_stack(tmp_path, tag):  # noqa: F811
-    run = _standalone(tmp_path, "selftests.corpus.rank_faults:HangsOnRankOne", *ONE_TEST,
-                      f"--rank-timeout={FAULT_RANK_TIMEOUT_S}")
+    run = _standalone(
+        tmp_path, "selftests.corpus.rank_faults:HangsOnRankOne", *ONE_TEST, f"--rank-timeout={FAULT_RANK_TIMEOUT_S}"
+    )
     assert run.exit_code == 1, run.explain()
     _every_rank_exits(run, 1)
-    assert (f"rank(s) [1] (on {HOST}) did not answer within {FAULT_RANK_TIMEOUT_S} s (--rank-timeout) of their "
-            f"last call into the sampler") in run.output, run.explain()
+    assert (
+        f"rank(s) [1] (on {HOST}) did not answer within {FAULT_RANK_TIMEOUT_S} s (--rank-timeout) of their "
+        f"last call into the sampler"
+    ) in run.output, run.explain()
     assert f"--- rank 1 on {HOST} ---" in run.output and "in _hang" in run.output, run.explain()
     assert run.failed_invariants == {"edge_sizes"}, run.explain()
     _assert_no_orphans(tag)

@@ -43,8 +43,12 @@ def test_a_violation_is_charged_to_its_own_invariant_wherever_it_was_found(pytes
 def test_nothing_is_held_vacuously_for_a_sampler_without_shuffle(pytester):
     """In real groups, `unshuffled_in_order` needs shuffle=False: for a sampler that cannot
     be given it, the invariant is not applicable (with the reason), never held."""
-    run = certify(pytester, "selftests.corpus.reference:DataPartitionerSampler", "--world-sizes=2",
-                  paths=(CONFORMANCE / "test_process_groups.py",))
+    run = certify(
+        pytester,
+        "selftests.corpus.reference:DataPartitionerSampler",
+        "--world-sizes=2",
+        paths=(CONFORMANCE / "test_process_groups.py",),
+    )
     assert run.statuses["unshuffled_in_order"] == "not applicable", run.statuses
     assert "sampler has no `shuffle` parameter" in run.output, run.explain()
 

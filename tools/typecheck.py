@@ -14,8 +14,9 @@ import os
 import subprocess
 import sys
 import tempfile
-import tomllib
 from pathlib import Path
+
+import tomllib
 
 REPO = Path(__file__).resolve().parent.parent
 # Checked through the staged package: its modules import each other as sampler_conformance.*
@@ -47,10 +48,18 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="typecheck-") as scratch:
         root = Path(scratch)
         links = stage(root)
-        command = [sys.executable, "-m", "mypy", "--config-file", str(REPO / "pyproject.toml"),
-                   "sampler_conformance", *(str(REPO / f) for f in EXTRA_FOLDERS)]
-        run = subprocess.run(command, cwd=root, capture_output=True, text=True,
-                             env={**os.environ, "MYPYPATH": str(root)})
+        command = [
+            sys.executable,
+            "-m",
+            "mypy",
+            "--config-file",
+            str(REPO / "pyproject.toml"),
+            "sampler_conformance",
+            *(str(REPO / f) for f in EXTRA_FOLDERS),
+        ]
+        run = subprocess.run(
+            command, cwd=root, capture_output=True, text=True, env={**os.environ, "MYPYPATH": str(root)}
+        )
         output = run.stdout + run.stderr
         for staged, source in sorted(links.items(), key=lambda item: -len(str(item[0]))):
             output = output.replace(str(staged.relative_to(root)), str(source.relative_to(REPO)))

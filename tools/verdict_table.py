@@ -55,22 +55,65 @@ class Row:
 
 ROWS = (
     Row("DistributedSampler", "torch.utils.data.distributed:DistributedSampler", "torch", None, "torch"),
-    Row("StatefulDistributedSampler", "sampler_conformance.adapters.torchdata:StatefulDistributedSampler", "torch",
-        "torchdata", "torchdata"),
-    Row("DistributedSamplerWrapper (around a seeded RandomSampler)", "sampler_conformance.adapters.lightning:DistributedSamplerWrapper",
-        "torch", "pytorch-lightning", "pytorch-lightning"),
-    Row("UnrepeatedDistributedSampler", "sampler_conformance.adapters.lightning:UnrepeatedDistributedSampler", "partition",
-        "pytorch-lightning", "pytorch-lightning"),
-    Row("DefaultSampler(round_up=True)", "sampler_conformance.adapters.mmengine:DefaultSampler", "torch", "mmengine", "mmengine"),
-    Row("DefaultSampler(round_up=False)", "sampler_conformance.adapters.mmengine:DefaultSamplerNoRoundUp", "partition",
-        "mmengine", "mmengine"),
+    Row(
+        "StatefulDistributedSampler",
+        "sampler_conformance.adapters.torchdata:StatefulDistributedSampler",
+        "torch",
+        "torchdata",
+        "torchdata",
+    ),
+    Row(
+        "DistributedSamplerWrapper (around a seeded RandomSampler)",
+        "sampler_conformance.adapters.lightning:DistributedSamplerWrapper",
+        "torch",
+        "pytorch-lightning",
+        "pytorch-lightning",
+    ),
+    Row(
+        "UnrepeatedDistributedSampler",
+        "sampler_conformance.adapters.lightning:UnrepeatedDistributedSampler",
+        "partition",
+        "pytorch-lightning",
+        "pytorch-lightning",
+    ),
+    Row(
+        "DefaultSampler(round_up=True)",
+        "sampler_conformance.adapters.mmengine:DefaultSampler",
+        "torch",
+        "mmengine",
+        "mmengine",
+    ),
+    Row(
+        "DefaultSampler(round_up=False)",
+        "sampler_conformance.adapters.mmengine:DefaultSamplerNoRoundUp",
+        "partition",
+        "mmengine",
+        "mmengine",
+    ),
     Row("InfiniteSampler", "sampler_conformance.adapters.mmengine:InfiniteSampler", "infinite", "mmengine", "mmengine"),
-    Row("BatchSamplerShard (around a BatchSampler)", "sampler_conformance.adapters.accelerate:BatchSamplerShard", "batch",
-        "accelerate", "accelerate"),
-    Row("DistributedSampler, seed 000", "selftests.corpus.reference:MaskRCNNDistributedSampler", "contiguous",
-        None, None, "maskrcnn-benchmark (not on PyPI; ported in selftests/corpus/reference.py)"),
-    Row("DataPartitioner as a sampler, seed 003", "selftests.corpus.reference:DataPartitionerSampler", "partition",
-        None, None, "PyTorch distributed tutorial (code in selftests/corpus/reference.py)"),
+    Row(
+        "BatchSamplerShard (around a BatchSampler)",
+        "sampler_conformance.adapters.accelerate:BatchSamplerShard",
+        "batch",
+        "accelerate",
+        "accelerate",
+    ),
+    Row(
+        "DistributedSampler, seed 000",
+        "selftests.corpus.reference:MaskRCNNDistributedSampler",
+        "contiguous",
+        None,
+        None,
+        "maskrcnn-benchmark (not on PyPI; ported in selftests/corpus/reference.py)",
+    ),
+    Row(
+        "DataPartitioner as a sampler, seed 003",
+        "selftests.corpus.reference:DataPartitionerSampler",
+        "partition",
+        None,
+        None,
+        "PyTorch distributed tutorial (code in selftests/corpus/reference.py)",
+    ),
 )
 
 
@@ -116,8 +159,16 @@ class Environment:
 
     def _pip_install(self, *arguments: str, what: str, required: bool = False) -> str | None:
         progress(f"pip install {what}")
-        command = [str(self.python), "-m", "pip", "install", "--disable-pip-version-check", "--quiet",
-                   TORCH_REQUIREMENT, *arguments]
+        command = [
+            str(self.python),
+            "-m",
+            "pip",
+            "install",
+            "--disable-pip-version-check",
+            "--quiet",
+            TORCH_REQUIREMENT,
+            *arguments,
+        ]
         error: str | None
         try:
             done = subprocess.run(command, capture_output=True, text=True, timeout=INSTALL_TIMEOUT_S)
@@ -133,9 +184,14 @@ class Environment:
 
     def version(self, distribution: str) -> str:
         done = subprocess.run(
-            [str(self.python), "-c", "import importlib.metadata as m, sys; print(m.version(sys.argv[1]))",
-             distribution],
-            capture_output=True, text=True,
+            [
+                str(self.python),
+                "-c",
+                "import importlib.metadata as m, sys; print(m.version(sys.argv[1]))",
+                distribution,
+            ],
+            capture_output=True,
+            text=True,
         )
         return done.stdout.strip() if done.returncode == 0 else "version unknown"
 
@@ -149,14 +205,25 @@ def certify(environment: Environment, row: Row, workdir: Path, timeout_s: float)
     if row.version_of is not None:
         package = f"{row.version_of} {environment.version(row.version_of)}"
     certificate = workdir / re.sub(r"[^A-Za-z0-9]+", "_", row.spec)
-    command = [str(environment.python), "-m", "pytest", "-q", "-p", "no:cacheprovider",
-               f"--hypothesis-profile={HYPOTHESIS_PROFILE}", f"--hypothesis-seed={HYPOTHESIS_SEED}",
-               f"--sampler={row.spec}", f"--contract={row.contract}", f"--certificate={certificate}"]
+    command = [
+        str(environment.python),
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        f"--hypothesis-profile={HYPOTHESIS_PROFILE}",
+        f"--hypothesis-seed={HYPOTHESIS_SEED}",
+        f"--sampler={row.spec}",
+        f"--contract={row.contract}",
+        f"--certificate={certificate}",
+    ]
     progress(f"certifying {row.spec} under contract {row.contract!r} ({package})")
     started = time.monotonic()
     try:
-        done = subprocess.run(command, cwd=REPO, env=suite_environment(workdir), capture_output=True, text=True,
-                              timeout=timeout_s)
+        done = subprocess.run(
+            command, cwd=REPO, env=suite_environment(workdir), capture_output=True, text=True, timeout=timeout_s
+        )
     except subprocess.TimeoutExpired:
         outcome = Outcome(row, package, f"no verdict: the run did not finish within {timeout_s:g} s", [])
     else:
@@ -186,9 +253,12 @@ def read_certificate(row: Row, package: str, certificate: dict) -> Outcome:
     flags_by_counterexample: dict[str, list[str]] = {}  # one line for invariants broken by the same case
     for invariant in certificate["invariants"]:
         if invariant["status"] == "failed":
-            flags_by_counterexample.setdefault(counterexample(invariant["counterexamples"]), []).append(invariant["flag"])
-    failures = [", ".join(f"`{flag}`" for flag in flags) + f": {text}"
-                for text, flags in flags_by_counterexample.items()]
+            flags_by_counterexample.setdefault(counterexample(invariant["counterexamples"]), []).append(
+                invariant["flag"]
+            )
+    failures = [
+        ", ".join(f"`{flag}`" for flag in flags) + f": {text}" for text, flags in flags_by_counterexample.items()
+    ]
     return Outcome(row, package, verdict, failures)
 
 
@@ -222,8 +292,10 @@ def render_table(outcomes: list[Outcome], environment: Environment) -> str:
     ]
     for o in outcomes:
         failures = "<br>".join(cell(f) for f in o.failures)
-        lines.append(f"| {cell(o.row.sampler)}<br>`{o.row.spec}` | {cell(o.package)} | `{o.row.contract}` | "
-                     f"{o.verdict} | {failures} |")
+        lines.append(
+            f"| {cell(o.row.sampler)}<br>`{o.row.spec}` | {cell(o.package)} | `{o.row.contract}` | "
+            f"{o.verdict} | {failures} |"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -246,8 +318,12 @@ def write_outputs(table: str, output: Path, update_readme: bool) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--timeout", type=float, default=600.0,
-                        help="seconds one sampler's certification may take (default %(default)s)")
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=600.0,
+        help="seconds one sampler's certification may take (default %(default)s)",
+    )
     parser.add_argument("--venv", type=Path, help="use (and keep) this virtual environment instead of a throwaway one")
     parser.add_argument("--only", help="certify only the rows whose sampler or spec contains this text")
     parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT, help="Markdown file (default %(default)s)")

@@ -20,8 +20,9 @@ class CountBatches(Scenario):
         return count_batches(rank, sampler, self.case.batch_size, self.batch_drop_last, self.case.dataset_size)
 
 
-def batch_counts(ranks: Ranks, plug: SamplerPlug, contract: Contract, case: Case,
-                 batch_drop_last: bool) -> tuple[list[int], list[int]]:
+def batch_counts(
+    ranks: Ranks, plug: SamplerPlug, contract: Contract, case: Case, batch_drop_last: bool
+) -> tuple[list[int], list[int]]:
     """Per rank: the batches one pass of the BatchSampler yields, and its len()."""
     __tracebackhide__ = True  # failures point at the sampler, not the harness
     replies: list[tuple[int, int]] = ask(ranks, CountBatches(plug.spec, contract, case, batch_drop_last))

@@ -7,8 +7,8 @@ loop does. In-process only ``Build.EXPLICIT`` (and ``SINGLE``) exist: there is n
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from ..case import Case, Observation
 from ..contracts import Contract
@@ -69,7 +69,11 @@ class Readings:
 
 
 def read_epochs(
-    ranks: Ranks, plug: SamplerPlug, contract: Contract, case: Case, epochs: Sequence[int | None] = (None,),
+    ranks: Ranks,
+    plug: SamplerPlug,
+    contract: Contract,
+    case: Case,
+    epochs: Sequence[int | None] = (None,),
     builds: Sequence[Build] = (Build.EXPLICIT,),
 ) -> Readings:
     """Read every rank's sampler for each epoch. A sampler that takes its rank from the group
@@ -87,7 +91,8 @@ def read_epochs(
 
     per_build: dict[Build, tuple[Observation, ...]] = {
         how: tuple(observation(how, k, replies, at) for k, at in enumerate(at_epoch))
-        for how in builds if how is not Build.SINGLE
+        for how in builds
+        if how is not Build.SINGLE
     }
     single: tuple[tuple[Observation, ...], ...] = ()
     if Build.SINGLE in builds:

@@ -8,9 +8,9 @@ alone: every rank reads the whole dataset (seed 001's first case).
 from __future__ import annotations
 
 import multiprocessing
+from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import islice
-from typing import Sequence
 
 import numpy as np
 from torch.utils.data import DataLoader
@@ -134,8 +134,9 @@ def run_loader(
         indices = tuple(e.sampler_indices for e in per_rank)
         runs.append(
             LoaderEpochRun(
-                sampler=Observation(case.with_(epoch=epoch if has_epoch else None), indices,
-                                    tuple(len(i) for i in indices)),
+                sampler=Observation(
+                    case.with_(epoch=epoch if has_epoch else None), indices, tuple(len(i) for i in indices)
+                ),
                 batches=tuple(e.batches for e in per_rank),
                 loader_lengths=tuple(e.loader_length for e in per_rank),
                 reduced_counts=tuple(e.batch_counts for e in per_rank),

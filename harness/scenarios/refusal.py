@@ -36,7 +36,9 @@ class ConstructWith(Scenario):
         return 1  # one construction, whatever the arguments say
 
 
-def refusal(ranks: Ranks, plug: SamplerPlug, contract: Contract, case: Case, num_replicas: int, rank: int) -> str | None:
+def refusal(
+    ranks: Ranks, plug: SamplerPlug, contract: Contract, case: Case, num_replicas: int, rank: int
+) -> str | None:
     """How the sampler refused ``num_replicas``/``rank`` (its exception), or None if it accepted them."""
     __tracebackhide__ = True  # failures point at the sampler, not the harness
     return ask(ranks, ConstructWith(plug.spec, contract, case, num_replicas, rank))[0]

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
 from itertools import islice
-from typing import Any, Callable, TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 import torch
@@ -42,7 +43,7 @@ class CallWatch:
     rank: Any  # RawValue("i"): the rank being run (simulated ranks run in turn)
 
     @classmethod
-    def create(cls, context: Any) -> "CallWatch":
+    def create(cls, context: Any) -> CallWatch:
         return cls(context.RawValue("b", 0), context.RawValue("d", 0.0), context.RawValue("i", 0))
 
 
@@ -119,8 +120,9 @@ def build(rank: RankContext, case: Case, contract: Contract, how: Build = Build.
     }[how]
     options = {} if how is Build.DEFAULTS else case.sampler_options(yields_batches=contract.yields_batches)
     dataset = IndexDataset(case.dataset_size)
-    return rank.call(f"in its constructor ({how.value})",
-                     lambda: rank.plug.build(dataset, num_replicas, rank_number, **options))
+    return rank.call(
+        f"in its constructor ({how.value})", lambda: rank.plug.build(dataset, num_replicas, rank_number, **options)
+    )
 
 
 def has_set_epoch(sampler: Any) -> bool:
@@ -141,7 +143,9 @@ def read(rank: RankContext, sampler: Any, contract: Contract, dataset_size: int,
     return read_pass(sampler, contract, dataset_size, world_size, rank.call)
 
 
-def count_batches(rank: RankContext, sampler: Any, batch_size: int, drop_last: bool, dataset_size: int) -> tuple[int, int]:
+def count_batches(
+    rank: RankContext, sampler: Any, batch_size: int, drop_last: bool, dataset_size: int
+) -> tuple[int, int]:
     """``BatchSampler(sampler, batch_size, drop_last)``: the batches one pass yields, and its len()."""
     batcher = BatchSampler(sampler, batch_size, drop_last)
     limit = read_limit(dataset_size)

@@ -77,7 +77,13 @@ class ExactPartition(Sampler[int]):
     def __init__(self, dataset, num_replicas=None, rank=None, shuffle=True, seed=0, drop_last=False):
         _check_rank(num_replicas, rank)
         self.n, self.num_replicas, self.rank, self.shuffle, self.seed, self.epoch = (
-            len(dataset), num_replicas, rank, shuffle, seed, 0)
+            len(dataset),
+            num_replicas,
+            rank,
+            shuffle,
+            seed,
+            0,
+        )
 
     def __iter__(self):
         return iter(_permutation(self.n, self.seed + self.epoch, self.shuffle)[self.rank :: self.num_replicas])
@@ -148,7 +154,13 @@ class ShardedBatches(Sampler[list[int]]):
     def __init__(self, dataset, num_replicas=None, rank=None, shuffle=True, seed=0, drop_last=False, batch_size=1):
         _check_rank(num_replicas, rank)
         self.num_replicas, self.rank = num_replicas, rank
-        self.dataset, self.shuffle, self.seed, self.drop_last, self.batch_size = dataset, shuffle, seed, drop_last, batch_size
+        self.dataset, self.shuffle, self.seed, self.drop_last, self.batch_size = (
+            dataset,
+            shuffle,
+            seed,
+            drop_last,
+            batch_size,
+        )
 
     def _batches(self):
         if len(self.dataset) == 0:  # RandomSampler refuses an empty dataset

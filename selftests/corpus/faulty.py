@@ -6,7 +6,8 @@ from __future__ import annotations
 import ctypes
 import os
 import time
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from .parts import PartsSampler
 

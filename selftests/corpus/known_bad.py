@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import itertools
 import math
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import torch
 
 from .parts import PartsSampler
-
 
 # ---- lengths ----------------------------------------------------------------------------
 
@@ -145,8 +145,15 @@ class DropLastIgnored(PartsSampler):
     Rejected by: union coverage (disjoint with drop_last).
     """
 
-    def __init__(self, dataset: Any, num_replicas: int | None = None, rank: int | None = None,
-                 shuffle: bool = True, seed: int = 0, drop_last: bool = False) -> None:
+    def __init__(
+        self,
+        dataset: Any,
+        num_replicas: int | None = None,
+        rank: int | None = None,
+        shuffle: bool = True,
+        seed: int = 0,
+        drop_last: bool = False,
+    ) -> None:
         super().__init__(dataset, num_replicas, rank, shuffle, seed, drop_last=False)
 
 
@@ -213,8 +220,15 @@ class ShuffleIgnored(PartsSampler):
     Rejected by: shuffle=False keeps dataset order.
     """
 
-    def __init__(self, dataset: Any, num_replicas: int | None = None, rank: int | None = None,
-                 shuffle: bool = True, seed: int = 0, drop_last: bool = False) -> None:
+    def __init__(
+        self,
+        dataset: Any,
+        num_replicas: int | None = None,
+        rank: int | None = None,
+        shuffle: bool = True,
+        seed: int = 0,
+        drop_last: bool = False,
+    ) -> None:
         super().__init__(dataset, num_replicas, rank, True, seed, drop_last)
 
 
@@ -264,8 +278,15 @@ class WrapperWithoutSetEpoch:
     Rejected by: reshuffle with set_epoch (reported as a missing method).
     """
 
-    def __init__(self, dataset: Any, num_replicas: int | None = None, rank: int | None = None,
-                 shuffle: bool = True, seed: int = 0, drop_last: bool = False) -> None:
+    def __init__(
+        self,
+        dataset: Any,
+        num_replicas: int | None = None,
+        rank: int | None = None,
+        shuffle: bool = True,
+        seed: int = 0,
+        drop_last: bool = False,
+    ) -> None:
         self.sampler = PartsSampler(dataset, num_replicas, rank, shuffle, seed, drop_last)
 
     def __iter__(self) -> Iterator[int]:

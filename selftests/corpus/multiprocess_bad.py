@@ -47,8 +47,9 @@ class DefaultsToSingleRank(PartsSampler):
     it; conformance/ must reject it, naming "num_replicas/rank default to the process group"."""
 
     def __init__(self, dataset, num_replicas=None, rank=None, shuffle=True, seed=0, drop_last=False):
-        super().__init__(dataset, 1 if num_replicas is None else num_replicas, 0 if rank is None else rank,
-                         shuffle, seed, drop_last)
+        super().__init__(
+            dataset, 1 if num_replicas is None else num_replicas, 0 if rank is None else rank, shuffle, seed, drop_last
+        )
 
 
 class ShuffleOffByDefault(PartsSampler):

@@ -8,7 +8,8 @@ deviation in a subclass is then the only thing that can fail it.
 from __future__ import annotations
 
 import math
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import torch
 import torch.distributed as dist
@@ -18,8 +19,15 @@ from torch.utils.data import Sampler
 class PartsSampler(Sampler[int]):
     """Same contract as torch's DistributedSampler (DESIGN.md section 3)."""
 
-    def __init__(self, dataset: Any, num_replicas: int | None = None, rank: int | None = None,
-                 shuffle: bool = True, seed: int = 0, drop_last: bool = False) -> None:
+    def __init__(
+        self,
+        dataset: Any,
+        num_replicas: int | None = None,
+        rank: int | None = None,
+        shuffle: bool = True,
+        seed: int = 0,
+        drop_last: bool = False,
+    ) -> None:
         self.dataset = dataset
         self.num_replicas = dist.get_world_size() if num_replicas is None else num_replicas
         self.rank = dist.get_rank() if rank is None else rank

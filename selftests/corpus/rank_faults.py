@@ -10,8 +10,9 @@ import os
 import signal
 import tempfile
 import threading
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import torch.distributed as dist
 

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from random import Random
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 import torch
@@ -22,8 +23,15 @@ class NumpyDistributedSampler(Sampler[int]):
     contract allows: only the structure of the orders is specified.
     """
 
-    def __init__(self, dataset: Any, num_replicas: int | None = None, rank: int | None = None,
-                 shuffle: bool = True, seed: int = 0, drop_last: bool = False) -> None:
+    def __init__(
+        self,
+        dataset: Any,
+        num_replicas: int | None = None,
+        rank: int | None = None,
+        shuffle: bool = True,
+        seed: int = 0,
+        drop_last: bool = False,
+    ) -> None:
         if num_replicas is None or rank is None:
             raise ValueError("NumpyDistributedSampler needs explicit num_replicas and rank")
         if not 0 <= rank < num_replicas:
