@@ -25,10 +25,15 @@ from .test_rank_pool import _assert_no_orphans, tag  # noqa: F401 - tag is a fix
 
 ENTRY = "sampler_conformance.torchrun"
 MULTIPROCESS_BAD = "selftests.corpus.multiprocess_bad:HashSeededShuffle"
-# What `python -m pytest --world-sizes=4 --sampler=...HashSeededShuffle --hypothesis-profile=dev
-# --hypothesis-seed=0` fails (measured with that plain run: 16 failed, 82 passed, 17 skipped);
-# torchrun at W=4 must fail the same.
-HASH_SEEDED_FAILED_AT_W4 = {"covers", "disjoint", "pads_from_head", "strided", "agrees_across_ranks"}
+# HashSeededShuffle's order depends on each process's random hash seed, so which invariants
+# a run catches varies from run to run: always {agrees_across_ranks, covers} (as
+# test_rank_pool.MULTIPROCESS_ONLY_BUGS), and at most the invariants that compare the ranks'
+# shares. `python -m pytest --world-sizes=4 --sampler=...HashSeededShuffle
+# --hypothesis-profile=dev --hypothesis-seed=0` failed all five in the run we measured (16
+# failed, 82 passed, 17 skipped); so did torchrun. Exact verdicts through every entry point
+# are compared with a deterministic sampler in test_installed_package.
+HASH_SEEDED_ALWAYS_FAILS = {"covers", "agrees_across_ranks"}
+HASH_SEEDED_MAY_FAIL = {"covers", "disjoint", "pads_from_head", "strided", "agrees_across_ranks"}
 # A full certification under torchrun takes 40-60 s on 2 idle cores; this long is a hang.
 RUN_TIMEOUT_S = 420
 FAULT_RANK_TIMEOUT_S = 5
@@ -142,7 +147,7 @@ def test_multiprocess_only_bug_is_rejected_as_by_plain_pytest(tmp_path, tag):  #
     assert run.exit_code == 1, run.explain()
     _every_rank_exits(run, 1)
     assert run.verdict.startswith(f"VERDICT: {MULTIPROCESS_BAD} does NOT conform"), run.verdict
-    assert run.failed_invariants == HASH_SEEDED_FAILED_AT_W4, run.explain()
+    assert HASH_SEEDED_ALWAYS_FAILS <= run.failed_invariants <= HASH_SEEDED_MAY_FAIL, run.explain()
     _assert_no_orphans(tag)
 
 
