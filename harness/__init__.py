@@ -30,6 +30,9 @@ One module per role:
 - ``plugin`` is the pytest plugin that ties them together; ``activation`` is its entry
   point, inert unless asked; ``cli`` and ``api`` run it for the console script and for
   a user's own tests.
+
+PYTEST_DONT_REWRITE: the console script and the torchrun entry import this package before
+pytest starts, and pytest would warn that it cannot rewrite it; it holds no assert.
 """
 
 __all__ = ["check_sampler", "parametrize_with_checks"]
