@@ -191,7 +191,18 @@ def test_two_nodes_reject_the_multiprocess_only_bug(tmp_path, tag):  # noqa: F81
     _assert_no_orphans(tag)
 
 
-# ---- faults: a rank that dies, a rank that hangs -------------------------------------------
+# ---- faults: a rank that raises, dies or hangs ---------------------------------------------
+
+
+def test_raising_rank_is_named_with_its_host_and_exception(tmp_path, tag):  # noqa: F811
+    run = _standalone(tmp_path, "selftests.corpus.rank_faults:RaisesOnRankOne", *ONE_TEST)
+    assert run.exit_code == 1, run.explain()
+    _every_rank_exits(run, 1)
+    assert (
+        f"rank 1 on {HOST}: the sampler raised RuntimeError while iterating: rank 1 cannot read its shard"
+    ) in run.output, run.explain()
+    assert run.failed_invariants == {"edge_sizes"}, run.explain()
+    _assert_no_orphans(tag)
 
 
 def test_dying_rank_is_named_with_its_host_and_exit(tmp_path, tag):  # noqa: F811
