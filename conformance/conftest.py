@@ -16,7 +16,7 @@ import pytest
 from sampler_conformance.backend import cuda_device_count
 from sampler_conformance.plugin import option_named, setting
 from sampler_conformance.rank_pool import RankPool, RankPools
-from sampler_conformance.torchrun_pool import TorchrunPools, started_pools
+from sampler_conformance.torchrun_pool import started_pools
 
 NCCL_MARK = "nccl"
 SEED_EXPERIMENT_WORLD_SIZE = 2
@@ -35,7 +35,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 
 @pytest.fixture(scope="session")
-def rank_pools(pytestconfig: pytest.Config) -> Iterator[RankPools | TorchrunPools]:
+def rank_pools(pytestconfig: pytest.Config) -> Iterator[RankPools]:
     started = started_pools(pytestconfig)
     if started is not None:  # rank 0 under torchrun: groups of its ranks (sampler_conformance.torchrun closes them)
         yield started
@@ -50,9 +50,7 @@ def cuda_devices() -> int:
     return cuda_device_count()
 
 
-def _pool(
-    request: pytest.FixtureRequest, pools: RankPools | TorchrunPools, world_size: int, cuda_devices: int
-) -> RankPool:
+def _pool(request: pytest.FixtureRequest, pools: RankPools, world_size: int, cuda_devices: int) -> RankPool:
     requested = (
         "nccl" if request.node.get_closest_marker(NCCL_MARK) else setting(request.config, option_named("backend"))
     )

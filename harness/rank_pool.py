@@ -452,8 +452,11 @@ class RankPools:
     def get(self, world_size: int, backend: str) -> RankPool:
         key = (world_size, backend)
         if key not in self._pools:
-            self._pools[key] = RankPool(world_size, backend, self.timeout_s)
+            self._pools[key] = self._new_pool(world_size, backend)
         return self._pools[key]
+
+    def _new_pool(self, world_size: int, backend: str) -> RankPool:
+        return RankPool(world_size, backend, self.timeout_s)
 
     def begin_test(self) -> None:
         for pool in self._pools.values():

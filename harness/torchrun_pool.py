@@ -22,7 +22,7 @@ import time
 from typing import Any
 
 from .backend import BackendChoice, choose_backend
-from .rank_pool import FAULT_GRACE_S, STACK_DUMP_WAIT_S, Collected, RankPool
+from .rank_pool import FAULT_GRACE_S, STACK_DUMP_WAIT_S, Collected, RankPool, RankPools
 from .scenarios import Scenario
 from .torchrun_link import (
     PLUGIN_NAME,
@@ -156,14 +156,13 @@ class TorchrunPool(RankPool):
         return outcomes, lost
 
 
-class TorchrunPools:
+class TorchrunPools(RankPools):
     """One pool per world size (and backend), each made of torchrun's first W ranks."""
 
     def __init__(self, commands: Commands, hellos: list[Hello], timeout_s: float) -> None:
+        super().__init__(timeout_s)
         self.commands = commands
         self.hellos = sorted(hellos, key=lambda hello: hello.rank)
-        self.timeout_s = timeout_s
-        self._pools: dict[tuple[int, str], TorchrunPool] = {}
 
     def choose(self, requested: str, world_size: int, cuda_devices: int) -> BackendChoice:
         """NCCL when each of the group's ranks has its GPU (cuda:LOCAL_RANK) and --backend allows it,
@@ -174,19 +173,8 @@ class TorchrunPools:
         with_gpu = sum(hello.has_gpu for hello in self.hellos[:world_size])
         return choose_backend(requested, world_size, with_gpu)
 
-    def get(self, world_size: int, backend: str) -> TorchrunPool:
-        key = (world_size, backend)
-        if key not in self._pools:
-            self._pools[key] = TorchrunPool(self.commands, self.hellos, world_size, backend, self.timeout_s)
-        return self._pools[key]
-
-    def begin_test(self) -> None:
-        for pool in self._pools.values():
-            pool.begin_test()
-
-    def close(self) -> None:
-        for pool in self._pools.values():
-            pool.close()
+    def _new_pool(self, world_size: int, backend: str) -> TorchrunPool:
+        return TorchrunPool(self.commands, self.hellos, world_size, backend, self.timeout_s)
 
 
 def started_pools(config: Any) -> TorchrunPools | None:
