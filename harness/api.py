@@ -31,7 +31,8 @@ from pathlib import Path
 from typing import Any
 
 from .contracts import CONTRACTS, DEFAULT_CONTRACT
-from .results import FAILED, HELD
+from .invariants import REGISTRY
+from .results import ERROR, FAILED, HELD, NOT_PROMISED
 
 # A certification ends by itself (every wait inside is bounded); this only guards against
 # a machine so overloaded that it never does. Raise it for --hypothesis-profile=thorough.
@@ -105,7 +106,7 @@ class Report:
         return [flag for flag, entry in self.invariants.items() if entry.status == FAILED]
 
     def __str__(self) -> str:
-        return "\n".join([*(i.explain() for i in self.invariants.values() if i.status != "not promised"), self.verdict])
+        return "\n".join([*(i.explain() for i in self.invariants.values() if i.status != NOT_PROMISED), self.verdict])
 
 
 def check_sampler(
@@ -136,7 +137,7 @@ def parametrize_with_checks(
 
     _known_contract(contract)
     spec = sampler_spec(factory)
-    promised = [flag for flag in _registry_order() if CONTRACTS[contract].promises(flag)]
+    promised = [flag for flag in REGISTRY if CONTRACTS[contract].promises(flag)]
     expected = dict(expected_failures or {})
     unknown = sorted(set(expected) - set(promised))
     if unknown:
@@ -176,7 +177,7 @@ class Check:
             return
         if invariant.status == FAILED:
             raise InvariantViolated(f"{self.spec} breaks {invariant.explain()}")
-        if invariant.status == "error":
+        if invariant.status == ERROR:
             raise CertificationError(f"the suite failed, not the sampler: {invariant.explain()}")
         pytest.skip(invariant.explain().replace("\n", " "))
 
@@ -216,12 +217,6 @@ def sampler_spec(factory: Callable[..., Any] | str) -> str:
 def _known_contract(contract: str) -> None:
     if contract not in CONTRACTS:
         raise ValueError(f"contract {contract!r} is not known; choose one of: {', '.join(CONTRACTS)}")
-
-
-def _registry_order() -> list[str]:
-    from .invariants import REGISTRY
-
-    return list(REGISTRY)
 
 
 @functools.cache
