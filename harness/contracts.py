@@ -7,12 +7,16 @@ is (length rule), whether the sampler ends, and whether it yields indices or bat
 Each property test asks ``contract.promises(flag)`` and is skipped, with the reason,
 when the selected contract does not promise it. Flags can be turned off one by one
 (``--without=FLAG``); the report lists what was turned off.
+
+A base contract composes with extensions, written ``BASE+EXTENSION``: ``torch+resumable``
+promises DistributedSampler's contract and, on top, that a run resumed from
+``state_dict()`` goes on exactly where it stopped (:func:`contract_named`).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from .invariants import REGISTRY
 
@@ -160,13 +164,85 @@ assert all(c.flags <= set(REGISTRY) for c in CONTRACTS.values()), "a contract pr
 DEFAULT_CONTRACT = TORCH.name
 
 
+@dataclass(frozen=True)
+class Extension:
+    """Promises a base contract can be extended with: ``BASE+NAME``."""
+
+    name: str
+    description: str
+    flags: frozenset[str]
+    # Flags of other extensions this one withdraws: an elastic sampler accepts a state
+    # from another world size, which a merely resumable one must refuse.
+    withdraws: frozenset[str] = field(default_factory=frozenset)
+
+
+RESUMABLE = Extension(
+    name="resumable",
+    description="state_dict()/load_state_dict() resume a run mid-epoch on the same world size: "
+    "exactly the rest of the epoch, then the same later epochs (README, 'The resume protocol')",
+    flags=frozenset(
+        {
+            "resume_continues",
+            "resume_exactly_once",
+            "resume_at_boundaries",
+            "later_epochs_after_resume",
+            "resumes_compose",
+            "plain_state",
+            "stale_state_refused",
+            "other_world_size_refused",
+        }
+    ),
+)
+
+EXTENSIONS: dict[str, Extension] = {e.name: e for e in (RESUMABLE,)}
+assert all(e.flags <= set(REGISTRY) for e in EXTENSIONS.values()), "an extension promises an undeclared invariant"
+CONTRACT_SYNTAX = (
+    f"BASE or BASE+EXTENSION, BASE one of {', '.join(CONTRACTS)}, EXTENSION one of {', '.join(EXTENSIONS)}"
+)
+
+
+def contract_named(text: str) -> Contract:
+    """The contract ``text`` names: a base contract, optionally ``+`` extensions
+    (``torch+resumable``). Raises ValueError, saying what is known, for anything else."""
+    base_name, *extension_names = [part.strip() for part in text.split("+")]
+    if base_name not in CONTRACTS:
+        raise ValueError(f"{base_name!r} is not a base contract; write {CONTRACT_SYNTAX}")
+    base = CONTRACTS[base_name]
+    unknown = [name for name in extension_names if name not in EXTENSIONS]
+    if unknown:
+        raise ValueError(f"{', '.join(map(repr, unknown))} is not an extension; write {CONTRACT_SYNTAX}")
+    if len(set(extension_names)) != len(extension_names):
+        raise ValueError(f"an extension is named twice; write {CONTRACT_SYNTAX}")
+    if extension_names and not base.finite:
+        finite = ", ".join(name for name, contract in CONTRACTS.items() if contract.finite)
+        raise ValueError(
+            f"the samplers of {base.name!r} never end, so there is no epoch to resume in; "
+            f"extend a contract of finite samplers: {finite}"
+        )
+    extensions = [EXTENSIONS[name] for name in extension_names]
+    if not extensions:
+        return base
+    flags = base.flags.union(*(e.flags for e in extensions)) - frozenset().union(*(e.withdraws for e in extensions))
+    descriptions = "; ".join(f"{e.name}: {e.description}" for e in extensions)
+    return replace(
+        base,
+        name="+".join([base.name, *extension_names]),
+        description=f"{base.description}; {descriptions}",
+        flags=flags,
+    )
+
+
 def describe_contracts() -> str:
     """The text of --list-contracts."""
     lines = []
-    for contract in CONTRACTS.values():
-        lines.append(f"{contract.name} (family {contract.family}): {contract.description}")
+    promises: list[tuple[str, frozenset[str]]] = [
+        (f"{c.name} (family {c.family}): {c.description}", c.flags) for c in CONTRACTS.values()
+    ]
+    promises += [(f"+{e.name} (extension, {CONTRACT_SYNTAX}): {e.description}", e.flags) for e in EXTENSIONS.values()]
+    for heading, flags in promises:
+        lines.append(heading)
         for invariant in REGISTRY.values():
-            if contract.promises(invariant.flag):
+            if invariant.flag in flags:
                 lines.append(f"    {invariant.flag:32s} {invariant.title}: guards against {invariant.guards}")
                 where = f"; needs the sampler's {', '.join(invariant.needs)}" if invariant.needs else ""
                 lines.append(f"    {'':32s} checked {invariant.where.value}{where}; known-bad: {invariant.known_bad}")

@@ -47,6 +47,8 @@ class Invariant:
 _KNOWN_BAD = "selftests.corpus.known_bad"
 _FAMILIES = "selftests.corpus.families"
 _MULTIPROCESS_BAD = "selftests.corpus.multiprocess_bad"
+_RESUME_BAD = "selftests.corpus.resume_bad"
+_RESUMABLE = "torch+resumable"
 
 DECLARED: tuple[Invariant, ...] = (
     Invariant(
@@ -207,6 +209,74 @@ DECLARED: tuple[Invariant, ...] = (
         "silently changing jobs that build them as DistributedSampler(dataset)",
         f"{_MULTIPROCESS_BAD}:ShuffleOffByDefault",
         where=Where.GROUPS,
+    ),
+    # The resumable extension (README, "The resume protocol"): a state taken after k items of
+    # epoch e, loaded into fresh samplers with the same arguments, goes on exactly there.
+    Invariant(
+        "resume_continues",
+        "resume continues the epoch",
+        "a resume that replays the epoch from its start, or from another epoch's order",
+        f"{_RESUME_BAD}:ReplaysEpochZero",
+        proven_under=_RESUMABLE,
+        where=Where.IN_PROCESS,
+    ),
+    Invariant(
+        "resume_exactly_once",
+        "nothing repeated or lost across a resume",
+        "a resume that skips too far or not far enough: items trained twice or never in the epoch",
+        f"{_RESUME_BAD}:SkipsGlobalCount",
+        proven_under=_RESUMABLE,
+        where=Where.IN_PROCESS,
+    ),
+    Invariant(
+        "resume_at_boundaries",
+        "resume at an epoch's start and end",
+        "a state taken after an epoch's last item that drops the next epoch, or one taken at its start that "
+        "skips or replays",
+        f"{_RESUME_BAD}:KeepsCountAfterPass",
+        proven_under=_RESUMABLE,
+        where=Where.IN_PROCESS,
+    ),
+    Invariant(
+        "later_epochs_after_resume",
+        "later epochs unchanged by a resume",
+        "a resume skip re-applied in every later epoch",
+        f"{_RESUME_BAD}:SkipsEveryEpoch",
+        proven_under=_RESUMABLE,
+        where=Where.IN_PROCESS,
+    ),
+    Invariant(
+        "resumes_compose",
+        "two resumes compose",
+        "a second resume in one epoch that misaligns: the count restarts at each resume",
+        f"{_RESUME_BAD}:CountRestartsOnResume",
+        proven_under=_RESUMABLE,
+        where=Where.IN_PROCESS,
+    ),
+    Invariant(
+        "plain_state",
+        "state is plain data, independent of global RNGs",
+        "states that torch.load(weights_only=True) refuses, that change a fresh run, or resumes that draw "
+        "from the global RNGs",
+        f"{_RESUME_BAD}:StateHoldsNumpyArray",
+        proven_under=_RESUMABLE,
+        where=Where.IN_PROCESS,
+    ),
+    Invariant(
+        "stale_state_refused",
+        "a stale state is refused",
+        "a state saved under another dataset size, seed, shuffle or drop_last, silently resumed at the wrong items",
+        f"{_RESUME_BAD}:AcceptsStaleState",
+        proven_under=_RESUMABLE,
+        where=Where.IN_PROCESS,
+    ),
+    Invariant(
+        "other_world_size_refused",
+        "a state from another world size is refused",
+        "a sampler that is not elastic resuming on another number of ranks: shards of a topology that no longer exists",
+        f"{_RESUME_BAD}:AcceptsOtherWorldSize",
+        proven_under=_RESUMABLE,
+        where=Where.IN_PROCESS,
     ),
 )
 

@@ -21,7 +21,7 @@ from hypothesis.errors import Unsatisfiable
 from . import crashes, profiles, runner
 from .backend import BACKENDS, DEFAULT_BACKEND, BackendChoice, choose_backend, cuda_device_count
 from .certificate import build_certificate, write_certificate
-from .contracts import CONTRACTS, DEFAULT_CONTRACT, Contract, describe_contracts
+from .contracts import CONTRACT_SYNTAX, DEFAULT_CONTRACT, Contract, contract_named, describe_contracts
 from .invariants import PER_EPOCH, REGISTRY
 from .layout import CERTIFICATION_DIRS, IN_PROCESS_DIR
 from .plug import DEFAULT_SPEC, SamplerPlug, SamplerSpecError, load_plug
@@ -118,8 +118,10 @@ def _flag_list(text: str) -> frozenset[str]:
 
 
 def _contract_name(text: str) -> str:
-    if text not in CONTRACTS:
-        raise pytest.UsageError(f"--contract={text!r} is not a known contract; choose one of: {', '.join(CONTRACTS)}")
+    try:
+        contract_named(text)
+    except ValueError as exc:
+        raise pytest.UsageError(f"--contract={text!r}: {exc}") from None
     return text
 
 
@@ -136,7 +138,7 @@ OPTIONS = (
         "contract",
         "CONFORMANCE_CONTRACT",
         DEFAULT_CONTRACT,
-        f"contract the sampler promises, one of: {', '.join(CONTRACTS)} (default {DEFAULT_CONTRACT})",
+        f"contract the sampler promises: {CONTRACT_SYNTAX}, e.g. torch+resumable (default {DEFAULT_CONTRACT})",
         _contract_name,
     ),
     Option(
@@ -225,7 +227,7 @@ def pytest_configure(config: pytest.Config) -> None:
     except SamplerSpecError as exc:
         raise pytest.UsageError(str(exc)) from None
     try:
-        contract = CONTRACTS[options["contract"]].without(options["without"])
+        contract = contract_named(options["contract"]).without(options["without"])
     except ValueError as exc:
         raise pytest.UsageError(f"--without={','.join(sorted(options['without']))}: {exc}") from None
     runner.configure(timeout_s=options["rank_timeout"])

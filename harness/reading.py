@@ -7,7 +7,7 @@ reported with the first offending item.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from itertools import islice
 from typing import Any, Protocol, TypeVar
@@ -108,6 +108,22 @@ def read_batches(sampler: Iterable[Any], limit: int) -> tuple[np.ndarray, ...]:
     batches = list(islice(iter(sampler), limit + 1))
     if len(batches) > limit:
         raise BadIndex(f"yielded more than {limit} batches without stopping: the batch sampler never stops")
+    return batch_arrays(batches)
+
+
+def take(iterator: Iterator[Any], count: int, contract: Contract) -> Reading:
+    """The next ``count`` items of a running pass (fewer if it ends first), checked as
+    :func:`read_pass` checks a whole pass; ``len()`` is not asked."""
+    __tracebackhide__ = True  # failures point at the sampler, not the harness
+    items = list(islice(iterator, count))
+    if contract.yields_batches:
+        batches = batch_arrays(items)
+        return Reading(np.concatenate(batches) if batches else np.empty(0, dtype=np.int64), None, batches)
+    return Reading(as_index_array(items), None)
+
+
+def batch_arrays(batches: list[Any]) -> tuple[np.ndarray, ...]:
+    """Each batch as an int64 array; :class:`BadIndex` for one that is not a list of indices."""
     arrays = []
     for position, batch in enumerate(batches):
         if not isinstance(batch, (list, tuple)):

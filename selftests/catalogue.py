@@ -152,6 +152,40 @@ KNOWN_BAD: dict[str, Rejection] = {
     ),
 }
 
+RESUME_BAD_MODULE = "selftests.corpus.resume_bad"
+RESUMABLE_CONTRACT = "torch+resumable"
+# A resume that goes on from the wrong place: R2 (across the ranks) cannot fail while R1 (on
+# each rank) holds and the base contract does, so every bug of R2 is one of R1 too.
+ONE_RANK_WRONG = "a rank whose epoch differs from the uninterrupted one breaks resume_continues"
+
+# The resume bugs, certified under torch+resumable (selftests/test_resume.py).
+RESUME_BAD: dict[str, Rejection] = {
+    f"{RESUME_BAD_MODULE}:ReplaysEpochZero": Rejection(
+        "test_resume_continues_the_epoch",
+        "resume_continues",
+        {"resume_exactly_once": "k items of epoch e and the rest of epoch 0's order repeat some items and miss others"},
+    ),
+    f"{RESUME_BAD_MODULE}:SkipsGlobalCount": Rejection(
+        "test_resume_yields_each_item_once",
+        "resume_exactly_once",
+        {"resume_continues": ONE_RANK_WRONG},
+        sometimes={
+            "resumes_compose": "when the first resume skips past the end of the pass, the pass ends early and "
+            "the second resume starts a new one"
+        },
+    ),
+    f"{RESUME_BAD_MODULE}:KeepsCountAfterPass": Rejection(
+        "test_resume_at_the_epochs_boundaries", "resume_at_boundaries"
+    ),
+    f"{RESUME_BAD_MODULE}:SkipsEveryEpoch": Rejection("test_later_epochs_after_a_resume", "later_epochs_after_resume"),
+    f"{RESUME_BAD_MODULE}:CountRestartsOnResume": Rejection("test_two_resumes_compose", "resumes_compose"),
+    f"{RESUME_BAD_MODULE}:StateHoldsNumpyArray": Rejection("test_state_is_plain_data", "plain_state"),
+    f"{RESUME_BAD_MODULE}:AcceptsStaleState": Rejection("test_stale_state_refused", "stale_state_refused"),
+    f"{RESUME_BAD_MODULE}:AcceptsOtherWorldSize": Rejection(
+        "test_state_from_another_world_size_refused", "other_world_size_refused"
+    ),
+}
+
 # Samplers that must be certified under the default contract.
 GOOD = (
     "torch.utils.data.distributed:DistributedSampler",

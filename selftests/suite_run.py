@@ -10,8 +10,12 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from .catalogue import Rejection
 
 REPO = Path(__file__).resolve().parent.parent
 PROPERTIES = REPO / "properties"
@@ -104,6 +108,18 @@ class SuiteRun:
             if len(found) == 1:
                 cases.append((section, found.pop()))
         return cases
+
+    def assert_rejected(self, rejection: Rejection) -> None:
+        """The run failed exactly the invariants the catalogue's ``rejection`` allows, and the
+        intended one's counterexample names it, with the case it failed on."""
+        assert self.exit_code == pytest.ExitCode.TESTS_FAILED, self.explain()
+        assert rejection.failed <= self.failed_invariants <= rejection.allowed, (
+            f"charged beyond the catalogue: {sorted(self.failed_invariants - rejection.allowed)}; "
+            f"not charged: {sorted(rejection.failed - self.failed_invariants)}\n{self.explain()}"
+        )
+        counterexample = self.counterexamples(rejection.flag)[0]
+        assert f"[{counterexample['title']}]" == rejection.title and counterexample["case"], counterexample
+        assert rejection.test in self.failed_tests, self.explain()
 
     def explain(self) -> str:
         """For assertion messages: the spec, exit code and the tail of the output."""

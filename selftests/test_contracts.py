@@ -268,7 +268,7 @@ def test_list_contracts_prints_every_contract_and_exits(pytester):
 @pytest.mark.parametrize(
     ("option", "message"),
     [
-        ("--contract=strided", "--contract='strided' is not a known contract"),
+        ("--contract=strided", "--contract='strided': 'strided' is not a base contract"),
         ("--without=covers,nonsense", "unknown invariant(s) nonsense"),
         ("--rank-timeout=-1", "--rank-timeout='-1' must be positive"),
     ],

@@ -11,11 +11,11 @@ from typing import Any, cast
 import pytest
 
 from sampler_conformance.checkers import per_epoch_judges
-from sampler_conformance.contracts import CONTRACTS, TORCH
+from sampler_conformance.contracts import CONTRACTS, EXTENSIONS, TORCH, contract_named
 from sampler_conformance.invariants import PER_EPOCH, REGISTRY, Where
 from sampler_conformance.plug import load_plug
 
-from .catalogue import KNOWN_BAD
+from .catalogue import KNOWN_BAD, RESUMABLE_CONTRACT, RESUME_BAD
 from .suite_run import CONFORMANCE, PROPERTIES
 from .test_contracts import BAD, CONFORMANCE_BAD
 from .test_rank_pool import MULTIPROCESS_ONLY_BUGS
@@ -36,6 +36,8 @@ def _proven() -> dict[tuple[str, str], set[str]]:
         proven[(spec, TORCH.name)] = proven.get((spec, TORCH.name), set()) | set(failed)
     for spec, failed in MULTIPROCESS_ONLY_BUGS.items():
         proven[(spec, TORCH.name)] = proven.get((spec, TORCH.name), set()) | failed
+    for spec, rejection in RESUME_BAD.items():
+        proven[(spec, RESUMABLE_CONTRACT)] = rejection.failed
     return proven
 
 
@@ -43,14 +45,14 @@ def _proven() -> dict[tuple[str, str], set[str]]:
 def test_each_invariant_names_a_known_bad_sampler_that_a_selftest_proves_it_rejects(flag):
     invariant = REGISTRY[flag]
     load_plug(invariant.known_bad)  # it exists and imports
-    assert invariant.proven_under in CONTRACTS and CONTRACTS[invariant.proven_under].promises(flag)
+    assert contract_named(invariant.proven_under).promises(flag)
     failed = _proven().get((invariant.known_bad, invariant.proven_under))
     assert failed is not None, f"no exact-verdict selftest runs {invariant.known_bad} under {invariant.proven_under!r}"
     assert flag in failed, f"the selftest that runs {invariant.known_bad} does not require {flag} to fail: {failed}"
 
 
 def test_every_invariant_is_promised_by_some_contract():
-    promised = set().union(*(contract.flags for contract in CONTRACTS.values()))
+    promised = set().union(*(c.flags for c in CONTRACTS.values()), *(e.flags for e in EXTENSIONS.values()))
     assert set(REGISTRY) - promised == set()
 
 

@@ -1,0 +1,274 @@
+"""The resumable extension (``--contract=BASE+resumable``), in-process.
+
+Each test draws a case, an epoch and where the checkpoint is taken (k = 0 and k = the
+whole pass weighted), and runs the protocol of the README's "The resume protocol"
+(``harness.scenarios.resume``) on every simulated rank.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from sampler_conformance.case import Case
+from sampler_conformance.contracts import Contract
+from sampler_conformance.crashes import judge_only_if
+from sampler_conformance.plug import SamplerPlug
+from sampler_conformance.resume_checkers import (
+    check_continues,
+    check_exactly_once,
+    check_next_passes,
+    check_not_plain,
+    compare_ranks,
+    items,
+    joined,
+    missing_protocol,
+)
+from sampler_conformance.runner import SIMULATED
+from sampler_conformance.scenarios.resume import ResumeRun, foreign_state_refusal, resume
+from sampler_conformance.strategies import draw_case, epochs, world_sizes
+from sampler_conformance.verdict import expect_holds, fail
+
+GLOBAL_SEEDS = st.integers(0, 2**32 - 2)
+# Every rank reads three to six passes per example: the dataset sizes stop at 2,000 here (edges
+# included) to keep the resumable tests within the time of the base contract's.
+MAX_RESUMED_SIZE = 2_000
+
+
+def pass_items(contract: Contract, case: Case) -> int:
+    """Items one rank's pass holds under the contract (batches for a batch sampler; an upper
+    bound the scenario clamps to what the pass really holds)."""
+    length = contract.expected_length(case.dataset_size, case.world_size, case.drop_last)
+    if contract.yields_batches:
+        return math.ceil(math.ceil(case.dataset_size / case.batch_size) / case.world_size)
+    return length
+
+
+def checkpoint_at(data: st.DataObject, length: int, label: str = "k (items before the checkpoint)") -> int:
+    """A position in a pass of ``length`` items; its start and its end weighted."""
+    return data.draw(st.one_of(st.sampled_from([0, length]), st.integers(0, length)), label=label)
+
+
+def drawn(data: st.DataObject, plug: SamplerPlug, contract: Contract, drop_last: bool) -> tuple[Case, int]:
+    case = draw_case(data, plug, drop_last=drop_last, contract=contract, max_dataset_size=MAX_RESUMED_SIZE)
+    return case, data.draw(epochs(), label="epoch")
+
+
+def expect_stateful(run: ResumeRun, flag: str) -> None:
+    __tracebackhide__ = True  # failures point at the sampler, not the harness
+    if run.missing:
+        expect_holds(run.uninterrupted[0], [missing_protocol(flag, run.missing)])
+
+
+@pytest.mark.invariant("resume_continues")
+@given(data=st.data())
+def test_resume_continues_the_epoch(sampler_plug, contract, drop_last, data):
+    """Resumed after k items, every rank yields exactly the rest of its uninterrupted epoch."""
+    case, epoch = drawn(data, sampler_plug, contract, drop_last)
+    k = checkpoint_at(data, pass_items(contract, case))
+    run = resume(SIMULATED, sampler_plug, contract, case, epoch=epoch, cuts=(k,))
+    expect_stateful(run, "resume_continues")
+    expect_holds(run.uninterrupted[0], check_continues(run))
+
+
+@pytest.mark.invariant("resume_exactly_once")
+@given(data=st.data())
+def test_resume_yields_each_item_once(sampler_plug, contract, drop_last, data):
+    """Across the ranks, the resumed epoch repeats nothing and loses nothing the
+    uninterrupted epoch yields (its padding is allowed, no more)."""
+    case, epoch = drawn(data, sampler_plug, contract, drop_last)
+    k = checkpoint_at(data, pass_items(contract, case))
+    run = resume(SIMULATED, sampler_plug, contract, case, epoch=epoch, cuts=(k,))
+    expect_stateful(run, "resume_exactly_once")
+    expect_holds(run.uninterrupted[0], check_exactly_once(run, case.dataset_size))
+
+
+@pytest.mark.invariant("resume_at_boundaries")
+@given(data=st.data())
+def test_resume_at_the_epochs_boundaries(sampler_plug, contract, drop_last, data):
+    """A state taken before the epoch's first item resumes the whole epoch; one taken after
+    its pass ended resumes at the next epoch, in full (neither empty nor a replay), and the
+    one after it."""
+    case, epoch = drawn(data, sampler_plug, contract, drop_last)
+    at_start = resume(SIMULATED, sampler_plug, contract, case, epoch=epoch, cuts=(0,))
+    expect_stateful(at_start, "resume_at_boundaries")
+    expect_holds(
+        at_start.uninterrupted[0],
+        compare_ranks(
+            "resume_at_boundaries",
+            at_start.uninterrupted[0],
+            joined(at_start),
+            f"resumed from a state taken before the first item of epoch {epoch}, the epoch differs from the "
+            f"uninterrupted one",
+        ),
+    )
+    at_end = resume(SIMULATED, sampler_plug, contract, case, epoch=epoch, after_pass=True, later_epochs=1)
+    expect_holds(
+        at_end.uninterrupted[0],
+        check_next_passes(
+            "resume_at_boundaries",
+            at_end,
+            f"resumed from a state taken after the pass of epoch {epoch} ended (the loop goes on at epoch {epoch + 1})",
+        ),
+    )
+
+
+@pytest.mark.invariant("later_epochs_after_resume")
+@given(data=st.data())
+def test_later_epochs_after_a_resume(sampler_plug, contract, drop_last, data):
+    """After a resume, the next two epochs are the uninterrupted run's: the skip does not
+    persist, and the epoch and seed are right."""
+    case, epoch = drawn(data, sampler_plug, contract, drop_last)
+    k = checkpoint_at(data, pass_items(contract, case))
+    run = resume(SIMULATED, sampler_plug, contract, case, epoch=epoch, cuts=(k,), later_epochs=2)
+    expect_stateful(run, "later_epochs_after_resume")
+    expect_holds(
+        run.uninterrupted[0],
+        check_next_passes("later_epochs_after_resume", run, f"resumed after {items(k)} of epoch {epoch}"),
+    )
+
+
+@pytest.mark.invariant("resumes_compose")
+@given(data=st.data())
+def test_two_resumes_compose(sampler_plug, contract, drop_last, data):
+    """Resumed at k, then again at k + j within the epoch: the rest is what one resume at
+    k + j gives."""
+    case, epoch = drawn(data, sampler_plug, contract, drop_last)
+    length = pass_items(contract, case)
+    judge_only_if(length >= 1)
+    first = checkpoint_at(data, length - 1, label="k (items before the first checkpoint)")
+    more = data.draw(st.integers(1, length - first), label="j (items between the two checkpoints)")
+    twice = resume(SIMULATED, sampler_plug, contract, case, epoch=epoch, cuts=(first, first + more))
+    expect_stateful(twice, "resumes_compose")
+    once = resume(SIMULATED, sampler_plug, contract, case, epoch=epoch, cuts=(first + more,))
+    expect_holds(
+        twice.uninterrupted[0],
+        compare_ranks(
+            "resumes_compose",
+            once.resumed[0],
+            twice.resumed[0],
+            f"resumed after {items(first)} of epoch {epoch}, then again {items(more)} later, the rest differs "
+            f"from one resume after {items(first + more)}",
+        ),
+    )
+
+
+@pytest.mark.invariant("plain_state")
+@given(data=st.data())
+def test_state_is_plain_data(sampler_plug, contract, drop_last, data):
+    """The state survives torch.save/torch.load(weights_only=True); loading a just-built
+    sampler's state changes nothing; a resume does not depend on the global RNGs."""
+    case, epoch = drawn(data, sampler_plug, contract, drop_last)
+    k = checkpoint_at(data, pass_items(contract, case))
+    global_seed = data.draw(GLOBAL_SEEDS, label="global RNG seed")
+    run = resume(SIMULATED, sampler_plug, contract, case, epoch=epoch, cuts=(k,), global_seed=global_seed)
+    expect_stateful(run, "plain_state")
+    expect_holds(run.uninterrupted[0], check_not_plain(run))
+    reseeded = resume(
+        SIMULATED,
+        sampler_plug,
+        contract,
+        case,
+        epoch=epoch,
+        cuts=(k,),
+        global_seed=global_seed,
+        resumed_global_seed=global_seed + 1,
+    )
+    expect_holds(
+        run.uninterrupted[0],
+        compare_ranks(
+            "plain_state",
+            run.resumed[0],
+            reseeded.resumed[0],
+            f"resumed after {items(k)} of epoch {epoch} twice, the global RNGs (torch, numpy, random) reseeded "
+            f"between the two, the rest differs: the resumed order depends on global RNG state",
+        ),
+    )
+    fresh = resume(SIMULATED, sampler_plug, contract, case, epoch=epoch, fresh_state=True, later_epochs=1)
+    expect_holds(
+        fresh.uninterrupted[0],
+        compare_ranks(
+            "plain_state",
+            fresh.uninterrupted[0],
+            fresh.resumed[0],
+            f"a fresh sampler that loaded the state of another just built (before set_epoch and any item) gave "
+            f"another epoch {epoch} than one that loaded nothing",
+        )
+        + check_next_passes("plain_state", fresh, "after loading a just-built sampler's state"),
+    )
+
+
+# The arguments a state may be saved under, and how to change each.
+_STALE_CHANGES = {
+    "dataset size": lambda case, data: case.with_(
+        dataset_size=data.draw(
+            st.integers(max(case.world_size, 1), case.dataset_size + 64).filter(lambda n: n != case.dataset_size),
+            label="N of the resumed run",
+        )
+    ),
+    "seed": lambda case, data: case.with_(
+        seed=data.draw(st.integers(0, 2**32 - 1).filter(lambda s: s != case.seed), label="seed of the resumed run")
+    ),
+    "shuffle": lambda case, data: case.with_(shuffle=not case.shuffle),
+    "drop_last": lambda case, data: case.with_(drop_last=not case.drop_last),
+}
+
+
+@pytest.mark.invariant("stale_state_refused")
+@given(data=st.data())
+def test_stale_state_refused(sampler_plug, contract, drop_last, data):
+    """A state saved under another dataset size, seed, shuffle or drop_last raises, at
+    load_state_dict or at the first item, instead of resuming at the wrong items."""
+    case, epoch = drawn(data, sampler_plug, contract, drop_last)
+    length = pass_items(contract, case)
+    judge_only_if(length >= 1)
+    changes = [name for name in _STALE_CHANGES if name == "dataset size" or sampler_plug.supports(name)]
+    changed = data.draw(st.sampled_from(changes), label="argument changed on resume")
+    # drop_last changes nothing when W divides N: the state is not stale then.
+    judge_only_if(changed != "drop_last" or case.dataset_size % case.world_size != 0)
+    other = _STALE_CHANGES[changed](case, data)
+    taken = data.draw(st.integers(1, length), label="k (items before the checkpoint)")
+    reply = foreign_state_refusal(SIMULATED, sampler_plug, contract, case, other, epoch, taken)
+    _judge_refusal(
+        "stale_state_refused",
+        reply,
+        case,
+        f"a state saved by rank 0 after {items(taken)} of epoch {epoch} was loaded by a sampler built with "
+        f"another {changed} ({other.describe()})",
+        "a stale state must raise at load_state_dict or at the first item, else the job silently resumes at "
+        "the wrong items",
+    )
+
+
+@pytest.mark.invariant("other_world_size_refused")
+@given(data=st.data())
+def test_state_from_another_world_size_refused(sampler_plug, contract, drop_last, data):
+    """A sampler that does not promise ``elastic``, handed a state saved under another world
+    size, raises at load_state_dict or at the first item."""
+    case, epoch = drawn(data, sampler_plug, contract, drop_last)
+    length = pass_items(contract, case)
+    judge_only_if(length >= 1)
+    new_world = data.draw(world_sizes().filter(lambda w: w != case.world_size), label="W of the resumed run")
+    taken = data.draw(st.integers(1, length), label="k (items before the checkpoint)")
+    other = case.with_(world_size=new_world)
+    reply = foreign_state_refusal(SIMULATED, sampler_plug, contract, case, other, epoch, taken)
+    _judge_refusal(
+        "other_world_size_refused",
+        reply,
+        case,
+        f"a state saved by rank 0 of {case.world_size} after {items(taken)} of epoch {epoch} was loaded by "
+        f"rank 0 of {new_world}",
+        "a sampler that is not elastic must refuse a state from another world size, or its ranks resume "
+        "shards of a topology that no longer exists",
+    )
+
+
+def _judge_refusal(flag, reply, case, what_happened, why_it_must_raise):
+    """Fail ``flag`` unless the sampler refused the foreign state it was handed."""
+    if reply.missing:
+        fail(flag, missing_protocol(flag, reply.missing).message, case)
+    if reply.refusal is None:
+        fail(flag, f"{what_happened} and it went on without an error; {why_it_must_raise}", case)

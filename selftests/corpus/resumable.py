@@ -1,0 +1,86 @@
+"""A resumable DistributedSampler, built from small overridable steps.
+
+:class:`ResumableSampler` conforms to ``torch+resumable`` (the selftests certify it); the
+known-bad samplers of ``resume_bad.py`` subclass it and override exactly one step, so each
+differs from a conforming resumable sampler by one bug.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from .parts import PartsSampler
+
+# The arguments a state is only valid under: loading it elsewhere resumes at the wrong items.
+SAVED_UNDER = ("dataset_size", "num_replicas", "shuffle", "seed", "drop_last")
+
+
+class ResumableSampler(PartsSampler):
+    """DistributedSampler's contract, plus torch's Stateful protocol.
+
+    The state is the epoch, the items this rank yielded in the current pass, and the
+    arguments it is valid under. Loading it makes the next pass skip those items; once
+    a pass has ended, the state says nothing was yielded, so a state taken then resumes at
+    the start of the next epoch.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.yielded = 0  # items yielded in the current pass
+        self.pending_skip = 0  # items the next pass skips: set by load_state_dict
+
+    def saved_under(self) -> dict[str, Any]:
+        values = {
+            "dataset_size": len(self.dataset),
+            "num_replicas": self.num_replicas,
+            "shuffle": self.shuffle,
+            "seed": self.seed,
+            "drop_last": self.drop_last,
+        }
+        return {name: values[name] for name in self.checked_arguments()}
+
+    def checked_arguments(self) -> tuple[str, ...]:
+        return SAVED_UNDER
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"epoch": self.epoch, "yielded": self.yielded, **self.saved_under()}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        differ = {name: value for name, value in self.saved_under().items() if state.get(name) != value}
+        if differ:
+            saved = ", ".join(f"{name}={state.get(name)!r}" for name in differ)
+            here = ", ".join(f"{name}={value!r}" for name, value in differ.items())
+            raise ValueError(f"this state was saved by a sampler with {saved}, but this one has {here}")
+        self.epoch = state["epoch"]
+        self.pending_skip = self.yielded = state["yielded"]
+
+    def pass_indices(self, skip: int) -> list[int]:
+        """This rank's share of the epoch, before the skip."""
+        return self.shard(self.pad(self.order()))
+
+    def take_skip(self) -> int:
+        skip, self.pending_skip = self.pending_skip, 0
+        return skip
+
+    def remaining(self, indices: list[int], skip: int) -> list[int]:
+        return indices[skip:]
+
+    def count_from(self, skip: int) -> int:
+        """What the count of yielded items starts at in a resumed pass."""
+        return skip
+
+    def pass_ended(self) -> None:
+        self.yielded = 0
+
+    def __iter__(self) -> Iterator[int]:
+        skip = self.take_skip()
+        indices = self.pass_indices(skip)
+        return self.generate(self.remaining(indices, skip), self.count_from(skip))
+
+    def generate(self, indices: list[int], count: int) -> Iterator[int]:
+        self.yielded = count
+        for index in indices:
+            self.yielded += 1
+            yield index
+        self.pass_ended()

@@ -1,0 +1,114 @@
+"""Known-bad resumable samplers: each is :class:`ResumableSampler` with one resume bug a
+real project shipped.
+
+The docstring's first paragraph names the bug class and cites it; ``Rejected by`` names
+the invariant that must catch it (``selftests/test_resume.py`` holds each to its exact
+failed set under ``torch+resumable``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .resumable import SAVED_UNDER, ResumableSampler
+
+
+class ReplaysEpochZero(ResumableSampler):
+    """A resume replays epoch 0's order: the resumed pass ignores the epoch, so it skips k
+    items of another permutation (huggingface/accelerate #2016, #3242, #4195).
+
+    Rejected by: resume continues the epoch.
+    """
+
+    def pass_indices(self, skip: int) -> list[int]:
+        if not skip:
+            return super().pass_indices(skip)
+        epoch, self.epoch = self.epoch, 0
+        try:
+            return super().pass_indices(skip)
+        finally:
+            self.epoch = epoch
+
+
+class SkipsGlobalCount(ResumableSampler):
+    """The resume skips the global count of items consumed (k items on each of W ranks)
+    in each rank's own share, so k * (W - 1) items per rank are never trained (resume
+    offsets on the wrong scale: OpenRLHF/OpenRLHF #1350).
+
+    Rejected by: nothing repeated or lost across a resume.
+    """
+
+    def remaining(self, indices: list[int], skip: int) -> list[int]:
+        return indices[skip * self.num_replicas :]
+
+
+class KeepsCountAfterPass(ResumableSampler):
+    """A state taken after an epoch's pass ended still counts the whole pass as yielded,
+    so the next epoch, after the resume, is empty (torchdata 0.11's
+    StatefulDistributedSampler; meta-pytorch/data #1437).
+
+    Rejected by: resume at an epoch's start and end.
+    """
+
+    def pass_ended(self) -> None:
+        pass
+
+
+class SkipsEveryEpoch(ResumableSampler):
+    """The loaded skip is never cleared, so every later epoch skips its first k items too
+    (huggingface/accelerate #1451; NVIDIA-NeMo/Megatron-Bridge #4565).
+
+    Rejected by: later epochs unchanged by a resume.
+    """
+
+    def take_skip(self) -> int:
+        return self.pending_skip
+
+
+class CountRestartsOnResume(ResumableSampler):
+    """After a resume the count starts again at 0, so a second resume in the same epoch
+    skips only the items since the first (KempnerInstitute/KempnerForge #57).
+
+    Rejected by: two resumes compose.
+    """
+
+    def count_from(self, skip: int) -> int:
+        return 0
+
+
+class StateHoldsNumpyArray(ResumableSampler):
+    """The state holds numpy values (the rank's order as an array), which
+    ``torch.load(weights_only=True)``, the default since torch 2.6, refuses: the checkpoint
+    is written but cannot be loaded (huggingface/transformers #27282).
+
+    Rejected by: state is plain data.
+    """
+
+    def state_dict(self) -> dict[str, Any]:
+        return {**super().state_dict(), "order": np.asarray(self.pass_indices(0), dtype=np.int64)}
+
+
+class AcceptsStaleState(ResumableSampler):
+    """The state records only the world size, so a state saved under another dataset,
+    seed, shuffle or drop_last is resumed at the wrong items (lhotse-speech/lhotse #785;
+    torchdata 0.11's StatefulDistributedSampler keeps only the count).
+
+    Rejected by: a stale state is refused.
+    """
+
+    def checked_arguments(self) -> tuple[str, ...]:
+        return ("num_replicas",)
+
+
+class AcceptsOtherWorldSize(ResumableSampler):
+    """The state does not record the world size, so a state saved by W ranks is resumed by
+    W' ranks, each skipping into a shard of a topology that no longer exists
+    (bghira/SimpleTuner #2986).
+
+    Rejected by: a state from another world size is refused.
+    """
+
+    def checked_arguments(self) -> tuple[str, ...]:
+        return tuple(name for name in SAVED_UNDER if name != "num_replicas")

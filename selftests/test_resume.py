@@ -1,0 +1,73 @@
+"""The resumable extension end to end: ``--contract=torch+resumable`` certifies a conforming
+resumable sampler, rejects each resume bug of the corpus through exactly the invariants the
+catalogue says, and charges a sampler without state_dict() every resumable invariant."""
+
+from __future__ import annotations
+
+import pytest
+
+from sampler_conformance.contracts import RESUMABLE, TORCH, contract_named
+from sampler_conformance.invariants import GROUP_ONLY, REGISTRY
+
+from .catalogue import RESUMABLE_CONTRACT, RESUME_BAD
+from .suite_run import certify
+
+CONTRACT_OPTION = f"--contract={RESUMABLE_CONTRACT}"
+GOOD_RESUMABLE = "selftests.corpus.resumable:ResumableSampler"
+
+
+def test_a_conforming_resumable_sampler_holds_every_invariant_checked_in_process(pytester):
+    run = certify(pytester, GOOD_RESUMABLE, CONTRACT_OPTION)
+    assert run.exit_code == pytest.ExitCode.OK, run.explain()
+    held = {flag for flag, status in run.statuses.items() if status == "held"}
+    in_process = {flag for flag in contract_named(RESUMABLE_CONTRACT).flags if flag not in GROUP_ONLY}
+    assert held == in_process, run.explain()
+    assert run.written["contract"]["name"] == RESUMABLE_CONTRACT
+
+
+@pytest.mark.parametrize("spec", list(RESUME_BAD), ids=lambda spec: spec.rpartition(":")[2])
+def test_resume_bug_fails_exactly_its_invariants(pytester, spec):
+    certify(pytester, spec, CONTRACT_OPTION).assert_rejected(RESUME_BAD[spec])
+
+
+def test_a_sampler_without_state_dict_fails_every_resumable_invariant_and_nothing_else(pytester):
+    """torch's DistributedSampler has no state_dict(): it conforms to torch, and cannot be resumed."""
+    run = certify(pytester, "torch.utils.data.distributed:DistributedSampler", CONTRACT_OPTION)
+    assert run.exit_code == pytest.ExitCode.TESTS_FAILED, run.explain()
+    assert run.failed_invariants == {flag for flag in RESUMABLE.flags if flag not in GROUP_ONLY}, run.explain()
+    for flag in run.failed_invariants:
+        assert "has no state_dict() and no load_state_dict()" in run.counterexamples(flag)[0]["message"]
+
+
+def test_the_composed_contract_is_the_base_and_the_extension(pytester):
+    composed = contract_named(RESUMABLE_CONTRACT)
+    assert composed.flags == TORCH.flags | RESUMABLE.flags
+    assert (composed.layout, composed.length_rule, composed.defaults) == (
+        TORCH.layout,
+        TORCH.length_rule,
+        TORCH.defaults,
+    )
+    listing = pytester.runpytest_subprocess("-p", "sampler_conformance.plugin", "--list-contracts")
+    text = "\n".join(listing.outlines)
+    assert "+resumable (extension" in text and all(flag in text for flag in RESUMABLE.flags), text
+
+
+@pytest.mark.parametrize(
+    ("contract", "message"),
+    [
+        ("torch+nope", "'nope' is not an extension"),
+        ("resumable", "'resumable' is not a base contract"),
+        ("infinite+resumable", "the samplers of 'infinite' never end, so there is no epoch to resume in"),
+    ],
+)
+def test_a_contract_that_does_not_compose_is_a_usage_error(pytester, contract, message):
+    result = pytester.runpytest_subprocess("-p", "sampler_conformance.plugin", f"--contract={contract}")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    errors = "\n".join(result.errlines)
+    assert f"--contract={contract!r}: {message}" in errors, errors
+
+
+def test_every_resumable_invariant_is_declared_with_a_resume_bug():
+    assert RESUMABLE.flags <= set(REGISTRY)
+    proven = {rejection.flag for rejection in RESUME_BAD.values()}
+    assert {flag for flag in RESUMABLE.flags if flag not in GROUP_ONLY} <= proven
