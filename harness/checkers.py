@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 # Below this many items two random orders may coincide by chance (1/10! for a full
 # permutation of 10), so "the order changed" is only asserted from here on.
 MIN_ITEMS_FOR_DISTINCT_ORDERS = 10
+UNEVEN_STEPS_HANG = "the rank with more batches waits in a collective the others never join, and DDP hangs"
 
 
 def check_len_matches_iter(obs: Observation) -> list[Violation]:
@@ -259,8 +260,7 @@ def check_equal_batch_counts(batch_counts: Sequence[int], batch_lengths: Sequenc
         violations.append(
             Violation(
                 "equal_batches",
-                f"ranks get different numbers of batches {batch_counts}: the rank with more batches "
-                f"waits in a collective the others never join, and DDP hangs",
+                f"ranks get different numbers of batches {batch_counts}: {UNEVEN_STEPS_HANG}",
             )
         )
     if len(set(batch_lengths)) > 1:

@@ -188,6 +188,7 @@ RESUMABLE = Extension(
             "later_epochs_after_resume",
             "resumes_compose",
             "plain_state",
+            "resumed_ranks_agree",
             "stale_state_refused",
             "other_world_size_refused",
         }

@@ -271,6 +271,14 @@ DECLARED: tuple[Invariant, ...] = (
         where=Where.IN_PROCESS,
     ),
     Invariant(
+        "resumed_ranks_agree",
+        "ranks agree after a resume",
+        "a resume that deals the rest of the epoch unevenly (4/3/3): one rank runs a step more and DDP hangs",
+        f"{_RESUME_BAD}:UnevenAfterResume",
+        proven_under=_RESUMABLE,
+        where=Where.GROUPS,
+    ),
+    Invariant(
         "other_world_size_refused",
         "a state from another world size is refused",
         "a sampler that is not elastic resuming on another number of ranks: shards of a topology that no longer exists",

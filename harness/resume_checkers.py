@@ -7,13 +7,15 @@ where the resumed run leaves the uninterrupted one.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
 
 from .case import Observation
+from .checkers import UNEVEN_STEPS_HANG
 from .scenarios.resume import ResumeRun
-from .verdict import Violation, shorten
+from .verdict import Violation, expect_holds, shorten
 
 
 def items(count: int) -> str:
@@ -28,6 +30,13 @@ def missing_protocol(flag: str, missing: Sequence[str]) -> Violation:
         f"the sampler has no {' and no '.join(f'{name}()' for name in missing)}, so no run can be resumed; "
         f"a resumable sampler has state_dict() and load_state_dict(state) (torch's Stateful protocol)",
     )
+
+
+def expect_stateful(run: ResumeRun, flag: str) -> None:
+    """Fail ``flag`` at once for a sampler without torch's Stateful protocol."""
+    __tracebackhide__ = True  # failures point at the sampler, not the harness
+    if run.missing:
+        expect_holds(run.uninterrupted[0], [missing_protocol(flag, run.missing)])
 
 
 def _first_difference(expected: np.ndarray, got: np.ndarray) -> str:
@@ -153,3 +162,50 @@ def check_not_plain(run: ResumeRun) -> list[Violation]:
         )
         for rank, why in run.not_plain[:1]
     ]
+
+
+def _batch_counts(observation: Observation, batch_size: int) -> tuple[int, ...]:
+    """Each rank's training steps: a batch sampler's batches, else BatchSampler(drop_last=False)'s."""
+    if observation.batches is not None:
+        return tuple(len(batches) for batches in observation.batches)
+    return tuple(math.ceil(indices.size / batch_size) for indices in observation.indices)
+
+
+def _spread(counts: Sequence[int]) -> int:
+    return max(counts) - min(counts) if counts else 0
+
+
+def check_resumed_ranks_agree(run: ResumeRun, batch_size: int) -> list[Violation]:
+    """R7, in a process group: after the resume, the ranks' passes hold as many items, and
+    as many batches, as each other, and the all-reduce delivers those counts on every rank.
+    The ranks may differ only as much as an uninterrupted pass's do (by one under partition;
+    not at all under the contracts that promise equal lengths)."""
+    resumed, whole = run.resumed[0], run.uninterrupted[0]
+    per_kind = (
+        ("items", resumed.lengths, whole.lengths, run.reduced_items),
+        (
+            f"batches of {batch_size}",
+            _batch_counts(resumed, batch_size),
+            _batch_counts(whole, batch_size),
+            run.reduced_batches,
+        ),
+    )
+    for kind, counted, uninterrupted, reduced_per_rank in per_kind:
+        for rank, reduced in enumerate(reduced_per_rank):
+            if tuple(reduced) != tuple(counted):
+                return [
+                    Violation(
+                        "resumed_ranks_agree",
+                        f"rank {rank}: the all-reduce of the resumed pass's counts of {kind} gave {list(reduced)}, "
+                        f"but the ranks counted {list(counted)}",
+                    )
+                ]
+        if _spread(counted) > _spread(uninterrupted):
+            return [
+                Violation(
+                    "resumed_ranks_agree",
+                    f"resumed {cuts_text(run)} of epoch {run.epoch}, the ranks' passes hold {list(counted)} {kind} "
+                    f"(all-reduced as DDP meets them), where an uninterrupted pass holds {list(uninterrupted)}: {UNEVEN_STEPS_HANG}",
+                )
+            ]
+    return []

@@ -7,60 +7,27 @@ whole pass weighted), and runs the protocol of the README's "The resume protocol
 
 from __future__ import annotations
 
-import math
-
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sampler_conformance.case import Case
-from sampler_conformance.contracts import Contract
 from sampler_conformance.crashes import judge_only_if
-from sampler_conformance.plug import SamplerPlug
 from sampler_conformance.resume_checkers import (
     check_continues,
     check_exactly_once,
     check_next_passes,
     check_not_plain,
     compare_ranks,
+    expect_stateful,
     items,
     joined,
     missing_protocol,
 )
+from sampler_conformance.resume_draws import GLOBAL_SEEDS, checkpoint_at, drawn, pass_items
 from sampler_conformance.runner import SIMULATED
-from sampler_conformance.scenarios.resume import ResumeRun, foreign_state_refusal, resume
-from sampler_conformance.strategies import draw_case, epochs, world_sizes
+from sampler_conformance.scenarios.resume import foreign_state_refusal, resume
+from sampler_conformance.strategies import world_sizes
 from sampler_conformance.verdict import expect_holds, fail
-
-GLOBAL_SEEDS = st.integers(0, 2**32 - 2)
-# Every rank reads three to six passes per example: the dataset sizes stop at 2,000 here (edges
-# included) to keep the resumable tests within the time of the base contract's.
-MAX_RESUMED_SIZE = 2_000
-
-
-def pass_items(contract: Contract, case: Case) -> int:
-    """Items one rank's pass holds under the contract (batches for a batch sampler; an upper
-    bound the scenario clamps to what the pass really holds)."""
-    length = contract.expected_length(case.dataset_size, case.world_size, case.drop_last)
-    if contract.yields_batches:
-        return math.ceil(math.ceil(case.dataset_size / case.batch_size) / case.world_size)
-    return length
-
-
-def checkpoint_at(data: st.DataObject, length: int, label: str = "k (items before the checkpoint)") -> int:
-    """A position in a pass of ``length`` items; its start and its end weighted."""
-    return data.draw(st.one_of(st.sampled_from([0, length]), st.integers(0, length)), label=label)
-
-
-def drawn(data: st.DataObject, plug: SamplerPlug, contract: Contract, drop_last: bool) -> tuple[Case, int]:
-    case = draw_case(data, plug, drop_last=drop_last, contract=contract, max_dataset_size=MAX_RESUMED_SIZE)
-    return case, data.draw(epochs(), label="epoch")
-
-
-def expect_stateful(run: ResumeRun, flag: str) -> None:
-    __tracebackhide__ = True  # failures point at the sampler, not the harness
-    if run.missing:
-        expect_holds(run.uninterrupted[0], [missing_protocol(flag, run.missing)])
 
 
 @pytest.mark.invariant("resume_continues")

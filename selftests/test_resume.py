@@ -9,25 +9,39 @@ import pytest
 from sampler_conformance.contracts import RESUMABLE, TORCH, contract_named
 from sampler_conformance.invariants import GROUP_ONLY, REGISTRY
 
-from .catalogue import RESUMABLE_CONTRACT, RESUME_BAD
-from .suite_run import certify
+from .catalogue import GROUP_WORLD_SIZES, RESUMABLE_CONTRACT, RESUME_BAD, RESUME_GROUP_BAD
+from .suite_run import CONFORMANCE, PROPERTIES, certify
 
 CONTRACT_OPTION = f"--contract={RESUMABLE_CONTRACT}"
 GOOD_RESUMABLE = "selftests.corpus.resumable:ResumableSampler"
 
 
-def test_a_conforming_resumable_sampler_holds_every_invariant_checked_in_process(pytester):
-    run = certify(pytester, GOOD_RESUMABLE, CONTRACT_OPTION)
+def test_a_conforming_resumable_sampler_holds_every_invariant_in_the_whole_suite(pytester):
+    run = certify(
+        pytester,
+        GOOD_RESUMABLE,
+        CONTRACT_OPTION,
+        f"--world-sizes={GROUP_WORLD_SIZES}",
+        paths=(PROPERTIES, CONFORMANCE),
+    )
     assert run.exit_code == pytest.ExitCode.OK, run.explain()
     held = {flag for flag, status in run.statuses.items() if status == "held"}
-    in_process = {flag for flag in contract_named(RESUMABLE_CONTRACT).flags if flag not in GROUP_ONLY}
-    assert held == in_process, run.explain()
+    assert held == contract_named(RESUMABLE_CONTRACT).flags, run.explain()
     assert run.written["contract"]["name"] == RESUMABLE_CONTRACT
+    assert run.verdict.startswith(f"VERDICT: {GOOD_RESUMABLE} conforms"), run.verdict
 
 
 @pytest.mark.parametrize("spec", list(RESUME_BAD), ids=lambda spec: spec.rpartition(":")[2])
 def test_resume_bug_fails_exactly_its_invariants(pytester, spec):
     certify(pytester, spec, CONTRACT_OPTION).assert_rejected(RESUME_BAD[spec])
+
+
+@pytest.mark.parametrize("spec", list(RESUME_GROUP_BAD), ids=lambda spec: spec.rpartition(":")[2])
+def test_resume_bug_of_process_groups_fails_exactly_its_invariants_in_the_whole_suite(pytester, spec):
+    run = certify(
+        pytester, spec, CONTRACT_OPTION, f"--world-sizes={GROUP_WORLD_SIZES}", paths=(PROPERTIES, CONFORMANCE)
+    )
+    run.assert_rejected(RESUME_GROUP_BAD[spec])
 
 
 def test_a_sampler_without_state_dict_fails_every_resumable_invariant_and_nothing_else(pytester):
@@ -69,5 +83,5 @@ def test_a_contract_that_does_not_compose_is_a_usage_error(pytester, contract, m
 
 def test_every_resumable_invariant_is_declared_with_a_resume_bug():
     assert RESUMABLE.flags <= set(REGISTRY)
-    proven = {rejection.flag for rejection in RESUME_BAD.values()}
-    assert {flag for flag in RESUMABLE.flags if flag not in GROUP_ONLY} <= proven
+    proven = {rejection.flag for rejection in (RESUME_BAD | RESUME_GROUP_BAD).values()}
+    assert RESUMABLE.flags <= proven

@@ -7,6 +7,9 @@ sampler, ``set_epoch(e)``, k items, ``state_dict()``. The state goes through
 with the same arguments: ``load_state_dict(state)``, then ``set_epoch(e)`` and the rest of
 the pass, then the later epochs. A second cut resumes again, from the resumed sampler.
 
+In a real process group the samplers are built from the group, and the ranks all-reduce
+how many items and batches their resumed pass held, as DDP would meet them step by step.
+
 The global RNGs are seeded before every build, so a resume is compared with an
 uninterrupted run under the same global state; ``plain_state`` reseeds them differently
 before the resume to show the order does not depend on them.
@@ -15,6 +18,7 @@ before the resume to show the order does not depend on them.
 from __future__ import annotations
 
 import io
+import math
 from dataclasses import dataclass
 from itertools import islice
 from typing import Any
@@ -28,7 +32,7 @@ from ..global_rng import seed_global_rngs
 from ..plug import SamplerPlug
 from ..reading import Reading, observation_of, read_limit, take
 from . import Ranks, Scenario, ask
-from .steps import RankContext, build, has_set_epoch, read, set_epoch
+from .steps import Build, RankContext, all_reduce_counts, build, has_set_epoch, read, set_epoch
 
 # torch's Stateful protocol: what a resumable sampler must have.
 STATEFUL_METHODS = ("state_dict", "load_state_dict")
@@ -68,6 +72,10 @@ class ResumedRank:
     not_plain: str | None = None  # why a state could not go through torch.save/torch.load(weights_only=True)
     missing: tuple[str, ...] = ()  # Stateful methods the sampler lacks: nothing was resumed
     has_set_epoch: bool = True
+    # In a process group: every rank's count of the resumed pass's items, and of its batches,
+    # as the all-reduce delivered them on this rank.
+    reduced_items: tuple[int, ...] = ()
+    reduced_batches: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -85,7 +93,7 @@ class Resume(Scenario):
         world = rank.world_size
         next_epochs = int(self.after_pass) + self.later_epochs
         seed_global_rngs(self.global_seed)
-        sampler = build(rank, case, contract)
+        sampler = self._built(rank)
         uninterrupted = []
         for epoch in range(self.epoch, self.epoch + 1 + next_epochs):
             set_epoch(rank, sampler, epoch)
@@ -96,7 +104,7 @@ class Resume(Scenario):
         pass_length = items_in(uninterrupted[0])
 
         seed_global_rngs(self.global_seed)
-        sampler = build(rank, case, contract)
+        sampler = self._built(rank)
         state = rank.call("in state_dict()", sampler.state_dict) if self.fresh_state else None
         consumed: list[Reading] = []
         not_plain = None
@@ -116,6 +124,11 @@ class Resume(Scenario):
         for epoch in range(self.epoch + int(self.after_pass), self.epoch + 1 + next_epochs):
             set_epoch(rank, sampler, epoch)
             resumed.append(read(rank, sampler, contract, case.dataset_size, world))
+        reduced_items: tuple[int, ...] = ()
+        reduced_batches: tuple[int, ...] = ()
+        if rank.backend is not None:
+            reduced_items = all_reduce_counts(rank, items_in(resumed[0]))
+            reduced_batches = all_reduce_counts(rank, batches_in(resumed[0], case.batch_size))
         return ResumedRank(
             rank.rank,
             tuple(uninterrupted),
@@ -123,7 +136,13 @@ class Resume(Scenario):
             tuple(resumed),
             not_plain=not_plain,
             has_set_epoch=has_set_epoch(sampler),
+            reduced_items=reduced_items,
+            reduced_batches=reduced_batches,
         )
+
+    def _built(self, rank: RankContext) -> Any:
+        """This rank's sampler for the case: from the process group in one, else explicit."""
+        return build(rank, self.case, self.contract, Build.EXPLICIT if rank.backend is None else Build.GROUP)
 
     def _take(self, rank: RankContext, sampler: Any, count: int) -> Reading:
         """The next ``count`` items of a pass begun here (all of it, for a count past its end)."""
@@ -134,7 +153,7 @@ class Resume(Scenario):
         """A fresh sampler with the case's arguments that loaded ``state``."""
         resumed_seed = self.global_seed if self.resumed_global_seed is None else self.resumed_global_seed
         seed_global_rngs(resumed_seed)
-        sampler = build(rank, self.case, self.contract)
+        sampler = self._built(rank)
         rank.call("in load_state_dict(state)", lambda: sampler.load_state_dict(state))
         return sampler
 
@@ -151,6 +170,10 @@ class ResumeRun:
     not_plain: tuple[tuple[int, str], ...]  # (rank, why) for states that are not plain data
     missing: tuple[str, ...]  # Stateful methods the sampler lacks
     has_set_epoch: bool
+    # In a process group, [rank]: every rank's count of the resumed pass's items (and batches)
+    # as the all-reduce delivered them on that rank; empty in-process.
+    reduced_items: tuple[tuple[int, ...], ...] = ()
+    reduced_batches: tuple[tuple[int, ...], ...] = ()
 
     def uninterrupted_at(self, epoch: int) -> Observation:
         return self.uninterrupted[epoch - self.epoch]
@@ -186,12 +209,20 @@ def resume(ranks: Ranks, plug: SamplerPlug, contract: Contract, case: Case, **pr
         not_plain=tuple((reply.rank, reply.not_plain) for reply in replies if reply.not_plain),
         missing=replies[0].missing,
         has_set_epoch=has_epoch,
+        reduced_items=tuple(reply.reduced_items for reply in replies if reply.reduced_items),
+        reduced_batches=tuple(reply.reduced_batches for reply in replies if reply.reduced_batches),
     )
 
 
 def items_in(reading: Reading) -> int:
     """What a reading counts as items: batches for a batch sampler, else indices."""
     return len(reading.batches) if reading.batches is not None else int(reading.indices.size)
+
+
+def batches_in(reading: Reading, batch_size: int) -> int:
+    """The batches a training step takes: a batch sampler's own, else those
+    ``BatchSampler(sampler, batch_size, drop_last=False)`` cuts."""
+    return len(reading.batches) if reading.batches is not None else math.ceil(reading.indices.size / batch_size)
 
 
 @dataclass(frozen=True)

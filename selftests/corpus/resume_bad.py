@@ -112,3 +112,20 @@ class AcceptsOtherWorldSize(ResumableSampler):
 
     def checked_arguments(self) -> tuple[str, ...]:
         return tuple(name for name in SAVED_UNDER if name != "num_replicas")
+
+
+class UnevenAfterResume(ResumableSampler):
+    """Resumed from the global count of items consumed (k on each of W ranks), the sampler
+    deals the rest of the epoch's order out anew, without its padding: when W does not
+    divide what is left, the ranks hold 4/3/3 items, and the rank with more runs a step the
+    others never join (the rebuild from the checkpointed consumed count of
+    NVIDIA-NeMo/Megatron-Bridge #5944 and NVIDIA/Megatron-LM #7299).
+
+    Rejected by: ranks agree after a resume (in real process groups).
+    """
+
+    def remaining(self, indices: list[int], skip: int) -> list[int]:
+        if not skip:
+            return super().remaining(indices, skip)
+        unpadded = self.pad(self.order())[: len(self.dataset)]
+        return unpadded[skip * self.num_replicas :][self.rank :: self.num_replicas]
