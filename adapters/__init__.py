@@ -14,6 +14,7 @@ what to ``pip install``.
     sampler_conformance.adapters.mmengine:DefaultSamplerNoRoundUp         contract partition  (round_up=False)
     sampler_conformance.adapters.mmengine:InfiniteSampler                 contract infinite
     sampler_conformance.adapters.accelerate:BatchSamplerShard             contract batch
+    sampler_conformance.adapters.accelerate:SkipFirstBatchesResume        contract batch+resumable  (skip_first_batches)
 """
 
 from __future__ import annotations

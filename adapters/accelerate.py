@@ -1,4 +1,5 @@
-"""Hugging Face Accelerate (PyPI ``accelerate``): BatchSamplerShard, contract ``batch``.
+"""Hugging Face Accelerate (PyPI ``accelerate``): BatchSamplerShard, contract ``batch``, and
+its documented mid-epoch resume (``skip_first_batches``), contract ``batch+resumable``.
 
 ``accelerate.prepare_data_loader`` wraps the DataLoader's BatchSampler in a
 BatchSamplerShard per process (``num_processes``/``process_index``); with the defaults
@@ -8,6 +9,7 @@ and the last round is completed from the first batches, so every rank gets as ma
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from . import fill_from_process_group, require, seeded_index_sampler
@@ -30,3 +32,108 @@ def BatchSamplerShard(
     batches = BatchSampler(seeded_index_sampler(dataset, shuffle, seed), batch_size=batch_size, drop_last=drop_last)
     num_processes, process_index = fill_from_process_group(num_replicas, rank)
     return data_loader.BatchSamplerShard(batches, num_processes=num_processes, process_index=process_index)
+
+
+def SkipFirstBatchesResume(
+    dataset: Any,
+    num_replicas: int | None = None,
+    rank: int | None = None,
+    shuffle: bool = True,
+    seed: int = 0,
+    drop_last: bool = False,
+    batch_size: int = 1,
+) -> Any:
+    """accelerate's documented mid-epoch resume, contract ``batch+resumable``.
+
+    What ``Accelerator(dataloader_config=DataLoaderConfiguration(use_seedable_sampler=True,
+    data_seed=seed)).prepare(DataLoader(dataset, batch_size=, shuffle=, drop_last=))`` holds on
+    process ``rank`` of ``num_replicas`` (accelerate 1.15.0, ``data_loader.py``):
+
+    - ``use_seedable_sampler=True`` (off by default, ``utils/dataclasses.py:884``) is the option
+      that makes epochs reproducible: ``prepare_data_loader`` swaps the RandomSampler for a
+      ``SeedableRandomSampler`` with ``data_seed`` (1196-1211); each pass it shuffles with
+      ``seed + epoch`` (99). Without shuffle the loader keeps its SequentialSampler. An empty
+      dataset gets a SequentialSampler too, as in ``BatchSamplerShard`` above: a user's
+      ``DataLoader(shuffle=True)`` refuses one.
+    - The DataLoader's BatchSampler wrapped in ``BatchSamplerShard`` with the defaults
+      ``split_batches=False``, ``even_batches=True`` (1254). At ``num_replicas=1`` accelerate
+      does not shard at all (1222-1223), so its last batch stays short; this pads it, like
+      ``BatchSamplerShard`` above.
+
+    The returned object plays the documented loop (``docs/source/usage_guides/checkpoint.md``,
+    "Restoring the state of the DataLoader"; ``examples/complete_cv_example.py``) with the
+    real classes; see :class:`_StepCountResume`.
+    """
+    data_loader = require(
+        "accelerate.data_loader", "accelerate", "sampler_conformance.adapters.accelerate:SkipFirstBatchesResume"
+    )
+    from torch.utils.data import BatchSampler, SequentialSampler
+
+    if shuffle and len(dataset) > 0:
+        sampler = data_loader.SeedableRandomSampler(dataset, data_seed=seed)
+    else:
+        sampler = SequentialSampler(dataset)
+    batches = BatchSampler(sampler, batch_size=batch_size, drop_last=drop_last)
+    num_processes, process_index = fill_from_process_group(num_replicas, rank)
+    shard = data_loader.BatchSamplerShard(batches, num_processes=num_processes, process_index=process_index)
+    return _StepCountResume(dataset, shard, data_loader.SkipBatchSampler)
+
+
+class _StepCountResume:
+    """A prepared loader's ``BatchSamplerShard``, driven as accelerate's docs drive it.
+
+    - ``set_epoch(e)`` forwards as ``train_dataloader.set_epoch`` (``DataLoaderShard.set_epoch``,
+      ``data_loader.py:622-639``) does: to the SeedableRandomSampler, which it reaches as
+      ``shard.batch_sampler.sampler`` (and as ``shard.sampler``, the same object, that
+      ``set_sampler`` hangs on the shard: 1326, 660-666), else to the dataset's own
+      ``set_epoch``. The ``iteration`` counter ``DataLoaderShard.__iter__`` re-applies (582,
+      610) is not kept: under the suite's protocol it equals the last ``set_epoch``. The docs'
+      snippet calls no ``set_epoch``, so a loader prepared afresh resumes in epoch 0's order
+      (accelerate #2016, #3242, #4195); the suite's loop calls it, as transformers' Trainer
+      calls ``train_dataloader.set_epoch(epoch)`` before ``skip_first_batches``.
+    - ``state_dict()`` is ``{"step": count}``, the batches of the current pass the loop has
+      trained on: the example's ``overall_step`` within the epoch. A resumed pass counts from
+      the skip (``overall_step += resume_step``), and a pass run to its end leaves 0, as the
+      example resumes from its epoch's end at the next epoch with nothing skipped. The epoch
+      is not stored: the docs' loop keeps it outside the loader (the example derives
+      ``starting_epoch`` from its checkpoint's name), and 1.15.0's ``save_state`` saves no
+      sampler state for a map-style dataset (``checkpointing.py:131-140``); the suite passes
+      it back with ``set_epoch(e)``.
+    - ``load_state_dict(state)`` makes the next pass ``SkipBatchSampler(shard,
+      skip_batches=step)``, what ``skip_first_batches`` builds (1412); later passes are the
+      shard itself ("After the first iteration, go back to ``train_dataloader``").
+    """
+
+    def __init__(self, dataset: Any, shard: Any, skip_batch_sampler: Any) -> None:
+        self.dataset = dataset
+        self.shard = shard
+        self.skip_batch_sampler = skip_batch_sampler
+        self.step = 0
+        self.next_pass: tuple[Any, int] = (shard, 0)  # the batches the next iter() goes through, its first step
+
+    def set_epoch(self, epoch: int) -> None:
+        sampler = self.shard.batch_sampler.sampler
+        if hasattr(sampler, "set_epoch"):
+            sampler.set_epoch(epoch)
+        elif hasattr(self.dataset, "set_epoch"):
+            self.dataset.set_epoch(epoch)
+
+    def __len__(self) -> int:
+        return len(self.next_pass[0])
+
+    def __iter__(self) -> Iterator[list[int]]:
+        (batches, self.step), self.next_pass = self.next_pass, (self.shard, 0)
+        return self._counted(batches)
+
+    def _counted(self, batches: Any) -> Iterator[list[int]]:
+        for batch in batches:
+            self.step += 1
+            yield batch
+        self.step = 0
+
+    def state_dict(self) -> dict[str, int]:
+        return {"step": self.step}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.step = int(state["step"])
+        self.next_pass = (self.skip_batch_sampler(self.shard, skip_batches=self.step), self.step)

@@ -9,7 +9,8 @@ closed at its end; ``harness.rank_pool`` also closes them at interpreter exit.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from functools import cache
 
 import pytest
 
@@ -29,9 +30,18 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    sizes = setting(metafunc.config, option_named("world-sizes"))
     if "world_size" in metafunc.fixturenames:
-        sizes = setting(metafunc.config, option_named("world-sizes"))
         metafunc.parametrize("world_size", sizes, ids=[f"W={w}" for w in sizes])
+    if "world_size_change" in metafunc.fixturenames:
+        changes = [(old, new) for old in sizes for new in sizes if old != new]
+        if changes:
+            metafunc.parametrize("world_size_change", changes, ids=[f"W={old}->{new}" for old, new in changes])
+        else:  # one world size: nothing to change to, said as a skip, never a silent pass
+            skip = pytest.mark.skip(reason=f"a change of world size needs two sizes in --world-sizes (got {sizes})")
+            metafunc.parametrize(
+                "world_size_change", [pytest.param((sizes[0], sizes[0]), marks=skip)], ids=[f"W={sizes[0]}"]
+            )
 
 
 @pytest.fixture(scope="session")
@@ -66,6 +76,12 @@ def _pool(request: pytest.FixtureRequest, pools: RankPools, world_size: int, cud
 def group(request: pytest.FixtureRequest, rank_pools: RankPools, world_size: int, cuda_devices: int) -> RankPool:
     """The live process group of ``world_size`` ranks (started on first use)."""
     return _pool(request, rank_pools, world_size, cuda_devices)
+
+
+@pytest.fixture
+def groups(request: pytest.FixtureRequest, rank_pools: RankPools, cuda_devices: int) -> Callable[[int], RankPool]:
+    """The live process group of each world size a test asks for (started on first use)."""
+    return cache(lambda world_size: _pool(request, rank_pools, world_size, cuda_devices))
 
 
 @pytest.fixture

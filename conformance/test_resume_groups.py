@@ -26,4 +26,4 @@ def test_ranks_agree_after_a_resume(group, world_size, sampler_plug, contract, d
     k = checkpoint_at(data, pass_items(contract, case))
     run = resume(group, sampler_plug, contract, case, epoch=epoch, cuts=(k,))
     expect_stateful(run, "resumed_ranks_agree")
-    expect_holds(run.uninterrupted[0], check_resumed_ranks_agree(run, case.batch_size))
+    expect_holds(run.uninterrupted[0], check_resumed_ranks_agree(run))

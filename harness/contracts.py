@@ -10,7 +10,8 @@ when the selected contract does not promise it. Flags can be turned off one by o
 
 A base contract composes with extensions, written ``BASE+EXTENSION``: ``torch+resumable``
 promises DistributedSampler's contract and, on top, that a run resumed from
-``state_dict()`` goes on exactly where it stopped (:func:`contract_named`).
+``state_dict()`` goes on exactly where it stopped; ``torch+elastic`` promises that also on
+another world size (:func:`contract_named`).
 """
 
 from __future__ import annotations
@@ -174,6 +175,9 @@ class Extension:
     # Flags of other extensions this one withdraws: an elastic sampler accepts a state
     # from another world size, which a merely resumable one must refuse.
     withdraws: frozenset[str] = field(default_factory=frozenset)
+    # The base contracts it composes with, and why only those (empty: every finite one).
+    bases: frozenset[str] = field(default_factory=frozenset)
+    bases_why: str = ""
 
 
 RESUMABLE = Extension(
@@ -189,13 +193,25 @@ RESUMABLE = Extension(
             "resumes_compose",
             "plain_state",
             "resumed_ranks_agree",
+            "resumes_through_loader",
             "stale_state_refused",
             "other_world_size_refused",
         }
     ),
 )
 
-EXTENSIONS: dict[str, Extension] = {e.name: e for e in (RESUMABLE,)}
+ELASTIC = Extension(
+    name="elastic",
+    description="resumable, and a state saved on W ranks resumes on W' ranks at the epoch's global cursor: the new "
+    "ranks go on with exactly the rest of the epoch's global order (README, 'The elastic protocol')",
+    flags=RESUMABLE.flags | {"elastic_cursor", "elastic_exactly_once", "elastic_ranks_agree", "elastic_hops_compose"},
+    withdraws=frozenset({"other_world_size_refused"}),
+    bases=frozenset({"torch", "batch"}),
+    bases_why="a global cursor needs ranks that take turns through one global order: rank r takes items "
+    "(or batches) r, r+W, ..., so what W ranks consumed is a prefix of it",
+)
+
+EXTENSIONS: dict[str, Extension] = {e.name: e for e in (RESUMABLE, ELASTIC)}
 assert all(e.flags <= set(REGISTRY) for e in EXTENSIONS.values()), "an extension promises an undeclared invariant"
 CONTRACT_SYNTAX = (
     f"BASE or BASE+EXTENSION, BASE one of {', '.join(CONTRACTS)}, EXTENSION one of {', '.join(EXTENSIONS)}"
@@ -221,6 +237,11 @@ def contract_named(text: str) -> Contract:
             f"extend a contract of finite samplers: {finite}"
         )
     extensions = [EXTENSIONS[name] for name in extension_names]
+    for extension in extensions:
+        if extension.bases and base.name not in extension.bases:
+            raise ValueError(
+                f"{extension.name!r} composes only with {', '.join(sorted(extension.bases))}: {extension.bases_why}"
+            )
     if not extensions:
         return base
     flags = base.flags.union(*(e.flags for e in extensions)) - frozenset().union(*(e.withdraws for e in extensions))
@@ -246,6 +267,7 @@ def describe_contracts() -> str:
             if invariant.flag in flags:
                 lines.append(f"    {invariant.flag:32s} {invariant.title}: guards against {invariant.guards}")
                 where = f"; needs the sampler's {', '.join(invariant.needs)}" if invariant.needs else ""
+                where += "".join(f"; needs {package} (pip install {package})" for package in invariant.packages)
                 lines.append(f"    {'':32s} checked {invariant.where.value}{where}; known-bad: {invariant.known_bad}")
         lines.append("")
     return "\n".join(lines).rstrip() + "\n"

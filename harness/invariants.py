@@ -36,6 +36,7 @@ class Invariant:
     proven_under: str = "torch"  # the contract the known-bad sampler is certified under
     where: Where = Where.BOTH
     needs: tuple[str, ...] = ()  # sampler parameters it cannot be checked without
+    packages: tuple[str, ...] = ()  # packages it cannot be checked without: its tests skip, saying so
     # Judged on one reading of every rank (harness.checkers.per_epoch_violations), so that
     # its tests are generated; the case fields its check fixes, and whether it compares
     # each rank's share with the one-rank order.
@@ -49,6 +50,8 @@ _FAMILIES = "selftests.corpus.families"
 _MULTIPROCESS_BAD = "selftests.corpus.multiprocess_bad"
 _RESUME_BAD = "selftests.corpus.resume_bad"
 _RESUMABLE = "torch+resumable"
+_ELASTIC_BAD = "selftests.corpus.elastic_bad"
+_ELASTIC = "torch+elastic"
 
 DECLARED: tuple[Invariant, ...] = (
     Invariant(
@@ -279,12 +282,54 @@ DECLARED: tuple[Invariant, ...] = (
         where=Where.GROUPS,
     ),
     Invariant(
+        "resumes_through_loader",
+        "resume through StatefulDataLoader",
+        "a resume that is right on its own but not through torchdata's StatefulDataLoader, with or without "
+        "workers: a state that moves on with the workers' prefetch, or that a short last batch resets, so "
+        "the resumed epoch skips or replays batches",
+        f"{_RESUME_BAD}:LiveStateDict",
+        proven_under=_RESUMABLE,
+        where=Where.GROUPS,
+        packages=("torchdata",),
+    ),
+    Invariant(
         "other_world_size_refused",
         "a state from another world size is refused",
         "a sampler that is not elastic resuming on another number of ranks: shards of a topology that no longer exists",
         f"{_RESUME_BAD}:AcceptsOtherWorldSize",
         proven_under=_RESUMABLE,
         where=Where.IN_PROCESS,
+    ),
+    # The elastic extension (README, "The elastic protocol"): a state saved on W ranks, loaded by
+    # every rank of W' ranks, goes on at the epoch's global cursor.
+    Invariant(
+        "elastic_cursor",
+        "an elastic resume continues the global order",
+        "a resume on another world size that goes on from another place of the epoch, or in another order: "
+        "each new rank skips its old per-rank count, or the rest is re-dealt in another order",
+        f"{_ELASTIC_BAD}:RestReordered",
+        proven_under=_ELASTIC,
+    ),
+    Invariant(
+        "elastic_exactly_once",
+        "nothing repeated or lost across a change of world size",
+        "a resume on more or fewer ranks that trains items twice or never in the epoch",
+        f"{_ELASTIC_BAD}:SkipsOwnCountOnNewWorld",
+        proven_under=_ELASTIC,
+    ),
+    Invariant(
+        "elastic_ranks_agree",
+        "equal remaining counts after a change of world size",
+        "the rest of the epoch dealt out unevenly on the new ranks: one runs a step more and DDP hangs",
+        f"{_ELASTIC_BAD}:UnpaddedOnNewWorld",
+        proven_under=_ELASTIC,
+    ),
+    Invariant(
+        "elastic_hops_compose",
+        "world-size changes compose",
+        "a second change of world size that misaligns: the state keeps the first world size",
+        f"{_ELASTIC_BAD}:KeepsFirstWorldSize",
+        proven_under=_ELASTIC,
     ),
 )
 

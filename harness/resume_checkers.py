@@ -175,37 +175,59 @@ def _spread(counts: Sequence[int]) -> int:
     return max(counts) - min(counts) if counts else 0
 
 
-def check_resumed_ranks_agree(run: ResumeRun, batch_size: int) -> list[Violation]:
-    """R7, in a process group: after the resume, the ranks' passes hold as many items, and
-    as many batches, as each other, and the all-reduce delivers those counts on every rank.
-    The ranks may differ only as much as an uninterrupted pass's do (by one under partition;
-    not at all under the contracts that promise equal lengths)."""
-    resumed, whole = run.resumed[0], run.uninterrupted[0]
+def counts_agree(
+    flag: str,
+    observed: Observation,
+    allowed: Observation | None,
+    reduced_items: Sequence[Sequence[int]],
+    reduced_batches: Sequence[Sequence[int]],
+    what: str,
+) -> list[Violation]:
+    """The ranks' passes in ``observed`` hold as many items, and as many batches, as each
+    other: they may differ only as much as ``allowed``'s do (None: not at all), and in a
+    process group the all-reduce delivers those counts on every rank."""
+    batch_size = observed.case.batch_size
     per_kind = (
-        ("items", resumed.lengths, whole.lengths, run.reduced_items),
+        ("items", observed.lengths, allowed.lengths if allowed else (), reduced_items),
         (
             f"batches of {batch_size}",
-            _batch_counts(resumed, batch_size),
-            _batch_counts(whole, batch_size),
-            run.reduced_batches,
+            _batch_counts(observed, batch_size),
+            _batch_counts(allowed, batch_size) if allowed else (),
+            reduced_batches,
         ),
     )
-    for kind, counted, uninterrupted, reduced_per_rank in per_kind:
+    for kind, counted, reference, reduced_per_rank in per_kind:
         for rank, reduced in enumerate(reduced_per_rank):
             if tuple(reduced) != tuple(counted):
                 return [
                     Violation(
-                        "resumed_ranks_agree",
+                        flag,
                         f"rank {rank}: the all-reduce of the resumed pass's counts of {kind} gave {list(reduced)}, "
                         f"but the ranks counted {list(counted)}",
                     )
                 ]
-        if _spread(counted) > _spread(uninterrupted):
+        if _spread(counted) > _spread(reference):
+            than = f"where an uninterrupted pass holds {list(reference)}" if allowed else "where each must hold as many"
             return [
                 Violation(
-                    "resumed_ranks_agree",
-                    f"resumed {cuts_text(run)} of epoch {run.epoch}, the ranks' passes hold {list(counted)} {kind} "
-                    f"(all-reduced as DDP meets them), where an uninterrupted pass holds {list(uninterrupted)}: {UNEVEN_STEPS_HANG}",
+                    flag,
+                    f"{what}, the ranks' passes hold {list(counted)} {kind} (all-reduced as DDP meets them), "
+                    f"{than}: {UNEVEN_STEPS_HANG}",
                 )
             ]
     return []
+
+
+def check_resumed_ranks_agree(run: ResumeRun) -> list[Violation]:
+    """R7, in a process group: after the resume, the ranks' passes hold as many items, and
+    as many batches, as each other, and the all-reduce delivers those counts on every rank.
+    The ranks may differ only as much as an uninterrupted pass's do (by one under partition;
+    not at all under the contracts that promise equal lengths)."""
+    return counts_agree(
+        "resumed_ranks_agree",
+        run.resumed[0],
+        run.uninterrupted[0],
+        run.reduced_items,
+        run.reduced_batches,
+        f"resumed {cuts_text(run)} of epoch {run.epoch}",
+    )

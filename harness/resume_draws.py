@@ -1,5 +1,6 @@
-"""What the resumable tests draw, for both runners: the case, the epoch and where the
-checkpoint is taken (``properties/test_resume.py``, ``conformance/test_resume_groups.py``)."""
+"""What the resumable and elastic tests draw, for both runners: the case, the epoch, where the
+checkpoint is taken and the world sizes resumed on (``properties/test_resume.py``,
+``properties/test_elastic.py`` and their counterparts in ``conformance/``)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from hypothesis import strategies as st
 from .case import Case
 from .contracts import Contract
 from .plug import SamplerPlug
-from .strategies import draw_case, epochs
+from .strategies import draw_case, epochs, world_sizes
 
 GLOBAL_SEEDS = st.integers(0, 2**32 - 2)
 # Every rank reads three to six passes per example: the dataset sizes stop at 2,000 here (edges
@@ -33,10 +34,33 @@ def checkpoint_at(data: st.DataObject, length: int, label: str = "k (items befor
 
 
 def drawn(
-    data: st.DataObject, plug: SamplerPlug, contract: Contract, drop_last: bool, world_size: int | None = None
+    data: st.DataObject,
+    plug: SamplerPlug,
+    contract: Contract,
+    drop_last: bool,
+    world_size: int | None = None,
+    max_dataset_size: int = MAX_RESUMED_SIZE,
 ) -> tuple[Case, int]:
     """A case (of ``world_size`` ranks when given: a real group's) and the epoch interrupted."""
     case = draw_case(
-        data, plug, drop_last=drop_last, contract=contract, world_size=world_size, max_dataset_size=MAX_RESUMED_SIZE
+        data, plug, drop_last=drop_last, contract=contract, world_size=world_size, max_dataset_size=max_dataset_size
     )
     return case, data.draw(epochs(), label="epoch")
+
+
+def leg_items(contract: Contract, case: Case, world_size: int, consumed: int) -> int:
+    """Items (batches for a batch sampler) one rank's pass holds on ``world_size`` ranks after
+    ``consumed`` units of the epoch's global order, the rest dealt by the contract's length
+    rule: taking no more leaves a conforming sampler's pass unfinished, a mid-epoch state."""
+    size, drop_last = case.dataset_size, case.drop_last
+    if contract.yields_batches:
+        epoch_units = size // case.batch_size if drop_last else math.ceil(size / case.batch_size)
+    else:
+        epoch_units = size - size % case.world_size if drop_last else size
+    rest = max(epoch_units - consumed, 0)
+    return rest // world_size if drop_last else math.ceil(rest / world_size)
+
+
+def other_world_size(data: st.DataObject, world_size: int, label: str) -> int:
+    """A world size other than ``world_size``, as :func:`strategies.world_sizes` draws them."""
+    return data.draw(world_sizes().filter(lambda w: w != world_size), label=label)

@@ -195,11 +195,46 @@ RESUME_GROUP_BAD: dict[str, Rejection] = {
         {"resume_continues": "the ranks' resumed passes lack the padding the uninterrupted ones end with"},
         sometimes={
             "resumes_compose": "a rank whose resumed pass is short ends it before the second checkpoint, so the "
-            "second resume starts a new pass"
+            "second resume starts a new pass",
+            "resumes_through_loader": "through the loader too, the resumed pass lacks the padding when the few "
+            "loader examples draw an odd N, keep_last and a checkpoint after a batch or more",
         },
+    ),
+    f"{RESUME_BAD_MODULE}:LiveStateDict": Rejection(
+        "test_resume_through_stateful_dataloader", "resumes_through_loader"
     ),
 }
 GROUP_WORLD_SIZES = "2"
+
+ELASTIC_BAD_MODULE = "selftests.corpus.elastic_bad"
+ELASTIC_CONTRACT = "torch+elastic"
+# W -> W' -> W'': the last leg of a chain is a change of world size too, judged as E1 judges one.
+LAST_LEG_TOO = "the last leg of a chain W -> W' -> W'' is a change of world size too, with the same bug"
+# The elastic bugs, certified under torch+elastic by the whole suite (properties/ and
+# conformance/, --world-sizes=ELASTIC_WORLD_SIZES: both changes, 1 -> 2 and 2 -> 1, in groups).
+ELASTIC_BAD: dict[str, Rejection] = {
+    f"{ELASTIC_BAD_MODULE}:RestReordered": Rejection(
+        "test_elastic_resume_continues_the_global_order", "elastic_cursor", {"elastic_hops_compose": LAST_LEG_TOO}
+    ),
+    f"{ELASTIC_BAD_MODULE}:SkipsOwnCountOnNewWorld": Rejection(
+        "test_elastic_resume_yields_each_item_once",
+        "elastic_exactly_once",
+        {
+            "elastic_cursor": "the new ranks go on from another place of the global order",
+            "elastic_hops_compose": LAST_LEG_TOO,
+        },
+    ),
+    f"{ELASTIC_BAD_MODULE}:UnpaddedOnNewWorld": Rejection(
+        "test_elastic_resume_leaves_equal_counts",
+        "elastic_ranks_agree",
+        sometimes={
+            "elastic_hops_compose": "when a chain's middle leg takes every item of its longest rank, its shorter "
+            "ranks take fewer, and rank 0's state overstates the cursor"
+        },
+    ),
+    f"{ELASTIC_BAD_MODULE}:KeepsFirstWorldSize": Rejection("test_world_size_changes_compose", "elastic_hops_compose"),
+}
+ELASTIC_WORLD_SIZES = "1,2"
 
 # Samplers that must be certified under the default contract.
 GOOD = (

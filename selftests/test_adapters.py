@@ -45,6 +45,13 @@ ADAPTERS = [
         {"batch_size": 2},
         id="accelerate-BatchSamplerShard",
     ),
+    pytest.param(
+        adapters.accelerate.SkipFirstBatchesResume,
+        "accelerate",
+        ("accelerate",),
+        {"batch_size": 2},
+        id="accelerate-SkipFirstBatchesResume",
+    ),
 ]
 
 

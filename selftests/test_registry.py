@@ -15,7 +15,7 @@ from sampler_conformance.contracts import CONTRACTS, EXTENSIONS, TORCH, contract
 from sampler_conformance.invariants import PER_EPOCH, REGISTRY, Where
 from sampler_conformance.plug import load_plug
 
-from .catalogue import KNOWN_BAD, RESUMABLE_CONTRACT, RESUME_BAD, RESUME_GROUP_BAD
+from .catalogue import ELASTIC_BAD, ELASTIC_CONTRACT, KNOWN_BAD, RESUMABLE_CONTRACT, RESUME_BAD, RESUME_GROUP_BAD
 from .suite_run import CONFORMANCE, PROPERTIES
 from .test_contracts import BAD, CONFORMANCE_BAD
 from .test_rank_pool import MULTIPROCESS_ONLY_BUGS
@@ -38,6 +38,8 @@ def _proven() -> dict[tuple[str, str], set[str]]:
         proven[(spec, TORCH.name)] = proven.get((spec, TORCH.name), set()) | failed
     for spec, rejection in (RESUME_BAD | RESUME_GROUP_BAD).items():
         proven[(spec, RESUMABLE_CONTRACT)] = rejection.failed
+    for spec, rejection in ELASTIC_BAD.items():
+        proven[(spec, ELASTIC_CONTRACT)] = rejection.failed
     return proven
 
 

@@ -22,13 +22,19 @@ class ResumableSampler(PartsSampler):
     The state is the epoch, the items this rank yielded in the current pass, and the
     arguments it is valid under. Loading it makes the next pass skip those items; once
     a pass has ended, the state says nothing was yielded, so a state taken then resumes at
-    the start of the next epoch.
+    the start of the next epoch. It also names the epoch whose pass ended, and a sampler
+    that loads it and is set to that epoch again yields nothing more of it: a DataLoader's
+    batch sampler reads past a rank's last item to fill a short last batch, so the pass
+    ends before the loop has taken that batch, and a checkpoint taken right after it must
+    not replay the epoch (README, "The resume protocol", step 8).
     """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.yielded = 0  # items yielded in the current pass
         self.pending_skip = 0  # items the next pass skips: set by load_state_dict
+        self.ended: int | None = None  # the epoch whose pass ended, until the next pass begins
+        self.pending_ended: int | None = None  # a loaded state's ended: nothing of that epoch is left
 
     def saved_under(self) -> dict[str, Any]:
         values = {
@@ -44,24 +50,29 @@ class ResumableSampler(PartsSampler):
         return SAVED_UNDER
 
     def state_dict(self) -> dict[str, Any]:
-        return {"epoch": self.epoch, "yielded": self.yielded, **self.saved_under()}
+        return {"epoch": self.epoch, "yielded": self.yielded, "ended": self.ended, **self.saved_under()}
 
-    def load_state_dict(self, state: dict[str, Any]) -> None:
+    def refuse_stale(self, state: dict[str, Any]) -> None:
+        """Raise if ``state`` was saved under other arguments than this sampler's."""
         differ = {name: value for name, value in self.saved_under().items() if state.get(name) != value}
         if differ:
             saved = ", ".join(f"{name}={state.get(name)!r}" for name in differ)
             here = ", ".join(f"{name}={value!r}" for name, value in differ.items())
             raise ValueError(f"this state was saved by a sampler with {saved}, but this one has {here}")
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.refuse_stale(state)
         self.epoch = state["epoch"]
         self.pending_skip = self.yielded = state["yielded"]
+        self.pending_ended = state["ended"]
 
     def pass_indices(self, skip: int) -> list[int]:
         """This rank's share of the epoch, before the skip."""
         return self.shard(self.pad(self.order()))
 
     def take_skip(self) -> int:
-        skip, self.pending_skip = self.pending_skip, 0
-        return skip
+        skip, ended, self.pending_skip, self.pending_ended = self.pending_skip, self.pending_ended, 0, None
+        return self.num_samples if ended == self.epoch else skip
 
     def remaining(self, indices: list[int], skip: int) -> list[int]:
         return indices[skip:]
@@ -72,6 +83,7 @@ class ResumableSampler(PartsSampler):
 
     def pass_ended(self) -> None:
         self.yielded = 0
+        self.ended = self.epoch
 
     def __iter__(self) -> Iterator[int]:
         skip = self.take_skip()
@@ -79,7 +91,7 @@ class ResumableSampler(PartsSampler):
         return self.generate(self.remaining(indices, skip), self.count_from(skip))
 
     def generate(self, indices: list[int], count: int) -> Iterator[int]:
-        self.yielded = count
+        self.yielded, self.ended = count, None
         for index in indices:
             self.yielded += 1
             yield index

@@ -1,0 +1,87 @@
+"""The elastic extension (``--contract=BASE+elastic``), in-process.
+
+Each test draws a case on W ranks, an epoch, where the checkpoint is taken (k = 0 and k =
+the whole pass weighted) and the world size W' != W the run resumes on, and runs the
+protocol of the README's "The elastic protocol" (``harness.scenarios.elastic``) on
+simulated ranks of each world size.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from sampler_conformance.elastic_checkers import (
+    check_exactly_once,
+    check_global_cursor,
+    check_ranks_agree,
+    expect_elastic,
+)
+from sampler_conformance.resume_draws import checkpoint_at, drawn, leg_items, other_world_size, pass_items
+from sampler_conformance.runner import SIMULATED
+from sampler_conformance.scenarios.elastic import ElasticRun, elastic_run
+
+NEW_WORLD = "W' (world size resumed on)"
+
+
+def _one_change(data, plug, contract, drop_last) -> ElasticRun:
+    """W ranks take k items each and save; W' ranks load rank 0's state and read the rest."""
+    case, epoch = drawn(data, plug, contract, drop_last)
+    k = checkpoint_at(data, pass_items(contract, case))
+    new_world = other_world_size(data, case.world_size, NEW_WORLD)
+    return elastic_run(
+        lambda _: SIMULATED, plug, contract, case, epoch=epoch, legs=((case.world_size, k),), last_world_size=new_world
+    )
+
+
+@pytest.mark.invariant("elastic_cursor")
+@given(data=st.data())
+def test_elastic_resume_continues_the_global_order(sampler_plug, contract, drop_last, data):
+    """Resumed on W' ranks after k items on each of W, the new ranks go on with exactly the
+    rest of the epoch's global order, then its padding."""
+    run = _one_change(data, sampler_plug, contract, drop_last)
+    expect_elastic("elastic_cursor", run, partial(check_global_cursor, "elastic_cursor"))
+
+
+@pytest.mark.invariant("elastic_exactly_once")
+@given(data=st.data())
+def test_elastic_resume_yields_each_item_once(sampler_plug, contract, drop_last, data):
+    """Across the change of world size, the epoch repeats nothing and loses nothing beyond
+    the padding (or dropped tail) of the new world size."""
+    run = _one_change(data, sampler_plug, contract, drop_last)
+    expect_elastic("elastic_exactly_once", run, check_exactly_once)
+
+
+@pytest.mark.invariant("elastic_ranks_agree")
+@given(data=st.data())
+def test_elastic_resume_leaves_equal_counts(sampler_plug, contract, drop_last, data):
+    """After the change of world size, every new rank holds as many items as the others."""
+    run = _one_change(data, sampler_plug, contract, drop_last)
+    expect_elastic("elastic_ranks_agree", run, check_ranks_agree)
+
+
+@pytest.mark.invariant("elastic_hops_compose")
+@given(data=st.data())
+def test_world_size_changes_compose(sampler_plug, contract, drop_last, data):
+    """W -> W' (j more items each) -> W'': the last ranks go on at the cursor both legs
+    moved, as one change from W at that cursor would."""
+    case, epoch = drawn(data, sampler_plug, contract, drop_last)
+    k = checkpoint_at(data, pass_items(contract, case))
+    middle = other_world_size(data, case.world_size, NEW_WORLD)
+    j = checkpoint_at(
+        data, leg_items(contract, case, middle, k * case.world_size), label="j (items on each of W' before saving)"
+    )
+    last = other_world_size(data, middle, "W'' (world size resumed on last)")
+    run = elastic_run(
+        lambda _: SIMULATED,
+        sampler_plug,
+        contract,
+        case,
+        epoch=epoch,
+        legs=((case.world_size, k), (middle, j)),
+        last_world_size=last,
+    )
+    expect_elastic("elastic_hops_compose", run, partial(check_global_cursor, "elastic_hops_compose"))

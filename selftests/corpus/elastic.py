@@ -1,0 +1,83 @@
+"""An elastic DistributedSampler: resumable on any world size, from a global cursor.
+
+:class:`ElasticSampler` conforms to ``torch+elastic`` (the selftests certify it); the
+known-bad samplers of ``elastic_bad.py`` subclass it and override exactly one step.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from typing import Any
+
+from .resumable import SAVED_UNDER, ResumableSampler
+
+
+class ElasticSampler(ResumableSampler):
+    """DistributedSampler's contract, plus a state that any world size can resume.
+
+    The state holds the global cursor: how many items of the epoch's global order the ranks
+    consumed together (the cursor it resumed from, plus this rank's count on every rank,
+    since ranks step in lockstep), and where that order ends (N, or total_size with
+    drop_last, on the world that began the epoch). A sampler that loads it, on any number of
+    ranks, deals the rest of the order out strided and pads it from the epoch's head as
+    DistributedSampler pads, so on the same world size the resumed pass is exactly the rest
+    of the uninterrupted one.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.cursor = 0  # items of the global order consumed before this pass began
+        self.end: int | None = None  # where the epoch's global order ends; None: on this world
+        self.saved_on: int | None = None  # the world size of the state loaded; None: none loaded
+
+    def checked_arguments(self) -> tuple[str, ...]:
+        return tuple(name for name in SAVED_UNDER if name != "num_replicas")
+
+    def end_of_epoch(self) -> int:
+        if self.end is not None:
+            return self.end
+        return self.total_size if self.drop_last else len(self.dataset)
+
+    def global_cursor(self) -> int:
+        return min(self.cursor + self.yielded * self.num_replicas, self.end_of_epoch())
+
+    def state_dict(self) -> dict[str, Any]:
+        return {
+            "epoch": self.epoch,
+            "cursor": self.global_cursor(),
+            "end": self.end_of_epoch(),
+            "saved_on": self.num_replicas,
+            **self.saved_under(),
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.refuse_stale(state)
+        self.epoch = state["epoch"]
+        self.cursor, self.end, self.saved_on = state["cursor"], state["end"], state["saved_on"]
+        self.yielded = 0
+
+    def on_another_world(self) -> bool:
+        """The state loaded was saved on another number of ranks."""
+        return self.saved_on is not None and self.saved_on != self.num_replicas
+
+    def rest(self, order: list[int], cursor: int, end: int) -> list[int]:
+        """The part of the epoch's global order not consumed yet."""
+        return order[cursor:end]
+
+    def pad_rest(self, rest: list[int], epoch_order: list[int]) -> list[int]:
+        """The rest, padded from the epoch's head to a multiple of the world size (cut to one with drop_last)."""
+        if self.drop_last:
+            return rest[: len(rest) - len(rest) % self.num_replicas]
+        padding = -len(rest) % self.num_replicas
+        return rest + (epoch_order * math.ceil(padding / max(len(epoch_order), 1)))[:padding]
+
+    def __iter__(self) -> Iterator[int]:
+        order = self.order()
+        end = self.end_of_epoch()
+        padded = self.pad_rest(self.rest(order, self.cursor, end), order[:end])
+        return self.generate(padded[self.rank :: self.num_replicas], 0)
+
+    def pass_ended(self) -> None:
+        super().pass_ended()
+        self.cursor, self.end, self.saved_on = 0, None, None

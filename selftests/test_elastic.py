@@ -1,0 +1,57 @@
+"""The elastic extension: the conforming elastic sampler holds every invariant of
+``torch+elastic`` through the whole suite, each known-bad one fails exactly its invariants,
+and ``elastic`` composes only where a global cursor is defined."""
+
+from __future__ import annotations
+
+import pytest
+
+from sampler_conformance.contracts import ELASTIC, RESUMABLE, TORCH, contract_named
+from sampler_conformance.invariants import REGISTRY
+
+from .catalogue import ELASTIC_BAD, ELASTIC_CONTRACT, ELASTIC_WORLD_SIZES
+from .suite_run import CONFORMANCE, PROPERTIES, certify
+
+WHOLE_SUITE = (PROPERTIES, CONFORMANCE)
+OPTIONS = (f"--contract={ELASTIC_CONTRACT}", f"--world-sizes={ELASTIC_WORLD_SIZES}")
+GOOD_ELASTIC = "selftests.corpus.elastic:ElasticSampler"
+
+
+def test_a_conforming_elastic_sampler_holds_every_invariant_in_the_whole_suite(pytester):
+    run = certify(pytester, GOOD_ELASTIC, *OPTIONS, paths=WHOLE_SUITE)
+    assert run.exit_code == pytest.ExitCode.OK, run.explain()
+    held = {flag for flag, status in run.statuses.items() if status == "held"}
+    assert held == contract_named(ELASTIC_CONTRACT).flags, run.explain()
+    assert run.verdict.startswith(f"VERDICT: {GOOD_ELASTIC} conforms"), run.verdict
+
+
+@pytest.mark.parametrize("spec", list(ELASTIC_BAD), ids=lambda spec: spec.rpartition(":")[2])
+def test_elastic_bug_fails_exactly_its_invariants_in_the_whole_suite(pytester, spec):
+    certify(pytester, spec, *OPTIONS, paths=WHOLE_SUITE).assert_rejected(ELASTIC_BAD[spec])
+
+
+def test_a_resumable_sampler_that_refuses_other_world_sizes_fails_every_elastic_invariant(pytester):
+    """The conforming resumable sampler refuses a state from another world size, as
+    ``resumable`` requires: under ``elastic`` that refusal is a crash of every elastic test."""
+    run = certify(pytester, "selftests.corpus.resumable:ResumableSampler", f"--contract={ELASTIC_CONTRACT}")
+    assert run.exit_code == pytest.ExitCode.TESTS_FAILED, run.explain()
+    elastic_only = ELASTIC.flags - RESUMABLE.flags
+    assert run.failed_invariants == {"edge_sizes"}, run.explain()
+    assert {run.statuses[flag] for flag in elastic_only} == {"not judged"}, run.statuses
+    assert "this state was saved by a sampler with num_replicas=" in run.output, run.explain()
+
+
+def test_elastic_is_resumable_on_any_world_size():
+    composed = contract_named(ELASTIC_CONTRACT)
+    assert RESUMABLE.flags - ELASTIC.flags == set() and ELASTIC.withdraws == {"other_world_size_refused"}
+    assert composed.flags == (TORCH.flags | ELASTIC.flags) - ELASTIC.withdraws
+    assert contract_named("torch+resumable+elastic").flags == composed.flags
+    assert ELASTIC.flags <= set(REGISTRY)
+    assert ELASTIC.flags - RESUMABLE.flags <= {rejection.flag for rejection in ELASTIC_BAD.values()}
+
+
+@pytest.mark.parametrize("base", ["contiguous", "partition"])
+def test_elastic_needs_ranks_that_take_turns_through_one_order(pytester, base):
+    result = pytester.runpytest_subprocess("-p", "sampler_conformance.plugin", f"--contract={base}+elastic")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "'elastic' composes only with batch, torch: a global cursor needs" in "\n".join(result.errlines)
