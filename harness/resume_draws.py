@@ -22,10 +22,10 @@ MAX_RESUMED_SIZE = 2_000
 def pass_items(contract: Contract, case: Case) -> int:
     """Items one rank's pass holds under the contract (batches for a batch sampler; an upper
     bound the scenario clamps to what the pass really holds)."""
-    length = contract.expected_length(case.dataset_size, case.world_size, case.drop_last)
     if contract.yields_batches:
-        return math.ceil(math.ceil(case.dataset_size / case.batch_size) / case.world_size)
-    return length
+        rounding = math.floor if case.drop_last else math.ceil
+        return math.ceil(rounding(case.dataset_size / case.batch_size) / case.world_size)
+    return contract.expected_length(case.dataset_size, case.world_size, case.drop_last)
 
 
 def checkpoint_at(data: st.DataObject, length: int, label: str = "k (items before the checkpoint)") -> int:

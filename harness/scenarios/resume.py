@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from itertools import islice
 from typing import Any
 
+import numpy as np
 import torch
 
 from ..case import Case, Observation
@@ -229,6 +230,10 @@ def batches_in(reading: Reading, batch_size: int) -> int:
 class ForeignStateReply:
     refusal: str | None  # where and how the sampler refused the state; None: it went on with it
     missing: tuple[str, ...] = ()  # Stateful methods the sampler lacks: nothing was loaded
+    taken: int = 0  # items rank 0 really took before saving: a state of none is valid anywhere
+    # Whether rank 0's pass of the epoch differs under the other arguments: if not, resuming
+    # there skips the very items the state counted, and the state is not stale.
+    pass_differs: bool = True
 
 
 @dataclass(frozen=True)
@@ -251,8 +256,14 @@ class LoadForeignState(Scenario):
         missing = missing_methods(sampler)
         if missing:
             return ForeignStateReply(None, missing)
+        saved_pass = self._pass(rank, self.case)
+        other_pass = self._pass(rank, self.other)
+        pass_differs = not (
+            np.array_equal(saved_pass.indices, other_pass.indices)
+            and [len(b) for b in saved_pass.batches or ()] == [len(b) for b in other_pass.batches or ()]
+        )
         set_epoch(rank, sampler, self.epoch)
-        rank.call("while iterating", lambda: take(iter(sampler), self.taken, self.contract))
+        taken = rank.call("while iterating", lambda: take(iter(sampler), self.taken, self.contract))
         state, _ = through_checkpoint(rank.call("in state_dict()", sampler.state_dict))
         stale = self._built(rank, self.other)
 
@@ -269,7 +280,17 @@ class LoadForeignState(Scenario):
                 return f"{type(exc).__name__} in {step}: {str(exc) or '(no message)'}"
             return None
 
-        return ForeignStateReply(rank.call("while loading a state saved under other arguments", refused))
+        return ForeignStateReply(
+            rank.call("while loading a state saved under other arguments", refused),
+            taken=items_in(taken),
+            pass_differs=pass_differs,
+        )
+
+    def _pass(self, rank: RankContext, case: Case) -> Reading:
+        """Rank 0's uninterrupted pass of the epoch, built for ``case``."""
+        sampler = self._built(rank, case)
+        set_epoch(rank, sampler, self.epoch)
+        return read(rank, sampler, self.contract, case.dataset_size, case.world_size)
 
     def _built(self, rank: RankContext, case: Case) -> Any:
         dataset = IndexDataset(case.dataset_size)
