@@ -15,6 +15,7 @@ what to ``pip install``.
     sampler_conformance.adapters.mmengine:InfiniteSampler                 contract infinite
     sampler_conformance.adapters.accelerate:BatchSamplerShard             contract batch
     sampler_conformance.adapters.accelerate:SkipFirstBatchesResume        contract batch+resumable  (skip_first_batches)
+    sampler_conformance.adapters.torch_elastic:ElasticDistributedSampler  contract torch+elastic    (start_index)
 """
 
 from __future__ import annotations

@@ -27,7 +27,7 @@ from .examples import round_trips
 def _one_change(groups, world_size_change, plug, contract, drop_last, data) -> ElasticRun:
     old, new = world_size_change
     case, epoch = drawn(data, plug, contract, drop_last, world_size=old)
-    k = checkpoint_at(data, pass_items(contract, case))
+    k = checkpoint_at(data, pass_items(contract, case), ends_weighted=False)
     return elastic_run(groups, plug, contract, case, epoch=epoch, legs=((old, k),), last_world_size=new)
 
 
@@ -65,7 +65,12 @@ def test_world_size_changes_compose(groups, world_size_change, sampler_plug, con
     """W -> W' (j more items each) -> W: the last group goes on at the cursor both legs moved."""
     old, new = world_size_change
     case, epoch = drawn(data, sampler_plug, contract, drop_last, world_size=old)
-    k = checkpoint_at(data, pass_items(contract, case))
-    j = checkpoint_at(data, leg_items(contract, case, new, k * old), label="j (items on each of W' before saving)")
+    k = checkpoint_at(data, pass_items(contract, case), ends_weighted=False)
+    j = checkpoint_at(
+        data,
+        leg_items(contract, case, new, k * old),
+        label="j (items on each of W' before saving)",
+        ends_weighted=False,
+    )
     run = elastic_run(groups, sampler_plug, contract, case, epoch=epoch, legs=((old, k), (new, j)), last_world_size=old)
     expect_elastic("elastic_hops_compose", run, partial(check_global_cursor, "elastic_hops_compose"))

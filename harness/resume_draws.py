@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from .case import Case
 from .contracts import Contract
 from .plug import SamplerPlug
-from .strategies import draw_case, epochs, world_sizes
+from .strategies import MAX_WORLD_SIZE, draw_case, epochs, world_sizes
 
 GLOBAL_SEEDS = st.integers(0, 2**32 - 2)
 # Every rank reads three to six passes per example: the dataset sizes stop at 2,000 here (edges
@@ -28,9 +28,13 @@ def pass_items(contract: Contract, case: Case) -> int:
     return contract.expected_length(case.dataset_size, case.world_size, case.drop_last)
 
 
-def checkpoint_at(data: st.DataObject, length: int, label: str = "k (items before the checkpoint)") -> int:
-    """A position in a pass of ``length`` items; its start and its end weighted."""
-    return data.draw(st.one_of(st.sampled_from([0, length]), st.integers(0, length)), label=label)
+def checkpoint_at(
+    data: st.DataObject, length: int, label: str = "k (items before the checkpoint)", *, ends_weighted: bool = True
+) -> int:
+    """A position in a pass of ``length`` items; its start and its end weighted, unless the
+    test's bugs live in between (an elastic cursor: a resume at 0 is a fresh start)."""
+    positions = st.integers(0, length)
+    return data.draw(st.one_of(st.sampled_from([0, length]), positions) if ends_weighted else positions, label=label)
 
 
 def drawn(
@@ -62,5 +66,7 @@ def leg_items(contract: Contract, case: Case, world_size: int, consumed: int) ->
 
 
 def other_world_size(data: st.DataObject, world_size: int, label: str) -> int:
-    """A world size other than ``world_size``, as :func:`strategies.world_sizes` draws them."""
-    return data.draw(world_sizes().filter(lambda w: w != world_size), label=label)
+    """A world size other than ``world_size``, as :func:`strategies.world_sizes` draws them
+    (one fewer to draw from, those from ``world_size`` on moved up one: no filter to reject)."""
+    drawn = data.draw(world_sizes(MAX_WORLD_SIZE - 1), label=label)
+    return drawn if drawn < world_size else drawn + 1

@@ -30,7 +30,7 @@ NEW_WORLD = "W' (world size resumed on)"
 def _one_change(data, plug, contract, drop_last) -> ElasticRun:
     """W ranks take k items each and save; W' ranks load rank 0's state and read the rest."""
     case, epoch = drawn(data, plug, contract, drop_last)
-    k = checkpoint_at(data, pass_items(contract, case))
+    k = checkpoint_at(data, pass_items(contract, case), ends_weighted=False)
     new_world = other_world_size(data, case.world_size, NEW_WORLD)
     return elastic_run(
         lambda _: SIMULATED, plug, contract, case, epoch=epoch, legs=((case.world_size, k),), last_world_size=new_world
@@ -69,10 +69,13 @@ def test_world_size_changes_compose(sampler_plug, contract, drop_last, data):
     """W -> W' (j more items each) -> W'': the last ranks go on at the cursor both legs
     moved, as one change from W at that cursor would."""
     case, epoch = drawn(data, sampler_plug, contract, drop_last)
-    k = checkpoint_at(data, pass_items(contract, case))
+    k = checkpoint_at(data, pass_items(contract, case), ends_weighted=False)
     middle = other_world_size(data, case.world_size, NEW_WORLD)
     j = checkpoint_at(
-        data, leg_items(contract, case, middle, k * case.world_size), label="j (items on each of W' before saving)"
+        data,
+        leg_items(contract, case, middle, k * case.world_size),
+        label="j (items on each of W' before saving)",
+        ends_weighted=False,
     )
     last = other_world_size(data, middle, "W'' (world size resumed on last)")
     run = elastic_run(

@@ -23,10 +23,9 @@ from sampler_conformance.resume_checkers import (
     joined,
     missing_protocol,
 )
-from sampler_conformance.resume_draws import GLOBAL_SEEDS, checkpoint_at, drawn, pass_items
+from sampler_conformance.resume_draws import GLOBAL_SEEDS, checkpoint_at, drawn, other_world_size, pass_items
 from sampler_conformance.runner import SIMULATED
 from sampler_conformance.scenarios.resume import foreign_state_refusal, resume
-from sampler_conformance.strategies import world_sizes
 from sampler_conformance.verdict import expect_holds, fail
 
 
@@ -216,7 +215,7 @@ def test_state_from_another_world_size_refused(sampler_plug, contract, drop_last
     case, epoch = drawn(data, sampler_plug, contract, drop_last)
     length = pass_items(contract, case)
     judge_only_if(length >= 1)
-    new_world = data.draw(world_sizes().filter(lambda w: w != case.world_size), label="W of the resumed run")
+    new_world = other_world_size(data, case.world_size, "W of the resumed run")
     taken = data.draw(st.integers(1, length), label="k (items before the checkpoint)")
     other = case.with_(world_size=new_world)
     reply = foreign_state_refusal(SIMULATED, sampler_plug, contract, case, other, epoch, taken)
