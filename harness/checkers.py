@@ -82,6 +82,16 @@ def check_valid_indices(obs: Observation) -> list[Violation]:
                     f"indices must lie in [0, N) = [0, {n}) ({bad.size} out of range)",
                 )
             )
+    for rank, batches in enumerate(obs.batches or ()):
+        empty = [position for position, batch in enumerate(batches) if batch.size == 0]
+        if empty:
+            violations.append(
+                Violation(
+                    "valid_indices",
+                    f"rank {rank} yielded an empty batch as batch {empty[0]} ({len(empty)} in all); a batch holds at "
+                    f"least one index: a DataLoader's default collate cannot batch nothing, so the rank fails its step",
+                )
+            )
     return violations
 
 

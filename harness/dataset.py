@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import torch
 from torch.utils.data import Dataset
 
 
@@ -21,3 +22,11 @@ class IndexDataset(Dataset):
 
     def __repr__(self) -> str:
         return f"IndexDataset({self.size})"
+
+
+def collate_indices(items: list[int]) -> torch.Tensor:
+    """A DataLoader's batch of the dataset's items, as default_collate makes it, except that
+    an empty batch (which a faulty batch sampler yields) stays an empty batch: the loader
+    tests then compare it, and ``valid_indices`` charges it, where default_collate would
+    raise IndexError inside the loader's own frames."""
+    return torch.as_tensor(items, dtype=torch.int64)

@@ -68,5 +68,4 @@ def leg_items(contract: Contract, case: Case, world_size: int, consumed: int) ->
 def other_world_size(data: st.DataObject, world_size: int, label: str) -> int:
     """A world size other than ``world_size``, as :func:`strategies.world_sizes` draws them
     (one fewer to draw from, those from ``world_size`` on moved up one: no filter to reject)."""
-    drawn = data.draw(world_sizes(MAX_WORLD_SIZE - 1), label=label)
-    return drawn if drawn < world_size else drawn + 1
+    return data.draw(world_sizes(MAX_WORLD_SIZE - 1).map(lambda w: w if w < world_size else w + 1), label=label)

@@ -67,7 +67,10 @@ BAD = [
         "batch",
         "SplitBatches",
         "test_per_epoch_invariant",
-        {"whole_batches": "every batch is split across the ranks"},
+        {
+            "whole_batches": "every batch is split across the ranks",
+            "valid_indices": "a batch smaller than W leaves some ranks an empty batch, which no DataLoader can collate",
+        },
         id="batch-whole",
     ),
 ]

@@ -53,6 +53,8 @@ class Row:
     origin: str = ""  # shown instead of a version when version_of is None
 
 
+MEGATRON_ORIGIN = "Megatron-LM cd55b7a (not on PyPI; ported in selftests/corpus/megatron.py)"
+
 ROWS = (
     Row("DistributedSampler", "torch.utils.data.distributed:DistributedSampler", "torch", None, "torch"),
     Row(
@@ -97,6 +99,52 @@ ROWS = (
         "batch",
         "accelerate",
         "accelerate",
+    ),
+    # Resumable and elastic: each certified under both extensions of the base it fits.
+    *(
+        Row(sampler, spec, f"{base}+{extension}", requirement, version_of, origin)
+        for sampler, spec, base, requirement, version_of, origin in (
+            (
+                "StatefulDistributedSampler (and through StatefulDataLoader)",
+                "sampler_conformance.adapters.torchdata:StatefulDistributedSampler",
+                "torch",
+                "torchdata",
+                "torchdata",
+                "",
+            ),
+            (
+                "skip_first_batches / SkipBatchSampler resume (BatchSamplerShard)",
+                "sampler_conformance.adapters.accelerate:SkipFirstBatchesResume",
+                "batch",
+                "accelerate",
+                "accelerate",
+                "",
+            ),
+            (
+                "MegatronPretrainingSampler, resumed through consumed_samples",
+                "selftests.corpus.megatron:pretraining_sampler",
+                "batch",
+                None,
+                None,
+                MEGATRON_ORIGIN,
+            ),
+            (
+                "MegatronPretrainingRandomSampler, resumed through consumed_samples",
+                "selftests.corpus.megatron:pretraining_random_sampler",
+                "batch",
+                None,
+                None,
+                MEGATRON_ORIGIN,
+            ),
+        )
+        for extension in ("resumable", "elastic")
+    ),
+    Row(
+        "ElasticDistributedSampler, resumed through start_index",
+        "sampler_conformance.adapters.torch_elastic:ElasticDistributedSampler",
+        "torch+elastic",
+        None,
+        "torch",
     ),
     Row(
         "DistributedSampler, seed 000",
@@ -204,7 +252,7 @@ def certify(environment: Environment, row: Row, workdir: Path, timeout_s: float)
             return Outcome(row, row.requirement, "not installable here", [f"pip: {error}"])
     if row.version_of is not None:
         package = f"{row.version_of} {environment.version(row.version_of)}"
-    certificate = workdir / re.sub(r"[^A-Za-z0-9]+", "_", row.spec)
+    certificate = workdir / re.sub(r"[^A-Za-z0-9]+", "_", f"{row.spec} {row.contract}")
     command = [
         str(environment.python),
         "-m",

@@ -17,7 +17,7 @@ from torch.utils.data import DataLoader
 
 from ..case import Case, Observation
 from ..contracts import Contract
-from ..dataset import IndexDataset
+from ..dataset import IndexDataset, collate_indices
 from ..reading import read_limit
 from . import Ranks, Scenario, ask
 from .steps import Build, RankContext, all_reduce_counts, build, has_set_epoch, no_indices, read, set_epoch
@@ -60,6 +60,7 @@ class RunLoader(Scenario):
             ),
             num_workers=self.num_workers,
             multiprocessing_context=worker_start_method() if self.num_workers else None,
+            collate_fn=collate_indices,
         )
         limit = read_limit(case.dataset_size)
         epochs = []
