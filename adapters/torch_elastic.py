@@ -8,7 +8,9 @@ consumed before the restart (pytorch/pytorch #147967). It keeps no state of its 
 factory plays the training loop's part: ``state_dict()`` is ``{"start_index": s}``, the
 start it was built with plus this rank's items times the world size (the ranks step in
 lockstep), and ``load_state_dict(state)`` rebuilds the sampler with that start for the
-next pass. Read charitably: once a pass ends, the next epoch starts again from index 0.
+next pass. Read charitably: once a pass ends, the next epoch starts again from index 0, and
+a loop resumed from a state taken then knows that epoch is done (``ended``: a DataLoader
+ends the pass while filling its last batch, before the loop has taken it).
 It has no ``seed``, ``shuffle`` or ``drop_last`` (it always shuffles, seeded with the epoch).
 """
 
@@ -27,6 +29,8 @@ class _StartIndexResume:
         self.epoch = 0
         self.start = 0  # start_index of the current pass
         self.yielded = 0  # items this rank yielded in the current pass
+        self.ended: int | None = None  # the epoch whose pass ended, until the next pass begins
+        self.resumed_ended: int | None = None  # a loaded state's ended: nothing of that epoch is left
         self.sampler = self._built()
 
     def _built(self) -> Any:
@@ -42,18 +46,21 @@ class _StartIndexResume:
         return len(self.sampler)
 
     def __iter__(self) -> Iterator[int]:
-        self.yielded = 0
-        for index in self.sampler:
-            self.yielded += 1
-            yield index
+        ended, self.resumed_ended = self.resumed_ended, None
+        self.yielded, self.ended = 0, None
+        if ended != self.epoch:
+            for index in self.sampler:
+                self.yielded += 1
+                yield index
         self.start = self.yielded = 0
+        self.ended = self.epoch
         self.sampler = self._built()
 
-    def state_dict(self) -> dict[str, int]:
-        return {"start_index": self.start + self.yielded * self.sampler.num_replicas}
+    def state_dict(self) -> dict[str, int | None]:
+        return {"start_index": self.start + self.yielded * self.sampler.num_replicas, "ended": self.ended}
 
-    def load_state_dict(self, state: dict[str, int]) -> None:
-        self.start, self.yielded = state["start_index"], 0
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.start, self.yielded, self.resumed_ended = state["start_index"], 0, state["ended"]
         self.sampler = self._built()
 
 

@@ -47,8 +47,11 @@ def main(setup: RankSetup, conn: Connection) -> None:
     if setup.backend is not None:
         _export_torchrun_environment(setup)
         # The loader workers' forkserver (see scenarios.loader.worker_start_method) imports
-        # these once, so that each worker it forks starts with them loaded.
-        multiprocessing.set_forkserver_preload(["torch", "sampler_conformance.dataset"])
+        # these once, so that each worker it forks starts with them loaded (torchdata's, for
+        # StatefulDataLoader's workers, when installed: the forkserver skips what it cannot import).
+        multiprocessing.set_forkserver_preload(
+            ["torch", "sampler_conformance.dataset", "torchdata.stateful_dataloader"]
+        )
         try:
             if setup.backend == "nccl":
                 torch.cuda.set_device(setup.rank if setup.store is None else setup.store.local_rank)

@@ -44,6 +44,25 @@ def test_resume_bug_of_process_groups_fails_exactly_its_invariants_in_the_whole_
     run.assert_rejected(RESUME_GROUP_BAD[spec])
 
 
+def test_without_torchdata_the_loader_resume_is_not_run_and_says_how_to_install_it(pytester):
+    """Where torchdata's StatefulDataLoader cannot be imported, resumes_through_loader skips:
+    the verdict reports it not run, with the reason, never held."""
+    hidden = pytester.mkpydir("torchdata")  # the subprocess's cwd comes first on sys.path
+    (hidden / "__init__.py").write_text('raise ImportError("torchdata hidden by the selftest")\n')
+    run = certify(
+        pytester,
+        GOOD_RESUMABLE,
+        CONTRACT_OPTION,
+        f"--world-sizes={GROUP_WORLD_SIZES}",
+        paths=(CONFORMANCE / "test_resume_loader.py",),
+    )
+    invariant = next(i for i in run.written["invariants"] if i["flag"] == "resumes_through_loader")
+    assert invariant["status"] == "not run", run.explain()
+    assert invariant["details"] and all("pip install torchdata" in detail for detail in invariant["details"]), invariant
+    assert "torchdata hidden by the selftest" in invariant["details"][0], invariant
+    assert run.exit_code == pytest.ExitCode.NO_TESTS_COLLECTED, run.explain()
+
+
 def test_a_sampler_without_state_dict_fails_every_resumable_invariant_and_nothing_else(pytester):
     """torch's DistributedSampler has no state_dict(): it conforms to torch, and cannot be resumed."""
     run = certify(pytester, "torch.utils.data.distributed:DistributedSampler", CONTRACT_OPTION)

@@ -48,6 +48,7 @@ class ElasticSampler(ResumableSampler):
             "cursor": self.global_cursor(),
             "end": self.end_of_epoch(),
             "saved_on": self.num_replicas,
+            "ended": self.ended,
             **self.saved_under(),
         }
 
@@ -55,7 +56,7 @@ class ElasticSampler(ResumableSampler):
         self.refuse_stale(state)
         self.epoch = state["epoch"]
         self.cursor, self.end, self.saved_on = state["cursor"], state["end"], state["saved_on"]
-        self.yielded = 0
+        self.yielded, self.pending_ended = 0, state["ended"]
 
     def on_another_world(self) -> bool:
         """The state loaded was saved on another number of ranks."""
@@ -73,9 +74,11 @@ class ElasticSampler(ResumableSampler):
         return rest + (epoch_order * math.ceil(padding / max(len(epoch_order), 1)))[:padding]
 
     def __iter__(self) -> Iterator[int]:
+        ended, self.pending_ended = self.pending_ended, None
         order = self.order()
         end = self.end_of_epoch()
-        padded = self.pad_rest(self.rest(order, self.cursor, end), order[:end])
+        rest = [] if ended == self.epoch else self.rest(order, self.cursor, end)  # that epoch's pass had ended
+        padded = self.pad_rest(rest, order[:end])
         return self.generate(padded[self.rank :: self.num_replicas], 0)
 
     def pass_ended(self) -> None:

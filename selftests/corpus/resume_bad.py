@@ -34,8 +34,9 @@ class ReplaysEpochZero(ResumableSampler):
 
 class SkipsGlobalCount(ResumableSampler):
     """The resume skips the global count of items consumed (k items on each of W ranks)
-    in each rank's own share, so k * (W - 1) items per rank are never trained (resume
-    offsets on the wrong scale: OpenRLHF/OpenRLHF #1350).
+    in each rank's own share, so k * (W - 1) items per rank are never trained (a resume
+    offset on the wrong scale: mosaicml/streaming #619, where "Composer would think that 200
+    samples had been seen, and pass that on to Streaming for resumption").
 
     Rejected by: nothing repeated or lost across a resume.
     """
@@ -47,7 +48,7 @@ class SkipsGlobalCount(ResumableSampler):
 class KeepsCountAfterPass(ResumableSampler):
     """A state taken after an epoch's pass ended still counts the whole pass as yielded,
     so the next epoch, after the resume, is empty (torchdata 0.11's
-    StatefulDistributedSampler; meta-pytorch/data #1437).
+    StatefulDistributedSampler, meta-pytorch/data #1513; its StatefulDataLoader, #1437).
 
     Rejected by: resume at an epoch's start and end.
     """
@@ -58,7 +59,7 @@ class KeepsCountAfterPass(ResumableSampler):
 
 class SkipsEveryEpoch(ResumableSampler):
     """The loaded skip is never cleared, so every later epoch skips its first k items too
-    (huggingface/accelerate #1451; NVIDIA-NeMo/Megatron-Bridge #4565).
+    (huggingface/accelerate #1451; NVIDIA-NeMo/Megatron-Bridge #4565, fixed by #4601).
 
     Rejected by: later epochs unchanged by a resume.
     """
@@ -81,7 +82,8 @@ class CountRestartsOnResume(ResumableSampler):
 class StateHoldsNumpyArray(ResumableSampler):
     """The state holds numpy values (the rank's order as an array), which
     ``torch.load(weights_only=True)``, the default since torch 2.6, refuses: the checkpoint
-    is written but cannot be loaded (huggingface/transformers #27282).
+    is written but cannot be loaded (huggingface/transformers #27282 made the load safe and
+    broke resuming; #40500: numpy arrays need safe globals under weights_only=True).
 
     Rejected by: state is plain data.
     """
@@ -92,8 +94,9 @@ class StateHoldsNumpyArray(ResumableSampler):
 
 class AcceptsStaleState(ResumableSampler):
     """The state records only the world size, so a state saved under another dataset,
-    seed, shuffle or drop_last is resumed at the wrong items (lhotse-speech/lhotse #785;
-    torchdata 0.11's StatefulDistributedSampler keeps only the count).
+    seed, shuffle or drop_last is resumed at the wrong items (torchdata 0.11's
+    StatefulDistributedSampler keeps only the count, meta-pytorch/data #1515;
+    bghira/SimpleTuner #3093 guards a changed batch size on resume).
 
     Rejected by: a stale state is refused.
     """
@@ -119,7 +122,7 @@ class UnevenAfterResume(ResumableSampler):
     deals the rest of the epoch's order out anew, without its padding: when W does not
     divide what is left, the ranks hold 4/3/3 items, and the rank with more runs a step the
     others never join (the rebuild from the checkpointed consumed count of
-    NVIDIA-NeMo/Megatron-Bridge #5944 and NVIDIA/Megatron-LM #7299).
+    NVIDIA-NeMo/Megatron-Bridge #5944, and the open pull request NVIDIA/Megatron-LM #7299).
 
     Rejected by: ranks agree after a resume (in real process groups).
     """
@@ -129,3 +132,34 @@ class UnevenAfterResume(ResumableSampler):
             return super().remaining(indices, skip)
         unpadded = self.pad(self.order())[: len(self.dataset)]
         return unpadded[skip * self.num_replicas :][self.rank :: self.num_replicas]
+
+
+class LiveStateDict(ResumableSampler):
+    """``state_dict()`` returns the dict the sampler keeps its progress in, not a copy, so the
+    state goes on changing as the sampler is read. Resumed on its own, or through a loader
+    without workers, it is right: the state is saved before the sampler moves on. With
+    workers, torchdata's StatefulDataLoader keeps the state of each batch as the main
+    process draws it, ahead of the loop: the kept state moves on with the prefetch, and the
+    resume skips the batches prefetched but never trained on, or, when the prefetch reached
+    the end of the pass, replays the epoch (the snapshot aliasing of meta-pytorch/data
+    #1547: "Because the snapshot is not deeply copied, it is mutated in place as the
+    pipeline continues to yield items").
+
+    Rejected by: resume through StatefulDataLoader (in real process groups).
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self.progress: dict[str, Any] = {"yielded": 0}
+        super().__init__(*args, **kwargs)
+
+    @property
+    def yielded(self) -> int:
+        return self.progress["yielded"]
+
+    @yielded.setter
+    def yielded(self, count: int) -> None:
+        self.progress["yielded"] = count
+
+    def state_dict(self) -> dict[str, Any]:
+        self.progress.update(super().state_dict())
+        return self.progress

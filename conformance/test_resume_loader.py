@@ -1,0 +1,65 @@
+"""R8: the resumable extension through torchdata's ``StatefulDataLoader``, in real process groups.
+
+Every rank builds its sampler from the group, hands it to a ``StatefulDataLoader`` with
+``num_workers`` 0 or 2, takes k batches of epoch e, checkpoints ``loader.state_dict()`` and
+resumes it in a fresh sampler and loader (README, "The resume protocol", step 8). The k
+batches and the rest must be the uninterrupted loader's epoch e, batch for batch, and the
+next epoch the uninterrupted one. Without torchdata the test skips, saying how to install it.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from sampler_conformance.invariants import REGISTRY
+from sampler_conformance.resume_checkers import check_next_passes, compare_ranks, expect_stateful, joined
+from sampler_conformance.resume_draws import checkpoint_at, drawn, pass_items
+from sampler_conformance.scenarios.resume_loader import LOADER, loader_batches, resume_through_loader
+from sampler_conformance.verdict import expect_holds
+
+from .examples import MAX_LOADER_DATASET_SIZE, with_workers
+
+FLAG = "resumes_through_loader"
+
+
+@pytest.fixture
+def stateful_dataloader() -> None:
+    """Skip, saying how to install it, where torchdata's StatefulDataLoader cannot be imported."""
+    try:
+        import torchdata.stateful_dataloader  # noqa: F401
+    except ImportError as exc:
+        packages = " ".join(REGISTRY[FLAG].packages)
+        pytest.skip(f"{FLAG} needs {LOADER} ({type(exc).__name__}: {exc}): pip install {packages}")
+
+
+@pytest.mark.invariant(FLAG)
+@pytest.mark.parametrize("num_workers", [0, 2], ids=lambda n: f"num_workers={n}")
+@with_workers
+@given(data=st.data())
+def test_resume_through_stateful_dataloader(
+    stateful_dataloader, group, world_size, sampler_plug, contract, drop_last, num_workers, data
+):
+    """Resumed from loader.state_dict() after k batches, every rank's loader yields the rest of
+    the uninterrupted loader's epoch, batch for batch, and then the same next epoch."""
+    case, epoch = drawn(data, sampler_plug, contract, drop_last, world_size, MAX_LOADER_DATASET_SIZE)
+    k = checkpoint_at(
+        data, loader_batches(contract, case, pass_items(contract, case)), label="k (batches before the checkpoint)"
+    )
+    run = resume_through_loader(group, sampler_plug, contract, case, epoch=epoch, cut=k, num_workers=num_workers)
+    expect_stateful(run, FLAG)
+    how = (
+        f"through {LOADER}(num_workers={num_workers}), resumed after {k} batch{'' if k == 1 else 'es'} of epoch "
+        f"{epoch} (loader.state_dict(), then load_state_dict(state) into a fresh sampler and loader, set_epoch({epoch}))"
+    )
+    expect_holds(
+        run.uninterrupted[0],
+        compare_ranks(
+            FLAG,
+            run.uninterrupted[0],
+            joined(run),
+            f"{how}, the epoch's batches differ from the uninterrupted loader's",
+        )
+        or check_next_passes(FLAG, run, how),
+    )
