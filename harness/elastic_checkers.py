@@ -36,16 +36,22 @@ def interleaved(shares: Sequence[Sequence[Unit]]) -> list[Unit]:
     return [share[i] for i in range(longest) for share in shares if i < len(share)]
 
 
-def epoch_order(run: ElasticRun) -> list[Unit]:
-    """The epoch's global order on the first leg's world size, its padding cut off."""
-    order = interleaved(units(run.uninterrupted))
-    case = run.uninterrupted.case
-    if run.uninterrupted.batches is not None:
+def epoch_order(run: ElasticRun, undropped: bool = False) -> list[Unit]:
+    """The epoch's global order on the first leg's world size, its padding cut off (or,
+    ``undropped``, the whole order: what drop_last cut off on that world size too)."""
+    observation = run.undropped if undropped else run.uninterrupted
+    order = interleaved(units(observation))
+    case = observation.case
+    if observation.batches is not None:
         rounding = math.floor if case.drop_last else math.ceil
         distinct = rounding(case.dataset_size / case.batch_size)
     else:
         distinct = case.dataset_size
     return order[:distinct]
+
+
+def _indices(sequence: Sequence[Unit]) -> set[int]:
+    return {index for unit in sequence for index in (unit if isinstance(unit, tuple) else (unit,))}
 
 
 def cursor(run: ElasticRun, order_length: int) -> int:
@@ -72,6 +78,19 @@ def check_global_cursor(flag: str, run: ElasticRun) -> list[Violation]:
     what = f"{run.describe()}, the new ranks together (unit i of rank r at i*W + r)"
     expected = f"the rest of the epoch's global order after its first {items(at)}"
     drop_last = run.rest.case.drop_last
+    if drop_last:
+        # The tail a drop cuts depends on the world size: the new ranks may drop fewer than W'
+        # units of the epoch's rest on W ranks, or of the whole order's rest.
+        whole_rest = epoch_order(run, undropped=True)[at:]
+        if got != whole_rest[: len(got)] or len(got) < len(rest) - (world - 1):
+            return [
+                Violation(
+                    flag,
+                    f"{what} should yield {expected}, {_show(rest)} (with drop_last, the rest of the whole order "
+                    f"{_show(whole_rest)} may go on, or a tail of fewer than W={world} be dropped), got {_show(got)}",
+                )
+            ]
+        return []
     common = min(len(rest), len(got))
     differ = next((position for position in range(common) if rest[position] != got[position]), None)
     if differ is not None:
@@ -82,17 +101,6 @@ def check_global_cursor(flag: str, run: ElasticRun) -> list[Violation]:
                 f"got {got[differ]}: got {_show(got)}",
             )
         ]
-    if drop_last:
-        dropped = len(rest) - len(got)
-        if dropped >= world or dropped < 0:
-            return [
-                Violation(
-                    flag,
-                    f"{what} should yield {expected}, {_show(rest)}, dropping fewer than W={world} items of its "
-                    f"tail (drop_last), got {_show(got)}",
-                )
-            ]
-        return []
     if len(got) < len(rest):
         return [Violation(flag, f"{what} stop after {items(len(got))} of {expected}, {_show(rest)}")]
     padding = got[len(rest) :]
@@ -105,16 +113,18 @@ def check_global_cursor(flag: str, run: ElasticRun) -> list[Violation]:
                 f"where padding to a multiple of W={world} needs {allowed}",
             )
         ]
-    foreign = [unit for unit in padding if unit not in order]
+    # A batch sampler pads with new batches: what must come from the epoch is their indices.
+    foreign = sorted(_indices(padding) - _indices(order))
     if foreign:
-        return [Violation(flag, f"{what} pad the rest with {_show(foreign)}, which the epoch does not hold")]
+        return [Violation(flag, f"{what} pad the rest with indices the epoch does not hold: {foreign[:8]}")]
     return []
 
 
 def check_exactly_once(run: ElasticRun) -> list[Violation]:
     """E2: across the change of world size, every index the uninterrupted epoch yields is
-    yielded, and none more often, beyond the padding (or the dropped tail) the last leg's
-    world size needs."""
+    yielded, and none more often, beyond the padding the last leg's world size needs. With
+    drop_last there is no padding: no index twice, and only the tail of fewer than W' units
+    a drop cuts may be lost."""
     case = run.uninterrupted.case
     size = case.dataset_size
     unit_size = case.batch_size if run.uninterrupted.batches is not None else 1
@@ -129,14 +139,15 @@ def check_exactly_once(run: ElasticRun) -> list[Violation]:
     order = epoch_order(run)
     rest_units = len(order) - cursor(run, len(order))
     world = run.world_sizes[-1]
-    tail = (world - 1) * unit_size  # what drop_last may drop, and what padding may repeat, at most
+    if run.rest.case.drop_last:
+        allowed_lost, allowed_surplus, beyond = (world - 1) * unit_size, 0, np.ones_like(due)  # each index once
+    else:
+        allowed_lost, allowed_surplus, beyond = 0, (-rest_units % world) * unit_size, due
     lost = np.flatnonzero((due > 0) & (got == 0))
-    surplus = int(np.clip(got - due, 0, None).sum())
-    allowed_lost = tail if run.rest.case.drop_last else 0
-    allowed_surplus = 0 if run.rest.case.drop_last else (-rest_units % world) * unit_size
+    surplus = int(np.clip(got - beyond, 0, None).sum())
     parts = []
     if surplus > allowed_surplus:
-        repeated = np.flatnonzero(got > due)
+        repeated = np.flatnonzero(got > beyond)
         parts.append(f"repeat {items(surplus)} beyond the padding (at most {allowed_surplus}): {shorten(repeated)}")
     if lost.size > allowed_lost:
         parts.append(f"never yield {items(int(lost.size))} of the epoch: {shorten(lost)}")

@@ -10,7 +10,8 @@ again, or, in the last leg, reads the rest of the pass.
 The legs run one after another on the runner of their world size (the sampler process
 in-process, a rank pool of that size in real groups); the controller carries rank 0's
 state from one leg to the next. The first leg also reads epoch e uninterrupted on its
-world size: the epoch's global order the cursor moves through.
+world size: the epoch's global order the cursor moves through (with drop_last, also built
+without it: the whole order, whose tail a new world size may drop differently).
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ class LegReply:
     # In a process group, last leg: every rank's count of the rest's items and batches, all-reduced.
     reduced_items: tuple[int, ...] = ()
     reduced_batches: tuple[int, ...] = ()
+    undropped: Reading | None = None  # with drop_last, first leg: epoch e read whole, built without it
 
 
 @dataclass(frozen=True)
@@ -54,12 +56,11 @@ class Leg(Scenario):
 
     def run(self, rank: RankContext) -> LegReply:
         case, contract = self.case, self.contract
-        whole = None
+        whole = undropped = None
         if self.uninterrupted:
-            seed_global_rngs(0)
-            sampler = self._built(rank)
-            set_epoch(rank, sampler, self.epoch)
-            whole = read(rank, sampler, contract, case.dataset_size, case.world_size)
+            whole = self._uninterrupted(rank, case)
+            if case.drop_last:
+                undropped = self._uninterrupted(rank, case.with_(drop_last=False))
         seed_global_rngs(0)
         sampler = self._built(rank)
         missing = missing_methods(sampler)
@@ -71,11 +72,12 @@ class Leg(Scenario):
         if self.taken is None:
             rest = read(rank, sampler, contract, case.dataset_size, case.world_size)
             if rank.backend is None:
-                return LegReply(rank.rank, whole, rest)
+                return LegReply(rank.rank, whole, rest, undropped=undropped)
             return LegReply(
                 rank.rank,
                 whole,
                 rest,
+                undropped=undropped,
                 reduced_items=all_reduce_counts(rank, items_in(rest)),
                 reduced_batches=all_reduce_counts(rank, batches_in(rest, case.batch_size)),
             )
@@ -84,11 +86,19 @@ class Leg(Scenario):
         iterator = rank.call("in iter()", lambda: iter(sampler))
         consumed = rank.call("while iterating", lambda: take(iterator, taken, contract))
         state, not_plain = through_checkpoint(rank.call("in state_dict()", sampler.state_dict))
-        return LegReply(rank.rank, whole, consumed, state, not_plain)
+        return LegReply(rank.rank, whole, consumed, state, not_plain, undropped=undropped)
 
-    def _built(self, rank: RankContext) -> Any:
+    def _uninterrupted(self, rank: RankContext, case: Case) -> Reading:
+        """Epoch e, read whole from a sampler built for ``case``."""
+        seed_global_rngs(0)
+        sampler = self._built(rank, case)
+        set_epoch(rank, sampler, self.epoch)
+        return read(rank, sampler, self.contract, case.dataset_size, case.world_size)
+
+    def _built(self, rank: RankContext, case: Case | None = None) -> Any:
         """This rank's sampler for the leg: from the process group in one, else explicit."""
-        return build(rank, self.case, self.contract, Build.EXPLICIT if rank.backend is None else Build.GROUP)
+        how = Build.EXPLICIT if rank.backend is None else Build.GROUP
+        return build(rank, case or self.case, self.contract, how)
 
 
 @dataclass(frozen=True)
@@ -99,6 +109,7 @@ class ElasticRun:
     world_sizes: tuple[int, ...]  # of each leg, the first one's W first
     taken: tuple[int, ...]  # items each rank was asked for in each leg but the last
     uninterrupted: Observation  # epoch e on the first leg's W ranks
+    undropped: Observation  # the same built without drop_last (the same run without it)
     consumed: tuple[Observation, ...]  # [leg]: what each leg but the last took before its checkpoint
     rest: Observation  # the last leg's pass
     not_plain: tuple[tuple[int, str], ...]  # (rank, why) for states that are not plain data
@@ -133,6 +144,7 @@ def elastic_run(
     consumed: list[Observation] = []
     not_plain: list[tuple[int, str]] = []
     whole: Observation | None = None
+    undropped: Observation | None = None
     leg_case = case
     for position, (world, taken) in enumerate(legs):
         leg_case = case.with_(world_size=world, epoch=epoch)
@@ -140,22 +152,24 @@ def elastic_run(
         replies: list[LegReply] = ask(ranks_of(world), leg)
         if position == 0:
             whole = _observed(leg_case, [reply.uninterrupted for reply in replies], contract)
+            undropped = whole
+            if case.drop_last:
+                undropped = _observed(leg_case.with_(drop_last=False), [reply.undropped for reply in replies], contract)
         if replies[0].missing:
-            return ElasticRun(
-                epoch, (world,), (), _observed(leg_case, [], contract), (), _observed(leg_case, [], contract), (),
-                replies[0].missing,
-            )  # fmt: skip
+            nothing = _observed(leg_case, [], contract)
+            return ElasticRun(epoch, (world,), (), nothing, nothing, (), nothing, (), replies[0].missing)
         consumed.append(_observed(leg_case, [reply.read for reply in replies], contract))
         not_plain += [(reply.rank, reply.not_plain) for reply in replies if reply.not_plain]
         state = replies[0].state
     last_case = case.with_(world_size=last_world_size, epoch=epoch)
     replies = ask(ranks_of(last_world_size), Leg(plug.spec, contract, last_case, epoch, state))
-    assert whole is not None
+    assert whole is not None and undropped is not None
     return ElasticRun(
         epoch=epoch,
         world_sizes=(*(world for world, _ in legs), last_world_size),
         taken=tuple(taken for _, taken in legs),
         uninterrupted=whole,
+        undropped=undropped,
         consumed=tuple(consumed),
         rest=_observed(last_case, [reply.read for reply in replies], contract),
         not_plain=tuple(not_plain),
