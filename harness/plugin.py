@@ -35,6 +35,7 @@ from .results import (
     HARNESS_ERROR_KEY,
     HELD,
     INVARIANT_KEY,
+    JUDGED_KEY,
     NO_TEST_RAN,
     NO_VERDICT,
     NOT_APPLICABLE,
@@ -335,6 +336,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
         set_aside = crashes.take_set_aside()
         properties += _violation_properties(set_aside[:1])  # the smallest case each test crashed on
         properties.append((SET_ASIDE_KEY, len(set_aside)))
+        properties.append((JUDGED_KEY, crashes.judged()))
         if (
             set_aside
             and call.excinfo is not None

@@ -40,6 +40,7 @@ VIOLATION_KEY = "violation"  # JSON of one violation record (harness.verdict.Evi
 HARNESS_ERROR_KEY = "harness_error"  # the suite failed, not the sampler: the cause
 SKIP_KIND_KEY = "skip_kind"  # NOT_APPLICABLE, NOT_RUN or NOT_JUDGED, for a skipped test
 SET_ASIDE_KEY = "set_aside"  # examples set aside because the sampler crashed on them (harness.crashes)
+JUDGED_KEY = "judged"  # examples that ran to the end and judged the test's invariant (harness.crashes)
 
 NO_TEST_RAN = "no test for it ran in this session (deselected with -k, or not in the paths given)"
 CRASHED_EVERYWHERE = "the sampler crashed on every case this test drew"
@@ -72,6 +73,7 @@ class _TestOutcome:
     skip_kind: str | None
     skip_reason: str
     set_aside: int = 0
+    judged: int = 0
 
 
 def skip_reason(report: pytest.TestReport) -> str:
@@ -112,6 +114,7 @@ class ResultCollector:
                 skip_kind=kinds[0] if kinds else (NOT_RUN if report.skipped else None),
                 skip_reason=skip_reason(report) if report.skipped else "",
                 set_aside=int(dict(properties).get(SET_ASIDE_KEY, 0)),
+                judged=int(dict(properties).get(JUDGED_KEY, 0)),
             )
         )
 
@@ -151,8 +154,8 @@ class ResultCollector:
         elif judged:
             result.status = HELD
             result.details = [f"{o.skip_kind}: {o.name}: {o.skip_reason}" for o in own if o.outcome == "skipped"] + [
-                f"held: {o.name}: judged on the cases without a crash; {o.set_aside} examples set aside "
-                f"because the sampler crashed on them (see edge_sizes, valid_indices)"
+                f"held: {o.name}: judged on the {o.judged} case{'' if o.judged == 1 else 's'} without a crash; "
+                f"{o.set_aside} examples set aside because the sampler crashed on them (see edge_sizes, valid_indices)"
                 for o in judged
                 if o.set_aside
             ]
