@@ -167,8 +167,10 @@ class ResultCollector:
             ] + [f"{o.name}: {o.skip_reason}" for o in own if o.skip_kind == NOT_JUDGED]
         else:
             skipped = [o for o in own if o.outcome == "skipped"]
-            applicable = not any(o.skip_kind == NOT_APPLICABLE for o in skipped)
-            result.status = NOT_RUN if applicable else NOT_APPLICABLE
+            # Not applicable only if no variant could apply: one that could but did not run
+            # here (a package missing, no GPU) leaves the invariant not run.
+            inapplicable = bool(skipped) and all(o.skip_kind == NOT_APPLICABLE for o in skipped)
+            result.status = NOT_APPLICABLE if inapplicable else NOT_RUN
             result.details = [f"{o.name}: {o.skip_reason}" for o in skipped] or [NO_TEST_RAN]
         return result
 

@@ -44,18 +44,23 @@ def test_resume_bug_of_process_groups_fails_exactly_its_invariants_in_the_whole_
     run.assert_rejected(RESUME_GROUP_BAD[spec])
 
 
-def test_without_torchdata_the_loader_resume_is_not_run_and_says_how_to_install_it(pytester):
-    """Where torchdata's StatefulDataLoader cannot be imported, resumes_through_loader skips:
-    the verdict reports it not run, with the reason, never held."""
+def _without_torchdata(pytester, spec):
+    """The loader resume alone, for ``spec``, where importing torchdata fails."""
     hidden = pytester.mkpydir("torchdata")  # the subprocess's cwd comes first on sys.path
     (hidden / "__init__.py").write_text('raise ImportError("torchdata hidden by the selftest")\n')
-    run = certify(
+    return certify(
         pytester,
-        GOOD_RESUMABLE,
+        spec,
         CONTRACT_OPTION,
         f"--world-sizes={GROUP_WORLD_SIZES}",
         paths=(CONFORMANCE / "test_resume_loader.py",),
     )
+
+
+def test_without_torchdata_the_loader_resume_is_not_run_and_says_how_to_install_it(pytester):
+    """Where torchdata's StatefulDataLoader cannot be imported, resumes_through_loader skips:
+    the verdict reports it not run, with the reason, never held."""
+    run = _without_torchdata(pytester, GOOD_RESUMABLE)
     invariant = next(i for i in run.written["invariants"] if i["flag"] == "resumes_through_loader")
     assert invariant["status"] == "not run", run.explain()
     assert invariant["details"] and all("pip install torchdata" in detail for detail in invariant["details"]), invariant
@@ -104,3 +109,14 @@ def test_every_resumable_invariant_is_declared_with_a_resume_bug():
     assert RESUMABLE.flags <= set(REGISTRY)
     proven = {rejection.flag for rejection in (RESUME_BAD | RESUME_GROUP_BAD).values()}
     assert RESUMABLE.flags <= proven
+
+
+def test_an_invariant_some_of_whose_variants_could_apply_is_not_run_rather_than_not_applicable(pytester):
+    """torch's ElasticDistributedSampler has no drop_last, so the loader resume's drop_last
+    variants are not applicable; its others could apply but skip without torchdata. The
+    invariant is not run, naming both reasons, never not applicable."""
+    run = _without_torchdata(pytester, "sampler_conformance.adapters.torch_elastic:ElasticDistributedSampler")
+    invariant = next(i for i in run.written["invariants"] if i["flag"] == "resumes_through_loader")
+    assert invariant["status"] == "not run", run.explain()
+    reasons = " ".join(invariant["details"])
+    assert "pip install torchdata" in reasons and "no `drop_last` parameter" in reasons, invariant
