@@ -69,8 +69,9 @@ def _show(sequence: Sequence[Unit]) -> str:
 def check_global_cursor(flag: str, run: ElasticRun) -> list[Violation]:
     """E1 (and E4 for a chain of legs): the last leg's ranks, interleaved, yield exactly the
     rest of the epoch's global order after the cursor, then fewer padding units than they
-    are ranks, each a unit of the epoch (with drop_last: a prefix of the rest that drops
-    fewer units than they are ranks)."""
+    are ranks, made of the epoch's indices. With drop_last: a prefix of the rest of the
+    whole (undropped) order, short of the epoch's rest on W ranks by fewer units than they
+    are ranks."""
     order = epoch_order(run)
     at = cursor(run, len(order))
     rest, got = order[at:], interleaved(units(run.rest))
