@@ -95,11 +95,13 @@ def check_valid_indices(obs: Observation) -> list[Violation]:
     return violations
 
 
-def _counts(obs: Observation) -> np.ndarray:
-    n = obs.case.dataset_size
-    everything = np.concatenate(obs.indices) if obs.indices else np.empty(0, dtype=np.int64)
-    everything = everything[(everything >= 0) & (everything < n)]
-    return np.bincount(everything, minlength=n)
+def index_counts(observations: Sequence[Observation], dataset_size: int) -> np.ndarray:
+    """How often every index of range(N) was yielded, all ranks of ``observations`` together
+    (indices outside range(N) are valid_indices' to charge, and not counted here)."""
+    arrays = [indices for observation in observations for indices in observation.indices]
+    everything = np.concatenate(arrays) if arrays else np.empty(0, dtype=np.int64)
+    everything = everything[(everything >= 0) & (everything < dataset_size)]
+    return np.bincount(everything, minlength=dataset_size)
 
 
 def check_coverage(obs: Observation) -> list[Violation]:
@@ -107,7 +109,7 @@ def check_coverage(obs: Observation) -> list[Violation]:
     case = obs.case
     if case.drop_last:
         return []
-    missing = np.flatnonzero(_counts(obs) == 0)
+    missing = np.flatnonzero(index_counts([obs], obs.case.dataset_size) == 0)
     if not missing.size:
         return []
     return [
@@ -122,7 +124,7 @@ def check_coverage(obs: Observation) -> list[Violation]:
 def check_disjoint(obs: Observation, contract: Contract) -> list[Violation]:
     """No index is yielded twice beyond the padding the contract allows (none with drop_last)."""
     case = obs.case
-    counts = _counts(obs)
+    counts = index_counts([obs], obs.case.dataset_size)
     allowed = contract.padding_size(case.dataset_size, case.world_size, case.drop_last)
     surplus = int(counts.sum()) - int(np.count_nonzero(counts))
     if surplus <= allowed:

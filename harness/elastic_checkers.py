@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from .case import Observation
+from .checkers import index_counts
 from .resume_checkers import counts_agree, items, missing_protocol
 from .scenarios.elastic import ElasticRun
 from .verdict import PropertyFailure, Violation, raise_evidence, shorten
@@ -127,16 +128,9 @@ def check_exactly_once(run: ElasticRun) -> list[Violation]:
     drop_last there is no padding: no index twice, and only the tail of fewer than W' units
     a drop cuts may be lost."""
     case = run.uninterrupted.case
-    size = case.dataset_size
     unit_size = case.batch_size if run.uninterrupted.batches is not None else 1
-
-    def counts(observations: Sequence[Observation]) -> np.ndarray:
-        arrays = [indices for observation in observations for indices in observation.indices]
-        everything = np.concatenate(arrays) if arrays else np.empty(0, dtype=np.int64)
-        everything = everything[(everything >= 0) & (everything < size)]
-        return np.bincount(everything, minlength=size)
-
-    due, got = counts([run.uninterrupted]), counts([*run.consumed, run.rest])
+    due = index_counts([run.uninterrupted], case.dataset_size)
+    got = index_counts([*run.consumed, run.rest], case.dataset_size)
     order = epoch_order(run)
     rest_units = len(order) - cursor(run, len(order))
     world = run.world_sizes[-1]

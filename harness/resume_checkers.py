@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .case import Observation
-from .checkers import UNEVEN_STEPS_HANG
+from .checkers import UNEVEN_STEPS_HANG, index_counts
 from .scenarios.resume import ResumeRun
 from .verdict import Violation, expect_holds, shorten
 
@@ -110,13 +110,8 @@ def check_continues(run: ResumeRun) -> list[Violation]:
 def check_exactly_once(run: ResumeRun, dataset_size: int) -> list[Violation]:
     """R2: across the ranks, the interrupted epoch yields every index the uninterrupted one
     does, and none more often (padding included)."""
-
-    def counts(observation: Observation) -> np.ndarray:
-        everything = np.concatenate(observation.indices) if observation.indices else np.empty(0, dtype=np.int64)
-        everything = everything[(everything >= 0) & (everything < dataset_size)]
-        return np.bincount(everything, minlength=dataset_size)
-
-    due, got = counts(run.uninterrupted[0]), counts(joined(run))
+    due = index_counts([run.uninterrupted[0]], dataset_size)
+    got = index_counts([joined(run)], dataset_size)
     lost = np.flatnonzero((due > 0) & (got == 0))
     repeated = np.flatnonzero(got > due)
     if not lost.size and not repeated.size:
