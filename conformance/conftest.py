@@ -29,18 +29,25 @@ def pytest_configure(config: pytest.Config) -> None:
     )
 
 
+def world_size_id(world_size: int) -> str:
+    """``W2``: a test id that ``-k`` can select (its grammar has no ``=``)."""
+    return f"W{world_size}"
+
+
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     sizes = setting(metafunc.config, option_named("world-sizes"))
     if "world_size" in metafunc.fixturenames:
-        metafunc.parametrize("world_size", sizes, ids=[f"W={w}" for w in sizes])
+        metafunc.parametrize("world_size", sizes, ids=[world_size_id(w) for w in sizes])
     if "world_size_change" in metafunc.fixturenames:
         changes = [(old, new) for old in sizes for new in sizes if old != new]
         if changes:
-            metafunc.parametrize("world_size_change", changes, ids=[f"W={old}->{new}" for old, new in changes])
+            metafunc.parametrize(
+                "world_size_change", changes, ids=[f"{world_size_id(old)}to{new}" for old, new in changes]
+            )
         else:  # one world size: nothing to change to, said as a skip, never a silent pass
             skip = pytest.mark.skip(reason=f"a change of world size needs two sizes in --world-sizes (got {sizes})")
             metafunc.parametrize(
-                "world_size_change", [pytest.param((sizes[0], sizes[0]), marks=skip)], ids=[f"W={sizes[0]}"]
+                "world_size_change", [pytest.param((sizes[0], sizes[0]), marks=skip)], ids=[world_size_id(sizes[0])]
             )
 
 

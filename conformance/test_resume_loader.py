@@ -35,7 +35,7 @@ def stateful_dataloader() -> None:
 
 
 @pytest.mark.invariant(FLAG)
-@pytest.mark.parametrize("num_workers", [0, 2], ids=lambda n: f"num_workers={n}")
+@pytest.mark.parametrize("num_workers", [0, 2], ids=lambda n: f"workers{n}")
 @with_workers
 @given(data=st.data())
 def test_resume_through_stateful_dataloader(

@@ -7,7 +7,9 @@ file) and PATH.md, a page to attach to a pull request. A failing run writes it t
 from __future__ import annotations
 
 import datetime
+import importlib.metadata
 import json
+import os
 import platform
 import sys
 from dataclasses import asdict
@@ -19,7 +21,14 @@ from .plug import SamplerPlug
 from .results import FAILED, InvariantResult, Verdict, counterexample_text
 
 SCHEMA_PATH = Path(__file__).with_name("certificate.schema.json")
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
+
+
+def suite_version() -> str:
+    try:
+        return importlib.metadata.version("sampler-conformance")
+    except importlib.metadata.PackageNotFoundError:  # a clone that was never installed
+        return "unknown"
 
 
 def certificate_paths(path: str) -> tuple[Path, Path]:
@@ -39,15 +48,25 @@ def build_certificate(
     verdict: Verdict,
     run: dict[str, Any],
 ) -> dict[str, Any]:
+    import hypothesis
     import torch
 
     return {
         "schema_version": SCHEMA_VERSION,
         "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "sampler": {"spec": plug.spec, "source_file": plug.source_file, "parameters_missing": list(plug.missing)},
+        "sampler": {
+            "spec": plug.spec,
+            "source_file": plug.source_file,
+            "parameters_missing": list(plug.missing),
+            "is_factory": plug.is_factory,
+        },
         "environment": {
+            "suite": suite_version(),
             "torch": torch.__version__,
+            "hypothesis": hypothesis.__version__,
             "python": platform.python_version(),
+            # A sampler that reads hash() of a str orders differently under each hash seed.
+            "python_hash_seed": os.environ.get("PYTHONHASHSEED", "random"),
             "platform": platform.platform(),
         },
         "run": {**run, "examples": sum(r.examples for r in results), "command": sys.argv},
@@ -75,9 +94,11 @@ def render_markdown(certificate: dict[str, Any]) -> str:
         f"- sampler: `{sampler['spec']}` ({sampler['source_file'] or 'source file unknown'})",
         f"- contract: `{contract['name']}` (family {contract['family']}): {contract['description']}",
         f"- turned off: {', '.join(contract['turned_off']) or 'nothing'}",
-        f"- torch {env['torch']}, Python {env['python']}, {env['platform']}",
+        f"- suite {env['suite']}, torch {env['torch']}, Hypothesis {env['hypothesis']}, Python {env['python']} "
+        f"(PYTHONHASHSEED {env['python_hash_seed']}), {env['platform']}",
         f"- backend: {run.get('backend')}, world sizes: {run.get('world_sizes')}",
-        f"- Hypothesis profile: {run.get('hypothesis_profile')}, examples run: {run['examples']}",
+        f"- Hypothesis profile: {run.get('hypothesis_profile')}, {_draws(run)}, examples run: {run['examples']}",
+        f"- command: `{' '.join(run['command'])}`",
         f"- created: {certificate['created']}, exit status: {run.get('exit_status')}",
         "",
         "| invariant | status | examples | details |",
@@ -93,6 +114,12 @@ def render_markdown(certificate: dict[str, Any]) -> str:
     if certificate["findings"]:
         lines += ["", "## Findings", ""] + [f"- {f}" for f in certificate["findings"]]
     return "\n".join(lines) + "\n"
+
+
+def _draws(run: dict[str, Any]) -> str:
+    if run["hypothesis_seed"] is None:
+        return f"fresh random draws (failures kept in {run['example_database']})"
+    return f"draws fixed by seed {run['hypothesis_seed']}"
 
 
 def _cell(text: str) -> str:

@@ -61,6 +61,12 @@ class SamplerPlug:
         return parameter in self.accepted
 
     @property
+    def is_factory(self) -> bool:
+        """The spec names a function that builds the sampler (an adapter), not its class: the
+        defaults a certification sees are the factory's, which may not be the sampler's own."""
+        return not inspect.isclass(self.factory)
+
+    @property
     def missing(self) -> tuple[str, ...]:
         return tuple(p for p in OPTIONAL_PARAMETERS if p not in self.accepted)
 

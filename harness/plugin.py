@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn
 
+import hypothesis
 import pytest
 from hypothesis.errors import Unsatisfiable
 
@@ -207,6 +208,10 @@ class ConformanceState:
     contract: Contract
     options: dict[str, Any]
     findings_by_test: dict[str, list[str]] = field(default_factory=dict)
+    # The seed of every test's draws (None: the search profile draws afresh), and the
+    # search profile's example database (None: no database, the certification's default).
+    seed: int | str | None = profiles.CERTIFICATION_SEED
+    example_database: Path | None = None
 
 
 _STATE_KEY = pytest.StashKey[ConformanceState]()
@@ -219,6 +224,7 @@ def pytest_cmdline_main(config: pytest.Config) -> int | None:
     return None
 
 
+@pytest.hookimpl(trylast=True)  # after Hypothesis's plugin has loaded --hypothesis-profile
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", f"{CERTIFICATION_MARK}: a test that certifies the sampler under test")
     config.addinivalue_line("markers", "invariant(flag): the contract invariant a certification test checks")
@@ -233,6 +239,9 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(f"--without={','.join(sorted(options['without']))}: {exc}") from None
     runner.configure(timeout_s=options["rank_timeout"])
     current = ConformanceState(plug=plug, contract=contract, options=options)
+    current.seed = profiles.fixed_seed(config.getoption("hypothesis_seed", None))
+    if current.seed is None:
+        current.example_database = profiles.search_database(config.invocation_params.dir, plug.spec)
     config.stash[_STATE_KEY] = current
     if not hasattr(config, "workerinput"):  # pytest-xdist workers leave reporting to the controller
         config.pluginmanager.register(ConformanceReport(config, current), "conformance-report")
@@ -258,9 +267,15 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
         f"sampler parameters missing: {missing}",
         f"contract: {current.contract.name} - {current.contract.description}",
         f"torch: {torch.__version__}, python: {platform.python_version()}, "
-        f"hypothesis profile: {settings.get_current_profile_name()}",
+        f"hypothesis profile: {settings.get_current_profile_name()}, {draws_line(current)}",
         process_groups_line(config),
     ]
+
+
+def draws_line(current: ConformanceState) -> str:
+    if current.seed is None:
+        return f"draws: fresh random ones, failures kept in {current.example_database}"
+    return f"draws: fixed by seed {current.seed} (the same cases on every run)"
 
 
 def process_groups_line(config: pytest.Config) -> str:
@@ -287,10 +302,14 @@ def option_named(name: str) -> Option:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    seed = state(config).seed
     for item in items:
         path = Path(item.path).resolve()
         if any(path.is_relative_to(folder) for folder in CERTIFICATION_DIRS):
             item.add_marker(CERTIFICATION_MARK)
+            function = getattr(item, "obj", None)
+            if seed is not None and function is not None and hasattr(function, "hypothesis"):
+                hypothesis.seed(seed)(function)  # the same draws on every run, and no example database
         flag = _invariant(item)
         if flag is not None and flag not in REGISTRY:
             raise pytest.UsageError(
@@ -427,6 +446,21 @@ def _detail_lines(results: list[InvariantResult]) -> list[str]:
     return lines
 
 
+# The invariants that judge what a sampler does with the arguments a user leaves out.
+DEFAULTS_FLAGS = ("defaults", "group_defaults")
+
+
+def _adapter_note(current: ConformanceState, results: list[InvariantResult]) -> str | None:
+    """Said when a factory is certified: its defaults, not the wrapped sampler's, were judged."""
+    judged = [r.flag for r in results if r.flag in DEFAULTS_FLAGS and r.status in (HELD, FAILED)]
+    if not current.plug.is_factory or not judged:
+        return None
+    return (
+        f"note: {current.plug.spec} is a factory, not a sampler class: {' and '.join(judged)} judge the "
+        f"defaults of its signature, which may differ from those of the sampler it builds"
+    )
+
+
 def _split_detail(status: str, detail: str) -> tuple[str, str, str]:
     """(kind, test, reason) of a result's detail: "[KIND: ]TEST: REASON"."""
     kind = status
@@ -476,6 +510,8 @@ class ConformanceReport:
             "backend": f"{options['backend']} ({', '.join(sorted(self._backends()))})",
             "world_sizes": list(options["world_sizes"]),
             "hypothesis_profile": settings.get_current_profile_name(),
+            "hypothesis_seed": self.current.seed,
+            "example_database": str(self.current.example_database) if self.current.example_database else None,
             "exit_status": int(exitstatus),
         }
         certificate = build_certificate(
@@ -512,6 +548,9 @@ class ConformanceReport:
             write(f"not promised by contract {self.current.contract.name!r}: {', '.join(not_promised)}")
         for line in _detail_lines(results):
             write(line)
+        adapter_note = _adapter_note(self.current, results)
+        if adapter_note:
+            write(adapter_note)
         for finding in self.collector.findings:
             write(f"finding: {finding}")
         if self.written:

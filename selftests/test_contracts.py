@@ -293,3 +293,29 @@ def test_junit_xml_names_the_invariant_of_each_test_case(pytester, tmp_path):
     }
     assert invariants["test_per_epoch_invariant[equal_length-keep_last]"] == {"equal_length"}
     assert invariants["test_per_epoch_invariant[len_matches_iter-drop_last]"] == {"len_matches_iter"}
+
+
+FACTORY = """
+from torch.utils.data import DistributedSampler
+
+
+def make(dataset, num_replicas=None, rank=None, shuffle=True, seed=0, drop_last=False):
+    return DistributedSampler(dataset, num_replicas, rank, shuffle=shuffle, seed=seed, drop_last=drop_last)
+"""
+
+
+@pytest.mark.parametrize("attribute", ["make", "DistributedSampler"])
+def test_summary_says_when_defaults_judge_a_factory(pytester, attribute):
+    """A factory's defaults are its own, not the sampler's: the summary notes it, only then."""
+    pytester.makepyfile(factory=FACTORY)
+    run = certify(
+        pytester,
+        f"{pytester.path / 'factory.py'}:{attribute}",
+        "--world-sizes=1",
+        "-k",
+        "defaults or default_to_the_group",
+        paths=(CONFORMANCE / "test_process_groups.py",),
+    )
+    assert run.statuses["defaults"] == run.statuses["group_defaults"] == "held", run.explain()
+    noted = "judge the defaults of its signature" in run.summary
+    assert noted == (attribute == "make") and run.written["sampler"]["is_factory"] == noted, run.explain()

@@ -1,0 +1,22 @@
+"""Samplers that test the evidence behind a verdict rather than one invariant: how many
+cases judged it, whether a run can be reproduced, how each fault is named."""
+
+from __future__ import annotations
+
+from .parts import PartsSampler
+
+# One dataset size in 31 reaches RareOrderBug's bug: those of this remainder, which the
+# certification's fixed draws reach once (N=48, among 13 sizes drawn with shuffle=False).
+RARE_BUG_PERIOD, RARE_BUG_REMAINDER = 31, 17
+
+
+class RareOrderBug(PartsSampler):
+    """Right everywhere but on one dataset size in 31: there, shuffle=False yields the dataset
+    backwards. Random draws reach it on some runs and miss it on others, so it shows whether
+    the same command gives the same verdict whatever earlier runs left behind."""
+
+    def order(self) -> list[int]:
+        size = len(self.dataset)
+        if not self.shuffle and size % RARE_BUG_PERIOD == RARE_BUG_REMAINDER:
+            return list(reversed(range(size)))
+        return super().order()

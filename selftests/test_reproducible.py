@@ -1,0 +1,64 @@
+"""The same command gives the same verdict and the same counterexamples, whatever earlier
+runs left in the directory: a certification draws its cases from a fixed seed and keeps no
+example database. The search profile explores afresh and keeps what it finds in a folder of
+its own, which no certification reads."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from sampler_conformance.profiles import CERTIFICATION_SEED, SEARCH_DATABASE_DIR
+
+from .suite_run import PROPERTIES, RANK_TIMEOUT_S, RUN_TIMEOUT_S
+
+SPEC = "selftests.corpus.evidence:RareOrderBug"
+
+
+def _run(pytester, *options: str) -> dict:
+    """One run from pytester's directory, without --hypothesis-seed: the user's command."""
+    certificate = pytester.path / "certificate.json"
+    certificate.unlink(missing_ok=True)
+    result = pytester.runpytest_subprocess(
+        str(PROPERTIES),
+        f"--sampler={SPEC}",
+        "--hypothesis-profile=dev",
+        f"--rank-timeout={RANK_TIMEOUT_S}",
+        f"--certificate={certificate.with_suffix('')}",
+        *options,
+        timeout=RUN_TIMEOUT_S,
+    )
+    assert certificate.exists(), "\n".join(result.outlines[-40:] + result.errlines[-20:])
+    return json.loads(certificate.read_text())
+
+
+def _outcome(certificate: dict) -> tuple:
+    """What must not change between runs: the verdict, each status and each counterexample."""
+    return (
+        certificate["verdict"]["summary"],
+        [
+            (i["flag"], i["status"], [(c["message"], c["case"]) for c in i["counterexamples"]])
+            for i in certificate["invariants"]
+        ],
+    )
+
+
+def test_three_certifications_with_a_search_between_give_one_verdict(pytester):
+    first = _run(pytester)
+    second = _run(pytester)
+    # A search restricted with -k, as a developer runs one while debugging: it explores
+    # afresh and saves what it finds, where the certifications cannot read it.
+    search = _run(pytester, "--hypothesis-profile=search", "-k", "unshuffled_in_order")
+    third = _run(pytester)
+
+    assert first["run"]["hypothesis_seed"] == CERTIFICATION_SEED and first["run"]["example_database"] is None
+    assert _outcome(first) == _outcome(second) == _outcome(third)
+    # The rare bug is within the fixed draws, so every certification names it the same way.
+    assert first["verdict"]["state"] == "does not conform", first["verdict"]
+    assert {i["flag"] for i in first["invariants"] if i["status"] == "failed"} == {"unshuffled_in_order"}
+
+    database = Path(search["run"]["example_database"])
+    assert search["run"]["hypothesis_seed"] is None
+    assert database.is_relative_to(pytester.path / SEARCH_DATABASE_DIR) and any(database.rglob("*")), database
+    # Nothing in Hypothesis's default database folder, which every sampler certified here would share.
+    assert not (pytester.path / ".hypothesis" / "examples").exists()
