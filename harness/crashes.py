@@ -10,7 +10,7 @@ indices); a test whose every example was set aside has judged nothing, and its i
 "not judged".
 
 Hangs and deaths are not set aside: each costs a timeout or a group restart, so they end
-the test at once (see :class:`harness.verdict.SamplerHang`).
+the test at once (see :class:`harness.verdict.SamplerHang` and :class:`harness.verdict.SamplerDeath`).
 """
 
 from __future__ import annotations

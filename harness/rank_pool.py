@@ -50,13 +50,14 @@ from .case import Case
 from .messages import RankDied, RankError, RankSetup, Reply, Shutdown, StoreRendezvous
 from .scenarios import Scenario
 from .scenarios.steps import CallWatch
-from .verdict import FAULT, HarnessError, SamplerFault, SamplerHang, Violation, failure_text
+from .verdict import FAULT, HarnessError, SamplerDeath, SamplerFault, SamplerHang, Violation, failure_text
 
 # Starting means importing torch in W processes at once; on 2 cores that alone takes
 # seconds per rank, so start-up gets at least this long whatever --rank-timeout says.
 MIN_START_TIMEOUT_S = 60.0
 # Once one rank has raised or died, how long the others get to answer before they are
-# presumed stuck in a collective the failed rank never joins.
+# presumed stuck in a collective the failed rank never joins (at once for ranks that say
+# they wait in the suite's own collective).
 FAULT_GRACE_S = 2.0
 # A sampler that hung this many times in one pool hangs again: later cases fail at once.
 # More than one, so that one hang on a rare case still leaves the other tests judged.
@@ -280,10 +281,10 @@ class RankPool:
             failure = self._failure(case, collected, f"running {type(request).__name__}")
             if not keep:
                 self.close(graceful=False)
-                if isinstance(failure, SamplerHang):
+                if isinstance(failure, (SamplerHang, SamplerDeath)):
                     self._fault_case = case
-                    if collected.silent:
-                        hangs.append(case)
+                if isinstance(failure, SamplerHang):
+                    hangs.append(case)
             raise failure
         if self.simulated:
             return list(collected.replies[0].replies)
@@ -319,6 +320,8 @@ class RankPool:
             remaining = min(max(started, latest) + timeout_s, grace_end) - time.monotonic()
             if remaining <= 0:
                 break
+            if grace_end < float("inf") and all(r.watch.in_collective.value for r in pending.values()):
+                break  # every rank left waits in the suite's collective for the rank that failed
             if should_stop is not None:
                 if should_stop():
                     break
@@ -367,23 +370,30 @@ class RankPool:
             died_in_sampler = died.in_sampler or bool(sampler_frames_in_dump(died.last_frames))
             evidence = evidence or died_in_sampler
             violations.append(_death_violation(died, died_in_sampler, self.simulated, self.hosts.get(died.rank)))
-        if collected.silent:
+        epochs = {error.epoch for error in collected.errors} - {None}
+        at = case.with_(epoch=epochs.pop()) if case is not None and len(epochs) == 1 else case
+        context = f"\n  while {doing} {self._where}"
+        # A rank that raised or died is the fault, whatever its peers were doing: those still
+        # silent wait for it (in a collective it never joins), a consequence and no hang.
+        hung = bool(collected.silent) and not violations
+        if collected.silent and violations:
+            context += (
+                f"\n  rank(s) {collected.silent} then waited for it, in a collective it never joined: a "
+                f"consequence of the fault above, not a fault of their own; the group was restarted"
+            )
+        if hung:
             stacks = collected.stacks or self.dump_stacks()
-            evidence = evidence or any(sampler_frames_in_dump(text) for text in stacks.values())
+            evidence = any(sampler_frames_in_dump(text) for text in stacks.values())
             violations.append(
                 _hang_violation(
                     collected,
                     stacks,
                     self.timeout_s,
-                    bool(violations),
                     self.simulated,
                     self.running_rank(collected.silent[0]),
                     self.hosts,
                 )
             )
-        epochs = {error.epoch for error in collected.errors} - {None}
-        at = case.with_(epoch=epochs.pop()) if case is not None and len(epochs) == 1 else case
-        context = f"\n  while {doing} {self._where}"
         if not evidence or case is None:
             return HarnessError(
                 "the suite failed, not the sampler: no sampler code was on any rank's stack or traceback\n"
@@ -391,10 +401,14 @@ class RankPool:
                 + context
             )
         # A hang cost a --rank-timeout, a dead rank of a group a group restart: no shrinking
-        # through more of them. The sampler process restarts in milliseconds: a death there may.
-        costly = collected.silent or (collected.dead and not self.simulated)
-        kind = SamplerHang if costly else SamplerFault
-        return kind(violations, at, context=context)
+        # through more of them. The sampler process restarts in milliseconds: a death there
+        # may, and so may a raise (its group restarts if peers were left waiting, but a raise
+        # is set aside like any other, and never shrunk outside its own test).
+        if hung:
+            return SamplerHang(violations, at, context=context)
+        if collected.dead and not self.simulated:
+            return SamplerDeath(violations, at, context=context)
+        return SamplerFault(violations, at, context=context)
 
     def _named(self, rank: int) -> str:
         """``rank 2``, and where ranks run on several hosts, ``rank 2 on HOST``."""
@@ -516,22 +530,11 @@ def describe_exit(exitcode: int | None) -> str:
 
 
 def _hang_violation(
-    collected: Collected,
-    stacks: dict[int, str],
-    timeout_s: float,
-    after_fault: bool,
-    simulated: bool,
-    running: int,
-    hosts: dict[int, str],
+    collected: Collected, stacks: dict[int, str], timeout_s: float, simulated: bool, running: int, hosts: dict[int, str]
 ) -> Violation:
     silent = collected.silent
     on = f" (on {', '.join(sorted({hosts[rank] for rank in silent if rank in hosts}))})" if hosts else ""
-    if after_fault:
-        headline = (
-            f"rank(s) {silent}{on} did not answer within {FAULT_GRACE_S:g} s of the fault above (stuck in a "
-            f"collective the failed rank never joined?)"
-        )
-    elif simulated:
+    if simulated:
         headline = (
             f"simulated rank {running} did not finish within {timeout_s:g} s (--rank-timeout) of its last call "
             f"into the sampler; it hangs"

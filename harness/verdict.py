@@ -83,12 +83,18 @@ class SamplerFault(Evidence, AssertionError):
 
 
 class SamplerHang(Evidence, BaseException):
-    """The sampler did not return within the time bound, or a rank died.
+    """A rank stopped answering inside the sampler's own code: no call into it returned
+    within the time bound, and no peer had raised or died first.
 
     A BaseException on purpose: Hypothesis shrinks on Exception, and shrinking a hang
-    would cost one full timeout (or one group restart) per step. This one ends the test
-    at once, reporting the case as drawn.
+    would cost one full timeout per step. This one ends the test at once, reporting the
+    case as drawn.
     """
+
+
+class SamplerDeath(Evidence, BaseException):
+    """A rank of a process group died inside a call into the sampler. A BaseException, as
+    :class:`SamplerHang` is: each replay would cost a group restart."""
 
 
 @cache

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from .corpus.faulty import SHARD_ERROR, RaisesOnRankOne
-from .suite_run import certify
+from .suite_run import CONFORMANCE, certify
 
 SPEC = "selftests.corpus.faulty:RaisesOnRankOne"
 EXPECTED = f"rank {RaisesOnRankOne.FAILING_RANK}: the sampler raised FileNotFoundError while iterating: {SHARD_ERROR}"
@@ -32,3 +32,28 @@ def test_exception_while_counting_batches_is_named_and_set_aside(pytester):
     assert run.failed_invariants == {"edge_sizes"}, run.explain()
     assert run.counterexamples("edge_sizes")[0]["message"] == EXPECTED, run.counterexamples("edge_sizes")
     assert run.statuses["equal_batches"] == "held", run.statuses
+
+
+RAISES_SOMETIMES = "selftests.corpus.evidence:RankZeroRaisesSometimes"
+
+
+def test_a_raise_that_leaves_peers_waiting_is_a_raise_and_cuts_nothing_short(pytester):
+    """Rank 0 raises on some sizes while rank 1 goes on into the suite's all-reduce: the fault
+    is the raise, the waiting peer a consequence. No hang is reported or counted, so no later
+    case or test is cut short, and every other invariant is judged on the other cases."""
+    run = certify(pytester, RAISES_SOMETIMES, "--world-sizes=2", paths=(CONFORMANCE,))
+    assert run.failed_invariants == {"edge_sizes"}, run.explain()
+    # Rank 1 raises too where it builds the sampler as the only rank (num_replicas=1, rank=0).
+    raised = "the sampler raised RuntimeError while iterating: rank 0 cannot shard"
+    assert all(raised in c["message"] for c in run.counterexamples("edge_sizes")), run.counterexamples("edge_sizes")
+    for wording in ("SamplerHang", "hung", "did not answer", "earlier in this session", "earlier in this test"):
+        assert wording not in run.output, f"{wording!r} in the output\n{run.explain()}"
+    assert "a consequence of the fault above, not a fault of their own" in run.output, run.explain()
+    group_only = {
+        "agrees_across_ranks",
+        "group_defaults",
+        "loader_yields_sampler",
+        "defaults",
+        "reshuffles_on_set_epoch",
+    }
+    assert all(run.statuses[flag] == "held" for flag in group_only), run.statuses

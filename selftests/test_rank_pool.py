@@ -21,7 +21,7 @@ from sampler_conformance.contracts import TORCH
 from sampler_conformance.plug import DEFAULT_SPEC, load_plug
 from sampler_conformance.rank_pool import RankPool
 from sampler_conformance.scenarios.epochs import GROUP_BUILDS, ReadEpochs, read_epochs
-from sampler_conformance.verdict import HarnessError, SamplerFault, SamplerHang
+from sampler_conformance.verdict import HarnessError, SamplerDeath, SamplerFault, SamplerHang
 
 from .corpus.rank_faults import HANG_ONCE_FLAG_ENV, SCRATCH_ENV
 from .suite_run import REPO, SuiteRun, certify
@@ -112,7 +112,7 @@ def test_dying_rank_is_named_with_its_exit(pool, sampler, how):
     pool.begin_test()
     pool.start()
     before = pool.pids
-    with pytest.raises(SamplerHang) as failure:  # a death costs a restart: no shrinking through more
+    with pytest.raises(SamplerDeath) as failure:  # a death costs a restart: no shrinking through more
         _read(pool, sampler)
     text = str(failure.value)
     assert f"rank 1 (pid {before[1]}) died inside a call into the sampler: {how}" in text, text

@@ -41,10 +41,15 @@ class CallWatch:
     in_sampler: Any  # RawValue("b"): 1 inside a call
     call_started: Any  # RawValue("d"): time.monotonic() when the latest call began
     rank: Any  # RawValue("i"): the rank being run (simulated ranks run in turn)
+    # RawValue("b"): 1 while the rank waits in the suite's own collective, where a peer that
+    # raised or died leaves it waiting: a consequence of that fault, not one of its own.
+    in_collective: Any
 
     @classmethod
     def create(cls, context: Any) -> CallWatch:
-        return cls(context.RawValue("b", 0), context.RawValue("d", 0.0), context.RawValue("i", 0))
+        return cls(
+            context.RawValue("b", 0), context.RawValue("d", 0.0), context.RawValue("i", 0), context.RawValue("b", 0)
+        )
 
 
 class StepFailed(Exception):
@@ -162,7 +167,11 @@ def all_reduce_counts(rank: RankContext, count: int) -> tuple[int, ...]:
     local_rank = int(os.environ.get("LOCAL_RANK", rank.rank))
     counts = torch.zeros(rank.world_size, dtype=torch.int64, device=rank_device(rank.backend, local_rank))
     counts[rank.rank] = count
-    dist.all_reduce(counts)
+    rank.watch.in_collective.value = 1
+    try:
+        dist.all_reduce(counts)
+    finally:
+        rank.watch.in_collective.value = 0
     return tuple(int(c) for c in counts.cpu().tolist())
 
 

@@ -3,6 +3,8 @@ cases judged it, whether a run can be reproduced, how each fault is named."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from .parts import PartsSampler
 
 # One dataset size in 31 reaches RareOrderBug's bug: those of this remainder, which the
@@ -20,3 +22,14 @@ class RareOrderBug(PartsSampler):
         if not self.shuffle and size % RARE_BUG_PERIOD == RARE_BUG_REMAINDER:
             return list(reversed(range(size)))
         return super().order()
+
+
+class RankZeroRaisesSometimes(PartsSampler):
+    """Rank 0 alone raises while iterating, on one dataset size in seven (as MONAI's
+    DistributedSampler(even_divisible=False) and opacus raise on some ranks only): its peers
+    go on into the suite's collective and wait there for a rank that never comes."""
+
+    def __iter__(self) -> Iterator[int]:
+        if self.rank == 0 and len(self.dataset) % 7 == 3:
+            raise RuntimeError(f"rank 0 cannot shard {len(self.dataset)} items")
+        return super().__iter__()
