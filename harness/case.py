@@ -3,9 +3,27 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from enum import Enum
 from typing import Any
 
 import numpy as np
+
+
+class NoLen(Enum):
+    """What a reading holds in place of ``len(sampler)`` when it has no count from it, and why.
+
+    Only ``UNDEFINED`` is the sampler's: torch's Sampler does not require ``__len__``, so its
+    absence counts only under ``len_matches_iter``, where the contract promises it. The
+    others are the suite's choice not to ask.
+    """
+
+    ENDLESS = "endless, len() not asked"  # an endless sampler's prefix: no pass ends to be counted
+    NOT_ASKED = "len() not asked"  # part of a pass (a resume's cut), or what a loader yielded
+    UNDEFINED = "no __len__"  # the sampler defines no __len__, so len() cannot be asked
+
+
+# len(sampler) as one reading saw it: a count, or why there is none.
+ReportedLength = int | NoLen
 
 
 @dataclass(frozen=True)
@@ -46,8 +64,13 @@ class Observation:
 
     case: Case
     indices: tuple[np.ndarray, ...]  # per rank; a batch sampler's batches concatenated
-    reported_lengths: tuple[int | None, ...]  # len(sampler); None for endless samplers
+    reported_lengths: tuple[ReportedLength, ...]  # len(sampler), or why there is none
     batches: tuple[tuple[np.ndarray, ...], ...] | None = None  # per rank, for batch samplers
+
+    @property
+    def lacks_len(self) -> bool:
+        """Some rank's sampler defines no ``__len__``."""
+        return NoLen.UNDEFINED in self.reported_lengths
 
     @property
     def lengths(self) -> tuple[int, ...]:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .case import Case, Observation
+from .case import Case, Observation, ReportedLength
 from .contracts import Contract
 from .invariants import PER_EPOCH, Invariant
 from .verdict import Violation, shorten
@@ -28,13 +28,28 @@ UNEVEN_STEPS_HANG = "the rank with more batches waits in a collective the others
 
 
 def check_len_matches_iter(obs: Observation) -> list[Violation]:
+    """Each rank's len() is what its pass yielded. A rank with no len() to compare (a sampler
+    without ``__len__``) is left out: :func:`missing_len` charges that, in the invariant's own tests."""
     return [
         Violation(
             "len_matches_iter", f"rank {rank}: len(sampler) is {reported}, but one iteration yielded {got} indices"
         )
         for rank, (reported, got) in enumerate(zip(obs.reported_lengths, obs.lengths, strict=True))
-        if reported != got
+        if isinstance(reported, int) and reported != got
     ]
+
+
+def missing_len(contract: Contract) -> Violation:
+    """The one violation a sampler without ``__len__`` gets: under len_matches_iter, where the
+    contract promises len(). The same on every case, so the summary shows it once."""
+    unit = "batches" if contract.yields_batches else "indices"
+    return Violation(
+        "len_matches_iter",
+        f"the sampler defines no __len__, so len(sampler) raises TypeError; contract {contract.name!r} requires "
+        f"it, as a DataLoader's len(), LR schedules and progress bars call it. Define __len__ returning the "
+        f"number of {unit} one pass yields on this rank",
+        every_case=True,
+    )
 
 
 def check_equal_length(obs: Observation, contract: Contract) -> list[Violation]:
@@ -266,7 +281,9 @@ def check_orders_differ(first: Observation, second: Observation, flag: str, what
     return []
 
 
-def check_equal_batch_counts(batch_counts: Sequence[int], batch_lengths: Sequence[int | None]) -> list[Violation]:
+def check_equal_batch_counts(batch_counts: Sequence[int], batch_lengths: Sequence[ReportedLength]) -> list[Violation]:
+    """The ranks count the same batches, and a len() of the batches (BatchSampler's, the
+    DataLoader's) where the sampler has one says the same on every rank."""
     violations = []
     if len(set(batch_counts)) > 1:
         violations.append(
@@ -275,8 +292,9 @@ def check_equal_batch_counts(batch_counts: Sequence[int], batch_lengths: Sequenc
                 f"ranks get different numbers of batches {batch_counts}: {UNEVEN_STEPS_HANG}",
             )
         )
-    if len(set(batch_lengths)) > 1:
-        violations.append(Violation("equal_batches", f"len(BatchSampler) differs across ranks: {batch_lengths}"))
+    reported = [length for length in batch_lengths if isinstance(length, int)]
+    if len(set(reported)) > 1:
+        violations.append(Violation("equal_batches", f"len(BatchSampler) differs across ranks: {reported}"))
     return violations
 
 
@@ -346,7 +364,10 @@ def _required(one_rank: Observation | None) -> Observation:
 def judge(
     flag: str, observation: Observation, contract: Contract, one_rank: Observation | None = None
 ) -> list[Violation]:
-    """The per-epoch invariant ``flag`` (``harness.invariants.PER_EPOCH``) on one reading."""
+    """The per-epoch invariant ``flag`` (``harness.invariants.PER_EPOCH``) on one reading, as
+    its own test judges it: the len_matches_iter tests charge a sampler without ``__len__``."""
+    if flag == "len_matches_iter" and observation.lacks_len:
+        return [missing_len(contract)]
     return per_epoch_judges(contract)[flag](observation, one_rank)
 
 
@@ -358,14 +379,16 @@ def applies(invariant: Invariant, case: Case) -> bool:
 def structural_violations(obs: Observation, contract: Contract, one_rank: Observation | None = None) -> list[Violation]:
     """Every per-epoch invariant the contract promises, on an observation of any case: those
     the case does not speak about are left out, and so are those judged against the
-    one-rank reading unless it is given."""
+    one-rank reading unless it is given. A missing ``__len__`` is not charged here, in
+    every test, but once, by :func:`judge` in the len_matches_iter tests."""
+    judges = per_epoch_judges(contract)
     violations: list[Violation] = []
     for invariant in PER_EPOCH:
         if not contract.promises(invariant.flag) or not applies(invariant, obs.case):
             continue
         if invariant.against_one_rank and one_rank is None:
             continue
-        violations += judge(invariant.flag, obs, contract, one_rank)
+        violations += judges[invariant.flag](obs, one_rank)
     return violations
 
 

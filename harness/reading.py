@@ -2,7 +2,8 @@
 
 Used by the in-process runner and inside rank processes alike. A sampler that never
 stops is read up to a bound and reported; one that yields tensors, floats or bools is
-reported with the first offending item.
+reported with the first offending item. ``len()`` is asked after a whole pass, of a
+sampler that defines ``__len__``: torch's Sampler does not require one.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any, Protocol, TypeVar
 
 import numpy as np
 
-from .case import Case, Observation
+from .case import Case, NoLen, Observation, ReportedLength
 from .contracts import Contract
 
 T = TypeVar("T")
@@ -39,7 +40,7 @@ class Reading:
     """One iteration of one sampler on one rank."""
 
     indices: np.ndarray  # a batch sampler's batches concatenated
-    length: int | None  # len(sampler); None for endless samplers
+    length: ReportedLength  # len(sampler), or why there is none
     batches: tuple[np.ndarray, ...] | None = None  # a batch sampler's batches
 
 
@@ -51,11 +52,11 @@ def read_pass(
     guard: Guard,
 ) -> Reading:
     """One pass as ``contract`` says: the whole of a finite sampler, a prefix of an endless
-    one; indices or batches; then ``len()``. ``guard(step, call)`` runs each call into the
-    sampler and turns what it raises into the caller's own failure."""
+    one; indices or batches; then ``len()``, if the sampler defines it. ``guard(step, call)``
+    runs each call into the sampler and turns what it raises into the caller's own failure."""
     if not contract.finite:
         count = contract.prefix_length(dataset_size, world_size)
-        return Reading(guard("while iterating", lambda: read_prefix(sampler, count)), None)
+        return Reading(guard("while iterating", lambda: read_prefix(sampler, count)), NoLen.ENDLESS)
     limit = read_limit(dataset_size)
     batches = None
     if contract.yields_batches:
@@ -63,7 +64,22 @@ def read_pass(
         indices = np.concatenate(batches) if batches else np.empty(0, dtype=np.int64)
     else:
         indices = guard("while iterating", lambda: read_indices(sampler, limit))
-    return Reading(indices, guard("in __len__", lambda: int(len(sampler))), batches)
+    return Reading(indices, reported_len(sampler, "in __len__", guard), batches)
+
+
+def has_len(sampler: Any) -> bool:
+    """Whether ``len(sampler)`` has a ``__len__`` to call. Looked up on the type, as ``len()``
+    does; ``__len__ = None`` is Python's way of saying there is none."""
+    return callable(getattr(type(sampler), "__len__", None))
+
+
+def reported_len(sized: Any, step: str, guard: Guard, sampler: Any = None) -> ReportedLength:
+    """``len(sized)`` through ``guard``, or :attr:`NoLen.UNDEFINED` when ``sampler``, whose
+    ``len()`` that asks (``sized`` itself unless given: a BatchSampler or a DataLoader wraps
+    it), defines no ``__len__``. A ``__len__`` that raises is the sampler's fault, as any call."""
+    if not has_len(sized if sampler is None else sampler):
+        return NoLen.UNDEFINED
+    return guard(step, lambda: int(len(sized)))
 
 
 def observation_of(case: Case, readings: list[Reading], contract: Contract) -> Observation:
@@ -113,13 +129,13 @@ def read_batches(sampler: Iterable[Any], limit: int) -> tuple[np.ndarray, ...]:
 
 def take(iterator: Iterator[Any], count: int, contract: Contract) -> Reading:
     """The next ``count`` items of a running pass (fewer if it ends first), checked as
-    :func:`read_pass` checks a whole pass; ``len()`` is not asked."""
+    :func:`read_pass` checks a whole pass; ``len()`` is not asked of part of a pass."""
     __tracebackhide__ = True  # failures point at the sampler, not the harness
     items = list(islice(iterator, count))
     if contract.yields_batches:
         batches = batch_arrays(items)
-        return Reading(np.concatenate(batches) if batches else np.empty(0, dtype=np.int64), None, batches)
-    return Reading(as_index_array(items), None)
+        return Reading(np.concatenate(batches) if batches else np.empty(0, dtype=np.int64), NoLen.NOT_ASKED, batches)
+    return Reading(as_index_array(items), NoLen.NOT_ASKED)
 
 
 def batch_arrays(batches: list[Any]) -> tuple[np.ndarray, ...]:

@@ -32,6 +32,9 @@ class Violation:
     flag: str
     message: str  # one line or a few: what broke, on which rank
     detail: str = ""  # evidence shown under it: the sampler's traceback, a hung rank's stack
+    # True of the sampler on every case alike (a method it lacks): recorded without the case
+    # it was found on, so that the tests that find it add up to one counterexample.
+    every_case: bool = False
 
     @property
     def title(self) -> str:
@@ -59,19 +62,22 @@ class Evidence(BaseException):
     def records(self, draws: Sequence[str] = ()) -> list[dict[str, Any]]:
         """One plain dict per violation, for reports, the certificate and JUnit."""
         ranks = describe_ranks(self.observation).splitlines() if self.observation is not None else []
-        return [
-            {
-                "flag": v.flag,
-                "title": v.title,
-                "message": v.message,
-                "detail": v.detail,
-                "case": self.case.describe() if self.case is not None else None,
-                "parameters": asdict(self.case) if self.case is not None else None,
-                "ranks": [line.strip() for line in ranks],
-                "draws": list(draws),
-            }
-            for v in self.violations
-        ]
+        records = []
+        for v in self.violations:
+            case = None if v.every_case else self.case  # a fact of every case is recorded without one
+            records.append(
+                {
+                    "flag": v.flag,
+                    "title": v.title,
+                    "message": v.message,
+                    "detail": v.detail,
+                    "case": case.describe() if case is not None else None,
+                    "parameters": asdict(case) if case is not None else None,
+                    "ranks": [line.strip() for line in ranks] if case is not None else [],
+                    "draws": list(draws) if case is not None else [],
+                }
+            )
+        return records
 
 
 class PropertyFailure(Evidence, AssertionError):
@@ -129,7 +135,8 @@ def describe_ranks(observation: Observation) -> str:
     lines = []
     for rank, indices in enumerate(observation.indices[:SHOWN_RANKS]):
         reported = observation.reported_lengths[rank]
-        lines.append(f"  rank {rank} ({len(indices)} indices, len()={reported}): {shorten(indices)}")
+        length = f"len()={reported}" if isinstance(reported, int) else reported.value
+        lines.append(f"  rank {rank} ({len(indices)} indices, {length}): {shorten(indices)}")
     hidden = len(observation.indices) - SHOWN_RANKS
     if hidden > 0:
         lines.append(f"  ... {hidden} more ranks")

@@ -29,7 +29,7 @@ HYPOTHESIS_SEED = 0
 # Each call into one rank's sampler is bounded by this (the plugin's --rank-timeout).
 RANK_TIMEOUT_S = 20
 
-_FAILED = re.compile(r"^FAILED \S+?::(\w+)", re.MULTILINE)
+_FAILED = re.compile(r"^FAILED \S+?::(\S+)", re.MULTILINE)
 # "____ test_name[params] ____" opens one test's failure section.
 _SECTION = re.compile(r"^_{3,} (\w+)(\[[^\]]*\])? _{3,}$", re.MULTILINE)
 _BANNER = re.compile(r"^(={3,}|_{3,}) ", re.MULTILINE)
@@ -65,9 +65,14 @@ class SuiteRun:
         return next(i["counterexamples"] for i in self.written["invariants"] if i["flag"] == flag)
 
     @property
+    def failed_test_ids(self) -> list[str]:
+        """``test_name[parameters]`` of each FAILED line in the short summary."""
+        return _FAILED.findall(self.output)
+
+    @property
     def failed_tests(self) -> set[str]:
         """Test functions with at least one FAILED line in the short summary."""
-        return set(_FAILED.findall(self.output))
+        return {test_id.partition("[")[0] for test_id in self.failed_test_ids}
 
     def failure_sections(self, test: str) -> list[str]:
         """The failure section of each failed parametrisation of ``test``."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..case import Case
+from ..case import Case, ReportedLength
 from ..contracts import Contract
 from ..plug import SamplerPlug
 from . import Ranks, Scenario, ask
@@ -15,15 +15,15 @@ from .steps import RankContext, build, count_batches
 class CountBatches(Scenario):
     batch_drop_last: bool = False  # BatchSampler's; the sampler's own drop_last is the case's
 
-    def run(self, rank: RankContext) -> tuple[int, int]:
+    def run(self, rank: RankContext) -> tuple[int, ReportedLength]:
         sampler = build(rank, self.case, self.contract)
         return count_batches(rank, sampler, self.case.batch_size, self.batch_drop_last, self.case.dataset_size)
 
 
 def batch_counts(
     ranks: Ranks, plug: SamplerPlug, contract: Contract, case: Case, batch_drop_last: bool
-) -> tuple[list[int], list[int]]:
+) -> tuple[list[int], list[ReportedLength]]:
     """Per rank: the batches one pass of the BatchSampler yields, and its len()."""
     __tracebackhide__ = True  # failures point at the sampler, not the harness
-    replies: list[tuple[int, int]] = ask(ranks, CountBatches(plug.spec, contract, case, batch_drop_last))
+    replies: list[tuple[int, ReportedLength]] = ask(ranks, CountBatches(plug.spec, contract, case, batch_drop_last))
     return [count for count, _ in replies], [length for _, length in replies]

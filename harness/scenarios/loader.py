@@ -15,10 +15,10 @@ from itertools import islice
 import numpy as np
 from torch.utils.data import DataLoader
 
-from ..case import Case, Observation
+from ..case import Case, Observation, ReportedLength
 from ..contracts import Contract
 from ..dataset import IndexDataset, collate_indices
-from ..reading import read_limit
+from ..reading import read_limit, reported_len
 from . import Ranks, Scenario, ask
 from .steps import Build, RankContext, all_reduce_counts, build, has_set_epoch, no_indices, read, set_epoch
 
@@ -27,7 +27,7 @@ from .steps import Build, RankContext, all_reduce_counts, build, has_set_epoch, 
 class LoaderEpoch:
     sampler_indices: np.ndarray  # what iterating the sampler itself yields this epoch
     batches: tuple[np.ndarray, ...]  # what came out of the DataLoader
-    loader_length: int  # len(DataLoader)
+    loader_length: ReportedLength  # len(DataLoader), which asks the sampler's
     batch_counts: tuple[int, ...]  # every rank's batch count, as the all-reduce delivered them here
 
 
@@ -78,7 +78,7 @@ class RunLoader(Scenario):
                 LoaderEpoch(
                     sampler_indices=own,
                     batches=batches,
-                    loader_length=rank.call("in len(DataLoader)", lambda: len(loader)),
+                    loader_length=reported_len(loader, "in len(DataLoader)", rank.call, sampler),
                     batch_counts=all_reduce_counts(rank, len(batches)),
                 )
             )
@@ -104,7 +104,7 @@ def worker_start_method() -> str:
 class LoaderEpochRun:
     sampler: Observation  # what each rank's sampler yields this epoch
     batches: tuple[tuple[np.ndarray, ...], ...]  # [rank] what came out of the DataLoader
-    loader_lengths: tuple[int, ...]  # [rank] len(DataLoader)
+    loader_lengths: tuple[ReportedLength, ...]  # [rank] len(DataLoader)
     reduced_counts: tuple[tuple[int, ...], ...]  # [rank] every rank's batch count, as all-reduced there
     has_set_epoch: bool = True  # False: the sampler has none, so set_epoch was never called
 

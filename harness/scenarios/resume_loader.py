@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from ..case import Case, Observation
+from ..case import Case, NoLen, Observation
 from ..contracts import Contract
 from ..dataset import IndexDataset, collate_indices
 from ..global_rng import seed_global_rngs
@@ -163,7 +163,7 @@ def resume_through_loader(
         return Observation(
             case.with_(epoch=at_epoch if has_epoch else None),
             indices,
-            tuple(None for _ in per_rank),
+            tuple(NoLen.NOT_ASKED for _ in per_rank),
             tuple(per_rank),
         )
 

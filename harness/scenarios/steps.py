@@ -23,11 +23,11 @@ from torch.utils.data import BatchSampler
 
 from ..backend import rank_device
 from ..blame import sampler_frames_in_traceback
-from ..case import Case
+from ..case import Case, ReportedLength
 from ..contracts import Contract
 from ..dataset import IndexDataset
 from ..plug import SamplerPlug
-from ..reading import BadIndex, Reading, read_limit, read_pass
+from ..reading import BadIndex, Reading, read_limit, read_pass, reported_len
 from ..verdict import FAULT
 
 T = TypeVar("T")
@@ -144,19 +144,20 @@ def set_epoch(rank: RankContext, sampler: Any, epoch: int | None) -> None:
 
 
 def read(rank: RankContext, sampler: Any, contract: Contract, dataset_size: int, world_size: int) -> Reading:
-    """One pass over the sampler (a prefix of an endless one), then ``len()``."""
+    """One pass over the sampler (a prefix of an endless one), then ``len()`` if it has one."""
     return read_pass(sampler, contract, dataset_size, world_size, rank.call)
 
 
 def count_batches(
     rank: RankContext, sampler: Any, batch_size: int, drop_last: bool, dataset_size: int
-) -> tuple[int, int]:
-    """``BatchSampler(sampler, batch_size, drop_last)``: the batches one pass yields, and its len()."""
+) -> tuple[int, ReportedLength]:
+    """``BatchSampler(sampler, batch_size, drop_last)``: the batches one pass yields, and its
+    len() (which asks the sampler's: none if the sampler defines no ``__len__``)."""
     batcher = BatchSampler(sampler, batch_size, drop_last)
     limit = read_limit(dataset_size)
     # islice: a sampler that never stops must not spin forever here
     count = rank.call("while iterating", lambda: sum(1 for _ in islice(batcher, limit + 1)))
-    return count, rank.call("in len(BatchSampler(sampler))", lambda: len(batcher))
+    return count, reported_len(batcher, "in len(BatchSampler(sampler))", rank.call, sampler)
 
 
 def all_reduce_counts(rank: RankContext, count: int) -> tuple[int, ...]:
