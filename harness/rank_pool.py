@@ -166,6 +166,9 @@ class RankPool:
     def launch(self, should_stop: Callable[[], bool] | None = None) -> Collected:
         """Start this process's ranks and wait (bounded) until each has joined the group."""
         self._directory = Path(tempfile.mkdtemp(prefix=f"rank-pool-{self._name}-"))
+        # Ranks are spawned, each a fresh interpreter as under torchrun, never forked from one
+        # parent: forked ranks would share its hash seed and unseeded RNG state, and a shuffle
+        # keyed on hash() of a str (HashSeededShuffle) would agree across them and pass.
         context = _sampler_process_context() if self.simulated else multiprocessing.get_context("spawn")
         if not self.simulated and self.rendezvous is None:
             self._port_holder = _reserve_loopback_port()
