@@ -19,7 +19,7 @@ from sampler_conformance.resume_draws import checkpoint_at, drawn, pass_items
 from sampler_conformance.scenarios.resume_loader import LOADER, loader_batches, resume_through_loader
 from sampler_conformance.verdict import expect_holds
 
-from .examples import MAX_LOADER_DATASET_SIZE, with_workers
+from .examples import MAX_LOADER_DATASET_SIZE, round_trips, with_workers
 
 FLAG = "resumes_through_loader"
 
@@ -34,13 +34,7 @@ def stateful_dataloader() -> None:
         pytest.skip(f"{FLAG} needs {LOADER} ({type(exc).__name__}: {exc}): pip install {packages}")
 
 
-@pytest.mark.invariant(FLAG)
-@pytest.mark.parametrize("num_workers", [0, 2], ids=lambda n: f"workers{n}")
-@with_workers
-@given(data=st.data())
-def test_resume_through_stateful_dataloader(
-    stateful_dataloader, group, world_size, sampler_plug, contract, drop_last, num_workers, data
-):
+def _resumes_through_loader(group, world_size, sampler_plug, contract, drop_last, num_workers, data):
     """Resumed from loader.state_dict() after k batches, every rank's loader yields the rest of
     the uninterrupted loader's epoch, batch for batch, and then the same next epoch."""
     case, epoch = drawn(data, sampler_plug, contract, drop_last, world_size, MAX_LOADER_DATASET_SIZE)
@@ -63,3 +57,23 @@ def test_resume_through_stateful_dataloader(
         )
         or check_next_passes(FLAG, run, how),
     )
+
+
+@pytest.mark.invariant(FLAG)
+@round_trips
+@given(data=st.data())
+def test_resume_through_stateful_dataloader(
+    stateful_dataloader, group, world_size, sampler_plug, contract, drop_last, data
+):
+    """num_workers=0: the loader's state is the sampler's, taken in the rank's own process."""
+    _resumes_through_loader(group, world_size, sampler_plug, contract, drop_last, 0, data)
+
+
+@pytest.mark.invariant(FLAG)
+@with_workers
+@given(data=st.data())
+def test_resume_through_stateful_dataloader_with_workers(
+    stateful_dataloader, group, world_size, sampler_plug, contract, drop_last, data
+):
+    """num_workers=2: the state also carries what the workers had prefetched."""
+    _resumes_through_loader(group, world_size, sampler_plug, contract, drop_last, 2, data)

@@ -101,16 +101,16 @@ def render_markdown(certificate: dict[str, Any]) -> str:
         f"- command: `{' '.join(run['command'])}`",
         f"- created: {certificate['created']}, exit status: {run.get('exit_status')}",
         "",
-        "| invariant | status | examples | details |",
+        f"- an invariant is held only on at least {run['judged_floor']} judged cases",
+        "",
+        "| invariant | status | judged cases | details |",
         "| --- | --- | --- | --- |",
     ]
     for invariant in certificate["invariants"]:
         shown = [counterexample_text(c) + f"\n(test: {c['test']})" for c in invariant["counterexamples"]]
         details = "<br>".join(_cell(d) for d in shown + invariant["details"]) or ""
         status = f"**{invariant['status']}**" if invariant["status"] == FAILED else invariant["status"]
-        lines.append(
-            f"| {invariant['title']} (`{invariant['flag']}`) | {status} | {invariant['examples']} | {details} |"
-        )
+        lines.append(f"| {invariant['title']} (`{invariant['flag']}`) | {status} | {invariant['judged']} | {details} |")
     if certificate["findings"]:
         lines += ["", "## Findings", ""] + [f"- {f}" for f in certificate["findings"]]
     return "\n".join(lines) + "\n"

@@ -27,6 +27,11 @@ from .verdict import SamplerFault
 
 # The invariant a crash breaks: the sampler must run on every valid case, edge sizes included.
 CRASH_FLAG = "edge_sizes"
+# How far the draws go on past crashing cases, in multiples of the profile's examples: a
+# sampler that crashes on most small sizes is still judged on enough of the rest to reach
+# the floor of judged cases (profiles.judged_floor), and one that crashes everywhere costs
+# a bounded number of draws.
+SET_ASIDE_ALLOWANCE = 3
 
 
 @dataclass
@@ -83,16 +88,17 @@ def set_aside_or_raise(fault: SamplerFault) -> NoReturn:
     own = {v.flag for v in fault.violations} == {_RUNNING.flag}
     if _RUNNING.flag is not None and not own and not _RUNNING.probing and currently_in_test_context():
         _RUNNING.set_aside.append(fault)
-        if len(_RUNNING.set_aside) >= settings().max_examples:
+        if len(_RUNNING.set_aside) >= SET_ASIDE_ALLOWANCE * settings().max_examples:
             raise EnoughSetAside()
         reject()
     raise fault
 
 
 class EnoughSetAside(BaseException):
-    """As many examples set aside as the profile runs in all: the test stops, and counts as
-    judged on the examples that did not crash, or as not judged if none did. Without this
-    stop Hypothesis would draw up to ten times its examples looking for valid ones."""
+    """SET_ASIDE_ALLOWANCE times as many examples set aside as the profile runs: the test
+    stops, and counts as judged on the examples that did not crash, or as not judged if none
+    did. Without this stop Hypothesis would draw up to ten times its examples looking for
+    valid ones."""
 
 
 @contextmanager

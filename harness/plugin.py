@@ -238,6 +238,7 @@ def pytest_configure(config: pytest.Config) -> None:
     except ValueError as exc:
         raise pytest.UsageError(f"--without={','.join(sorted(options['without']))}: {exc}") from None
     runner.configure(timeout_s=options["rank_timeout"])
+    profiles.use_group_world_sizes(len(options["world_sizes"]))
     current = ConformanceState(plug=plug, contract=contract, options=options)
     current.seed = profiles.fixed_seed(config.getoption("hypothesis_seed", None))
     if current.seed is None:
@@ -355,7 +356,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
         set_aside = crashes.take_set_aside()
         properties += _violation_properties(set_aside[:1])  # the smallest case each test crashed on
         properties.append((SET_ASIDE_KEY, len(set_aside)))
-        properties.append((JUDGED_KEY, crashes.judged()))
+        # A test without Hypothesis judges its one fixed case, if it passes.
+        hypothesis_test = hasattr(getattr(item, "obj", None), "hypothesis")
+        properties.append((JUDGED_KEY, crashes.judged() if hypothesis_test else int(report.passed)))
         if (
             set_aside
             and call.excinfo is not None
@@ -476,7 +479,7 @@ class ConformanceReport:
     def __init__(self, config: pytest.Config, current: ConformanceState) -> None:
         self.config = config
         self.current = current
-        self.collector = ResultCollector(current.contract)
+        self.collector = ResultCollector(current.contract, profiles.judged_floor())
         self.written: tuple[Path, Path] | None = None
         self.interrupted = False
 
@@ -511,6 +514,7 @@ class ConformanceReport:
             "world_sizes": list(options["world_sizes"]),
             "hypothesis_profile": settings.get_current_profile_name(),
             "hypothesis_seed": self.current.seed,
+            "judged_floor": self.collector.floor,
             "example_database": str(self.current.example_database) if self.current.example_database else None,
             "exit_status": int(exitstatus),
         }
@@ -535,7 +539,8 @@ class ConformanceReport:
         terminalreporter.section("sampler conformance")
         for result in results:
             if result.status != NOT_PROMISED:
-                write(f"{result.status:>14}  {result.flag:31s} {result.title}")
+                cases = f"  ({result.judged} cases)" if result.status in (HELD, NOT_JUDGED) and result.judged else ""
+                write(f"{result.status:>14}  {result.flag:31s} {result.title}{cases}")
             if result.status == FAILED:
                 for record in result.counterexamples[:MAX_SHOWN_COUNTEREXAMPLES]:
                     write(" " * 16 + f"[{record['title']}] {record['message'].splitlines()[0]}")

@@ -53,6 +53,45 @@ for _name, _values in PROFILES.items():
     settings.register_profile(_name, **_COMMON, **_values)
 
 
+# Tests in real process groups: each example is a round trip to every rank, so they run a
+# fifth of a property's examples, or more where the world sizes are few (see group_examples).
+ROUND_TRIP_SHARE = 5
+# DataLoader workers start per example on every rank: those examples cost far more.
+WORKER_SHARE = 50
+MIN_WORKER_EXAMPLES = 2
+
+
+def judged_floor() -> int:
+    """The cases an invariant's tests must judge together before it counts as held: four in
+    five of the examples one property runs (20 under dev, 80 under ci, 1,600 under thorough),
+    so that up to one in five may be set aside where the sampler crashed. Were the cases
+    independent draws, a bug on a fraction p of them would slip through F judged cases with
+    probability (1 - p)**F: below 5% for p >= 1/7 at F = 20, p >= 1/27 at 80."""
+    return settings().max_examples * 4 // 5
+
+
+# How many world sizes the run's groups have (--world-sizes): set by the plugin at configure,
+# read when the group tests' modules are collected.
+_group_world_sizes = 1
+
+
+def use_group_world_sizes(count: int) -> None:
+    global _group_world_sizes
+    _group_world_sizes = count
+
+
+def group_examples() -> int:
+    """Examples per test in real process groups: a fifth of the profile's, and at least
+    enough that one test's world sizes together reach the floor (7 each at 1, 2 and 4
+    ranks under dev; 20 at one world size)."""
+    return max(settings().max_examples // ROUND_TRIP_SHARE, -(-judged_floor() // _group_world_sizes))
+
+
+def worker_examples() -> int:
+    """Examples per test whose DataLoader starts worker processes on every rank."""
+    return max(MIN_WORKER_EXAMPLES, settings().max_examples // WORKER_SHARE)
+
+
 def default_profile() -> str:
     return "ci" if os.environ.get("CI") else "dev"
 

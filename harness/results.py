@@ -5,9 +5,10 @@ carries its violations as structured records (``report.user_properties``), and e
 violation counts against its own flag, whichever test found it. An invariant is:
 
 - ``failed``: some violation names it;
-- ``held``: a test for it ran to the end and found no violation;
+- ``held``: its tests ran to the end and found no violation, on at least the floor of
+  judged cases in all (``profiles.judged_floor``);
 - ``not judged``: its tests stopped on another invariant's violation (or a crash) before
-  they could judge it;
+  they could judge it, or judged fewer cases than the floor (the sampler crashed on the rest);
 - ``not applicable``: its tests could not apply to this sampler, for the reason given
   (a missing parameter, a sampler that only runs inside a process group);
 - ``not run``: no test for it ran in this session (``-k``, a subset of paths, an
@@ -60,6 +61,7 @@ class InvariantResult:
     tests: list[str] = field(default_factory=list)  # the tests that ran for it
     failed_tests: list[str] = field(default_factory=list)  # the tests whose violations name it
     examples: int = 0
+    judged: int = 0  # cases its tests judged to the end, in all (a held one: at least the floor)
 
 
 @dataclass
@@ -85,8 +87,9 @@ def skip_reason(report: pytest.TestReport) -> str:
 class ResultCollector:
     """Turns the certification tests' reports into one result per invariant."""
 
-    def __init__(self, contract: Contract) -> None:
+    def __init__(self, contract: Contract, floor: int) -> None:
         self.contract = contract
+        self.floor = floor  # judged cases an invariant needs to be held
         self.outcomes: list[_TestOutcome] = []
         self.findings: list[str] = []
 
@@ -138,6 +141,7 @@ class ResultCollector:
         # A test judged its invariant only when it ran to the end: one that stopped on another
         # invariant's violation may never have reached its own check.
         judged = [o for o in own if o.outcome == "passed"]
+        result.judged = sum(o.judged for o in judged)
         stopped = [o for o in own if o.outcome == "failed" and o.harness_error is None]
         errors = [o for o in own if o.harness_error is not None]
         if flag in self.contract.turned_off:
@@ -152,13 +156,21 @@ class ResultCollector:
             result.status = ERROR
             result.details = [f"{o.name}: {o.harness_error}" for o in errors]
         elif judged:
-            result.status = HELD
-            result.details = [f"{o.skip_kind}: {o.name}: {o.skip_reason}" for o in own if o.outcome == "skipped"] + [
-                f"held: {o.name}: judged on the {o.judged} case{'' if o.judged == 1 else 's'} without a crash; "
+            result.status = HELD if result.judged >= self.floor else NOT_JUDGED
+            crashed = [
+                f"{o.name}: judged on the {o.judged} case{'' if o.judged == 1 else 's'} without a crash; "
                 f"{o.set_aside} examples set aside because the sampler crashed on them (see edge_sizes, valid_indices)"
                 for o in judged
                 if o.set_aside
             ]
+            if result.status == HELD:
+                not_run = [f"{o.skip_kind}: {o.name}: {o.skip_reason}" for o in own if o.outcome == "skipped"]
+                result.details = not_run + [f"held: {line}" for line in crashed]
+            else:
+                result.details = [
+                    f"judged on {result.judged} case{'' if result.judged == 1 else 's'} in all, fewer than the floor "
+                    f"of {self.floor}: too few to call it held"
+                ] + crashed
         elif stopped or any(o.skip_kind == NOT_JUDGED for o in own):
             result.status = NOT_JUDGED
             result.details = [

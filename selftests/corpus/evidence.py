@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from .multiprocess_bad import ShuffleOffByDefault
 from .parts import PartsSampler
 
 # One dataset size in 31 reaches RareOrderBug's bug: those of this remainder, which the
@@ -33,3 +34,20 @@ class RankZeroRaisesSometimes(PartsSampler):
         if self.rank == 0 and len(self.dataset) % 7 == 3:
             raise RuntimeError(f"rank 0 cannot shard {len(self.dataset)} items")
         return super().__iter__()
+
+
+# CrashesOnSmallDatasets refuses datasets smaller than this: most sizes the draws lean to.
+SMALLEST_DATASET = 200
+
+
+class CrashesOnSmallDatasets(ShuffleOffByDefault):
+    """Refuses datasets of fewer than 200 items (a bucketing sampler that needs a minimum of
+    items per bucket, as speechbrain's DynamicBatchSampler crashes on tiny ones), and above
+    that has a bug only real process groups see: `shuffle` defaults to False. The draws must
+    go on past the crashing sizes until the group-only test has judged enough cases to see
+    it; a "held" on the few cases left is the evidence this sampler must not get."""
+
+    def validate(self) -> None:
+        super().validate()
+        if len(self.dataset) < SMALLEST_DATASET:
+            raise ValueError(f"needs at least {SMALLEST_DATASET} items to fill its buckets, got {len(self.dataset)}")
