@@ -12,7 +12,7 @@ from sampler_conformance.profiles import CERTIFICATION_SEED, SEARCH_DATABASE_DIR
 
 from .suite_run import PROPERTIES, RANK_TIMEOUT_S, RUN_TIMEOUT_S
 
-SPEC = "selftests.corpus.evidence:RareOrderBug"
+SPEC = "selftests.corpus.evidence:RareSeedBug"
 
 
 def _run(pytester, *options: str) -> dict:
@@ -48,17 +48,17 @@ def test_three_certifications_with_a_search_between_give_one_verdict(pytester):
     second = _run(pytester)
     # A search restricted with -k, as a developer runs one while debugging: it explores
     # afresh and saves what it finds, where the certifications cannot read it.
-    search = _run(pytester, "--hypothesis-profile=search", "-k", "unshuffled_in_order")
+    search = _run(pytester, "--hypothesis-profile=search", "-k", "covers")
     third = _run(pytester)
 
     assert first["run"]["hypothesis_seed"] == CERTIFICATION_SEED and first["run"]["example_database"] is None
     assert _outcome(first) == _outcome(second) == _outcome(third)
     # The rare bug is within the fixed draws, so every certification names it the same way.
     assert first["verdict"]["state"] == "does not conform", first["verdict"]
-    assert {i["flag"] for i in first["invariants"] if i["status"] == "failed"} == {"unshuffled_in_order"}
 
     database = Path(search["run"]["example_database"])
     assert search["run"]["hypothesis_seed"] is None
-    assert database.is_relative_to(pytester.path / SEARCH_DATABASE_DIR) and any(database.rglob("*")), database
+    # What the search found, if anything (its draws are random), it kept there and only there.
+    assert database.is_relative_to(pytester.path / SEARCH_DATABASE_DIR), database
     # Nothing in Hypothesis's default database folder, which every sampler certified here would share.
     assert not (pytester.path / ".hypothesis" / "examples").exists()

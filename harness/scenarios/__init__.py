@@ -18,6 +18,8 @@ here: the rank processes, the sampler process and the pool run it unchanged.
 
 from __future__ import annotations
 
+import weakref
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -52,9 +54,39 @@ class Ranks(Protocol):
         """Every rank's reply, in rank order."""
 
 
+# Replies kept per ranks (a pool, or the sampler process), most recent last.
+REPLIES_KEPT = 256
+_replies: weakref.WeakKeyDictionary[Any, OrderedDict[Scenario, list[Any]]] = weakref.WeakKeyDictionary()
+
+
 def ask(ranks: Ranks, scenario: Scenario) -> list[Any]:
     """Every rank's reply to ``scenario``. A sampler that raised is set aside when the running
-    test judges another invariant (``harness.crashes``), else its fault is raised."""
+    test judges another invariant (``harness.crashes``), else its fault is raised.
+
+    The same request is run once per session: every test draws its cases from the same seed,
+    so the tests of several invariants draw the same cases, and each judges its own invariant
+    on the one reading of the case (a sampler that changes between readings is judged by the
+    scenarios that read it twice themselves). Faults are not kept: a request that failed is
+    sent again."""
+    __tracebackhide__ = True  # failures point at the sampler, not the harness
+    kept = _replies.setdefault(ranks, OrderedDict())
+    try:
+        replies = kept[scenario]
+    except KeyError:
+        pass
+    except TypeError:  # a request carrying something unhashable (a state dict): always sent
+        return _send(ranks, scenario)
+    else:
+        kept.move_to_end(scenario)
+        return replies
+    replies = _send(ranks, scenario)
+    kept[scenario] = replies
+    if len(kept) > REPLIES_KEPT:
+        kept.popitem(last=False)
+    return replies
+
+
+def _send(ranks: Ranks, scenario: Scenario) -> list[Any]:
     __tracebackhide__ = True  # failures point at the sampler, not the harness
     try:
         return ranks.request(scenario)

@@ -8,21 +8,20 @@ from collections.abc import Iterator
 from .multiprocess_bad import ShuffleOffByDefault
 from .parts import PartsSampler
 
-# One dataset size in 31 reaches RareOrderBug's bug: those of this remainder, which the
-# certification's fixed draws reach once (N=48, among 13 sizes drawn with shuffle=False).
+# One seed in 31 reaches RareSeedBug's bug: those of this remainder.
 RARE_BUG_PERIOD, RARE_BUG_REMAINDER = 31, 17
 
 
-class RareOrderBug(PartsSampler):
-    """Right everywhere but on one dataset size in 31: there, shuffle=False yields the dataset
-    backwards. Random draws reach it on some runs and miss it on others, so it shows whether
-    the same command gives the same verdict whatever earlier runs left behind."""
+class RareSeedBug(PartsSampler):
+    """Right everywhere but on one seed in 31: there, the last rank loses its last index.
+    Random draws reach it on some runs and miss it in some tests on others, so it shows
+    whether the same command gives the same verdict whatever earlier runs left behind."""
 
-    def order(self) -> list[int]:
-        size = len(self.dataset)
-        if not self.shuffle and size % RARE_BUG_PERIOD == RARE_BUG_REMAINDER:
-            return list(reversed(range(size)))
-        return super().order()
+    def shard(self, indices: list[int]) -> list[int]:
+        share = super().shard(indices)
+        if self.seed % RARE_BUG_PERIOD == RARE_BUG_REMAINDER and self.rank == self.num_replicas - 1:
+            return share[:-1]
+        return share
 
 
 class RankZeroRaisesSometimes(PartsSampler):
