@@ -13,7 +13,7 @@ from sampler_conformance.seed_range import SEED_LIMIT, SeedRange, probe
 
 from .suite_run import CONFORMANCE, PROPERTIES, certify
 
-RANDOM_STATE = "selftests.corpus.reference:RandomStateSampler"
+RANDOM_STATE = "selftests.corpus.random_state:RandomStateSampler"
 # numpy's RandomState refuses seed + epoch >= 2**32; the tests set epochs up to 2**31 + 1.
 RANDOM_STATE_REFUSAL = (
     "seed + epoch >= 2**32 is refused: seed=2**32 fails with the sampler raised ValueError while iterating: "

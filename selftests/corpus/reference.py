@@ -12,8 +12,6 @@ import torch
 import torch.distributed as dist
 from torch.utils.data import DistributedSampler, Sampler
 
-from .parts import PartsSampler
-
 # Must pass every property: the contract is written from it.
 TorchDistributedSampler = DistributedSampler
 
@@ -55,22 +53,6 @@ class NumpyDistributedSampler(Sampler[int]):
 
     def set_epoch(self, epoch: int) -> None:
         self.epoch = epoch
-
-
-class RandomStateSampler(PartsSampler):
-    """DistributedSampler with its permutation from ``np.random.RandomState(seed + epoch)``,
-    as many samplers seed numpy (MONAI's ``partition_dataset`` seeds ``RandomState(seed)``).
-
-    Correct, but RandomState refuses seeds of 2**32 and more, so ``seed + epoch >= 2**32``
-    raises while iterating: the suite must judge it on the seeds it accepts, and report the
-    refusal once, as a finding.
-    """
-
-    def order(self) -> list[int]:
-        size = len(self.dataset)
-        if self.shuffle:
-            return np.random.RandomState(self.seed + self.epoch).permutation(size).tolist()
-        return list(range(size))
 
 
 class MaskRCNNDistributedSampler(Sampler[int]):
