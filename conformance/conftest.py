@@ -15,7 +15,7 @@ from functools import cache
 import pytest
 
 from sampler_conformance.backend import cuda_device_count
-from sampler_conformance.plugin import option_named, setting
+from sampler_conformance.plugin import option_named, probe_seed_range, setting, state
 from sampler_conformance.rank_pool import RankPool, RankPools
 from sampler_conformance.torchrun_pool import started_pools
 
@@ -75,7 +75,9 @@ def _pool(request: pytest.FixtureRequest, pools: RankPools, world_size: int, cud
     if choice.name is None:
         pytest.skip(str(choice.skip_reason))
     pool = pools.get(world_size, choice.name)
-    pool.begin_test()
+    if state(request.config).plug.needs_process_group:  # the others are probed in-process
+        probe_seed_range(request.config, pool, world_size)
+    pool.begin_test()  # after the probe: a case it hung on does not stop this test
     return pool
 
 

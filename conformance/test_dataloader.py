@@ -2,7 +2,8 @@
 
 Every rank must get the same number of batches (the ranks all-reduce their counts:
 unequal counts are what hang DDP), and what comes out of the loader must be what the
-sampler yields.
+sampler yields: a twin of it, built the same way and given the same set_epoch before one
+pass of its own (harness.scenarios.loader).
 """
 
 from __future__ import annotations

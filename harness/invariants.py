@@ -202,7 +202,7 @@ DECLARED: tuple[Invariant, ...] = (
         "loader_yields_sampler",
         "DataLoader yields the sampler's indices",
         "samplers whose DataLoader batches differ from what they yield",
-        f"{_KNOWN_BAD}:ReshufflesEveryIter",
+        f"{_MULTIPROCESS_BAD}:SeedsGlobalRNGInSetEpoch",
         where=Where.GROUPS,
     ),
     Invariant(

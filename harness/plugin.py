@@ -19,7 +19,7 @@ import hypothesis
 import pytest
 from hypothesis.errors import Unsatisfiable
 
-from . import crashes, profiles, runner
+from . import crashes, profiles, runner, seed_range
 from .backend import BACKENDS, DEFAULT_BACKEND, BackendChoice, choose_backend, cuda_device_count
 from .certificate import build_certificate, write_certificate
 from .contracts import CONTRACT_SYNTAX, DEFAULT_CONTRACT, Contract, contract_named, describe_contracts
@@ -53,6 +53,7 @@ from .results import (
     skip_reason,
     verdict,
 )
+from .scenarios import Ranks
 from .strategies import take_example_count
 from .verdict import FAULT, Evidence, HarnessError
 
@@ -212,6 +213,8 @@ class ConformanceState:
     # search profile's example database (None: no database, the certification's default).
     seed: int | str | None = profiles.CERTIFICATION_SEED
     example_database: Path | None = None
+    # Findings of the session, not of one test (the seeds refused): reported with the next test's report.
+    pending_findings: list[str] = field(default_factory=list)
 
 
 _STATE_KEY = pytest.StashKey[ConformanceState]()
@@ -328,17 +331,29 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     take_example_count()  # start this test's count at zero
     flag = _invariant(item)
     crashes.begin_test(flag)
-    runner.begin_test()
     function = getattr(item, "obj", None)
     if function is not None and hasattr(function, "hypothesis"):
         crashes.count_judged(function)
-    if flag is None:
-        return
-    current = state(item.config)
-    promise(current.contract, flag)
-    in_process = Path(item.path).resolve().is_relative_to(IN_PROCESS_DIR)
-    if in_process and current.plug.needs_process_group:
-        not_applicable("the sampler takes its rank from the process group; only conformance/ (real groups) can run it")
+    if flag is not None:
+        current = state(item.config)
+        promise(current.contract, flag)
+        in_process = Path(item.path).resolve().is_relative_to(IN_PROCESS_DIR)
+        if in_process and current.plug.needs_process_group:
+            not_applicable(
+                "the sampler takes its rank from the process group; only conformance/ (real groups) can run it"
+            )
+        if not current.plug.needs_process_group:  # one that does is probed in its group (conformance/)
+            probe_seed_range(item.config, runner.SIMULATED)
+    runner.begin_test()  # after the probe: a case it hung on does not stop this test
+
+
+def probe_seed_range(config: pytest.Config, ranks: Ranks, world_size: int = 1) -> None:
+    """Find the seeds the sampler accepts (``harness.seed_range``) before this process's
+    first test draws one; a refusal is reported once, with the next test's report."""
+    current = state(config)
+    finding = seed_range.probe_once(ranks, current.plug, current.contract, world_size)
+    if finding is not None:
+        current.pending_findings.append(finding)
 
 
 @pytest.hookimpl(wrapper=True)
@@ -352,7 +367,10 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
     if report.when == "call":
         examples = take_example_count() or 1
         properties.append((EXAMPLES_KEY, examples))
-        properties += [(FINDING_KEY, f) for f in state(item.config).findings_by_test.pop(item.nodeid, [])]
+        current = state(item.config)
+        properties += [(FINDING_KEY, f) for f in current.findings_by_test.pop(item.nodeid, [])]
+        properties += [(FINDING_KEY, f) for f in current.pending_findings]
+        current.pending_findings.clear()
         set_aside = crashes.take_set_aside()
         properties += _violation_properties(set_aside[:1])  # the smallest case each test crashed on
         properties.append((SET_ASIDE_KEY, len(set_aside)))

@@ -1,8 +1,9 @@
 """Hypothesis strategies for cases: dataset sizes, world sizes, seeds, epochs, batch sizes.
 
 Draws lean on the edges where samplers break (N = 0, 1, N < W, N = W, W +- 1, multiples
-of W) and still reach N = 10,000, W = 64, seeds over the whole 63-bit range and epochs up
-to 2**31. Every draw is labelled, so a falsifying example reads "Draw 2 (N): 5".
+of W) and still reach N = 10,000, W = 64, seeds over the whole 63-bit range (or the part of
+it the sampler accepts, ``harness.seed_range``) and epochs up to 2**31. Every draw is
+labelled, so a falsifying example reads "Draw 2 (N): 5".
 """
 
 from __future__ import annotations
@@ -12,12 +13,12 @@ from hypothesis import strategies as st
 from .case import Case
 from .contracts import TORCH, Contract
 from .plug import SamplerPlug
+from .seed_range import EPOCH_LIMIT, SEED_LIMIT, seed_limit
 
 MAX_DATASET_SIZE = 10_000
 MAX_WORLD_SIZE = 64
-SEED_LIMIT = 2**63  # seeds drawn from [0, 2**63)
-EPOCH_LIMIT = 2**31  # epochs drawn from [0, 2**31)
-SPECIAL_SEEDS = (0, 1, 2**31 - 1, 2**32 - 1, 2**32, SEED_LIMIT - 1)
+# The edges of 32-bit generators; the top of the range drawn is added to them.
+SPECIAL_SEEDS = (0, 1, 2**31 - 1, 2**32 - 1, 2**32)
 
 
 _examples_run = 0
@@ -50,8 +51,15 @@ def dataset_sizes(world_size: int, max_size: int = MAX_DATASET_SIZE) -> st.Searc
     )
 
 
-def seeds() -> st.SearchStrategy[int]:
-    return st.one_of(st.sampled_from(SPECIAL_SEEDS), st.integers(0, 2**32 - 1), st.integers(0, SEED_LIMIT - 1))
+def seeds(limit: int = SEED_LIMIT) -> st.SearchStrategy[int]:
+    """Seeds below ``limit``: the edges, 32-bit seeds, and any."""
+    edges = tuple(seed for seed in SPECIAL_SEEDS if seed < limit - 1) + (limit - 1,)
+    return st.one_of(st.sampled_from(edges), small_seeds(limit), st.integers(0, limit - 1))
+
+
+def small_seeds(limit: int = SEED_LIMIT) -> st.SearchStrategy[int]:
+    """Seeds below 2**32 (and ``limit``): the ones a 32-bit generator tells apart."""
+    return st.integers(0, min(2**32, limit) - 1)
 
 
 def epochs() -> st.SearchStrategy[int]:
@@ -84,7 +92,7 @@ def draw_case(
     )
     if shuffle is None:
         shuffle = data.draw(st.booleans(), label="shuffle") if plug.supports("shuffle") else True
-    seed = data.draw(seeds(), label="seed") if plug.supports("seed") else 0
+    seed = data.draw(seeds(seed_limit(plug)), label="seed") if plug.supports("seed") else 0
     batch_size = data.draw(st.integers(1, size + 2), label="batch_size")
     count_example()  # only now: a draw the filters rejected is no example
     return Case(

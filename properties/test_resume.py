@@ -26,6 +26,8 @@ from sampler_conformance.resume_checkers import (
 from sampler_conformance.resume_draws import GLOBAL_SEEDS, checkpoint_at, drawn, other_world_size, pass_items
 from sampler_conformance.runner import SIMULATED
 from sampler_conformance.scenarios.resume import foreign_state_refusal, resume
+from sampler_conformance.seed_range import seed_limit
+from sampler_conformance.strategies import small_seeds
 from sampler_conformance.verdict import expect_holds, fail
 
 
@@ -167,19 +169,19 @@ def test_state_is_plain_data(sampler_plug, contract, drop_last, data):
     )
 
 
-# The arguments a state may be saved under, and how to change each.
+# The arguments a state may be saved under, and how to change each (a seed, to one the sampler accepts).
 _STALE_CHANGES = {
-    "dataset size": lambda case, data: case.with_(
+    "dataset size": lambda case, data, plug: case.with_(
         dataset_size=data.draw(
             st.integers(max(case.world_size, 1), case.dataset_size + 64).filter(lambda n: n != case.dataset_size),
             label="N of the resumed run",
         )
     ),
-    "seed": lambda case, data: case.with_(
-        seed=data.draw(st.integers(0, 2**32 - 1).filter(lambda s: s != case.seed), label="seed of the resumed run")
+    "seed": lambda case, data, plug: case.with_(
+        seed=data.draw(small_seeds(seed_limit(plug)).filter(lambda s: s != case.seed), label="seed of the resumed run")
     ),
-    "shuffle": lambda case, data: case.with_(shuffle=not case.shuffle),
-    "drop_last": lambda case, data: case.with_(drop_last=not case.drop_last),
+    "shuffle": lambda case, data, plug: case.with_(shuffle=not case.shuffle),
+    "drop_last": lambda case, data, plug: case.with_(drop_last=not case.drop_last),
 }
 
 
@@ -193,7 +195,7 @@ def test_stale_state_refused(sampler_plug, contract, drop_last, data):
     judge_only_if(length >= 1)
     changes = [name for name in _STALE_CHANGES if name == "dataset size" or sampler_plug.supports(name)]
     changed = data.draw(st.sampled_from(changes), label="argument changed on resume")
-    other = _STALE_CHANGES[changed](case, data)
+    other = _STALE_CHANGES[changed](case, data, sampler_plug)
     taken = data.draw(st.integers(1, length), label="k (items before the checkpoint)")
     reply = foreign_state_refusal(SIMULATED, sampler_plug, contract, case, other, epoch, taken)
     _judge_refusal(

@@ -1,5 +1,11 @@
 """A real DataLoader over the sampler (built from the group), once per epoch.
 
+Each epoch is what a training loop does: ``set_epoch(e)``, then one pass of the loader.
+What the sampler itself yields is read from its twin, built the same way and driven the
+same way (``set_epoch(e)``, then one pass of its own), so that neither pass is the other's
+second: a sampler whose second pass differs (accelerate's SeedableRandomSampler moves to
+the next epoch after each pass) breaks ``deterministic``, not the loader's invariant.
+
 After each epoch the ranks all-reduce their batch counts, so every rank learns every
 rank's count: unequal counts are what hang DDP. ``with_sampler=False`` is the loader
 alone: every rank reads the whole dataset (seed 001's first case).
@@ -25,7 +31,7 @@ from .steps import Build, RankContext, all_reduce_counts, build, has_set_epoch, 
 
 @dataclass(frozen=True)
 class LoaderEpoch:
-    sampler_indices: np.ndarray  # what iterating the sampler itself yields this epoch
+    sampler_indices: np.ndarray  # what the sampler's twin yields this epoch (set_epoch, one pass)
     batches: tuple[np.ndarray, ...]  # what came out of the DataLoader
     loader_length: ReportedLength  # len(DataLoader), which asks the sampler's
     batch_counts: tuple[int, ...]  # every rank's batch count, as the all-reduce delivered them here
@@ -49,7 +55,9 @@ class RunLoader(Scenario):
         case = self.case
         dataset = IndexDataset(case.dataset_size)
         batched = self.contract.yields_batches
+        # The loader's sampler, and its twin: the same build, whose own passes the loader's are compared with.
         sampler = build(rank, case, self.contract, Build.GROUP) if self.with_sampler else None
+        twin = build(rank, case, self.contract, Build.GROUP) if self.with_sampler else None
         # A batch sampler goes in as batch_sampler=, with the batch size and drop_last it was built with.
         loader = DataLoader(
             dataset,
@@ -65,10 +73,11 @@ class RunLoader(Scenario):
         limit = read_limit(case.dataset_size)
         epochs = []
         for epoch in self.epochs:
-            set_epoch(rank, sampler, epoch)
             own = no_indices()
-            if sampler is not None:
-                own = read(rank, sampler, self.contract, case.dataset_size, rank.world_size).indices
+            if twin is not None:
+                set_epoch(rank, twin, epoch)
+                own = read(rank, twin, self.contract, case.dataset_size, rank.world_size).indices
+            set_epoch(rank, sampler, epoch)
             batches = rank.call(
                 f"while iterating DataLoader(num_workers={self.num_workers})",
                 lambda: tuple(batch.numpy().astype(np.int64) for batch in islice(loader, limit + 1)),

@@ -1,13 +1,16 @@
-"""Known-bad samplers whose bug shows only across processes.
+"""Known-bad samplers whose bug shows only in real process groups: across processes, in
+the group's defaults, or through a real DataLoader.
 
 Inside one process (``properties/``, every rank simulated there) each is a perfect
 DistributedSampler: same order on every rank object, deterministic, reshuffled by
-set_epoch, seed-sensitive. In a real process group each rank computes its own order,
-so the ranks' strided shares overlap and miss items. ``conformance/`` must reject
-both, naming "ranks agree on one global order" and "union coverage".
+set_epoch, seed-sensitive. In a real process group the first two compute their own
+order in each rank, so the ranks' strided shares overlap and miss items. ``conformance/``
+must reject both, naming "ranks agree on one global order" and "union coverage".
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterator
 
 import numpy as np
 import torch
@@ -61,3 +64,31 @@ class ShuffleOffByDefault(PartsSampler):
 
     def __init__(self, dataset, num_replicas=None, rank=None, shuffle=False, seed=0, drop_last=False):
         super().__init__(dataset, num_replicas, rank, shuffle, seed, drop_last)
+
+
+class SeedsGlobalRNGInSetEpoch(PartsSampler):
+    """Seeds torch's global RNG in set_epoch (and __init__) and shuffles from it at the first
+    next(), as a loop that calls `torch.manual_seed(seed + epoch)` before each epoch and
+    leaves the shuffle to the process RNG does. Its draw leaves the global RNG as it found
+    it (`fork_rng`), so every pass after set_epoch(e) repeats the same order. A DataLoader
+    draws its workers' base seed from that RNG when its iterator starts
+    (`_BaseDataLoaderIter.__init__`), before the sampler's first next(): the loader's pass
+    is another permutation than the sampler's own. Every check of the sampler itself
+    passes; conformance/ must reject it, naming "DataLoader yields the sampler's indices"."""
+
+    def __init__(self, dataset, num_replicas=None, rank=None, shuffle=True, seed=0, drop_last=False):
+        super().__init__(dataset, num_replicas, rank, shuffle, seed, drop_last)
+        self.set_epoch(0)
+
+    def set_epoch(self, epoch: int) -> None:
+        super().set_epoch(epoch)
+        torch.manual_seed(self.seed + epoch)
+
+    def order(self) -> list[int]:
+        if not self.shuffle:
+            return super().order()
+        with torch.random.fork_rng(devices=[]):  # the CPU generator, the one the loader draws from
+            return torch.randperm(len(self.dataset)).tolist()
+
+    def __iter__(self) -> Iterator[int]:
+        yield from super().__iter__()  # a generator: the order is drawn at the first next()
