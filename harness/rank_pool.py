@@ -166,10 +166,6 @@ class RankPool:
     def launch(self, should_stop: Callable[[], bool] | None = None) -> Collected:
         """Start this process's ranks and wait (bounded) until each has joined the group."""
         self._directory = Path(tempfile.mkdtemp(prefix=f"rank-pool-{self._name}-"))
-        # Ranks are spawned, each a fresh interpreter as under torchrun, never forked from one
-        # parent: forked ranks would share its hash seed and unseeded RNG state, and a shuffle
-        # keyed on hash() of a str (HashSeededShuffle) would agree across them and pass.
-        context = _sampler_process_context() if self.simulated else multiprocessing.get_context("spawn")
         if not self.simulated and self.rendezvous is None:
             self._port_holder = _reserve_loopback_port()
         self.starts += 1
@@ -178,6 +174,8 @@ class RankPool:
         else:
             master_port = self._port_holder.getsockname()[1] if self._port_holder else 0
         for rank in self.local_ranks:
+            forked = self._forks(rank)
+            context = _fork_server() if forked else multiprocessing.get_context("spawn")
             setup = RankSetup(
                 rank=rank,
                 world_size=self.world_size,
@@ -185,7 +183,7 @@ class RankPool:
                 init_file=str(self._directory / f"rendezvous-{self.starts}"),
                 master_port=master_port,
                 stack_file=str(self._directory / f"stacks-rank{rank}.txt"),
-                controller_pid=None if self.simulated else os.getpid(),
+                controller_pid=None if forked else os.getpid(),
                 collective_timeout_s=2 * self.timeout_s,
                 watch=CallWatch.create(context),
                 store=self.rendezvous,
@@ -198,6 +196,15 @@ class RankPool:
             theirs.close()
             self._ranks.append(_Rank(rank, process, ours, Path(setup.stack_file), setup.watch))
         return self._collect(max(self.timeout_s, MIN_START_TIMEOUT_S), follow_calls=False, should_stop=should_stop)
+
+    def _forks(self, rank: int) -> bool:
+        """Whether the process of ``rank`` forks from the fork server, in milliseconds: the
+        sampler process does, and so does the first rank of a group. The other ranks are
+        spawned, each a fresh interpreter importing torch, as under torchrun. No two ranks of
+        a group may come from one parent: they would share its hash seed and unseeded RNG
+        state, and a shuffle keyed on hash() of a str (HashSeededShuffle) would agree across
+        them and pass."""
+        return self.simulated or rank == self.local_ranks[0]
 
     def close(self, graceful: bool = True) -> None:
         """Stop every rank: ask, wait with a bound, then kill its process group and reap it."""
@@ -587,9 +594,10 @@ def _size(path: Path) -> int:
         return 0
 
 
-def _sampler_process_context() -> Any:
-    """A fork server with torch and the rank body imported: each sampler process forked
-    from it starts in milliseconds, so a sampler that kills it costs little."""
+def _fork_server() -> Any:
+    """A fork server with torch and the rank body imported: each process forked from it
+    starts in milliseconds, so a sampler that kills it costs little. Single-threaded, and
+    it never touches CUDA, so its children may join a gloo or NCCL group."""
     multiprocessing.set_forkserver_preload(["torch", rank_body.__name__])
     return multiprocessing.get_context("forkserver")
 
