@@ -26,6 +26,7 @@ from typing import Any
 import pytest
 
 from .contracts import Contract
+from .crashes import CRASH_FLAG
 from .invariants import REGISTRY, title
 
 HELD, FAILED, NOT_APPLICABLE, NOT_RUN, ERROR = "held", "failed", "not applicable", "not run", "error"
@@ -142,6 +143,9 @@ class ResultCollector:
         # invariant's violation may never have reached its own check.
         judged = [o for o in own if o.outcome == "passed"]
         result.judged = sum(o.judged for o in judged)
+        if flag == CRASH_FLAG and judged:
+            # Every case any test judged ran without a crash: evidence for it too, beyond its own edge cases.
+            result.judged += sum(o.judged for o in self.outcomes if o.flag != flag and o.outcome == "passed")
         stopped = [o for o in own if o.outcome == "failed" and o.harness_error is None]
         errors = [o for o in own if o.harness_error is not None]
         if flag in self.contract.turned_off:
