@@ -18,6 +18,7 @@ from typing import Any
 
 from .contracts import Contract
 from .plug import SamplerPlug
+from .profiles import describe_draws
 from .results import FAILED, InvariantResult, Verdict, counterexample_text
 
 SCHEMA_PATH = Path(__file__).with_name("certificate.schema.json")
@@ -97,7 +98,7 @@ def render_markdown(certificate: dict[str, Any]) -> str:
         f"- suite {env['suite']}, torch {env['torch']}, Hypothesis {env['hypothesis']}, Python {env['python']} "
         f"(PYTHONHASHSEED {env['python_hash_seed']}), {env['platform']}",
         f"- backend: {run.get('backend')}, world sizes: {run.get('world_sizes')}",
-        f"- Hypothesis profile: {run.get('hypothesis_profile')}, {_draws(run)}, examples run: {run['examples']}",
+        f"- Hypothesis profile: {run.get('hypothesis_profile')}, {describe_draws(run['hypothesis_seed'], run['example_database'])}, examples run: {run['examples']}",
         f"- command: `{' '.join(run['command'])}`",
         f"- created: {certificate['created']}, exit status: {run.get('exit_status')}",
         "",
@@ -114,12 +115,6 @@ def render_markdown(certificate: dict[str, Any]) -> str:
     if certificate["findings"]:
         lines += ["", "## Findings", ""] + [f"- {f}" for f in certificate["findings"]]
     return "\n".join(lines) + "\n"
-
-
-def _draws(run: dict[str, Any]) -> str:
-    if run["hypothesis_seed"] is None:
-        return f"fresh random draws (failures kept in {run['example_database']})"
-    return f"draws fixed by seed {run['hypothesis_seed']}"
 
 
 def _cell(text: str) -> str:

@@ -271,15 +271,10 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
         f"sampler parameters missing: {missing}",
         f"contract: {current.contract.name} - {current.contract.description}",
         f"torch: {torch.__version__}, python: {platform.python_version()}, "
-        f"hypothesis profile: {settings.get_current_profile_name()}, {draws_line(current)}",
+        f"hypothesis profile: {settings.get_current_profile_name()}, "
+        f"{profiles.describe_draws(current.seed, current.example_database)}",
         process_groups_line(config),
     ]
-
-
-def draws_line(current: ConformanceState) -> str:
-    if current.seed is None:
-        return f"draws: fresh random ones, failures kept in {current.example_database}"
-    return f"draws: fixed by seed {current.seed} (the same cases on every run)"
 
 
 def process_groups_line(config: pytest.Config) -> str:
@@ -311,8 +306,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         path = Path(item.path).resolve()
         if any(path.is_relative_to(folder) for folder in CERTIFICATION_DIRS):
             item.add_marker(CERTIFICATION_MARK)
-            function = getattr(item, "obj", None)
-            if seed is not None and function is not None and hasattr(function, "hypothesis"):
+            function = _hypothesis_test(item)
+            if seed is not None and function is not None:
                 hypothesis.seed(seed)(function)  # the same draws on every run, and no example database
         flag = _invariant(item)
         if flag is not None and flag not in REGISTRY:
@@ -320,6 +315,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                 f"{item.nodeid} checks invariant {flag!r}, which the registry (sampler_conformance.invariants) does not "
                 f"declare; declare it there (title, bug class, known-bad sampler) first"
             )
+
+
+def _hypothesis_test(item: pytest.Item) -> Callable[..., Any] | None:
+    """The item's test function if Hypothesis draws its cases (``@given``), else None."""
+    function = getattr(item, "obj", None)
+    return function if function is not None and hasattr(function, "hypothesis") else None
 
 
 def _invariant(item: pytest.Item) -> str | None:
@@ -331,8 +332,8 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     take_example_count()  # start this test's count at zero
     flag = _invariant(item)
     crashes.begin_test(flag)
-    function = getattr(item, "obj", None)
-    if function is not None and hasattr(function, "hypothesis"):
+    function = _hypothesis_test(item)
+    if function is not None:
         crashes.count_judged(function)
     if flag is not None:
         current = state(item.config)
@@ -375,8 +376,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
         properties += _violation_properties(set_aside[:1])  # the smallest case each test crashed on
         properties.append((SET_ASIDE_KEY, len(set_aside)))
         # A test without Hypothesis judges its one fixed case, if it passes.
-        hypothesis_test = hasattr(getattr(item, "obj", None), "hypothesis")
-        properties.append((JUDGED_KEY, crashes.judged() if hypothesis_test else int(report.passed)))
+        properties.append((JUDGED_KEY, crashes.judged() if _hypothesis_test(item) else int(report.passed)))
         if (
             set_aside
             and call.excinfo is not None

@@ -107,10 +107,16 @@ def fixed_seed(given: str | None) -> int | str | None:
     return CERTIFICATION_SEED
 
 
+def describe_draws(seed: int | str | None, database: Path | str | None) -> str:
+    """The run's draws in words, for the report header and the certificate."""
+    if seed is None:
+        return f"fresh random draws, failures kept in {database}"
+    return f"draws fixed by seed {seed} (the same cases on every run)"
+
+
 def search_database(rootdir: Path, spec: str) -> Path:
     """Load the search profile with its example database for ``spec`` under ``rootdir`` (where
-    the run started);
-    return the folder."""
+    the run started); return the folder."""
     digest = hashlib.sha256(spec.encode()).hexdigest()[:16]
     folder = rootdir / SEARCH_DATABASE_DIR / digest
     settings.register_profile(
