@@ -60,6 +60,7 @@ MIN_START_TIMEOUT_S = 60.0
 # presumed stuck in a collective the failed rank never joins (at once for ranks that say
 # they wait in the suite's own collective).
 FAULT_GRACE_S = 2.0
+GRACE_POLL_S = 0.02
 # A sampler that hung this many times in one pool hangs again: later cases fail at once.
 # More than one, so that one hang on a rare case still leaves the other tests judged.
 HANGS_PER_SESSION = 2
@@ -337,8 +338,10 @@ class RankPool:
             remaining = min(max(started, latest) + timeout_s, grace_end) - time.monotonic()
             if remaining <= 0:
                 break
-            if grace_end < float("inf") and all(r.watch.in_collective.value for r in pending.values()):
-                break  # every rank left waits in the suite's collective for the rank that failed
+            if grace_end < float("inf"):
+                if all(r.watch.in_collective.value for r in pending.values()):
+                    break  # every rank left waits in the suite's collective for the rank that failed
+                remaining = min(remaining, GRACE_POLL_S)  # the flag wakes no wait: look again soon
             if should_stop is not None:
                 if should_stop():
                     break
