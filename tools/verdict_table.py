@@ -11,9 +11,11 @@ contract it claims:
     python -m pytest -p no:cacheprovider --hypothesis-profile=dev \\
         --sampler=SPEC --contract=NAME --certificate=...
 
-The JSON certificates become a Markdown table at docs/verdicts.md, and between the
-markers below in README.md when the README has them. A package that cannot be installed
-here gets a row saying so, with the last line of pip's error.
+The JSON certificates become a Markdown table, written between the markers below in
+docs/real-samplers.md (the prose around them is left alone), and also on its own to
+--output PATH when given. --only certifies some rows: its partial table goes to --output
+alone, so the doc's table stays whole. A package that cannot be installed here gets a row
+saying so, with the last line of pip's error.
 """
 
 from __future__ import annotations
@@ -36,8 +38,8 @@ REPO = Path(__file__).resolve().parents[1]
 TORCH_REQUIREMENT = "torch==2.13.0"
 HYPOTHESIS_PROFILE = "dev"
 HYPOTHESIS_SEED = "0"  # the same draws on every run: the table changes only when a sampler does
-README_START, README_END = "<!-- verdicts:start -->", "<!-- verdicts:end -->"
-DEFAULT_OUTPUT = REPO / "docs" / "verdicts.md"
+DOC = REPO / "docs" / "real-samplers.md"  # the table lives between these markers there
+TABLE_START, TABLE_END = "<!-- verdicts:start -->", "<!-- verdicts:end -->"
 INSTALL_TIMEOUT_S = 900
 MESSAGE_CHARS = 240  # of a counterexample's message; the case it failed on is always shown whole
 STATUS_ORDER = ("held", "failed", "not judged", "not applicable", "turned off", "not run", "error")
@@ -347,21 +349,21 @@ def render_table(outcomes: list[Outcome], environment: Environment) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_outputs(table: str, output: Path, update_readme: bool) -> None:
-    output.parent.mkdir(parents=True, exist_ok=True)
-    output.write_text("# Verdicts for real samplers\n\n<!-- generated: do not edit by hand -->\n\n" + table)
-    progress(f"wrote {output}")
-    if not update_readme:
-        return
-    readme = REPO / "README.md"
-    text = readme.read_text() if readme.exists() else ""
-    if README_START in text and README_END in text:
-        head, rest = text.split(README_START, 1)
-        _, tail = rest.split(README_END, 1)
-        readme.write_text(f"{head}{README_START}\n{table}{README_END}{tail}")
-        progress(f"updated the table between the verdict markers in {readme}")
-    else:
-        progress(f"README.md has no {README_START} ... {README_END} markers: left alone")
+def doc_has_markers() -> bool:
+    text = DOC.read_text() if DOC.exists() else ""
+    return TABLE_START in text and TABLE_END in text
+
+
+def write_outputs(table: str, output: Path | None, update_doc: bool) -> None:
+    if output is not None:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text("# Verdicts for real samplers\n\n<!-- generated: do not edit by hand -->\n\n" + table)
+        progress(f"wrote {output}")
+    if update_doc:
+        head, rest = DOC.read_text().split(TABLE_START, 1)
+        _, tail = rest.split(TABLE_END, 1)
+        DOC.write_text(f"{head}{TABLE_START}\n{table}{TABLE_END}{tail}")
+        progress(f"updated the table between the verdict markers in {DOC}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -374,20 +376,27 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--venv", type=Path, help="use (and keep) this virtual environment instead of a throwaway one")
     parser.add_argument("--only", help="certify only the rows whose sampler or spec contains this text")
-    parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT, help="Markdown file (default %(default)s)")
+    parser.add_argument(
+        "--output",
+        type=Path,
+        help="also write the table on its own to this Markdown file (required with --only, which leaves "
+        f"{DOC.relative_to(REPO)} alone)",
+    )
     arguments = parser.parse_args(argv)
     rows = [r for r in ROWS if not arguments.only or arguments.only in r.sampler or arguments.only in r.spec]
     if not rows:
         parser.error(f"--only={arguments.only!r} matches no row")
-    if arguments.only and arguments.output == DEFAULT_OUTPUT:
-        parser.error("--only writes a partial table: give --output too, so docs/verdicts.md stays whole")
+    if arguments.only and arguments.output is None:
+        parser.error(f"--only writes a partial table: give --output, so {DOC.relative_to(REPO)} stays whole")
+    if not arguments.only and not doc_has_markers():
+        parser.error(f"{DOC.relative_to(REPO)} has no {TABLE_START} ... {TABLE_END} markers to write the table between")
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="verdict_table_") as scratch:
         environment = Environment(arguments.venv or Path(scratch) / "venv")
         environment.create()
         outcomes = [certify(environment, row, Path(scratch), arguments.timeout) for row in rows]
         table = render_table(outcomes, environment)
-    write_outputs(table, arguments.output, update_readme=not arguments.only)
+    write_outputs(table, arguments.output, update_doc=not arguments.only)
     print(table)
     progress(f"done in {time.monotonic() - started:.0f} s")
     return 0
