@@ -1,6 +1,7 @@
 """The elastic extension in real process groups: W ranks of a group take k items each and
-save, and the W' ranks of another group load rank 0's state and go on (README, "The elastic
-protocol"), every sampler built from its group; the new ranks all-reduce what they hold.
+save, and the W' ranks of another group load rank 0's state and go on
+(docs/resume-and-elastic.md, "The elastic protocol"), every sampler built from its group;
+the new ranks all-reduce what they hold.
 W and W' are every ordered pair of distinct sizes in ``--world-sizes``; a chain goes
 W -> W' -> W."""
 

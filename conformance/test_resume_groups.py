@@ -1,6 +1,7 @@
 """The resumable extension in real process groups: each rank process builds its sampler from
-the group, resumes it as ``properties/test_resume.py`` does (README, "The resume protocol"),
-and the ranks all-reduce what their resumed pass holds, as DDP meets it step by step."""
+the group, resumes it as ``properties/test_resume.py`` does (docs/resume-and-elastic.md, "The
+resume protocol"), and the ranks all-reduce what their resumed pass holds, as DDP meets it
+step by step."""
 
 from __future__ import annotations
 

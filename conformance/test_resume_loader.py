@@ -2,9 +2,10 @@
 
 Every rank builds its sampler from the group, hands it to a ``StatefulDataLoader`` with
 ``num_workers`` 0 or 2, takes k batches of epoch e, checkpoints ``loader.state_dict()`` and
-resumes it in a fresh sampler and loader (README, "The resume protocol", step 8). The k
-batches and the rest must be the uninterrupted loader's epoch e, batch for batch, and the
-next epoch the uninterrupted one. Without torchdata the test skips, saying how to install it.
+resumes it in a fresh sampler and loader (docs/resume-and-elastic.md, "The resume
+protocol", step 8). The k batches and the rest must be the uninterrupted loader's epoch e,
+batch for batch, and the next epoch the uninterrupted one. Without torchdata the test
+skips, saying how to install it.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 It is the pytest run and nothing else: the same plugin over the same test folders, so the
 summary, the certificate and the exit code are those of ``pytest --pyargs
 sampler_conformance --sampler=SPEC`` (0 conforms, 1 does not conform, 4 usage error, 5
-nothing was proven, ...; see the README).
+nothing was proven, ...; see docs/exit-codes.md).
 """
 
 from __future__ import annotations

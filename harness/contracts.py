@@ -183,7 +183,8 @@ class Extension:
 RESUMABLE = Extension(
     name="resumable",
     description="state_dict()/load_state_dict() resume a run mid-epoch on the same world size: "
-    "exactly the rest of the epoch, then the same later epochs (README, 'The resume protocol')",
+    "exactly the rest of the epoch, then the same later epochs "
+    "(docs/resume-and-elastic.md, 'The resume protocol')",
     flags=frozenset(
         {
             "resume_continues",
@@ -203,7 +204,8 @@ RESUMABLE = Extension(
 ELASTIC = Extension(
     name="elastic",
     description="resumable, and a state saved on W ranks resumes on W' ranks at the epoch's global cursor: the new "
-    "ranks go on with exactly the rest of the epoch's global order (README, 'The elastic protocol')",
+    "ranks go on with exactly the rest of the epoch's global order "
+    "(docs/resume-and-elastic.md, 'The elastic protocol')",
     flags=RESUMABLE.flags | {"elastic_cursor", "elastic_exactly_once", "elastic_ranks_agree", "elastic_hops_compose"},
     withdraws=frozenset({"other_world_size_refused"}),
     bases=frozenset({"torch", "batch"}),

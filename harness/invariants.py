@@ -5,7 +5,7 @@ applies (the sampler parameters it needs), where it is checked (in-process and i
 process groups, or in real groups only), and the known-bad sampler that proves its tests
 can fail (``selftests/test_registry.py`` holds every record to that). Contracts
 (``harness.contracts``) are sets of these flags; the titles in failure messages, the
-``--list-contracts`` text, the README's table and the "not run" bookkeeping all come
+``--list-contracts`` text, the table in docs/contracts.md and the "not run" bookkeeping all come
 from here, and the per-epoch tests of both runners are generated from
 :data:`PER_EPOCH` (``properties/test_per_epoch.py``,
 ``conformance/test_process_groups.py``).
@@ -213,8 +213,9 @@ DECLARED: tuple[Invariant, ...] = (
         f"{_MULTIPROCESS_BAD}:ShuffleOffByDefault",
         where=Where.GROUPS,
     ),
-    # The resumable extension (README, "The resume protocol"): a state taken after k items of
-    # epoch e, loaded into fresh samplers with the same arguments, goes on exactly there.
+    # The resumable extension (docs/resume-and-elastic.md, "The resume protocol"): a state
+    # taken after k items of epoch e, loaded into fresh samplers with the same arguments, goes
+    # on exactly there.
     Invariant(
         "resume_continues",
         "resume continues the epoch",
@@ -300,8 +301,8 @@ DECLARED: tuple[Invariant, ...] = (
         proven_under=_RESUMABLE,
         where=Where.IN_PROCESS,
     ),
-    # The elastic extension (README, "The elastic protocol"): a state saved on W ranks, loaded by
-    # every rank of W' ranks, goes on at the epoch's global cursor.
+    # The elastic extension (docs/resume-and-elastic.md, "The elastic protocol"): a state
+    # saved on W ranks, loaded by every rank of W' ranks, goes on at the epoch's global cursor.
     Invariant(
         "elastic_cursor",
         "an elastic resume continues the global order",

@@ -242,6 +242,6 @@ def _accepted_parameters(spec: str, factory: Callable[..., Any], needs_group: bo
             f"{', '.join(lacking)}. The suite calls it as Attr(dataset, num_replicas=W, rank=r, ...) "
             f"like DistributedSampler; wrap it in a factory function that takes those arguments, or, if "
             f"it reads its rank from the process group, set `{GROUP_ATTRIBUTE} = True` on the factory "
-            f"(README: samplers that take their rank from elsewhere)."
+            f"(docs/certify-your-sampler.md: samplers that take their rank from elsewhere)."
         )
     return frozenset(p for p in OPTIONAL_PARAMETERS if p in keywords)

@@ -2,8 +2,8 @@
 
 Each test draws a case on W ranks, an epoch, where the checkpoint is taken (k = 0 and k =
 the whole pass weighted) and the world size W' != W the run resumes on, and runs the
-protocol of the README's "The elastic protocol" (``harness.scenarios.elastic``) on
-simulated ranks of each world size.
+protocol of docs/resume-and-elastic.md, "The elastic protocol"
+(``harness.scenarios.elastic``) on simulated ranks of each world size.
 """
 
 from __future__ import annotations

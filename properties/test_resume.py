@@ -1,8 +1,8 @@
 """The resumable extension (``--contract=BASE+resumable``), in-process.
 
 Each test draws a case, an epoch and where the checkpoint is taken (k = 0 and k = the
-whole pass weighted), and runs the protocol of the README's "The resume protocol"
-(``harness.scenarios.resume``) on every simulated rank.
+whole pass weighted), and runs the protocol of docs/resume-and-elastic.md, "The resume
+protocol" (``harness.scenarios.resume``) on every simulated rank.
 """
 
 from __future__ import annotations

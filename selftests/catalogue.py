@@ -2,7 +2,7 @@
 
 ``KNOWN_BAD`` maps a ``--sampler`` spec to the property test that must reject it and
 that property's flag (its bracketed title, ``harness.contracts.REGISTRY[flag].title``,
-starts the failure text). ``python -m selftests.catalogue`` prints the README's table.
+starts the failure text). ``python -m selftests.catalogue`` prints the table in docs/contracts.md.
 """
 
 from __future__ import annotations

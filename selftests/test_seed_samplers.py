@@ -11,7 +11,7 @@ DATA_PARTITIONER = "selftests.corpus.reference:DataPartitionerSampler"
 
 
 def record(record_property, run) -> None:
-    """Keep what the suite said (junit XML, -s output) for the README's verdict table."""
+    """Keep what the suite said (junit XML, -s output) for docs/real-samplers.md's verdict table."""
     record_property("verdict", run.verdict)
     record_property("failed_tests", ", ".join(sorted(run.failed_tests)))
     print(run.verdict)

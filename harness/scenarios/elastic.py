@@ -1,4 +1,5 @@
-"""Resume on another world size, as an elastic job does (README, "The elastic protocol").
+"""Resume on another world size, as an elastic job does (docs/resume-and-elastic.md,
+"The elastic protocol").
 
 An elastic run is a chain of legs, each on its own world size. The first leg starts epoch
 e on W ranks: a fresh sampler, ``set_epoch(e)``, k items, ``state_dict()``. Every later leg

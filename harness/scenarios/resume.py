@@ -1,4 +1,5 @@
-"""Resume from ``state_dict()``, as training loops do (README, "The resume protocol").
+"""Resume from ``state_dict()``, as training loops do (docs/resume-and-elastic.md,
+"The resume protocol").
 
 Every rank reads the uninterrupted run first: a sampler built for the case, ``set_epoch(e)``
 and one pass, then each later epoch on the same object. Then the interrupted run: a fresh

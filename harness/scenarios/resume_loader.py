@@ -1,4 +1,5 @@
-"""Resume through torchdata's ``StatefulDataLoader`` (README, "The resume protocol", step 8).
+"""Resume through torchdata's ``StatefulDataLoader`` (docs/resume-and-elastic.md,
+"The resume protocol", step 8).
 
 Every rank builds its sampler from the group and hands it to a ``StatefulDataLoader`` over
 the dataset, as ``sampler=`` with the case's batch size (a batch sampler as

@@ -2,7 +2,8 @@
 
 For each contract, one sampler that keeps it (the way the real project does it) and one
 with a real bug that the contract must reject. They take their rank as constructor
-arguments; see README "Samplers that take their rank from elsewhere" for the others.
+arguments; see docs/certify-your-sampler.md, "Samplers that take their rank from
+elsewhere", for the others.
 """
 
 from __future__ import annotations

@@ -26,7 +26,7 @@ class ResumableSampler(PartsSampler):
     that loads it and is set to that epoch again yields nothing more of it: a DataLoader's
     batch sampler reads past a rank's last item to fill a short last batch, so the pass
     ends before the loop has taken that batch, and a checkpoint taken right after it must
-    not replay the epoch (README, "The resume protocol", step 8).
+    not replay the epoch (docs/resume-and-elastic.md, "The resume protocol", step 8).
     """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
