@@ -71,13 +71,29 @@ def certify(profile: str | None) -> None:
 
 def selftests() -> None:
     wall, cpu, result = _timed(
-        [sys.executable, "-m", "pytest", "selftests", "-n", "2", "--dist", "loadgroup", "-q", "-p", "no:cacheprovider"],
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "selftests",
+            "-n",
+            "2",
+            "--dist",
+            "loadgroup",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-rfE",
+        ],
         REPO,
         dict(os.environ),
     )
-    closing = (result.stdout.strip().splitlines() or ["(no output)"])[-1]
+    lines = result.stdout.strip().splitlines() or ["(no output)"]
     verdict = "within" if wall <= SELFTESTS_TARGET_S else "OVER"
-    print(f"selftests (-n 2): {closing}")
+    print(f"selftests (-n 2): {lines[-1]}")
+    for line in lines:
+        if line.startswith(("FAILED ", "ERROR ")):
+            print(f"  {line}")
     print(f"  wall {wall:.0f} s ({verdict} the {SELFTESTS_TARGET_S:.0f} s target), CPU {cpu:.0f} s")
 
 

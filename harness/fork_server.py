@@ -109,6 +109,24 @@ class _SeparatePopen(popen_forkserver.Popen):
         self.pid = forkserver.read_signed(self.sentinel)
 
 
+def leave_the_parent_server() -> None:
+    """In a process a fork server started: stop holding that server open.
+
+    Every child inherits its server's "alive" pipe, and a server runs until the last holder
+    closes it. So a child that dies with its parent (PR_SET_PDEATHSIG, as ranks do) would
+    keep its server, and therefore itself, alive after the controller is gone: a rank hung
+    in the sampler would outlive a controller stopped before it tore the pool down. Once
+    the child lets go, the server exits with the controller, and the child with the server.
+    """
+    server: Any = getattr(forkserver, "_forkserver", None)
+    if server is None or server._forkserver_pid is not None:
+        return  # a server this process started itself, not its parent's
+    alive_fd = getattr(server, "_forkserver_alive_fd", None)
+    if alive_fd is not None:
+        os.close(alive_fd)
+        server._forkserver_alive_fd = None
+
+
 def _safe_to_fork() -> bool:
     import torch.distributed as dist
 

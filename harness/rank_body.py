@@ -24,7 +24,7 @@ import torch
 import torch.distributed as dist
 
 from .blame import readable_traceback
-from .fork_server import fork_server_context
+from .fork_server import fork_server_context, leave_the_parent_server
 from .messages import RankError, RankSetup, Ready, Reply, Shutdown, Simulated
 from .plug import SamplerPlug, load_plug
 from .scenarios import Scenario
@@ -37,6 +37,7 @@ _PR_SET_PDEATHSIG = 1
 def main(setup: RankSetup, conn: Connection) -> None:
     """Entry point of a rank process (the target of the started Process)."""
     _die_with_parent(setup.controller_pid)
+    leave_the_parent_server()
     # Its own process group: a terminal's Ctrl-C reaches only the controller, which
     # tears the pool down in order, and killpg() reaches this rank's loader workers too.
     os.setpgrp()
@@ -157,7 +158,7 @@ def _die_with_parent(controller_pid: int | None) -> None:
     """On Linux, have the kernel SIGKILL this process when its parent dies, even by SIGKILL.
 
     The parent is the controller, or (``controller_pid=None``) the fork server that
-    started it, which exits when the controller does."""
+    started it, which exits when the controller does (``leave_the_parent_server``)."""
     if sys.platform != "linux":
         return
     try:
