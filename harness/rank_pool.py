@@ -47,7 +47,7 @@ from . import rank_body
 from .backend import BackendChoice, choose_backend
 from .blame import sampler_frames_in_dump, with_source_lines
 from .case import Case
-from .fork_server import fork_server_context, separate_fork_server_context
+from .fork_server import fork_server_context
 from .messages import RankDied, RankError, RankSetup, Reply, Shutdown, StoreRendezvous
 from .scenarios import Scenario
 from .scenarios.steps import CallWatch
@@ -203,16 +203,14 @@ class RankPool:
 
     def _context(self, position: int) -> Any:
         """Where the ``position``-th of this process's ranks starts from. The sampler process,
-        and the first rank of each group, fork from this process's fork server; every other
-        position forks from a fork server of its own, a fresh interpreter with its own hash
-        seed, as under torchrun. No two ranks of a group may come from one parent: they would
+        and the first rank of each group, fork from this process's fork server, in
+        milliseconds. The other ranks are spawned, each a fresh interpreter importing torch,
+        as under torchrun. No two ranks of a group may come from one parent: they would
         share its hash seed and unseeded RNG state, and a shuffle keyed on hash() of a str
-        (HashSeededShuffle) would agree across them and pass. Each server imports torch once,
-        so a group rebuilt after a fault forks again in milliseconds."""
+        (HashSeededShuffle) would agree across them and pass."""
         if self.simulated or position == 0:
             return _fork_server()
-        separate = separate_fork_server_context(position, _FORK_SERVER_PRELOAD)
-        return separate if separate is not None else multiprocessing.get_context("spawn")
+        return multiprocessing.get_context("spawn")
 
     def close(self, graceful: bool = True) -> None:
         """Stop every rank: ask, wait with a bound, then kill its process group and reap it."""
