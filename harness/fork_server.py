@@ -1,14 +1,12 @@
 """multiprocessing's fork server, started by forking this process instead of a fresh interpreter.
 
-The suite starts processes from fork servers: the sampler process and the first rank of
-each group from the controller's, each rank's DataLoader workers from that rank's. A
-fork server is a single-threaded process that forks every child it is asked for, so no
-child inherits a lock another thread held. multiprocessing starts one as a new
-interpreter that imports its preload modules, which for torch costs 1.5 to 2 s of CPU
-each time: once in the controller and once in every rank that runs loader workers, seven
-times in a default certification.
+Each rank's DataLoader workers come from a fork server: a single-threaded process that
+forks every worker it is asked for, so no worker inherits a lock another thread held (a
+rank in a gloo group runs four more threads). multiprocessing starts one as a new
+interpreter that imports its preload modules, which for torch costs 1.5 to 2 s of CPU in
+every rank that runs loader workers: seven times in a default certification.
 
-Forking the current process gives the same server in about 30 ms, with everything it has
+Forking the rank itself gives the same server in about 30 ms, with everything it has
 imported, as long as the process is still safe to fork: on its main thread, with no other
 Python thread, and not yet in a torch.distributed group (gloo starts threads of its own).
 Ranks therefore start theirs before joining the group. When that does not hold, or
@@ -16,6 +14,9 @@ multiprocessing's private forkserver interface is not the one this was written a
 multiprocessing starts the server its own way. Either way the caller gets the stock
 "forkserver" context, and everything after the start (requests, the "alive" pipe that
 stops the server when its parent exits) is multiprocessing's own.
+
+Ranks end with os._exit. The controller, which under plain pytest ends with a full
+interpreter shutdown, keeps multiprocessing's own fork server (``harness.rank_pool``).
 """
 
 from __future__ import annotations

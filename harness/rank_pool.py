@@ -47,7 +47,6 @@ from . import rank_body
 from .backend import BackendChoice, choose_backend
 from .blame import sampler_frames_in_dump, with_source_lines
 from .case import Case
-from .fork_server import fork_server_context
 from .messages import RankDied, RankError, RankSetup, Reply, Shutdown, StoreRendezvous
 from .scenarios import Scenario
 from .scenarios.steps import CallWatch
@@ -69,7 +68,7 @@ POLL_S = 0.2  # how often a wait that can be called off asks whether it is
 JOIN_TIMEOUT_S = 5.0
 KILL_JOIN_TIMEOUT_S = 2.0
 INDENT = "    "
-# What the fork servers of ranks and of the sampler process have imported.
+# What the controller's fork server (the sampler process's, and each group's first rank's) imports.
 _FORK_SERVER_PRELOAD = ("torch", rank_body.__name__)
 
 
@@ -605,8 +604,16 @@ def _size(path: Path) -> int:
 def _fork_server() -> Any:
     """A fork server with torch and the rank body imported: each process forked from it
     starts in milliseconds, so a sampler that kills it costs little. Single-threaded, and
-    it never touches CUDA, so its children may join a gloo or NCCL group."""
-    return fork_server_context(_FORK_SERVER_PRELOAD)
+    it never touches CUDA, so its children may join a gloo or NCCL group.
+
+    multiprocessing's own, a fresh interpreter: not forked from this process
+    (``harness.fork_server``), which ends with a full interpreter shutdown under plain
+    pytest. With a fork server forked from the controller, test_ctrl_c_leaves_no_process
+    failed in 3 of 5 whole selftest runs: the interrupted controller closed its output and
+    never exited, as a process does when library state changed by the fork (at-fork
+    handlers of the BLAS or OpenMP thread pools) stalls the exit."""
+    multiprocessing.set_forkserver_preload(list(_FORK_SERVER_PRELOAD))
+    return multiprocessing.get_context("forkserver")
 
 
 def _reserve_loopback_port() -> socket.socket:
