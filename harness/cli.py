@@ -8,6 +8,7 @@ nothing was proven, ...; see docs/exit-codes.md).
 
 from __future__ import annotations
 
+import atexit
 import os
 import sys
 
@@ -55,5 +56,17 @@ def main(argv: list[str] | None = None) -> int:
     return int(pytest.main(pytest_arguments(spec, options)))
 
 
+def run() -> None:
+    """The console script (and ``python -m sampler_conformance.cli``): ``main``, the exit
+    hooks, then exit without finalising the interpreter. Every process of the run is reaped
+    and the certificate written by then; what is left is garbage-collecting torch, about
+    0.6 s of a certification's wall time on 2 cores, for nothing."""
+    code = main()
+    atexit._run_exitfuncs()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    run()

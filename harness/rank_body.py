@@ -12,7 +12,6 @@ from __future__ import annotations
 import ctypes
 import faulthandler
 import ipaddress
-import multiprocessing
 import os
 import signal
 import socket
@@ -25,6 +24,7 @@ import torch
 import torch.distributed as dist
 
 from .blame import readable_traceback
+from .fork_server import fork_server_context, leave_the_parent_server
 from .messages import RankError, RankSetup, Ready, Reply, Shutdown, Simulated
 from .plug import SamplerPlug, load_plug
 from .scenarios import Scenario
@@ -37,6 +37,7 @@ _PR_SET_PDEATHSIG = 1
 def main(setup: RankSetup, conn: Connection) -> None:
     """Entry point of a rank process (the target of the started Process)."""
     _die_with_parent(setup.controller_pid)
+    leave_the_parent_server()
     # Its own process group: a terminal's Ctrl-C reaches only the controller, which
     # tears the pool down in order, and killpg() reaches this rank's loader workers too.
     os.setpgrp()
@@ -46,12 +47,11 @@ def main(setup: RankSetup, conn: Connection) -> None:
     torch.set_num_threads(1)
     if setup.backend is not None:
         _export_torchrun_environment(setup)
-        # The loader workers' forkserver (see scenarios.loader.worker_start_method) imports
-        # these once, so that each worker it forks starts with them loaded (torchdata's, for
-        # StatefulDataLoader's workers, when installed: the forkserver skips what it cannot import).
-        multiprocessing.set_forkserver_preload(
-            ["torch", "sampler_conformance.dataset", "torchdata.stateful_dataloader"]
-        )
+        # The loader workers' fork server (see scenarios.loader.worker_start_method), forked
+        # now, before the group's threads start. It has these imported, so each worker it
+        # forks starts with them loaded (torchdata's, for StatefulDataLoader's workers, when
+        # installed: what cannot be imported is skipped).
+        fork_server_context(["torch", "sampler_conformance.dataset", "torchdata.stateful_dataloader"])
         try:
             if setup.backend == "nccl":
                 torch.cuda.set_device(setup.rank if setup.store is None else setup.store.local_rank)
@@ -158,7 +158,7 @@ def _die_with_parent(controller_pid: int | None) -> None:
     """On Linux, have the kernel SIGKILL this process when its parent dies, even by SIGKILL.
 
     The parent is the controller, or (``controller_pid=None``) the fork server that
-    started it, which exits when the controller does."""
+    started it, which exits when the controller does (``leave_the_parent_server``)."""
     if sys.platform != "linux":
         return
     try:

@@ -80,7 +80,9 @@ class Venv:
         )
 
 
-@pytest.fixture(scope="module")
+# Session-scoped: xdist's loadgroup keeps this module's tests on one worker, but not in one
+# run of tests, and a module-scoped fixture would be built again (31 s) after each interruption.
+@pytest.fixture(scope="session")
 def venv(tmp_path_factory: pytest.TempPathFactory) -> Venv:
     base = tmp_path_factory.mktemp("installed")
     source = base / "source"  # a copy of the tree, so that the build leaves nothing in the clone

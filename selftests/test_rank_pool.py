@@ -274,6 +274,40 @@ def test_ctrl_c_leaves_no_process(pytester, tag):
     _assert_no_orphans(tag)
 
 
+KILLED_CONTROLLER = f"""
+import sys
+from sampler_conformance.contracts import TORCH
+from sampler_conformance.plug import load_plug
+from sampler_conformance.rank_pool import RankPool
+from sampler_conformance.scenarios.epochs import GROUP_BUILDS, read_epochs
+from sampler_conformance.case import Case
+
+if __name__ == "__main__":
+    pool = RankPool(2, "gloo", 120)
+    pool.start()
+    print("started", flush=True)
+    case = Case(dataset_size=10, world_size=2)
+    read_epochs(pool, load_plug("{FAULTS}:HangsOnRankOne"), TORCH, case, builds=GROUP_BUILDS)
+"""
+
+
+def test_a_controller_killed_while_a_rank_hangs_leaves_no_process(tmp_path, tag):
+    """SIGKILL leaves the controller no time to tear its pool down: its ranks, each rank's
+    loader-worker fork server and the fork servers they came from must go by themselves,
+    the rank hung in the sampler included."""
+    script = tmp_path / "controller.py"
+    script.write_text(KILLED_CONTROLLER)
+    controller = subprocess.Popen([sys.executable, str(script)], cwd=tmp_path, stdout=subprocess.PIPE, text=True)
+    try:
+        assert controller.stdout is not None and controller.stdout.readline() == "started\n"
+        time.sleep(2)  # rank 1 hangs in the sampler, rank 0 waits for it
+        assert len(_tagged(tag)) >= 5, "the controller, 2 ranks, their fork servers"
+    finally:
+        controller.kill()
+        controller.wait(30)
+    _assert_no_orphans(tag)
+
+
 def test_xdist_runs_two_pools_side_by_side(pytester, tag):
     run = _suite(
         pytester,

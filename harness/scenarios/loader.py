@@ -102,9 +102,10 @@ def worker_start_method() -> str:
     forked from a multi-threaded process can deadlock on a lock another thread held at the
     fork (Python 3.12 warns about exactly this). Seen here: about one certification in six
     had a rank wait forever for a forked worker's first batch (docs/process-groups.md,
-    "Loader workers start from a fork server"). The forkserver is a fresh single-threaded
-    interpreter, started once per rank with torch imported, that forks each worker: what
-    Python 3.14 makes the default on Linux, and as cheap per worker as fork once it runs.
+    "Loader workers start from a fork server"). The fork server is a single-threaded
+    process with torch imported, forked from the rank before it joins the group
+    (``harness.fork_server``), that forks each worker: what Python 3.14 makes the default
+    on Linux, and as cheap per worker as fork once it runs.
     """
     return "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
 

@@ -10,7 +10,9 @@ import os
 import signal
 import tempfile
 import threading
+import time
 from collections.abc import Iterator
+from multiprocessing import forkserver
 from pathlib import Path
 from typing import Any
 
@@ -86,16 +88,18 @@ class LoaderWorkersCannotStart(PartsSampler):
     the machine's) failure, never the sampler's.
 
     Built inside a rank of a group, it puts a sitecustomize that exits at once first on the
-    PYTHONPATH of the rank's environment. The fork server that starts the loader workers
-    (harness.scenarios.loader.worker_start_method) is a fresh interpreter, so it dies before
-    any worker starts, and the loader fails in the DataLoader's machinery with no frame of
-    the sampler on the traceback, as when a machine's process limit stops the workers.
+    PYTHONPATH of the rank's environment, and kills the rank's fork server for loader
+    workers (harness.fork_server), so that multiprocessing starts a new one as a fresh
+    interpreter. That one dies before any worker starts, and the loader fails in the
+    DataLoader's machinery with no frame of the sampler on the traceback, as when a
+    machine's process limit stops the workers.
     """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         if dist.is_available() and dist.is_initialized():
             _break_new_interpreters()
+            _kill_the_fork_server()
 
 
 def _break_new_interpreters() -> None:
@@ -103,6 +107,18 @@ def _break_new_interpreters() -> None:
     directory.mkdir(exist_ok=True)
     (directory / "sitecustomize.py").write_text("import os\nos._exit(17)\n")
     os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(directory), os.environ.get("PYTHONPATH")]))
+
+
+def _kill_the_fork_server() -> None:
+    """SIGKILL this process's fork server and wait (bounded) until it is dead, unreaped:
+    multiprocessing reaps it on the next request and starts a new one."""
+    pid = forkserver._forkserver._forkserver_pid  # type: ignore[attr-defined]
+    if pid is None:
+        return
+    os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and Path(f"/proc/{pid}/stat").read_text().split(") ")[-1][0] != "Z":
+        time.sleep(0.01)
 
 
 class ExitsOnRankTwo(PartsSampler):

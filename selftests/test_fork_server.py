@@ -1,0 +1,57 @@
+"""The fork server started by fork (harness/fork_server.py): started that way only when it
+is safe, serves children that can start fork servers of their own, and otherwise falls
+back to multiprocessing's own start. Each case runs in a fresh interpreter, whose
+multiprocessing state this process's does not share."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+SCRIPT = """
+import sys, threading
+from multiprocessing import forkserver
+from sampler_conformance.fork_server import fork_server_context
+
+def start_a_grandchild():
+    # A child of the server starts a fork server of its own, as each rank does for its
+    # loader workers: it must not wait on state the server inherited mid-start.
+    child = fork_server_context(["json"]).Process(target=print, args=("grandchild ran",))
+    child.start()
+    child.join(30)
+    if child.exitcode is None:
+        child.kill()  # stuck: leave no process behind
+    sys.exit(0 if child.exitcode == 0 else 1)
+
+if __name__ == "__main__":
+    if sys.argv[1] == "with-a-thread":
+        threading.Thread(target=threading.Event().wait, daemon=True).start()
+    context = fork_server_context(["json"])
+    forkserver.ensure_running()  # the stock start is lazy
+    server = forkserver._forkserver._forkserver_pid
+    with open(f"/proc/{server}/cmdline", "rb") as cmdline:
+        print("exec'd" if b"forkserver import main" in cmdline.read() else "forked")
+    child = context.Process(target=start_a_grandchild)
+    child.start()
+    child.join(60)
+    print("child exit", child.exitcode)
+    if child.exitcode is None:
+        child.kill()
+"""
+
+
+@pytest.mark.parametrize(
+    "threads, started",
+    [("alone", "forked"), ("with-a-thread", "exec'd")],
+    ids=["single-threaded-forks", "another-thread-falls-back"],
+)
+def test_fork_server_starts_by_fork_only_when_safe_and_serves_either_way(tmp_path, threads, started):
+    script = tmp_path / "start_server.py"
+    script.write_text(SCRIPT)
+    run = subprocess.run([sys.executable, str(script), threads], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    lines = run.stdout.splitlines()
+    assert lines[0] == started, run.stdout
+    assert "grandchild ran" in lines and lines[-1] == "child exit 0", run.stdout + run.stderr
