@@ -57,11 +57,14 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run() -> None:
-    """The console script (and ``python -m sampler_conformance.cli``): ``main``, the exit
-    hooks, then exit without finalising the interpreter. Every process of the run is reaped
-    and the certificate written by then; what is left is garbage-collecting torch, about
-    0.6 s of a certification's wall time on 2 cores, for nothing."""
-    code = main()
+    """The console script (and ``python -m sampler_conformance.cli``)."""
+    exit_without_finalising(main())
+
+
+def exit_without_finalising(code: int) -> None:
+    """Run the exit hooks, then exit without finalising the interpreter. Every process of
+    the run is reaped and the certificate written by then; what is left is garbage-collecting
+    torch, about 0.6 s of a certification's wall time on 2 cores, for nothing."""
     atexit._run_exitfuncs()
     sys.stdout.flush()
     sys.stderr.flush()

@@ -15,8 +15,8 @@ multiprocessing starts the server its own way. Either way the caller gets the st
 "forkserver" context, and everything after the start (requests, the "alive" pipe that
 stops the server when its parent exits) is multiprocessing's own.
 
-Ranks end with os._exit. The controller, which under plain pytest ends with a full
-interpreter shutdown, keeps multiprocessing's own fork server (``harness.rank_pool``).
+The controller keeps multiprocessing's own fork server (``harness.rank_pool``): one forked
+from it was tried and taken out again (docs/speed.md).
 """
 
 from __future__ import annotations

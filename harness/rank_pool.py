@@ -68,8 +68,6 @@ POLL_S = 0.2  # how often a wait that can be called off asks whether it is
 JOIN_TIMEOUT_S = 5.0
 KILL_JOIN_TIMEOUT_S = 2.0
 INDENT = "    "
-# What the controller's fork server (the sampler process's, and each group's first rank's) imports.
-_FORK_SERVER_PRELOAD = ("torch", rank_body.__name__)
 
 
 @dataclass
@@ -176,9 +174,9 @@ class RankPool:
             master_port = self.rendezvous.port
         else:
             master_port = self._port_holder.getsockname()[1] if self._port_holder else 0
-        for position, rank in enumerate(self.local_ranks):
-            context = self._context(position)
-            forked = context.get_start_method() == "forkserver"
+        for rank in self.local_ranks:
+            forked = self._forks(rank)
+            context = _fork_server() if forked else multiprocessing.get_context("spawn")
             setup = RankSetup(
                 rank=rank,
                 world_size=self.world_size,
@@ -200,16 +198,14 @@ class RankPool:
             self._ranks.append(_Rank(rank, process, ours, Path(setup.stack_file), setup.watch))
         return self._collect(max(self.timeout_s, MIN_START_TIMEOUT_S), follow_calls=False, should_stop=should_stop)
 
-    def _context(self, position: int) -> Any:
-        """Where the ``position``-th of this process's ranks starts from. The sampler process,
-        and the first rank of each group, fork from this process's fork server, in
-        milliseconds. The other ranks are spawned, each a fresh interpreter importing torch,
-        as under torchrun. No two ranks of a group may come from one parent: they would
-        share its hash seed and unseeded RNG state, and a shuffle keyed on hash() of a str
-        (HashSeededShuffle) would agree across them and pass."""
-        if self.simulated or position == 0:
-            return _fork_server()
-        return multiprocessing.get_context("spawn")
+    def _forks(self, rank: int) -> bool:
+        """Whether the process of ``rank`` forks from the fork server, in milliseconds: the
+        sampler process does, and so does the first rank of a group. The other ranks are
+        spawned, each a fresh interpreter importing torch, as under torchrun. No two ranks of
+        a group may come from one parent: they would share its hash seed and unseeded RNG
+        state, and a shuffle keyed on hash() of a str (HashSeededShuffle) would agree across
+        them and pass."""
+        return self.simulated or rank == self.local_ranks[0]
 
     def close(self, graceful: bool = True) -> None:
         """Stop every rank: ask, wait with a bound, then kill its process group and reap it."""
@@ -604,15 +600,8 @@ def _size(path: Path) -> int:
 def _fork_server() -> Any:
     """A fork server with torch and the rank body imported: each process forked from it
     starts in milliseconds, so a sampler that kills it costs little. Single-threaded, and
-    it never touches CUDA, so its children may join a gloo or NCCL group.
-
-    multiprocessing's own, a fresh interpreter: not forked from this process
-    (``harness.fork_server``), which ends with a full interpreter shutdown under plain
-    pytest. With a fork server forked from the controller, test_ctrl_c_leaves_no_process
-    failed in 3 of 5 whole selftest runs: the interrupted controller closed its output and
-    never exited, as a process does when library state changed by the fork (at-fork
-    handlers of the BLAS or OpenMP thread pools) stalls the exit."""
-    multiprocessing.set_forkserver_preload(list(_FORK_SERVER_PRELOAD))
+    it never touches CUDA, so its children may join a gloo or NCCL group."""
+    multiprocessing.set_forkserver_preload(["torch", rank_body.__name__])
     return multiprocessing.get_context("forkserver")
 
 

@@ -275,7 +275,6 @@ def test_ctrl_c_leaves_no_process(pytester, tag):
 
 
 KILLED_CONTROLLER = f"""
-import sys
 from sampler_conformance.contracts import TORCH
 from sampler_conformance.plug import load_plug
 from sampler_conformance.rank_pool import RankPool
