@@ -29,12 +29,13 @@ if __name__ == "__main__":
     if sys.argv[1] == "with-a-thread":
         threading.Thread(target=threading.Event().wait, daemon=True).start()
     context = fork_server_context(["json"])
-    forkserver.ensure_running()  # the stock start is lazy
+    child = context.Process(target=start_a_grandchild)
+    child.start()
+    # Read after a child started: by then a server started the stock way has exec'd (its
+    # command line is the parent's until then).
     server = forkserver._forkserver._forkserver_pid
     with open(f"/proc/{server}/cmdline", "rb") as cmdline:
         print("exec'd" if b"forkserver import main" in cmdline.read() else "forked")
-    child = context.Process(target=start_a_grandchild)
-    child.start()
     child.join(60)
     print("child exit", child.exitcode)
     if child.exitcode is None:
