@@ -241,13 +241,26 @@ def test_loader_workers_that_cannot_start_are_a_harness_error_not_the_samplers(p
     _assert_no_orphans(tag)
 
 
-def test_ctrl_c_leaves_no_process(pytester, tag):
+# pytest as `python -m pytest` runs it, with faulthandler dumping every thread's stack on
+# SIGUSR1 (to a copy of stderr taken before pytest captures it): what a controller that does
+# not exit was doing.
+_PYTEST_DUMPING_STACKS_ON_SIGUSR1 = (
+    "import faulthandler, os, signal, sys, pytest; "
+    "faulthandler.register(signal.SIGUSR1, file=os.fdopen(os.dup(2), 'w'), all_threads=True); "
+    "sys.exit(pytest.main(sys.argv[1:]))"
+)
+INTERRUPTED_EXIT_S = 60
+
+
+def test_ctrl_c_leaves_no_process(pytester, tag, tmp_path, monkeypatch):
+    hanging = tmp_path / "rank-one-hangs"
+    monkeypatch.setenv(HANG_ONCE_FLAG_ENV, str(hanging))  # touched as rank 1 starts to hang
     command = [
         sys.executable,
-        "-m",
-        "pytest",
+        "-c",
+        _PYTEST_DUMPING_STACKS_ON_SIGUSR1,
         str(REPO / "conformance" / "test_process_groups.py"),
-        f"--sampler={FAULTS}:HangsOnRankOne",
+        f"--sampler={FAULTS}:HangsOnceOnRankOne",
         "--rank-timeout=120",
         "--world-sizes=2",
         "-k",
@@ -258,12 +271,21 @@ def test_ctrl_c_leaves_no_process(pytester, tag):
     process = subprocess.Popen(command, cwd=pytester.path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
         deadline = time.monotonic() + 90
-        while len(_tagged(tag)) < 3 and time.monotonic() < deadline:  # pytest and its 2 ranks
-            time.sleep(0.2)
-        assert len(_tagged(tag)) >= 3, "the ranks never started"
-        time.sleep(2)  # let the ranks join the group and rank 1 hang
+        while not hanging.exists() and process.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert hanging.exists(), "rank 1 never reached the sampler"
+        time.sleep(0.5)  # and rank 0 the collective where it waits for rank 1
         process.send_signal(signal.SIGINT)
-        output, _ = process.communicate(timeout=60)
+        try:
+            output, _ = process.communicate(timeout=INTERRUPTED_EXIT_S)
+        except subprocess.TimeoutExpired:
+            process.send_signal(signal.SIGUSR1)
+            time.sleep(1)
+            process.kill()
+            output, _ = process.communicate(timeout=10)
+            pytest.fail(
+                f"the interrupted controller did not exit within {INTERRUPTED_EXIT_S} s; its output and stacks:\n{output.decode()[-6000:]}"
+            )
     finally:
         if process.poll() is None:
             process.kill()
