@@ -22,12 +22,12 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from sampler_conformance.case import Case, Observation  # noqa: E402
-from sampler_conformance.checkers import check_assignment, structural_violations  # noqa: E402
-from sampler_conformance.contracts import TORCH  # noqa: E402
-from sampler_conformance.dataset import IndexDataset  # noqa: E402
-from sampler_conformance.plug import DEFAULT_SPEC, load_plug  # noqa: E402
-from sampler_conformance.reading import as_index_array  # noqa: E402
+from sampler_conformance.core.case import Case, Observation  # noqa: E402
+from sampler_conformance.core.contracts import TORCH  # noqa: E402
+from sampler_conformance.subjects.index_sampler.checks import check_assignment, structural_violations  # noqa: E402
+from sampler_conformance.subjects.index_sampler.dataset import IndexDataset  # noqa: E402
+from sampler_conformance.subjects.index_sampler.plug import DEFAULT_SPEC, load_plug  # noqa: E402
+from sampler_conformance.subjects.index_sampler.reading import as_index_array  # noqa: E402
 
 SUITE_TARGET_S = 30.0
 

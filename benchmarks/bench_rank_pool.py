@@ -20,11 +20,11 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from sampler_conformance.case import Case  # noqa: E402
-from sampler_conformance.contracts import TORCH  # noqa: E402
-from sampler_conformance.plug import DEFAULT_SPEC  # noqa: E402
-from sampler_conformance.rank_pool import RankPool  # noqa: E402
-from sampler_conformance.scenarios.loader import RunLoader  # noqa: E402
+from sampler_conformance.core.case import Case  # noqa: E402
+from sampler_conformance.core.contracts import TORCH  # noqa: E402
+from sampler_conformance.execution.rank_pool import RankPool  # noqa: E402
+from sampler_conformance.subjects.index_sampler.plug import DEFAULT_SPEC  # noqa: E402
+from sampler_conformance.subjects.index_sampler.scenarios.loader import RunLoader  # noqa: E402
 
 WORLD_SIZES = (2, 4, 8)
 TIMEOUT_S = 120.0

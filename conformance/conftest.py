@@ -4,7 +4,7 @@ Under torchrun (``python -m sampler_conformance.torchrun``, rank 0) the pools ar
 the ranks torchrun started, on every node; otherwise of local processes.
 
 The pools live for the whole session (a case costs a round trip, not a spawn) and are
-closed at its end; ``harness.rank_pool`` also closes them at interpreter exit.
+closed at its end; ``harness.execution.rank_pool`` also closes them at interpreter exit.
 """
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ from functools import cache
 
 import pytest
 
-from sampler_conformance.backend import cuda_device_count
+from sampler_conformance.execution.backend import cuda_device_count
+from sampler_conformance.execution.rank_pool import RankPool, RankPools
+from sampler_conformance.execution.torchrun.pool import started_pools
 from sampler_conformance.plugin import option_named, probe_seed_range, setting, state
-from sampler_conformance.rank_pool import RankPool, RankPools
-from sampler_conformance.torchrun_pool import started_pools
 
 NCCL_MARK = "nccl"
 SEED_EXPERIMENT_WORLD_SIZE = 2

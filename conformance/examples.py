@@ -1,4 +1,4 @@
-"""How many Hypothesis examples a test in a real process group gets (``profiles``).
+"""How many Hypothesis examples a test in a real process group gets (``sampler_conformance.pytest_plugin.profiles``).
 
 Each example is a round trip to every rank (milliseconds, but W processes on few cores),
 so these tests take a fifth of the active profile's examples, or more where the world
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from hypothesis import HealthCheck, settings
 
-from sampler_conformance.profiles import group_examples, worker_examples
+from sampler_conformance.pytest_plugin.profiles import group_examples, worker_examples
 
 # The group fixture is function-scoped on purpose: it is the same live pool for every
 # example, and a fault quarantines the rest of one test only.

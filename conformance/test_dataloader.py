@@ -3,7 +3,7 @@
 Every rank must get the same number of batches (the ranks all-reduce their counts:
 unequal counts are what hang DDP), and what comes out of the loader must be what the
 sampler yields: a twin of it, built the same way and given the same set_epoch before one
-pass of its own (harness.scenarios.loader).
+pass of its own (harness.subjects.index_sampler.scenarios.loader).
 """
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sampler_conformance.checkers import loader_violations
-from sampler_conformance.scenarios.loader import run_loader
-from sampler_conformance.strategies import draw_case, epochs
-from sampler_conformance.verdict import expect_holds
+from sampler_conformance.core.evidence import expect_holds
+from sampler_conformance.subjects.index_sampler.checks import loader_violations
+from sampler_conformance.subjects.index_sampler.draws import draw_case, epochs
+from sampler_conformance.subjects.index_sampler.scenarios.loader import run_loader
 
 from .examples import MAX_LOADER_DATASET_SIZE, round_trips, with_workers
 

@@ -13,14 +13,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sampler_conformance.elastic_checkers import (
+from sampler_conformance.subjects.index_sampler.elastic_checks import (
     check_exactly_once,
     check_global_cursor,
     check_ranks_agree,
     expect_elastic,
 )
-from sampler_conformance.resume_draws import checkpoint_at, drawn, leg_items, pass_items
-from sampler_conformance.scenarios.elastic import ElasticRun, elastic_run
+from sampler_conformance.subjects.index_sampler.resume_draws import checkpoint_at, drawn, leg_items, pass_items
+from sampler_conformance.subjects.index_sampler.scenarios.elastic import ElasticRun, elastic_run
 
 from .examples import round_trips
 

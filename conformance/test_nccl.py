@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import pytest
 
-from sampler_conformance.case import Case
-from sampler_conformance.checkers import loader_violations
-from sampler_conformance.scenarios.loader import run_loader
-from sampler_conformance.verdict import expect_holds
+from sampler_conformance.core.case import Case
+from sampler_conformance.core.evidence import expect_holds
+from sampler_conformance.subjects.index_sampler.checks import loader_violations
+from sampler_conformance.subjects.index_sampler.scenarios.loader import run_loader
 
 BATCH_SIZE = 4
 

@@ -12,7 +12,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sampler_conformance.checkers import (
+from sampler_conformance.core.evidence import expect_holds
+from sampler_conformance.core.invariants import REGISTRY
+from sampler_conformance.plugin import drop_last_variant, not_applicable, per_epoch_params, requires_parameter
+from sampler_conformance.pytest_plugin.crashes import judge_only_if
+from sampler_conformance.subjects.index_sampler.checks import (
     check_orders_differ,
     check_ranks_agree,
     check_same_indices,
@@ -21,13 +25,9 @@ from sampler_conformance.checkers import (
     orders_comparable,
     structural_violations,
 )
-from sampler_conformance.crashes import judge_only_if
-from sampler_conformance.invariants import REGISTRY
-from sampler_conformance.plugin import drop_last_variant, not_applicable, per_epoch_params, requires_parameter
-from sampler_conformance.scenarios.epochs import GROUP_BUILDS, Readings, read_epochs
-from sampler_conformance.scenarios.steps import Build
-from sampler_conformance.strategies import draw_case, epochs
-from sampler_conformance.verdict import expect_holds
+from sampler_conformance.subjects.index_sampler.draws import draw_case, epochs
+from sampler_conformance.subjects.index_sampler.scenarios.epochs import GROUP_BUILDS, Readings, read_epochs
+from sampler_conformance.subjects.index_sampler.scenarios.steps import Build
 
 from .examples import round_trips
 

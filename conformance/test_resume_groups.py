@@ -9,10 +9,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sampler_conformance.resume_checkers import check_resumed_ranks_agree, expect_stateful
-from sampler_conformance.resume_draws import checkpoint_at, drawn, pass_items
-from sampler_conformance.scenarios.resume import resume
-from sampler_conformance.verdict import expect_holds
+from sampler_conformance.core.evidence import expect_holds
+from sampler_conformance.subjects.index_sampler.resume_checks import check_resumed_ranks_agree, expect_stateful
+from sampler_conformance.subjects.index_sampler.resume_draws import checkpoint_at, drawn, pass_items
+from sampler_conformance.subjects.index_sampler.scenarios.resume import resume
 
 from .examples import round_trips
 

@@ -14,11 +14,20 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sampler_conformance.invariants import REGISTRY
-from sampler_conformance.resume_checkers import check_next_passes, compare_ranks, expect_stateful, joined
-from sampler_conformance.resume_draws import checkpoint_at, drawn, pass_items
-from sampler_conformance.scenarios.resume_loader import LOADER, loader_batches, resume_through_loader
-from sampler_conformance.verdict import expect_holds
+from sampler_conformance.core.evidence import expect_holds
+from sampler_conformance.core.invariants import REGISTRY
+from sampler_conformance.subjects.index_sampler.resume_checks import (
+    check_next_passes,
+    compare_ranks,
+    expect_stateful,
+    joined,
+)
+from sampler_conformance.subjects.index_sampler.resume_draws import checkpoint_at, drawn, pass_items
+from sampler_conformance.subjects.index_sampler.scenarios.resume_loader import (
+    LOADER,
+    loader_batches,
+    resume_through_loader,
+)
 
 from .examples import MAX_LOADER_DATASET_SIZE, round_trips, with_workers
 

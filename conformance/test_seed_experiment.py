@@ -10,16 +10,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sampler_conformance.case import Case, Observation
-from sampler_conformance.checkers import (
+from sampler_conformance.core.case import Case, Observation
+from sampler_conformance.core.evidence import expect_holds, fail, shorten
+from sampler_conformance.subjects.index_sampler.checks import (
     check_pads_from_head,
     check_same_indices,
     loader_violations,
     missing_set_epoch,
     structural_violations,
 )
-from sampler_conformance.scenarios.loader import LoaderEpochRun, run_loader
-from sampler_conformance.verdict import expect_holds, fail, shorten
+from sampler_conformance.subjects.index_sampler.scenarios.loader import LoaderEpochRun, run_loader
 
 BATCH_SIZE = 4
 WORLD_SIZE = 2

@@ -9,27 +9,29 @@ sampler_conformance --sampler=SPEC`` or, across nodes, ``torchrun ... -m
 sampler_conformance.torchrun SPEC``. In the repository this package is the folder
 ``harness/``; the build maps ``properties/``, ``conformance/`` and ``adapters/`` into it.
 
-One module per role:
+One folder per role (docs/architecture.md has a line for every module, and the imports
+that do not yet point downward, core <- execution <- subjects <- pytest_plugin and report
+<- the entry modules):
 
-- ``plug`` loads the sampler under test from its spec;
-- ``case`` describes one drawn configuration and what the ranks yielded;
-- ``strategies`` draws cases, ``profiles`` registers the Hypothesis profiles;
-- ``reading`` pulls indices out of a sampler with bounds;
-- ``runner`` simulates the ranks in one supervised sampler process;
-- ``checkers`` are the pure invariants, ``contracts`` says which a sampler promises;
-- ``verdict`` holds failures as structured evidence and renders their text, ``results``
-  and ``certificate`` turn them into the verdict and the certificate;
-- ``blame`` tells the sampler's frames from the suite's machinery (evidence before blame),
-  ``crashes`` makes one crash one finding (faults set aside, charged to edge_sizes);
-- ``backend``, ``messages``, ``rank_pool``, ``rank_body`` and ``scenarios`` run cases in
-  real process groups and in the sampler process;
-- ``torchrun`` is the ``-m`` entry under torchrun: rank 0 runs the certification while
-  each worker supervises its rank's child (``torchrun_agent``), relayed through torchrun's
-  c10d store (``torchrun_link``) to rank 0's pools of those ranks (``torchrun_pool``);
-- ``layout`` says where the test folders lie;
-- ``plugin`` is the pytest plugin that ties them together; ``activation`` is its entry
-  point, inert unless asked; ``cli`` and ``api`` run it for the console script and for
-  a user's own tests.
+- ``core``: the vocabulary. ``case`` (a drawn configuration and what the ranks yielded),
+  ``invariants`` (the registry), ``contracts`` (what a sampler promises), ``evidence``
+  (failures as structured evidence, and their text);
+- ``execution``: how ranks run a scenario. ``rank_pool`` and ``rank_body`` (live
+  processes, in real groups or simulating the ranks), ``messages``, ``simulator`` (the
+  in-process runner), ``backend``, ``fork_server``, ``global_rng``, ``blame`` (the
+  sampler's frames told from the suite's), and ``torchrun`` (each worker's ``agent``,
+  the ``link`` through torchrun's c10d store, rank 0's ``pool``);
+- ``subjects``: what is under test, one folder per kind. ``index_sampler`` holds the
+  ``plug`` (loads the sampler from its spec), ``draws`` (the Hypothesis strategies),
+  ``reading``, ``dataset``, ``seed_range``, ``checks`` (the invariants as pure functions),
+  ``scenarios`` (what a rank does, written once for both runners), and the resumable and
+  elastic extensions (``resume_draws``, ``resume_checks``, ``elastic_checks``);
+- ``pytest_plugin``: ``profiles`` (the Hypothesis profiles), ``crashes`` (one crash is
+  one finding), ``folders`` (where the test folders lie);
+- ``report``: ``results`` (the verdict) and ``certificate``;
+- the entry modules: ``plugin`` is the pytest plugin that ties them together;
+  ``activation`` is its entry point, inert unless asked; ``cli`` and ``api`` run it for the
+  console script and for a user's own tests; ``torchrun`` is the ``-m`` entry under torchrun.
 
 PYTEST_DONT_REWRITE: the console script and the torchrun entry import this package before
 pytest starts, and pytest would warn that it cannot rewrite it; it holds no assert.

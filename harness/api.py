@@ -30,9 +30,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .contracts import DEFAULT_CONTRACT, contract_named
-from .invariants import REGISTRY
-from .results import ERROR, FAILED, HELD, NOT_PROMISED
+from .core.contracts import DEFAULT_CONTRACT, contract_named
+from .core.invariants import REGISTRY
+from .report.results import ERROR, FAILED, HELD, NOT_PROMISED
 
 # A certification ends by itself (every wait inside is bounded); this only guards against
 # a machine so overloaded that it never does. Raise it for --hypothesis-profile=thorough.

@@ -12,7 +12,7 @@ import atexit
 import os
 import sys
 
-from .layout import CERTIFICATION_DIRS
+from .pytest_plugin.folders import CERTIFICATION_DIRS
 
 USAGE = """\
 usage: sampler-conformance SPEC [--contract NAME] [--certificate PATH] [any pytest option]

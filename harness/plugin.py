@@ -19,14 +19,15 @@ import hypothesis
 import pytest
 from hypothesis.errors import Unsatisfiable
 
-from . import crashes, profiles, runner, seed_range
-from .backend import BACKENDS, DEFAULT_BACKEND, BackendChoice, choose_backend, cuda_device_count
-from .certificate import build_certificate, write_certificate
-from .contracts import CONTRACT_SYNTAX, DEFAULT_CONTRACT, Contract, contract_named, describe_contracts
-from .invariants import PER_EPOCH, REGISTRY
-from .layout import CERTIFICATION_DIRS, IN_PROCESS_DIR
-from .plug import DEFAULT_SPEC, SamplerPlug, SamplerSpecError, load_plug
-from .results import (
+from .core.contracts import CONTRACT_SYNTAX, DEFAULT_CONTRACT, Contract, contract_named, describe_contracts
+from .core.evidence import FAULT, Evidence, HarnessError
+from .core.invariants import PER_EPOCH, REGISTRY
+from .execution import simulator
+from .execution.backend import BACKENDS, DEFAULT_BACKEND, BackendChoice, choose_backend, cuda_device_count
+from .pytest_plugin import crashes, profiles
+from .pytest_plugin.folders import CERTIFICATION_DIRS, IN_PROCESS_DIR
+from .report.certificate import build_certificate, write_certificate
+from .report.results import (
     CRASHED_EVERYWHERE,
     DOES_NOT_CONFORM,
     ERROR,
@@ -53,9 +54,10 @@ from .results import (
     skip_reason,
     verdict,
 )
-from .scenarios import Ranks
-from .strategies import take_example_count
-from .verdict import FAULT, Evidence, HarnessError
+from .subjects.index_sampler import seed_range
+from .subjects.index_sampler.draws import take_example_count
+from .subjects.index_sampler.plug import DEFAULT_SPEC, SamplerPlug, SamplerSpecError, load_plug
+from .subjects.index_sampler.scenarios import Ranks
 
 if sys.version_info >= (3, 11):
     from builtins import BaseExceptionGroup
@@ -161,7 +163,7 @@ OPTIONS = (
     Option(
         "rank-timeout",
         "CONFORMANCE_RANK_TIMEOUT",
-        str(runner.DEFAULT_TIMEOUT_S),
+        str(simulator.DEFAULT_TIMEOUT_S),
         "seconds one rank may spend on one step before it is reported as hung: in-process one call into its "
         "sampler (a constructor, a pass, len()), in a process group one case (default %(default)s)",
         _positive_seconds,
@@ -240,7 +242,7 @@ def pytest_configure(config: pytest.Config) -> None:
         contract = contract_named(options["contract"]).without(options["without"])
     except ValueError as exc:
         raise pytest.UsageError(f"--without={','.join(sorted(options['without']))}: {exc}") from None
-    runner.configure(timeout_s=options["rank_timeout"])
+    simulator.configure(timeout_s=options["rank_timeout"])
     profiles.use_group_world_sizes(len(options["world_sizes"]))
     current = ConformanceState(plug=plug, contract=contract, options=options)
     current.seed = profiles.fixed_seed(config.getoption("hypothesis_seed", None))
@@ -252,7 +254,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    runner.close()  # the in-process runner's sampler process
+    simulator.close()  # the in-process runner's sampler process
 
 
 def state(config: pytest.Config) -> ConformanceState:
@@ -287,8 +289,8 @@ def process_groups_line(config: pytest.Config) -> str:
 
 def backend_choices(config: pytest.Config) -> list[BackendChoice]:
     """The backend of each world size's groups: as conformance/'s pools choose it, from the
-    GPUs here, or under torchrun from every rank's (``torchrun_pool``)."""
-    from .torchrun_pool import started_pools
+    GPUs here, or under torchrun from every rank's (``execution.torchrun.pool``)."""
+    from .execution.torchrun.pool import started_pools
 
     requested = setting(config, option_named("backend"))
     started = started_pools(config)
@@ -312,7 +314,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         flag = _invariant(item)
         if flag is not None and flag not in REGISTRY:
             raise pytest.UsageError(
-                f"{item.nodeid} checks invariant {flag!r}, which the registry (sampler_conformance.invariants) does not "
+                f"{item.nodeid} checks invariant {flag!r}, which the registry (sampler_conformance.core.invariants) does not "
                 f"declare; declare it there (title, bug class, known-bad sampler) first"
             )
 
@@ -344,12 +346,12 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
                 "the sampler takes its rank from the process group; only conformance/ (real groups) can run it"
             )
         if not current.plug.needs_process_group:  # one that does is probed in its group (conformance/)
-            probe_seed_range(item.config, runner.SIMULATED)
-    runner.begin_test()  # after the probe: a case it hung on does not stop this test
+            probe_seed_range(item.config, simulator.SIMULATED)
+    simulator.begin_test()  # after the probe: a case it hung on does not stop this test
 
 
 def probe_seed_range(config: pytest.Config, ranks: Ranks, world_size: int = 1) -> None:
-    """Find the seeds the sampler accepts (``harness.seed_range``) before this process's
+    """Find the seeds the sampler accepts (``harness.subjects.index_sampler.seed_range``) before this process's
     first test draws one; a refusal is reported once, with the next test's report."""
     current = state(config)
     finding = seed_range.probe_once(ranks, current.plug, current.contract, world_size)

@@ -6,15 +6,15 @@ Design. Rank 0 runs the certification itself: the same pytest plugin over the sa
 folders as ``python -m pytest --sampler=SPEC --world-sizes=W`` (W = torchrun's world
 size), so the summary, the verdict, the certificate and the exit code come from the same
 code. The in-process properties run on rank 0 alone; the real-group tests get their
-groups from the torchrun ranks (``harness.torchrun_pool``) instead of local processes.
+groups from the torchrun ranks (``harness.execution.torchrun.pool``) instead of local processes.
 
 No torchrun worker runs sampler code: a sampler that kills its process would make
 torchrun tear the job down before rank 0 could report it. Each worker instead supervises
-one child per group (``harness.torchrun_agent``, rank 0's in a thread), spawned like a
+one child per group (``harness.execution.torchrun.agent``, rank 0's in a thread), spawned like a
 local rank pool's ranks and joining the group through torchrun's c10d store under a
 prefix fresh for each (re)start: no port of ours, no fixed port, and the host torchrun's
 rendezvous chose. Scenarios and outcomes travel through the same store
-(``harness.torchrun_link``), polled with bounds. So a raise, a death or a hang is reported
+(``harness.execution.torchrun.link``), polled with bounds. So a raise, a death or a hang is reported
 as in a local run, naming the rank and its host, and the group restarts.
 
 A group of W ranks is torchrun's ranks 0..W-1: the certification's groups are of
@@ -39,10 +39,10 @@ import threading
 from typing import TYPE_CHECKING, NoReturn
 
 if TYPE_CHECKING:
-    from .torchrun_pool import TorchrunPools
+    from .execution.torchrun.pool import TorchrunPools
 
 EXIT_USAGE = 4  # pytest's usage error
-BEAT_EVERY_S = 1.0  # rank 0's beat, as the workers' (torchrun_agent)
+BEAT_EVERY_S = 1.0  # rank 0's beat, as the workers' (execution.torchrun.agent)
 FINISH_WAIT_S = 60.0  # rank 0 waits this long for every worker to take the exit code
 HELLO_WAIT_S = 120.0  # for every worker's hello (they import torch on busy cores)
 ENV = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT")
@@ -81,7 +81,7 @@ def main(argv: list[str] | None = None) -> NoReturn:
 
     import torch
 
-    from .torchrun_link import FINISHED_KEY, Hello, Link, hello_key
+    from .execution.torchrun.link import FINISHED_KEY, Hello, Link, hello_key
 
     world_size = int(os.environ["WORLD_SIZE"])
     local_rank = int(os.environ["LOCAL_RANK"])
@@ -102,7 +102,7 @@ def main(argv: list[str] | None = None) -> NoReturn:
     link = Link(*master, prefix)
     link.put(hello_key(rank), hello)
     if rank != 0:
-        from .torchrun_agent import Agent
+        from .execution.torchrun.agent import Agent
 
         code = Agent(link, hello, master, prefix).serve(on_finish=lambda code: _exit_on_sigterm(code, hello))
         # Exit together: torchrun tears the job down (SIGTERM) once any worker exits non-zero.
@@ -117,7 +117,7 @@ def _certify(
     """Rank 0: run pytest over torchrun's ranks; tell every worker the exit code."""
     import pytest
 
-    from .torchrun_link import CONTROLLER, FINISHED_KEY, Finish
+    from .execution.torchrun.link import CONTROLLER, FINISHED_KEY, Finish
 
     stop = threading.Event()
     beat_link = link.clone()
@@ -148,7 +148,7 @@ class _Rank0Plugin:
     here, once pytest runs, so that pytest's assertion rewriting sees its modules first."""
 
     def __init__(self, link, hello, world_size: int, master: tuple[str, int], prefix: str) -> None:
-        from .torchrun_link import PLUGIN_NAME, Commands
+        from .execution.torchrun.link import PLUGIN_NAME, Commands
 
         self.__name__ = PLUGIN_NAME  # the name pytest registers it under
         self.link, self.hello, self.world_size, self.master, self.prefix = link, hello, world_size, master, prefix
@@ -159,10 +159,10 @@ class _Rank0Plugin:
     def pytest_configure(self, config) -> None:
         import pytest
 
+        from .execution.torchrun.agent import Agent
+        from .execution.torchrun.link import hello_key
+        from .execution.torchrun.pool import TorchrunPools
         from .plugin import option_named, setting
-        from .torchrun_agent import Agent
-        from .torchrun_link import hello_key
-        from .torchrun_pool import TorchrunPools
 
         own_rank = Agent(self.link.clone(), self.hello, self.master, self.prefix)  # rank 0's child, like every worker's
         threading.Thread(target=own_rank.serve, name="rank-0-worker", daemon=True).start()

@@ -3,7 +3,7 @@
 Each test draws a case on W ranks, an epoch, where the checkpoint is taken (k = 0 and k =
 the whole pass weighted) and the world size W' != W the run resumes on, and runs the
 protocol of docs/resume-and-elastic.md, "The elastic protocol"
-(``harness.scenarios.elastic``) on simulated ranks of each world size.
+(``harness.subjects.index_sampler.scenarios.elastic``) on simulated ranks of each world size.
 """
 
 from __future__ import annotations
@@ -14,15 +14,21 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sampler_conformance.elastic_checkers import (
+from sampler_conformance.execution.simulator import SIMULATED
+from sampler_conformance.subjects.index_sampler.elastic_checks import (
     check_exactly_once,
     check_global_cursor,
     check_ranks_agree,
     expect_elastic,
 )
-from sampler_conformance.resume_draws import checkpoint_at, drawn, leg_items, other_world_size, pass_items
-from sampler_conformance.runner import SIMULATED
-from sampler_conformance.scenarios.elastic import ElasticRun, elastic_run
+from sampler_conformance.subjects.index_sampler.resume_draws import (
+    checkpoint_at,
+    drawn,
+    leg_items,
+    other_world_size,
+    pass_items,
+)
+from sampler_conformance.subjects.index_sampler.scenarios.elastic import ElasticRun, elastic_run
 
 NEW_WORLD = "W' (world size resumed on)"
 

@@ -7,11 +7,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sampler_conformance.checkers import check_equal_batch_counts
-from sampler_conformance.runner import SIMULATED, observe
-from sampler_conformance.scenarios.batches import batch_counts
-from sampler_conformance.strategies import draw_case
-from sampler_conformance.verdict import PropertyFailure, expect_holds, raise_evidence
+from sampler_conformance.core.evidence import PropertyFailure, expect_holds, raise_evidence
+from sampler_conformance.execution.simulator import SIMULATED, observe
+from sampler_conformance.subjects.index_sampler.checks import check_equal_batch_counts
+from sampler_conformance.subjects.index_sampler.draws import draw_case
+from sampler_conformance.subjects.index_sampler.scenarios.batches import batch_counts
 
 
 @pytest.mark.invariant("equal_batches")

@@ -8,21 +8,21 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sampler_conformance.checkers import (
+from sampler_conformance.core.evidence import Violation, expect_holds
+from sampler_conformance.execution.simulator import SIMULATED, observe
+from sampler_conformance.plugin import requires_parameter
+from sampler_conformance.pytest_plugin.crashes import judge_only_if
+from sampler_conformance.subjects.index_sampler.checks import (
     check_orders_differ,
     check_same_indices,
     missing_set_epoch,
     orders_comparable,
     structural_violations,
 )
-from sampler_conformance.crashes import judge_only_if
-from sampler_conformance.plugin import requires_parameter
-from sampler_conformance.runner import SIMULATED, observe
-from sampler_conformance.scenarios.epochs import read_epochs
-from sampler_conformance.scenarios.repeat import read_three_ways
-from sampler_conformance.seed_range import seed_limit
-from sampler_conformance.strategies import draw_case, epochs, small_seeds
-from sampler_conformance.verdict import Violation, expect_holds
+from sampler_conformance.subjects.index_sampler.draws import draw_case, epochs, small_seeds
+from sampler_conformance.subjects.index_sampler.scenarios.epochs import read_epochs
+from sampler_conformance.subjects.index_sampler.scenarios.repeat import read_three_ways
+from sampler_conformance.subjects.index_sampler.seed_range import seed_limit
 
 # Reshuffle and seed properties need enough items that two orders cannot coincide by chance.
 MIN_SHUFFLED_SIZE = 10
@@ -91,7 +91,7 @@ def test_set_epoch_reshuffles(sampler_plug, contract, drop_last, data):
 @given(data=st.data())
 def test_seed_changes_order(sampler_plug, contract, drop_last, data, report_finding, request):
     """Distinct seeds below 2**32 give distinct orders; any seed the sampler accepts (below
-    2**63, harness.seed_range) with any epoch below 2**31 keeps the invariants. Seed
+    2**63, harness.subjects.index_sampler.seed_range) with any epoch below 2**31 keeps the invariants. Seed
     collisions are reported as findings, not failures."""
     requires_parameter(sampler_plug, "seed")
     case = draw_case(

@@ -1,4 +1,4 @@
-"""The per-epoch invariants, generated from the registry (``harness.invariants.PER_EPOCH``).
+"""The per-epoch invariants, generated from the registry (``harness.core.invariants.PER_EPOCH``).
 
 Each is judged on one reading of every simulated rank (and, for the layouts and whole
 batches, the one-rank reading it is cut from): one test per invariant and drop_last,
@@ -12,11 +12,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sampler_conformance.checkers import judge
-from sampler_conformance.invariants import REGISTRY
+from sampler_conformance.core.evidence import expect_holds
+from sampler_conformance.core.invariants import REGISTRY
+from sampler_conformance.execution.simulator import observe, observe_drawn
 from sampler_conformance.plugin import drop_last_variant, per_epoch_params, requires_parameter
-from sampler_conformance.runner import observe, observe_drawn
-from sampler_conformance.verdict import expect_holds
+from sampler_conformance.subjects.index_sampler.checks import judge
 
 
 @pytest.mark.parametrize(("flag", "drop_last"), per_epoch_params())

@@ -2,7 +2,7 @@
 
 Each test draws a case, an epoch and where the checkpoint is taken (k = 0 and k = the
 whole pass weighted), and runs the protocol of docs/resume-and-elastic.md, "The resume
-protocol" (``harness.scenarios.resume``) on every simulated rank.
+protocol" (``harness.subjects.index_sampler.scenarios.resume``) on every simulated rank.
 """
 
 from __future__ import annotations
@@ -11,8 +11,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sampler_conformance.crashes import judge_only_if
-from sampler_conformance.resume_checkers import (
+from sampler_conformance.core.evidence import expect_holds, fail
+from sampler_conformance.execution.simulator import SIMULATED
+from sampler_conformance.pytest_plugin.crashes import judge_only_if
+from sampler_conformance.subjects.index_sampler.draws import small_seeds
+from sampler_conformance.subjects.index_sampler.resume_checks import (
     check_continues,
     check_exactly_once,
     check_next_passes,
@@ -23,12 +26,15 @@ from sampler_conformance.resume_checkers import (
     joined,
     missing_protocol,
 )
-from sampler_conformance.resume_draws import GLOBAL_SEEDS, checkpoint_at, drawn, other_world_size, pass_items
-from sampler_conformance.runner import SIMULATED
-from sampler_conformance.scenarios.resume import foreign_state_refusal, resume
-from sampler_conformance.seed_range import seed_limit
-from sampler_conformance.strategies import small_seeds
-from sampler_conformance.verdict import expect_holds, fail
+from sampler_conformance.subjects.index_sampler.resume_draws import (
+    GLOBAL_SEEDS,
+    checkpoint_at,
+    drawn,
+    other_world_size,
+    pass_items,
+)
+from sampler_conformance.subjects.index_sampler.scenarios.resume import foreign_state_refusal, resume
+from sampler_conformance.subjects.index_sampler.seed_range import seed_limit
 
 
 @pytest.mark.invariant("resume_continues")

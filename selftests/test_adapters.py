@@ -8,7 +8,7 @@ import pytest
 
 from sampler_conformance import adapters
 from sampler_conformance.adapters import SamplerPackageMissing, accelerate, lightning, mmengine, torchdata  # noqa: F401
-from sampler_conformance.dataset import IndexDataset
+from sampler_conformance.subjects.index_sampler.dataset import IndexDataset
 
 # (factory, PyPI distribution that provides it, its top-level import packages, extra options)
 ADAPTERS = [

@@ -1,4 +1,4 @@
-"""The fork server started by fork (harness/fork_server.py): started that way only when it
+"""The fork server started by fork (harness/execution/fork_server.py): started that way only when it
 is safe, serves children that can start fork servers of their own, and otherwise falls
 back to multiprocessing's own start. Each case runs in a fresh interpreter, whose
 multiprocessing state this process's does not share."""
@@ -13,7 +13,7 @@ import pytest
 SCRIPT = """
 import sys, threading
 from multiprocessing import forkserver
-from sampler_conformance.fork_server import fork_server_context
+from sampler_conformance.execution.fork_server import fork_server_context
 
 def start_a_grandchild():
     # A child of the server starts a fork server of its own, as each rank does for its

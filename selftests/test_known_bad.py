@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from sampler_conformance.contracts import TORCH
-from sampler_conformance.invariants import GROUP_ONLY, REGISTRY
+from sampler_conformance.core.contracts import TORCH
+from sampler_conformance.core.invariants import GROUP_ONLY, REGISTRY
 
 from .catalogue import KNOWN_BAD
 from .suite_run import certify

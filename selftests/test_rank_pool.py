@@ -14,14 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from sampler_conformance.backend import choose_backend, rank_device
-from sampler_conformance.blame import sampler_frames_in_dump
-from sampler_conformance.case import Case
-from sampler_conformance.contracts import TORCH
-from sampler_conformance.plug import DEFAULT_SPEC, load_plug
-from sampler_conformance.rank_pool import RankPool
-from sampler_conformance.scenarios.epochs import GROUP_BUILDS, ReadEpochs, read_epochs
-from sampler_conformance.verdict import HarnessError, SamplerDeath, SamplerFault, SamplerHang
+from sampler_conformance.core.case import Case
+from sampler_conformance.core.contracts import TORCH
+from sampler_conformance.core.evidence import HarnessError, SamplerDeath, SamplerFault, SamplerHang
+from sampler_conformance.execution.backend import choose_backend, rank_device
+from sampler_conformance.execution.blame import sampler_frames_in_dump
+from sampler_conformance.execution.rank_pool import RankPool
+from sampler_conformance.subjects.index_sampler.plug import DEFAULT_SPEC, load_plug
+from sampler_conformance.subjects.index_sampler.scenarios.epochs import GROUP_BUILDS, ReadEpochs, read_epochs
 
 from .corpus.rank_faults import HANG_ONCE_FLAG_ENV, SCRATCH_ENV
 from .suite_run import REPO, SuiteRun, certify
@@ -297,11 +297,11 @@ def test_ctrl_c_leaves_no_process(pytester, tag, tmp_path, monkeypatch):
 
 
 KILLED_CONTROLLER = f"""
-from sampler_conformance.contracts import TORCH
-from sampler_conformance.plug import load_plug
-from sampler_conformance.rank_pool import RankPool
-from sampler_conformance.scenarios.epochs import GROUP_BUILDS, read_epochs
-from sampler_conformance.case import Case
+from sampler_conformance.core.contracts import TORCH
+from sampler_conformance.subjects.index_sampler.plug import load_plug
+from sampler_conformance.execution.rank_pool import RankPool
+from sampler_conformance.subjects.index_sampler.scenarios.epochs import GROUP_BUILDS, read_epochs
+from sampler_conformance.core.case import Case
 
 if __name__ == "__main__":
     pool = RankPool(2, "gloo", 120)
@@ -406,13 +406,13 @@ WAITING_FOR_A_WORKER = """Current thread 0x00007f0492fbfb80 (most recent call fi
   File "/usr/lib/python3.11/multiprocessing/queues.py", line 113 in get
   File "/venv/lib/python3.11/site-packages/torch/utils/data/dataloader.py", line 1291 in _try_get_data
   File "/venv/lib/python3.11/site-packages/torch/utils/data/dataloader.py", line 725 in __next__
-  File "{harness}/rank_body.py", line 180 in <genexpr>
+  File "{harness}/execution/rank_body.py", line 180 in <genexpr>
   File "<string>", line 1 in <module>
 """
 HUNG_IN_A_SAMPLER = """Current thread 0x00007f21053c8b80 (most recent call first):
   File "/usr/lib/python3.11/threading.py", line 327 in wait
   File "/home/me/project/my_sampler.py", line 30 in __iter__
-  File "{harness}/rank_body.py", line 180 in <genexpr>
+  File "{harness}/execution/rank_body.py", line 180 in <genexpr>
 """
 
 

@@ -1,4 +1,4 @@
-"""The invariant registry (harness/invariants.py) is the one declaration, and it is honest:
+"""The invariant registry (harness/core/invariants.py) is the one declaration, and it is honest:
 every invariant is promised by some contract, has its judge or its tests where the registry
 says it runs, and names a known-bad sampler that an exact-verdict selftest runs and that
 fails it."""
@@ -10,10 +10,10 @@ from typing import Any, cast
 
 import pytest
 
-from sampler_conformance.checkers import per_epoch_judges
-from sampler_conformance.contracts import CONTRACTS, EXTENSIONS, TORCH, contract_named
-from sampler_conformance.invariants import PER_EPOCH, REGISTRY, Where
-from sampler_conformance.plug import load_plug
+from sampler_conformance.core.contracts import CONTRACTS, EXTENSIONS, TORCH, contract_named
+from sampler_conformance.core.invariants import PER_EPOCH, REGISTRY, Where
+from sampler_conformance.subjects.index_sampler.checks import per_epoch_judges
+from sampler_conformance.subjects.index_sampler.plug import load_plug
 
 from .catalogue import ELASTIC_BAD, ELASTIC_CONTRACT, KNOWN_BAD, RESUMABLE_CONTRACT, RESUME_BAD, RESUME_GROUP_BAD
 from .suite_run import CONFORMANCE, PROPERTIES
@@ -86,6 +86,6 @@ def test_a_test_marked_with_an_undeclared_invariant_is_a_usage_error(pytester):
     pytester.makeconftest("pytest_plugins = ['sampler_conformance.plugin']")
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
     assert result.ret == pytest.ExitCode.USAGE_ERROR, result.outlines
-    assert "which the registry (sampler_conformance.invariants) does not declare" in "\n".join(
+    assert "which the registry (sampler_conformance.core.invariants) does not declare" in "\n".join(
         result.errlines + result.outlines
     )

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from sampler_conformance.profiles import CERTIFICATION_SEED, SEARCH_DATABASE_DIR
+from sampler_conformance.pytest_plugin.profiles import CERTIFICATION_SEED, SEARCH_DATABASE_DIR
 
 from .suite_run import PROPERTIES, RANK_TIMEOUT_S, RUN_TIMEOUT_S
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from sampler_conformance.contracts import RESUMABLE, TORCH, contract_named
-from sampler_conformance.invariants import GROUP_ONLY, REGISTRY
+from sampler_conformance.core.contracts import RESUMABLE, TORCH, contract_named
+from sampler_conformance.core.invariants import GROUP_ONLY, REGISTRY
 
 from .catalogue import GROUP_WORLD_SIZES, RESUMABLE_CONTRACT, RESUME_BAD, RESUME_GROUP_BAD
 from .suite_run import CONFORMANCE, PROPERTIES, certify

@@ -1,15 +1,15 @@
 """A sampler that refuses part of the seed range is judged on the rest of it: the suite
-draws only seeds it accepts (harness.seed_range), and reports the refusal once, as a
+draws only seeds it accepts (harness.subjects.index_sampler.seed_range), and reports the refusal once, as a
 finding, not as a crash charged to edge_sizes."""
 
 from __future__ import annotations
 
 import pytest
 
-from sampler_conformance import runner
-from sampler_conformance.contracts import CONTRACTS, DEFAULT_CONTRACT, TORCH
-from sampler_conformance.plug import DEFAULT_SPEC, load_plug
-from sampler_conformance.seed_range import SEED_LIMIT, SeedRange, probe
+from sampler_conformance.core.contracts import CONTRACTS, DEFAULT_CONTRACT, TORCH
+from sampler_conformance.execution import simulator
+from sampler_conformance.subjects.index_sampler.plug import DEFAULT_SPEC, load_plug
+from sampler_conformance.subjects.index_sampler.seed_range import SEED_LIMIT, SeedRange, probe
 
 from .suite_run import CONFORMANCE, PROPERTIES, certify
 
@@ -38,9 +38,9 @@ TORCH_REFUSAL = (
 def test_probe_finds_the_seeds_a_sampler_accepts(spec, expected):
     """np.random.default_rng takes any seed: nothing refused, nothing to report."""
     try:
-        assert probe(runner.SIMULATED, load_plug(spec), TORCH) == expected
+        assert probe(simulator.SIMULATED, load_plug(spec), TORCH) == expected
     finally:
-        runner.close()
+        simulator.close()
 
 
 def test_sampler_refusing_large_seeds_conforms_on_the_seeds_it_accepts(pytester):

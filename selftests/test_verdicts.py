@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from sampler_conformance import runner
-from sampler_conformance.case import Case
-from sampler_conformance.contracts import TORCH
-from sampler_conformance.plug import load_plug
+from sampler_conformance.core.case import Case
+from sampler_conformance.core.contracts import TORCH
+from sampler_conformance.execution import simulator
+from sampler_conformance.subjects.index_sampler.plug import load_plug
 
 from .corpus.faulty import SlowPass
 from .suite_run import CONFORMANCE, PROPERTIES, certify
@@ -66,10 +66,10 @@ def test_a_keyboard_interrupt_raised_by_the_sampler_is_its_fault_and_the_run_goe
 def test_rank_timeout_bounds_one_ranks_pass_not_all_ranks_together():
     """W=51 simulated ranks of a correct sampler that takes 0.15 s per pass: 7.7 s for the
     observation, 0.15 s per rank, well inside a 5 s --rank-timeout."""
-    runner.configure(timeout_s=5.0)
+    simulator.configure(timeout_s=5.0)
     try:
-        observation = runner.observe(load_plug(f"{FAULTY}:SlowPass"), Case(dataset_size=102, world_size=51), TORCH)
+        observation = simulator.observe(load_plug(f"{FAULTY}:SlowPass"), Case(dataset_size=102, world_size=51), TORCH)
     finally:
-        runner.configure(timeout_s=runner.DEFAULT_TIMEOUT_S)
+        simulator.configure(timeout_s=simulator.DEFAULT_TIMEOUT_S)
     assert [len(indices) for indices in observation.indices] == [2] * 51
     assert 51 * SlowPass.SECONDS_PER_PASS > 5.0

@@ -89,7 +89,7 @@ class LoaderWorkersCannotStart(PartsSampler):
 
     Built inside a rank of a group, it puts a sitecustomize that exits at once first on the
     PYTHONPATH of the rank's environment, and kills the rank's fork server for loader
-    workers (harness.fork_server), so that multiprocessing starts a new one as a fresh
+    workers (harness.execution.fork_server), so that multiprocessing starts a new one as a fresh
     interpreter. That one dies before any worker starts, and the loader fails in the
     DataLoader's machinery with no frame of the sampler on the traceback, as when a
     machine's process limit stops the workers.

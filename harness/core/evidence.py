@@ -1,0 +1,175 @@
+"""Failures as structured evidence, and the text they print.
+
+A failure carries its violations (flag and message), the case and what every rank
+yielded. The text a user reads is rendered from them; the summary, the certificate,
+JUnit and the verdict table read the same objects through :meth:`Evidence.records`,
+never the rendered text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass
+from functools import cache
+from typing import Any, NoReturn
+
+import numpy as np
+
+from .case import Case, Observation
+from .invariants import title
+
+# The flag of a sampler that raises, dies or hangs: no invariant can be judged on that
+# case. The plugin charges it to edge_sizes ("runs without crashing"): see harness.pytest_plugin.crashes.
+FAULT = "sampler fault"
+
+SHOWN_HEAD = 12
+SHOWN_TAIL = 4
+SHOWN_RANKS = 8
+
+
+@dataclass(frozen=True)
+class Violation:
+    flag: str
+    message: str  # one line or a few: what broke, on which rank
+    detail: str = ""  # evidence shown under it: the sampler's traceback, a hung rank's stack
+    # True of the sampler on every case alike (a method it lacks): recorded without the case
+    # it was found on, so that the tests that find it add up to one counterexample.
+    every_case: bool = False
+
+    @property
+    def title(self) -> str:
+        return title(self.flag)
+
+
+class Evidence(BaseException):
+    """What a failure proves: the violations, the case they occurred on, each rank's indices.
+
+    A base of the failures below, each of which also says what it is caught as (an
+    AssertionError, or a BaseException that Hypothesis does not shrink through)."""
+
+    def __init__(
+        self,
+        violations: Iterable[Violation],
+        case: Case | None = None,
+        observation: Observation | None = None,
+        context: str = "",
+    ) -> None:
+        self.violations = tuple(violations)
+        self.case = case
+        self.observation = observation
+        super().__init__(failure_text(self.violations, case, observation) + context)
+
+    def records(self, draws: Sequence[str] = ()) -> list[dict[str, Any]]:
+        """One plain dict per violation, for reports, the certificate and JUnit."""
+        ranks = describe_ranks(self.observation).splitlines() if self.observation is not None else []
+        records = []
+        for v in self.violations:
+            case = None if v.every_case else self.case  # a fact of every case is recorded without one
+            records.append(
+                {
+                    "flag": v.flag,
+                    "title": v.title,
+                    "message": v.message,
+                    "detail": v.detail,
+                    "case": case.describe() if case is not None else None,
+                    "parameters": asdict(case) if case is not None else None,
+                    "ranks": [line.strip() for line in ranks] if case is not None else [],
+                    "draws": list(draws) if case is not None else [],
+                }
+            )
+        return records
+
+
+class PropertyFailure(Evidence, AssertionError):
+    """An invariant does not hold for a case."""
+
+
+class SamplerFault(Evidence, AssertionError):
+    """The sampler raised, died, or yielded something that is not an index."""
+
+
+class SamplerHang(Evidence, BaseException):
+    """A rank stopped answering inside the sampler's own code: no call into it returned
+    within the time bound, and no peer had raised or died first.
+
+    A BaseException on purpose: Hypothesis shrinks on Exception, and shrinking a hang
+    would cost one full timeout per step. This one ends the test at once, reporting the
+    case as drawn.
+    """
+
+
+class SamplerDeath(Evidence, BaseException):
+    """A rank of a process group died inside a call into the sampler. A BaseException, as
+    :class:`SamplerHang` is: each replay would cost a group restart."""
+
+
+@cache
+def _distinct(kind: type[Evidence], flag: str) -> type[Evidence]:
+    """A subclass of ``kind`` per flag, so that Hypothesis, which tells failures apart by
+    exception type and line, shrinks each broken invariant to its own counterexample."""
+    return type(kind.__name__, (kind,), {"__module__": kind.__module__, "__qualname__": kind.__qualname__})
+
+
+def raise_evidence(
+    kind: type[Evidence],
+    violations: Sequence[Violation],
+    case: Case | None,
+    observation: Observation | None = None,
+    context: str = "",
+) -> NoReturn:
+    __tracebackhide__ = True  # failures point at the sampler, not the harness
+    distinct = _distinct(kind, violations[0].flag)  # type: ignore[arg-type]  # mypy thinks a class unhashable
+    raise distinct(violations, case, observation, context)
+
+
+def shorten(values: Sequence[int] | np.ndarray, head: int = SHOWN_HEAD, tail: int = SHOWN_TAIL) -> str:
+    items = [int(v) for v in values[: head + tail + 1]] if len(values) <= head + tail else None
+    if items is not None:
+        return "[" + ", ".join(map(str, items)) + "]"
+    first = ", ".join(str(int(v)) for v in values[:head])
+    last = ", ".join(str(int(v)) for v in values[-tail:])
+    return f"[{first}, ... {len(values) - head - tail} more ..., {last}]"
+
+
+def describe_ranks(observation: Observation) -> str:
+    lines = []
+    for rank, indices in enumerate(observation.indices[:SHOWN_RANKS]):
+        reported = observation.reported_lengths[rank]
+        length = f"len()={reported}" if isinstance(reported, int) else reported.value
+        lines.append(f"  rank {rank} ({len(indices)} indices, {length}): {shorten(indices)}")
+    hidden = len(observation.indices) - SHOWN_RANKS
+    if hidden > 0:
+        lines.append(f"  ... {hidden} more ranks")
+    return "\n".join(lines)
+
+
+def failure_text(violations: Iterable[Violation], case: Case | None, observation: Observation | None) -> str:
+    lines = [f"[{v.title}] {v.message}" + (f"\n{v.detail}" if v.detail else "") for v in violations]
+    if case is not None:
+        lines.append(f"  case: {case.describe()}")
+    if observation is not None:
+        lines.append(describe_ranks(observation))
+    return "\n".join(lines)
+
+
+def expect_holds(observation: Observation, violations: Iterable[Violation], context: str = "") -> None:
+    """Raise :class:`PropertyFailure` listing ``violations`` if there are any."""
+    __tracebackhide__ = True  # failures point at the sampler, not the harness
+    violations = list(violations)
+    if violations:
+        raise_evidence(PropertyFailure, violations, observation.case, observation, context)
+
+
+def fail(flag: str, message: str, case: Case, observation: Observation | None = None) -> NoReturn:
+    __tracebackhide__ = True  # failures point at the sampler, not the harness
+    raise_evidence(PropertyFailure, [Violation(flag, message)], case, observation)
+
+
+class HarnessError(BaseException):
+    """The suite failed, not the sampler: a rank that hung or died with no sampler code on
+    its stack, a loader worker that never started, a rendezvous that failed. Reported as a
+    pytest error naming the cause, never as "does not conform".
+
+    A BaseException, as :class:`SamplerHang` is: Hypothesis would shrink an Exception,
+    replaying the case again and again, and every replay costs a group restart.
+    """

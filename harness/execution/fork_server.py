@@ -1,0 +1,136 @@
+"""multiprocessing's fork server, started by forking this process instead of a fresh interpreter.
+
+Each rank's DataLoader workers come from a fork server: a single-threaded process that
+forks every worker it is asked for, so no worker inherits a lock another thread held (a
+rank in a gloo group runs four more threads). multiprocessing starts one as a new
+interpreter that imports its preload modules, which for torch costs 1.5 to 2 s of CPU in
+every rank that runs loader workers: seven times in a default certification.
+
+Forking the rank itself gives the same server in about 30 ms, with everything it has
+imported, as long as the process is still safe to fork: on its main thread, with no other
+Python thread, and not yet in a torch.distributed group (gloo starts threads of its own).
+Ranks therefore start theirs before joining the group. When that does not hold, or
+multiprocessing's private forkserver interface is not the one this was written against,
+multiprocessing starts the server its own way. Either way the caller gets the stock
+"forkserver" context, and everything after the start (requests, the "alive" pipe that
+stops the server when its parent exits) is multiprocessing's own.
+
+The controller keeps multiprocessing's own fork server (``harness.execution.rank_pool``): one forked
+from it was tried and taken out again (docs/speed.md).
+"""
+
+from __future__ import annotations
+
+import faulthandler
+import gc
+import inspect
+import multiprocessing
+import os
+import socket
+import threading
+from collections.abc import Sequence
+from importlib import import_module
+from multiprocessing import connection, forkserver, resource_tracker
+from multiprocessing.context import BaseContext
+from typing import Any
+
+# forkserver.main's parameters in the Python versions this was checked against (3.10 to
+# 3.14; 3.14 adds authkey_r, which may stay unset).
+_MAIN_PARAMETERS = ("listener_fd", "alive_r", "preload", "main_path", "sys_path")
+
+
+def fork_server_context(preload: Sequence[str]) -> BaseContext:
+    """The "forkserver" context, its server running with ``preload`` imported (the
+    modules that cannot be imported are skipped, as multiprocessing does)."""
+    multiprocessing.set_forkserver_preload(list(preload))
+    if _safe_to_fork():
+        _start_by_fork(preload)
+    return multiprocessing.get_context("forkserver")
+
+
+def leave_the_parent_server() -> None:
+    """In a process a fork server started: stop holding that server open.
+
+    Every child inherits its server's "alive" pipe, and a server runs until the last holder
+    closes it. So a child that dies with its parent (PR_SET_PDEATHSIG, as ranks do) would
+    keep its server, and therefore itself, alive after the controller is gone: a rank hung
+    in the sampler would outlive a controller stopped before it tore the pool down. Once
+    the child lets go, the server exits with the controller, and the child with the server.
+    """
+    server: Any = getattr(forkserver, "_forkserver", None)
+    if server is None or server._forkserver_pid is not None:
+        return  # a server this process started itself, not its parent's
+    alive_fd = getattr(server, "_forkserver_alive_fd", None)
+    if alive_fd is not None:
+        os.close(alive_fd)
+        server._forkserver_alive_fd = None
+
+
+def _safe_to_fork() -> bool:
+    import torch.distributed as dist
+
+    return (
+        threading.current_thread() is threading.main_thread()
+        and threading.active_count() == 1
+        and not (dist.is_available() and dist.is_initialized())
+        and _interface_known()
+    )
+
+
+def _interface_known() -> bool:
+    server = getattr(forkserver, "_forkserver", None)
+    parameters = tuple(inspect.signature(forkserver.main).parameters)
+    return (
+        server is not None
+        and parameters[: len(_MAIN_PARAMETERS)] == _MAIN_PARAMETERS
+        and set(parameters[len(_MAIN_PARAMETERS) :]) <= {"authkey_r"}
+        and all(hasattr(server, name) for name in ("_lock", "_forkserver_pid", "_forkserver_address"))
+    )
+
+
+def _start_by_fork(preload: Sequence[str]) -> None:
+    """What ForkServer.ensure_running does, with os.fork() where it spawns an interpreter."""
+    server: Any = forkserver._forkserver  # its private state, which ensure_running reads
+    with server._lock:
+        if server._forkserver_pid is not None:
+            return  # running (or, if it died, ensure_running restarts it the stock way)
+        for name in preload:
+            try:
+                import_module(name)
+            except ImportError:
+                pass
+        resource_tracker.ensure_running()
+        with socket.socket(socket.AF_UNIX) as listener:
+            address = connection.arbitrary_address("AF_UNIX")  # type: ignore[attr-defined]
+            listener.bind(address)
+            os.chmod(address, 0o600)
+            listener.listen()
+            # Every client holds the write end; the server exits when the last one closes it.
+            alive_r, alive_w = os.pipe()
+            pid = os.fork()
+            if pid == 0:
+                _serve(listener.fileno(), alive_r)
+            os.close(alive_r)
+        server._forkserver_address = address
+        server._forkserver_alive_fd = alive_w
+        server._forkserver_pid = pid
+
+
+def _serve(listener_fd: int, alive_r: int) -> None:
+    """The forked server: keep only what an exec'd server would have, then serve. Never returns."""
+    try:
+        # The parent's descriptors (pipes to its ranks, pytest's capture files) stay with
+        # the parent: a rank's pipe held open here would hide that rank's death.
+        faulthandler.disable()  # its file is one of them; each child enables its own
+        keep = sorted({0, 1, 2, listener_fd, alive_r})
+        for low, high in zip(keep, [*keep[1:], os.sysconf("SC_OPEN_MAX")], strict=True):
+            os.closerange(low + 1, high)
+        # The parent's objects that wrap those descriptors must never be finalised here.
+        gc.freeze()
+        # Forked while the parent held it: unlocked here, or every child that starts a
+        # fork server of its own (a rank, for its loader workers) would wait for it forever.
+        server: Any = forkserver._forkserver
+        server._lock = threading.Lock()
+        forkserver.main(listener_fd, alive_r, [])
+    finally:
+        os._exit(0)

@@ -1,0 +1,173 @@
+"""What runs inside one process of a rank pool.
+
+:func:`main` joins the process group (unless it simulates ranks in-process), then answers
+scenarios from the controller until told to stop. A rank of a real group runs each
+scenario once, as its rank; the sampler process of the in-process runner runs it once per
+simulated rank, in turn. Nothing is checked here: the controller checks what every rank
+sent with the same checkers as ``properties/``.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import faulthandler
+import ipaddress
+import os
+import signal
+import socket
+import sys
+import traceback
+from datetime import timedelta
+from multiprocessing.connection import Connection
+
+import torch
+import torch.distributed as dist
+
+from sampler_conformance.core.evidence import FAULT
+from sampler_conformance.subjects.index_sampler.plug import SamplerPlug, load_plug
+from sampler_conformance.subjects.index_sampler.scenarios import Scenario
+from sampler_conformance.subjects.index_sampler.scenarios.steps import RankContext, StepFailed
+
+from .blame import readable_traceback
+from .fork_server import fork_server_context, leave_the_parent_server
+from .messages import RankError, RankSetup, Ready, Reply, Shutdown, Simulated
+
+_PR_SET_PDEATHSIG = 1
+
+
+def main(setup: RankSetup, conn: Connection) -> None:
+    """Entry point of a rank process (the target of the started Process)."""
+    _die_with_parent(setup.controller_pid)
+    leave_the_parent_server()
+    # Its own process group: a terminal's Ctrl-C reaches only the controller, which
+    # tears the pool down in order, and killpg() reaches this rank's loader workers too.
+    os.setpgrp()
+    stack_file = open(setup.stack_file, "w")  # kept open for the process's lifetime
+    faulthandler.register(signal.SIGUSR1, file=stack_file, all_threads=True)
+    faulthandler.enable(file=stack_file, all_threads=True)  # a segfault or abort leaves its stack too
+    torch.set_num_threads(1)
+    if setup.backend is not None:
+        _export_torchrun_environment(setup)
+        # The loader workers' fork server (see scenarios.loader.worker_start_method), forked
+        # now, before the group's threads start. It has these imported, so each worker it
+        # forks starts with them loaded (torchdata's, for StatefulDataLoader's workers, when
+        # installed: what cannot be imported is skipped).
+        fork_server_context(
+            ["torch", "sampler_conformance.subjects.index_sampler.dataset", "torchdata.stateful_dataloader"]
+        )
+        try:
+            if setup.backend == "nccl":
+                torch.cuda.set_device(setup.rank if setup.store is None else setup.store.local_rank)
+            dist.init_process_group(
+                backend=setup.backend,
+                rank=setup.rank,
+                world_size=setup.world_size,
+                timeout=timedelta(seconds=setup.collective_timeout_s),
+                **_rendezvous(setup),
+            )
+        except Exception as exc:
+            summary = f"joining the {setup.backend} process group failed: {type(exc).__name__}: {exc}"
+            conn.send(RankError(setup.rank, FAULT, summary, traceback.format_exc()))
+            return
+    conn.send(Ready(rank=setup.rank, pid=os.getpid()))
+    plugs: dict[str, SamplerPlug] = {}
+    try:
+        while True:
+            try:
+                message = conn.recv()
+            except EOFError:  # the controller is gone
+                break
+            if isinstance(message, Shutdown):
+                break
+            conn.send(answer(message, setup, plugs))
+    finally:
+        if setup.backend is not None:
+            dist.destroy_process_group()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # Skip interpreter finalisation: garbage-collecting torch takes seconds per rank on
+    # 2 cores, and nothing is left to clean up.
+    os._exit(0)
+
+
+def answer(scenario: Scenario, setup: RankSetup, plugs: dict[str, SamplerPlug]) -> Reply | RankError:
+    """Run ``scenario`` as this rank, or as each simulated rank in turn."""
+    rank = RankContext(setup.rank, setup.world_size, None, setup.watch, setup.backend)  # type: ignore[arg-type]  # no plug yet: loaded next, in a bounded call
+    try:
+        if scenario.spec not in plugs:
+            plugs[scenario.spec] = rank.call("while loading (importing its module)", lambda: load_plug(scenario.spec))
+        plug = plugs[scenario.spec]
+        if setup.backend is not None:
+            rank.plug = plug
+            return scenario.run(rank)
+        replies = []
+        for simulated in range(scenario.simulated_ranks()):
+            rank = RankContext(simulated, scenario.case.world_size, plug, setup.watch)
+            replies.append(scenario.run(rank))
+        return Simulated(tuple(replies))
+    except StepFailed as exc:
+        cause = exc.__cause__ or exc
+        return RankError(exc.rank, exc.flag, exc.summary, readable_traceback(cause), rank.epoch, exc.sampler_frames)
+    except Exception as exc:  # the suite's own code failed: no sampler frames
+        return RankError(rank.rank, FAULT, f"{type(exc).__name__}: {exc}", traceback.format_exc(), rank.epoch)
+
+
+def _rendezvous(setup: RankSetup) -> dict:
+    """Where the group meets: the pool's private file, or (under torchrun) torchrun's c10d
+    store under this (re)start's own prefix, so that a restarted group never meets the
+    keys of the one before."""
+    if setup.store is None:
+        return {"init_method": f"file://{setup.init_file}"}
+    client = dist.TCPStore(
+        setup.store.host, setup.store.port, is_master=False, timeout=timedelta(seconds=setup.collective_timeout_s)
+    )
+    return {"store": dist.PrefixStore(setup.store.prefix, client)}
+
+
+def _export_torchrun_environment(setup: RankSetup) -> None:
+    store = setup.store
+    os.environ.update(
+        RANK=str(setup.rank),
+        LOCAL_RANK=str(setup.rank if store is None else store.local_rank),
+        WORLD_SIZE=str(setup.world_size),
+        LOCAL_WORLD_SIZE=str(setup.world_size if store is None else store.local_world_size),
+        MASTER_ADDR="127.0.0.1" if store is None else store.host,
+        MASTER_PORT=str(setup.master_port),
+        OMP_NUM_THREADS="1",
+    )
+    loopback = _loopback_interface()
+    if loopback and "GLOO_SOCKET_IFNAME" not in os.environ and (store is None or _is_loopback(store.host)):
+        os.environ["GLOO_SOCKET_IFNAME"] = loopback  # gloo's pairs listen on loopback only
+
+
+def _is_loopback(host: str) -> bool:
+    """Whether ``host`` (torchrun's MASTER_ADDR) is this machine's loopback: then every rank
+    runs here, and gloo can stay on loopback too. Across hosts gloo picks the interface."""
+    try:
+        return ipaddress.ip_address(socket.gethostbyname(host)).is_loopback
+    except (OSError, ValueError):
+        return False
+
+
+def _loopback_interface() -> str | None:
+    try:
+        names = [name for _, name in socket.if_nameindex()]
+    except OSError:
+        return None
+    return next((name for name in names if name in ("lo", "lo0")), None)
+
+
+def _die_with_parent(controller_pid: int | None) -> None:
+    """On Linux, have the kernel SIGKILL this process when its parent dies, even by SIGKILL.
+
+    The parent is the controller, or (``controller_pid=None``) the fork server that
+    started it, which exits when the controller does (``leave_the_parent_server``)."""
+    if sys.platform != "linux":
+        return
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):
+        return
+    if controller_pid is not None and os.getppid() != controller_pid:  # it died before prctl took effect
+        os._exit(1)

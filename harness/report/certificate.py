@@ -1,0 +1,130 @@
+"""The certificate: what was certified, under what, and the result for each invariant.
+
+``--certificate=PATH`` writes PATH.json (validated by certificate.schema.json beside this
+file) and PATH.md, a page to attach to a pull request. A failing run writes it too.
+"""
+
+from __future__ import annotations
+
+import datetime
+import importlib.metadata
+import json
+import os
+import platform
+import sys
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from sampler_conformance.core.contracts import Contract
+from sampler_conformance.pytest_plugin.profiles import describe_draws
+from sampler_conformance.subjects.index_sampler.plug import SamplerPlug
+
+from .results import FAILED, InvariantResult, Verdict, counterexample_text
+
+SCHEMA_PATH = Path(__file__).with_name("certificate.schema.json")
+SCHEMA_VERSION = 3
+
+
+def suite_version() -> str:
+    try:
+        return importlib.metadata.version("sampler-conformance")
+    except importlib.metadata.PackageNotFoundError:  # a clone that was never installed
+        return "unknown"
+
+
+def certificate_paths(path: str) -> tuple[Path, Path]:
+    """PATH, PATH.json or PATH.md all name the pair PATH.json + PATH.md."""
+    base = Path(path)
+    if base.suffix in (".json", ".md"):
+        base = base.with_suffix("")
+    return base.with_name(base.name + ".json"), base.with_name(base.name + ".md")
+
+
+def build_certificate(
+    *,
+    plug: SamplerPlug,
+    contract: Contract,
+    results: list[InvariantResult],
+    findings: list[str],
+    verdict: Verdict,
+    run: dict[str, Any],
+) -> dict[str, Any]:
+    import hypothesis
+    import torch
+
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "sampler": {
+            "spec": plug.spec,
+            "source_file": plug.source_file,
+            "parameters_missing": list(plug.missing),
+            "is_factory": plug.is_factory,
+        },
+        "environment": {
+            "suite": suite_version(),
+            "torch": torch.__version__,
+            "hypothesis": hypothesis.__version__,
+            "python": platform.python_version(),
+            # A sampler that reads hash() of a str orders differently under each hash seed.
+            "python_hash_seed": os.environ.get("PYTHONHASHSEED", "random"),
+            "platform": platform.platform(),
+        },
+        "run": {**run, "examples": sum(r.examples for r in results), "command": sys.argv},
+        "contract": {
+            "name": contract.name,
+            "family": contract.family,
+            "description": contract.description,
+            "flags": sorted(contract.flags),
+            "turned_off": sorted(contract.turned_off),
+        },
+        "verdict": {"state": verdict.state, "conforms": verdict.conforms, "summary": verdict.line},
+        "invariants": [asdict(r) for r in results],
+        "findings": findings,
+    }
+
+
+def render_markdown(certificate: dict[str, Any]) -> str:
+    sampler, run, contract = certificate["sampler"], certificate["run"], certificate["contract"]
+    env = certificate["environment"]
+    lines = [
+        f"# Sampler conformance certificate: `{sampler['spec']}`",
+        "",
+        f"**{certificate['verdict']['summary']}**",
+        "",
+        f"- sampler: `{sampler['spec']}` ({sampler['source_file'] or 'source file unknown'})",
+        f"- contract: `{contract['name']}` (family {contract['family']}): {contract['description']}",
+        f"- turned off: {', '.join(contract['turned_off']) or 'nothing'}",
+        f"- suite {env['suite']}, torch {env['torch']}, Hypothesis {env['hypothesis']}, Python {env['python']} "
+        f"(PYTHONHASHSEED {env['python_hash_seed']}), {env['platform']}",
+        f"- backend: {run.get('backend')}, world sizes: {run.get('world_sizes')}",
+        f"- Hypothesis profile: {run.get('hypothesis_profile')}, {describe_draws(run['hypothesis_seed'], run['example_database'])}, examples run: {run['examples']}",
+        f"- command: `{' '.join(run['command'])}`",
+        f"- created: {certificate['created']}, exit status: {run.get('exit_status')}",
+        "",
+        f"- an invariant is held only on at least {run['judged_floor']} judged cases",
+        "",
+        "| invariant | status | judged cases | details |",
+        "| --- | --- | --- | --- |",
+    ]
+    for invariant in certificate["invariants"]:
+        shown = [counterexample_text(c) + f"\n(test: {c['test']})" for c in invariant["counterexamples"]]
+        details = "<br>".join(_cell(d) for d in shown + invariant["details"]) or ""
+        status = f"**{invariant['status']}**" if invariant["status"] == FAILED else invariant["status"]
+        lines.append(f"| {invariant['title']} (`{invariant['flag']}`) | {status} | {invariant['judged']} | {details} |")
+    if certificate["findings"]:
+        lines += ["", "## Findings", ""] + [f"- {f}" for f in certificate["findings"]]
+    return "\n".join(lines) + "\n"
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", "<br>")
+
+
+def write_certificate(path: str, certificate: dict[str, Any]) -> tuple[Path, Path]:
+    json_path, md_path = certificate_paths(path)
+    json_path.parent.mkdir(parents=True, exist_ok=True)
+    json_path.write_text(json.dumps(certificate, indent=2) + "\n")
+    md_path.write_text(render_markdown(certificate))
+    return json_path, md_path

@@ -1,0 +1,259 @@
+"""Per-invariant results: gathered from test reports, printed as the verdict, written as the certificate.
+
+Every certification test carries ``@pytest.mark.invariant(FLAG)``. A failing test
+carries its violations as structured records (``report.user_properties``), and each
+violation counts against its own flag, whichever test found it. An invariant is:
+
+- ``failed``: some violation names it;
+- ``held``: its tests ran to the end and found no violation, on at least the floor of
+  judged cases in all (``profiles.judged_floor``);
+- ``not judged``: its tests stopped on another invariant's violation (or a crash) before
+  they could judge it, or judged fewer cases than the floor (the sampler crashed on the rest);
+- ``not applicable``: its tests could not apply to this sampler, for the reason given
+  (a missing parameter, a sampler that only runs inside a process group);
+- ``not run``: no test for it ran in this session (``-k``, a subset of paths, an
+  environment that cannot run it, such as NCCL without GPUs);
+- ``error``: the suite itself failed while checking it (a harness error, not a verdict);
+- ``not promised`` by the contract, or ``turned off`` with ``--without``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from sampler_conformance.core.contracts import Contract
+from sampler_conformance.core.invariants import REGISTRY, title
+from sampler_conformance.pytest_plugin.crashes import CRASH_FLAG
+
+HELD, FAILED, NOT_APPLICABLE, NOT_RUN, ERROR = "held", "failed", "not applicable", "not run", "error"
+NOT_JUDGED, NOT_PROMISED, TURNED_OFF = "not judged", "not promised", "turned off"
+STATUSES = (HELD, FAILED, NOT_JUDGED, NOT_APPLICABLE, NOT_RUN, ERROR, NOT_PROMISED, TURNED_OFF)
+UNCHECKED = (NOT_JUDGED, NOT_APPLICABLE, TURNED_OFF, NOT_RUN, ERROR)
+
+# Keys of report.user_properties; plain strings and JSON so that they survive pytest-xdist and JUnit.
+INVARIANT_KEY = "invariant"
+EXAMPLES_KEY = "examples"
+FINDING_KEY = "finding"
+VIOLATION_KEY = "violation"  # JSON of one violation record (harness.core.evidence.Evidence.records)
+HARNESS_ERROR_KEY = "harness_error"  # the suite failed, not the sampler: the cause
+SKIP_KIND_KEY = "skip_kind"  # NOT_APPLICABLE, NOT_RUN or NOT_JUDGED, for a skipped test
+SET_ASIDE_KEY = "set_aside"  # examples set aside because the sampler crashed on them (harness.pytest_plugin.crashes)
+JUDGED_KEY = "judged"  # examples that ran to the end and judged the test's invariant (harness.pytest_plugin.crashes)
+
+NO_TEST_RAN = "no test for it ran in this session (deselected with -k, or not in the paths given)"
+CRASHED_EVERYWHERE = "the sampler crashed on every case this test drew"
+
+# The states of a whole run, in the certificate and the verdict line.
+CONFORMS, DOES_NOT_CONFORM, PARTIAL = "conforms", "does not conform", "partial"
+INTERRUPTED, SUITE_ERROR, NO_VERDICT = "interrupted", "error", "no verdict"
+
+
+@dataclass
+class InvariantResult:
+    flag: str
+    title: str
+    status: str
+    details: list[str] = field(default_factory=list)  # why not applicable / not run / error, or the test names
+    counterexamples: list[dict[str, Any]] = field(default_factory=list)  # violation records, one per distinct failure
+    tests: list[str] = field(default_factory=list)  # the tests that ran for it
+    failed_tests: list[str] = field(default_factory=list)  # the tests whose violations name it
+    examples: int = 0
+    judged: int = 0  # cases its tests judged to the end, in all (a held one: at least the floor)
+
+
+@dataclass
+class _TestOutcome:
+    name: str
+    flag: str  # the test's own invariant (its marker)
+    outcome: str  # passed, failed, skipped
+    examples: int
+    violations: list[dict[str, Any]]
+    harness_error: str | None
+    skip_kind: str | None
+    skip_reason: str
+    set_aside: int = 0
+    judged: int = 0
+
+
+def skip_reason(report: pytest.TestReport) -> str:
+    if isinstance(report.longrepr, tuple):
+        return str(report.longrepr[2]).removeprefix("Skipped: ")
+    return "skipped"
+
+
+class ResultCollector:
+    """Turns the certification tests' reports into one result per invariant."""
+
+    def __init__(self, contract: Contract, floor: int) -> None:
+        self.contract = contract
+        self.floor = floor  # judged cases an invariant needs to be held
+        self.outcomes: list[_TestOutcome] = []
+        self.findings: list[str] = []
+
+    def add(self, report: pytest.TestReport) -> None:
+        properties: list[tuple[str, Any]] = list(report.user_properties)
+        flag = dict(properties).get(INVARIANT_KEY)
+        if flag is None:
+            return
+        for key, value in properties:
+            if key == FINDING_KEY and value not in self.findings:
+                self.findings.append(value)
+        if report.when != "call" and report.passed:
+            return
+        values = lambda key: [value for k, value in properties if k == key]  # noqa: E731
+        errors = values(HARNESS_ERROR_KEY)
+        kinds = values(SKIP_KIND_KEY)
+        self.outcomes.append(
+            _TestOutcome(
+                name=report.nodeid.split("::", 1)[-1],
+                flag=flag,
+                outcome=report.outcome,
+                examples=int(dict(properties).get(EXAMPLES_KEY, 0)),
+                violations=[json.loads(v) for v in values(VIOLATION_KEY)],
+                harness_error=errors[0] if errors else None,
+                skip_kind=kinds[0] if kinds else (NOT_RUN if report.skipped else None),
+                skip_reason=skip_reason(report) if report.skipped else "",
+                set_aside=int(dict(properties).get(SET_ASIDE_KEY, 0)),
+                judged=int(dict(properties).get(JUDGED_KEY, 0)),
+            )
+        )
+
+    @property
+    def promised(self) -> list[str]:
+        """What the contract promises, including what --without turned off."""
+        return [f for f in REGISTRY if self.contract.promises(f) or f in self.contract.turned_off]
+
+    def results(self) -> list[InvariantResult]:
+        seen = {o.flag for o in self.outcomes} | {v["flag"] for o in self.outcomes for v in o.violations}
+        flags = [f for f in REGISTRY if f in seen or f in self.promised]
+        flags += sorted(f for f in seen if f not in REGISTRY)  # tests marked with an unlisted flag
+        return [self._result(flag) for flag in flags]
+
+    def _result(self, flag: str) -> InvariantResult:
+        own = [o for o in self.outcomes if o.flag == flag]
+        charged = [(o, v) for o in self.outcomes for v in o.violations if v["flag"] == flag]
+        result = InvariantResult(flag, title(flag), NOT_PROMISED)
+        result.tests = [o.name for o in own if o.outcome != "skipped"]
+        result.examples = sum(o.examples for o in own)
+        # A test judged its invariant only when it ran to the end: one that stopped on another
+        # invariant's violation may never have reached its own check.
+        judged = [o for o in own if o.outcome == "passed"]
+        result.judged = sum(o.judged for o in judged)
+        if flag == CRASH_FLAG and judged:
+            # Every case any test judged ran without a crash: evidence for it too, beyond its own edge cases.
+            result.judged += sum(o.judged for o in self.outcomes if o.flag != flag and o.outcome == "passed")
+        stopped = [o for o in own if o.outcome == "failed" and o.harness_error is None]
+        errors = [o for o in own if o.harness_error is not None]
+        if flag in self.contract.turned_off:
+            result.status, result.details = TURNED_OFF, ["turned off with --without"]
+        elif not self.contract.promises(flag):
+            result.details = [f"contract {self.contract.name!r} does not promise it"]
+        elif charged:
+            result.status = FAILED
+            result.failed_tests = sorted({o.name for o, _ in charged})
+            result.counterexamples = _distinct([dict(v, test=o.name) for o, v in charged])
+        elif errors:  # one of its checks could not run to the end: not held, whatever the others said
+            result.status = ERROR
+            result.details = [f"{o.name}: {o.harness_error}" for o in errors]
+        elif judged:
+            result.status = HELD if result.judged >= self.floor else NOT_JUDGED
+            crashed = [
+                f"{o.name}: judged on the {o.judged} case{'' if o.judged == 1 else 's'} without a crash; "
+                f"{o.set_aside} examples set aside because the sampler crashed on them (see edge_sizes, valid_indices)"
+                for o in judged
+                if o.set_aside
+            ]
+            if result.status == HELD:
+                not_run = [f"{o.skip_kind}: {o.name}: {o.skip_reason}" for o in own if o.outcome == "skipped"]
+                result.details = not_run + [f"held: {line}" for line in crashed]
+            else:
+                result.details = [
+                    f"judged on {result.judged} case{'' if result.judged == 1 else 's'} in all, fewer than the floor "
+                    f"of {self.floor}: too few to call it held"
+                ] + crashed
+        elif stopped or any(o.skip_kind == NOT_JUDGED for o in own):
+            result.status = NOT_JUDGED
+            result.details = [
+                f"{o.name}: stopped on a violation of {', '.join(sorted({v['flag'] for v in o.violations}))} first"
+                for o in stopped
+            ] + [f"{o.name}: {o.skip_reason}" for o in own if o.skip_kind == NOT_JUDGED]
+        else:
+            skipped = [o for o in own if o.outcome == "skipped"]
+            # Not applicable only if no variant could apply: one that could but did not run
+            # here (a package missing, no GPU) leaves the invariant not run.
+            inapplicable = bool(skipped) and all(o.skip_kind == NOT_APPLICABLE for o in skipped)
+            result.status = NOT_APPLICABLE if inapplicable else NOT_RUN
+            result.details = [f"{o.name}: {o.skip_reason}" for o in skipped] or [NO_TEST_RAN]
+        return result
+
+
+def _distinct(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One record per distinct message and case (the same counterexample found by several tests once)."""
+    seen: dict[tuple[str, str | None], dict[str, Any]] = {}
+    for record in records:
+        seen.setdefault((record["message"], record["case"]), record)
+    return list(seen.values())
+
+
+def counterexample_text(record: dict[str, Any]) -> str:
+    """One violation record as it reads in the summary and the certificate's Markdown."""
+    lines = [f"[{record['title']}] {record['message']}"]
+    if record.get("case"):
+        lines.append(f"case: {record['case']}")
+    lines += record.get("ranks", [])
+    lines += record.get("draws", [])
+    return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    state: str  # CONFORMS, DOES_NOT_CONFORM, PARTIAL, INTERRUPTED, SUITE_ERROR or NO_VERDICT
+    line: str
+
+    @property
+    def conforms(self) -> bool:
+        return self.state == CONFORMS
+
+
+def verdict(spec: str, contract: Contract, results: list[InvariantResult], interrupted: bool = False) -> Verdict:
+    """The run's one line: it says "conforms" only when every promised invariant was checked
+    in this run and held."""
+    promised = [r for r in results if r.status != NOT_PROMISED]
+    by_status = {status: [r.flag for r in promised if r.status == status] for status in STATUSES}
+    counts = ", ".join(
+        [f"{len(promised)} invariants: {len(by_status[HELD])} held", f"{len(by_status[FAILED])} failed"]
+        + [f"{len(by_status[s])} {s}" for s in UNCHECKED if by_status[s]]
+    )
+    unchecked = "; ".join(f"{s}: {', '.join(by_status[s])}" for s in UNCHECKED if by_status[s])
+    subject = f"{spec} against contract {contract.name!r}"
+    if interrupted:
+        failed = f"; failed so far: {', '.join(by_status[FAILED])}" if by_status[FAILED] else ""
+        return Verdict(
+            INTERRUPTED,
+            f"INTERRUPTED: the run stopped before it finished, so there is no verdict on {subject} ({counts}){failed}",
+        )
+    if by_status[FAILED]:
+        also = f"; unchecked: {unchecked}" if unchecked else ""
+        return Verdict(
+            DOES_NOT_CONFORM,
+            f"VERDICT: {spec} does NOT conform to contract {contract.name!r} ({counts}); "
+            f"failed: {', '.join(by_status[FAILED])}{also}",
+        )
+    if by_status[ERROR]:
+        return Verdict(
+            SUITE_ERROR,
+            f"ERROR: the suite failed while checking {subject}, so there is no verdict ({counts}); {unchecked}",
+        )
+    if not by_status[HELD]:
+        return Verdict(
+            NO_VERDICT, f"NO VERDICT: no invariant of contract {contract.name!r} was checked for {spec} ({counts})"
+        )
+    if unchecked:
+        return Verdict(
+            PARTIAL, f"PARTIAL: no failure, but not every invariant was checked for {subject} ({counts}); {unchecked}"
+        )
+    return Verdict(CONFORMS, f"VERDICT: {spec} conforms to contract {contract.name!r} ({counts})")

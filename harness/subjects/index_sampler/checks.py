@@ -1,0 +1,469 @@
+"""The invariants, as pure functions over what the ranks yielded.
+
+Each checker takes :class:`Observation` objects and returns a list of
+:class:`Violation` (empty when the invariant holds). They are vectorised with numpy so
+that checking ten million indices costs less than producing them, and they are the only
+implementation: the in-process properties and the real process groups both call them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from sampler_conformance.core.case import Case, Observation, ReportedLength
+from sampler_conformance.core.contracts import Contract
+from sampler_conformance.core.evidence import Violation, shorten
+from sampler_conformance.core.invariants import PER_EPOCH, Invariant
+
+if TYPE_CHECKING:
+    from .scenarios.loader import LoaderEpochRun
+
+# Below this many items two random orders may coincide by chance (1/10! for a full
+# permutation of 10), so "the order changed" is only asserted from here on.
+MIN_ITEMS_FOR_DISTINCT_ORDERS = 10
+UNEVEN_STEPS_HANG = "the rank with more batches waits in a collective the others never join, and DDP hangs"
+
+
+def check_len_matches_iter(obs: Observation) -> list[Violation]:
+    """Each rank's len() is what its pass yielded. A rank with no len() to compare (a sampler
+    without ``__len__``) is left out: :func:`missing_len` charges that, in the invariant's own tests."""
+    return [
+        Violation(
+            "len_matches_iter", f"rank {rank}: len(sampler) is {reported}, but one iteration yielded {got} indices"
+        )
+        for rank, (reported, got) in enumerate(zip(obs.reported_lengths, obs.lengths, strict=True))
+        if isinstance(reported, int) and reported != got
+    ]
+
+
+def missing_len(contract: Contract) -> Violation:
+    """The one violation a sampler without ``__len__`` gets: under len_matches_iter, where the
+    contract promises len(). The same on every case, so the summary shows it once."""
+    unit = "batches" if contract.yields_batches else "indices"
+    return Violation(
+        "len_matches_iter",
+        f"the sampler defines no __len__, so len(sampler) raises TypeError; contract {contract.name!r} requires "
+        f"it, as a DataLoader's len(), LR schedules and progress bars call it. Define __len__ returning the "
+        f"number of {unit} one pass yields on this rank",
+        every_case=True,
+    )
+
+
+def check_equal_length(obs: Observation, contract: Contract) -> list[Violation]:
+    case = obs.case
+    expected = contract.expected_length(case.dataset_size, case.world_size, case.drop_last)
+    rule = "floor(N/W) with drop_last" if case.drop_last else "ceil(N/W)"
+    wrong = {rank: n for rank, n in enumerate(obs.lengths) if n != expected}
+    if not wrong:
+        return []
+    got = ", ".join(f"rank {rank}: {n}" for rank, n in list(wrong.items())[:8])
+    uneven = (
+        " Ranks that yield different counts run different numbers of steps, and DDP hangs."
+        if len(set(obs.lengths)) > 1
+        else ""
+    )
+    return [Violation("equal_length", f"every rank should yield {expected} indices ({rule}), got {got}.{uneven}")]
+
+
+def check_balanced(obs: Observation) -> list[Violation]:
+    """An exact partition: lengths sum to N and differ by at most one."""
+    n = obs.case.dataset_size
+    lengths = obs.lengths
+    if sum(lengths) == n and (not lengths or max(lengths) - min(lengths) <= 1):
+        return []
+    return [
+        Violation(
+            "balanced",
+            f"the ranks' lengths should sum to N={n} and differ by at most 1 "
+            f"(each floor(N/W) or ceil(N/W)), got {list(lengths)}",
+        )
+    ]
+
+
+def check_valid_indices(obs: Observation) -> list[Violation]:
+    n = obs.case.dataset_size
+    violations = []
+    for rank, indices in enumerate(obs.indices):
+        bad = np.flatnonzero((indices < 0) | (indices >= n))
+        if bad.size:
+            position = int(bad[0])
+            violations.append(
+                Violation(
+                    "valid_indices",
+                    f"rank {rank} yielded {int(indices[position])} at position {position}; "
+                    f"indices must lie in [0, N) = [0, {n}) ({bad.size} out of range)",
+                )
+            )
+    for rank, batches in enumerate(obs.batches or ()):
+        empty = [position for position, batch in enumerate(batches) if batch.size == 0]
+        if empty:
+            violations.append(
+                Violation(
+                    "valid_indices",
+                    f"rank {rank} yielded an empty batch as batch {empty[0]} ({len(empty)} in all); a batch holds at "
+                    f"least one index: a DataLoader's default collate cannot batch nothing, so the rank fails its step",
+                )
+            )
+    return violations
+
+
+def index_counts(observations: Sequence[Observation], dataset_size: int) -> np.ndarray:
+    """How often every index of range(N) was yielded, all ranks of ``observations`` together
+    (indices outside range(N) are valid_indices' to charge, and not counted here)."""
+    arrays = [indices for observation in observations for indices in observation.indices]
+    everything = np.concatenate(arrays) if arrays else np.empty(0, dtype=np.int64)
+    everything = everything[(everything >= 0) & (everything < dataset_size)]
+    return np.bincount(everything, minlength=dataset_size)
+
+
+def check_coverage(obs: Observation) -> list[Violation]:
+    """Without drop_last the ranks together yield every index of range(N)."""
+    case = obs.case
+    if case.drop_last:
+        return []
+    missing = np.flatnonzero(index_counts([obs], obs.case.dataset_size) == 0)
+    if not missing.size:
+        return []
+    return [
+        Violation(
+            "covers",
+            f"without drop_last the ranks together must cover range(N) = range({case.dataset_size}); "
+            f"{missing.size} indices are never yielded: {shorten(missing)}",
+        )
+    ]
+
+
+def check_disjoint(obs: Observation, contract: Contract) -> list[Violation]:
+    """No index is yielded twice beyond the padding the contract allows (none with drop_last)."""
+    case = obs.case
+    counts = index_counts([obs], obs.case.dataset_size)
+    allowed = contract.padding_size(case.dataset_size, case.world_size, case.drop_last)
+    surplus = int(counts.sum()) - int(np.count_nonzero(counts))
+    if surplus <= allowed:
+        return []
+    repeated = np.flatnonzero(counts > 1)
+    first = int(repeated[0])
+    holders = [rank for rank, indices in enumerate(obs.indices) if np.any(indices == first)]
+    why = "drop_last is set" if case.drop_last else f"the contract allows {allowed} padded items here"
+    return [
+        Violation(
+            "disjoint",
+            f"{surplus} items repeat an index already yielded, but {why}; repeated indices: "
+            f"{shorten(repeated)}; index {first} comes from ranks {holders}",
+        )
+    ]
+
+
+def _unequal_lengths(flag: str, obs: Observation) -> Violation:
+    return Violation(
+        flag, f"ranks yield different numbers of indices {list(obs.lengths)}, so they do not form one global order"
+    )
+
+
+def check_pads_from_head(obs: Observation, layout: str = "strided") -> list[Violation]:
+    """Q[N:] repeats the head of Q cyclically (padding = P + P[:pad], or P repeated)."""
+    order = obs.global_order(layout)
+    if order is None:
+        return [_unequal_lengths("pads_from_head", obs)]
+    n = obs.case.dataset_size
+    padding = order[n:]
+    if padding.size == 0:
+        return []
+    if n == 0:
+        return [Violation("pads_from_head", f"the dataset is empty but the ranks yielded {order.size} indices")]
+    expected = np.resize(order[:n], padding.size)  # np.resize repeats cyclically
+    wrong = np.flatnonzero(padding != expected)
+    if not wrong.size:
+        return []
+    k = int(wrong[0])
+    return [
+        Violation(
+            "pads_from_head",
+            f"the padding after the first N={n} items of the global order Q must repeat Q's head: "
+            f"Q[{n + k}] should be Q[{k % n}] = {int(expected[k])}, got {int(padding[k])}; "
+            f"padding Q[{n}:] = {shorten(padding)}, expected {shorten(expected)}",
+        )
+    ]
+
+
+def check_assignment(obs: Observation, single_rank: Observation, layout: str) -> list[Violation]:
+    """Rank r's share is cut from Q, the one-rank order (num_replicas=1) padded from its head:
+    Q[r::W] for the strided layout, the r-th block of Q for the contiguous one.
+
+    The one-rank order must be a permutation of range(N): the order P every rank derives
+    its share from, whatever W is.
+    """
+    n = obs.case.dataset_size
+    reference = single_rank.indices[0]
+    if not _is_permutation(reference, n):
+        return [
+            Violation(
+                layout,
+                f"with num_replicas=1 the sampler should yield a permutation of range({n}), "
+                f"got {reference.size} indices: {shorten(reference)}",
+            )
+        ]
+    world = obs.case.world_size
+    per_rank = max(obs.lengths) if obs.indices else 0
+    global_order = np.resize(reference, per_rank * world) if n else np.empty(0, dtype=np.int64)
+    for rank, indices in enumerate(obs.indices):
+        if layout == "strided":
+            share, expected = f"Q[{rank}::{world}]", global_order[rank::world]
+        else:
+            start = rank * per_rank
+            share, expected = f"Q[{start}:{start + per_rank}]", global_order[start : start + per_rank]
+        if not np.array_equal(indices, expected):
+            return [
+                Violation(
+                    layout,
+                    f"rank {rank} should yield {share} = {shorten(expected)}, where Q is the order one rank "
+                    f"gets with num_replicas=1 ({shorten(reference)}) padded from its head; got {shorten(indices)}",
+                )
+            ]
+    return []
+
+
+def _is_permutation(values: np.ndarray, n: int) -> bool:
+    """True if ``values`` is a permutation of range(n); bincount, not a sort, to stay O(n)."""
+    if values.size != n:
+        return False
+    if n == 0:
+        return True
+    if values.min() < 0 or values.max() >= n:
+        return False
+    return bool(np.all(np.bincount(values, minlength=n) == 1))
+
+
+def check_unshuffled_in_order(obs: Observation, layout: str = "strided") -> list[Violation]:
+    """With shuffle=False the global order starts with range(N) in order."""
+    order = obs.global_order(layout)
+    if order is None:
+        return [_unequal_lengths("unshuffled_in_order", obs)]
+    head = order[: obs.case.dataset_size]
+    expected = np.arange(head.size)
+    if np.array_equal(head, expected):
+        return []
+    k = int(np.flatnonzero(head != expected)[0])
+    return [
+        Violation(
+            "unshuffled_in_order",
+            f"with shuffle=False the global order must be range(N) in order: Q[{k}] should be {k}, "
+            f"got {int(head[k])}; Q = {shorten(order)}",
+        )
+    ]
+
+
+def check_same_indices(first: Observation, second: Observation, flag: str, what: str) -> list[Violation]:
+    for rank, (a, b) in enumerate(zip(first.indices, second.indices, strict=True)):
+        if not np.array_equal(a, b):
+            return [Violation(flag, f"{what}: rank {rank} first yielded {shorten(a)}, then {shorten(b)}")]
+    return []
+
+
+def orders_comparable(observation: Observation) -> bool:
+    """Enough items that two orders cannot coincide by chance: below that, "the order
+    changed" judges nothing, and a test rejects the example rather than count it."""
+    return sum(len(indices) for indices in observation.indices) >= MIN_ITEMS_FOR_DISTINCT_ORDERS
+
+
+def check_orders_differ(first: Observation, second: Observation, flag: str, what: str) -> list[Violation]:
+    # The ranks' shares one after another: defined whatever the layout or lengths.
+    a, b = np.concatenate(first.indices or [[]]), np.concatenate(second.indices or [[]])
+    if a.size < MIN_ITEMS_FOR_DISTINCT_ORDERS:
+        return []
+    if np.array_equal(a, b):
+        return [
+            Violation(flag, f"{what}, but both gave the same indices on every rank: {shorten(a)} (ranks concatenated)")
+        ]
+    return []
+
+
+def check_equal_batch_counts(batch_counts: Sequence[int], batch_lengths: Sequence[ReportedLength]) -> list[Violation]:
+    """The ranks count the same batches, and a len() of the batches (BatchSampler's, the
+    DataLoader's) where the sampler has one says the same on every rank."""
+    violations = []
+    if len(set(batch_counts)) > 1:
+        violations.append(
+            Violation(
+                "equal_batches",
+                f"ranks get different numbers of batches {batch_counts}: {UNEVEN_STEPS_HANG}",
+            )
+        )
+    reported = [length for length in batch_lengths if isinstance(length, int)]
+    if len(set(reported)) > 1:
+        violations.append(Violation("equal_batches", f"len(BatchSampler) differs across ranks: {reported}"))
+    return violations
+
+
+def check_stream_blocks(obs: Observation) -> list[Violation]:
+    """The ranks' interleaved prefixes form one stream whose whole blocks of N are permutations."""
+    n = obs.case.dataset_size
+    stream = obs.global_order("strided")
+    if stream is None:
+        return [_unequal_lengths("stream_blocks_are_permutations", obs)]
+    for block in range(stream.size // n if n else 0):
+        items = stream[block * n : (block + 1) * n]
+        if not _is_permutation(items, n):
+            return [
+                Violation(
+                    "stream_blocks_are_permutations",
+                    f"block {block} of the interleaved stream (items {block * n} to {(block + 1) * n - 1}) should be "
+                    f"a permutation of range({n}), got {shorten(items)}",
+                )
+            ]
+    return []
+
+
+def check_whole_batches(obs: Observation, single_rank: Observation) -> list[Violation]:
+    """Rank r's k-th batch is batch k*W + r of the one-rank batch sequence (padding rounds aside)."""
+    assert obs.batches is not None and single_rank.batches is not None
+    reference = single_rank.batches[0]
+    world = obs.case.world_size
+    for rank, batches in enumerate(obs.batches):
+        for k, batch in enumerate(batches):
+            position = k * world + rank
+            if position < len(reference) and not np.array_equal(batch, reference[position]):
+                return [
+                    Violation(
+                        "whole_batches",
+                        f"rank {rank}'s batch {k} should be batch {position} of the one-rank sequence, "
+                        f"{shorten(reference[position])}, got {shorten(batch)}",
+                    )
+                ]
+    return []
+
+
+def per_epoch_judges(contract: Contract) -> dict[str, Callable[[Observation, Observation | None], list[Violation]]]:
+    """Flag -> its judge on one reading of every rank (and the one-rank reading, for the
+    flags the registry judges against it)."""
+    return {
+        "len_matches_iter": lambda o, _: check_len_matches_iter(o),
+        "equal_length": lambda o, _: check_equal_length(o, contract),
+        "balanced": lambda o, _: check_balanced(o),
+        "valid_indices": lambda o, _: check_valid_indices(o),
+        "covers": lambda o, _: check_coverage(o),
+        "disjoint": lambda o, _: check_disjoint(o, contract),
+        "pads_from_head": lambda o, _: check_pads_from_head(o, contract.layout),
+        "strided": lambda o, one: check_assignment(o, _required(one), "strided"),
+        "contiguous": lambda o, one: check_assignment(o, _required(one), "contiguous"),
+        "unshuffled_in_order": lambda o, _: check_unshuffled_in_order(o, contract.layout),
+        "stream_blocks_are_permutations": lambda o, _: check_stream_blocks(o),
+        "whole_batches": lambda o, one: check_whole_batches(o, _required(one)),
+    }
+
+
+def _required(one_rank: Observation | None) -> Observation:
+    if one_rank is None:
+        raise TypeError("this invariant is judged against the one-rank reading; pass it")
+    return one_rank
+
+
+def judge(
+    flag: str, observation: Observation, contract: Contract, one_rank: Observation | None = None
+) -> list[Violation]:
+    """The per-epoch invariant ``flag`` (``harness.core.invariants.PER_EPOCH``) on one reading, as
+    its own test judges it: the len_matches_iter tests charge a sampler without ``__len__``."""
+    if flag == "len_matches_iter" and observation.lacks_len:
+        return [missing_len(contract)]
+    return per_epoch_judges(contract)[flag](observation, one_rank)
+
+
+def applies(invariant: Invariant, case: Case) -> bool:
+    """Whether the case is one the invariant speaks about (padding needs drop_last=False)."""
+    return all(getattr(case, name) == value for name, value in invariant.fixed)
+
+
+def structural_violations(obs: Observation, contract: Contract, one_rank: Observation | None = None) -> list[Violation]:
+    """Every per-epoch invariant the contract promises, on an observation of any case: those
+    the case does not speak about are left out, and so are those judged against the
+    one-rank reading unless it is given. A missing ``__len__`` is not charged here, in
+    every test, but once, by :func:`judge` in the len_matches_iter tests."""
+    judges = per_epoch_judges(contract)
+    violations: list[Violation] = []
+    for invariant in PER_EPOCH:
+        if not contract.promises(invariant.flag) or not applies(invariant, obs.case):
+            continue
+        if invariant.against_one_rank and one_rank is None:
+            continue
+        violations += judges[invariant.flag](obs, one_rank)
+    return violations
+
+
+def check_ranks_agree(single_rank_orders: Sequence[Observation]) -> list[Violation]:
+    """Built with num_replicas=1 in each rank's own process, every rank yields the same order.
+
+    Ranks that derive their order from per-process state (Python's hash() of a str, an
+    unseeded RNG) disagree, and their shares of "the" order overlap and miss items.
+    """
+    reference = single_rank_orders[0].indices[0]
+    for rank, obs in enumerate(single_rank_orders[1:], start=1):
+        order = obs.indices[0]
+        if not np.array_equal(order, reference):
+            return [
+                Violation(
+                    "agrees_across_ranks",
+                    f"built with num_replicas=1, rank=0 in each rank's process for the same (seed, epoch), rank 0 "
+                    f"yields {shorten(reference)} but rank {rank} yields {shorten(order)}: the order depends on "
+                    f"per-process state, so the ranks' shares overlap and miss items",
+                )
+            ]
+    return []
+
+
+def check_loader_yields_sampler(
+    rank: int, sampler_indices: np.ndarray, batches: Sequence[np.ndarray], batch_size: int | None, drop_last: bool
+) -> list[Violation]:
+    """The DataLoader's batches, concatenated, are what the sampler yields (cut to whole batches
+    with drop_last), and every batch but the last holds ``batch_size`` items."""
+    expected = sampler_indices
+    if batch_size is not None and drop_last:
+        expected = expected[: len(expected) // batch_size * batch_size]
+    got = np.concatenate(batches) if len(batches) else np.empty(0, dtype=np.int64)
+    if not np.array_equal(got, expected):
+        return [
+            Violation(
+                "loader_yields_sampler",
+                f"rank {rank}: the DataLoader's batches should hold the sampler's indices {shorten(expected)} in "
+                f"order{' cut to whole batches (drop_last)' if drop_last else ''}, got {shorten(got)}",
+            )
+        ]
+    sizes = [len(b) for b in batches]
+    if batch_size is not None and any(size != batch_size for size in sizes[:-1]):
+        return [
+            Violation(
+                "loader_yields_sampler",
+                f"rank {rank}: every batch but the last should hold {batch_size} items, got sizes {sizes}",
+            )
+        ]
+    return []
+
+
+def missing_set_epoch(case: Case) -> Violation:
+    """The one violation a sampler without set_epoch gets: where the contract promises reshuffling."""
+    return Violation(
+        "reshuffles_on_set_epoch",
+        f"the sampler has no set_epoch() method, so set_epoch({case.epoch}) could not be called; training "
+        f"loops call it every epoch to reshuffle, and without it every epoch repeats the first one's order",
+    )
+
+
+def loader_violations(run: LoaderEpochRun, batch_size: int | None, loader_drop_last: bool) -> list[Violation]:
+    """Equal batch counts on every rank (as the all-reduce saw them), and the loader yields
+    the sampler's indices. ``batch_size=None``: the sampler makes the batches itself."""
+    counts = list(run.batch_counts)
+    violations = check_equal_batch_counts(counts, list(run.loader_lengths))
+    for rank, reduced in enumerate(run.reduced_counts):
+        if list(reduced) != counts:
+            violations.append(
+                Violation(
+                    "equal_batches",
+                    f"rank {rank}: the all-reduce of the batch counts gave {list(reduced)}, but the ranks "
+                    f"counted {counts}",
+                )
+            )
+    for rank, (own, batches) in enumerate(zip(run.sampler.indices, run.batches, strict=True)):
+        violations += check_loader_yields_sampler(rank, own, batches, batch_size, loader_drop_last)
+    return violations

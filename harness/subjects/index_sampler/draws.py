@@ -1,0 +1,106 @@
+"""Hypothesis strategies for cases: dataset sizes, world sizes, seeds, epochs, batch sizes.
+
+Draws lean on the edges where samplers break (N = 0, 1, N < W, N = W, W +- 1, multiples
+of W) and still reach N = 10,000, W = 64, seeds over the whole 63-bit range (or the part of
+it the sampler accepts, ``harness.subjects.index_sampler.seed_range``) and epochs up to 2**31. Every draw is
+labelled, so a falsifying example reads "Draw 2 (N): 5".
+"""
+
+from __future__ import annotations
+
+from hypothesis import strategies as st
+
+from sampler_conformance.core.case import Case
+from sampler_conformance.core.contracts import TORCH, Contract
+
+from .plug import SamplerPlug
+from .seed_range import EPOCH_LIMIT, SEED_LIMIT, seed_limit
+
+MAX_DATASET_SIZE = 10_000
+MAX_WORLD_SIZE = 64
+# The edges of 32-bit generators; the top of the range drawn is added to them.
+SPECIAL_SEEDS = (0, 1, 2**31 - 1, 2**32 - 1, 2**32)
+
+
+_examples_run = 0
+
+
+def count_example() -> None:
+    """Count one example of the running test (the certificate reports how many ran)."""
+    global _examples_run
+    _examples_run += 1
+
+
+def take_example_count() -> int:
+    """The examples counted since the last call; the plugin calls it after each test."""
+    global _examples_run
+    count, _examples_run = _examples_run, 0
+    return count
+
+
+def world_sizes(max_world_size: int = MAX_WORLD_SIZE) -> st.SearchStrategy[int]:
+    return st.one_of(st.integers(1, min(8, max_world_size)), st.integers(1, max_world_size))
+
+
+def dataset_sizes(world_size: int, max_size: int = MAX_DATASET_SIZE) -> st.SearchStrategy[int]:
+    w = world_size
+    edges = sorted({0, 1, w // 2, max(w - 1, 0), w, w + 1, 2 * w - 1, 2 * w, 2 * w + 1, 3 * w, 7 * w + 3})
+    return st.one_of(
+        st.sampled_from([n for n in edges if n <= max_size]),
+        st.integers(0, min(max_size, 8 * w + 8)),
+        st.integers(0, max_size),
+    )
+
+
+def seeds(limit: int = SEED_LIMIT) -> st.SearchStrategy[int]:
+    """Seeds below ``limit``: the edges, 32-bit seeds, and any."""
+    edges = tuple(seed for seed in SPECIAL_SEEDS if seed < limit - 1) + (limit - 1,)
+    return st.one_of(st.sampled_from(edges), small_seeds(limit), st.integers(0, limit - 1))
+
+
+def small_seeds(limit: int = SEED_LIMIT) -> st.SearchStrategy[int]:
+    """Seeds below 2**32 (and ``limit``): the ones a 32-bit generator tells apart."""
+    return st.integers(0, min(2**32, limit) - 1)
+
+
+def epochs() -> st.SearchStrategy[int]:
+    return st.one_of(st.integers(0, 10), st.integers(0, EPOCH_LIMIT - 1))
+
+
+def draw_case(
+    data: st.DataObject,
+    plug: SamplerPlug,
+    *,
+    drop_last: bool,
+    shuffle: bool | None = None,
+    min_dataset_size: int = 0,
+    max_world_size: int = MAX_WORLD_SIZE,
+    contract: Contract = TORCH,
+    world_size: int | None = None,
+    max_dataset_size: int = MAX_DATASET_SIZE,
+) -> Case:
+    """Draw one case for ``plug``. Options the sampler lacks keep their defaults.
+
+    ``shuffle=None`` draws it (when the sampler takes it); a bool fixes it. A given
+    ``world_size`` is used as is (a real process group has the size it has).
+    """
+    if not contract.finite:
+        min_dataset_size = max(min_dataset_size, 1)  # an endless sampler over nothing never yields
+    if world_size is None:
+        world_size = data.draw(world_sizes(max_world_size), label="W (num_replicas)")
+    size = data.draw(
+        dataset_sizes(world_size, max_dataset_size).filter(lambda n: n >= min_dataset_size), label="N (dataset size)"
+    )
+    if shuffle is None:
+        shuffle = data.draw(st.booleans(), label="shuffle") if plug.supports("shuffle") else True
+    seed = data.draw(seeds(seed_limit(plug)), label="seed") if plug.supports("seed") else 0
+    batch_size = data.draw(st.integers(1, size + 2), label="batch_size")
+    count_example()  # only now: a draw the filters rejected is no example
+    return Case(
+        dataset_size=size,
+        world_size=world_size,
+        shuffle=shuffle,
+        seed=seed,
+        drop_last=drop_last,
+        batch_size=batch_size,
+    )

@@ -1,0 +1,30 @@
+"""Wrap each rank's index sampler in ``BatchSampler(sampler, B, drop_last)`` and count its batches."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sampler_conformance.core.case import Case, ReportedLength
+from sampler_conformance.core.contracts import Contract
+
+from ..plug import SamplerPlug
+from . import Ranks, Scenario, ask
+from .steps import RankContext, build, count_batches
+
+
+@dataclass(frozen=True)
+class CountBatches(Scenario):
+    batch_drop_last: bool = False  # BatchSampler's; the sampler's own drop_last is the case's
+
+    def run(self, rank: RankContext) -> tuple[int, ReportedLength]:
+        sampler = build(rank, self.case, self.contract)
+        return count_batches(rank, sampler, self.case.batch_size, self.batch_drop_last, self.case.dataset_size)
+
+
+def batch_counts(
+    ranks: Ranks, plug: SamplerPlug, contract: Contract, case: Case, batch_drop_last: bool
+) -> tuple[list[int], list[ReportedLength]]:
+    """Per rank: the batches one pass of the BatchSampler yields, and its len()."""
+    __tracebackhide__ = True  # failures point at the sampler, not the harness
+    replies: list[tuple[int, ReportedLength]] = ask(ranks, CountBatches(plug.spec, contract, case, batch_drop_last))
+    return [count for count, _ in replies], [length for _, length in replies]

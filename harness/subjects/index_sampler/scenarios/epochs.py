@@ -1,0 +1,104 @@
+"""Read the sampler once per epoch, built one or more ways: the scenario behind most invariants.
+
+Each rank builds its sampler each way in ``builds`` and keeps that one object across the
+epochs, calling ``set_epoch(epoch)`` before each epoch that is not None, as a training
+loop does. In-process only ``Build.EXPLICIT`` (and ``SINGLE``) exist: there is no group.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from sampler_conformance.core.case import Case, Observation
+from sampler_conformance.core.contracts import Contract
+
+from ..plug import SamplerPlug
+from ..reading import Reading, observation_of
+from . import Ranks, Scenario, ask
+from .steps import Build, RankContext, build, has_set_epoch, read, set_epoch
+
+# What a real group builds by default: from the group, explicitly, and as the only rank.
+GROUP_BUILDS = (Build.GROUP, Build.EXPLICIT, Build.SINGLE)
+
+
+@dataclass(frozen=True)
+class RankReadings:
+    rank: int
+    readings: dict[Build, tuple[Reading, ...]]  # one Reading per epoch
+    has_set_epoch: bool = True  # False: the sampler has none, so it was never called
+
+
+@dataclass(frozen=True)
+class ReadEpochs(Scenario):
+    epochs: tuple[int | None, ...] = (None,)
+    builds: tuple[Build, ...] = (Build.EXPLICIT,)
+
+    def run(self, rank: RankContext) -> RankReadings:
+        readings = {}
+        sampler = None
+        for how in self.builds:
+            sampler = build(rank, self.case, self.contract, how)
+            world_size = 1 if how is Build.SINGLE else rank.world_size
+            per_epoch = []
+            for epoch in self.epochs:
+                set_epoch(rank, sampler, epoch)
+                per_epoch.append(read(rank, sampler, self.contract, self.case.dataset_size, world_size))
+            readings[how] = tuple(per_epoch)
+        return RankReadings(rank.rank, readings, has_set_epoch=has_set_epoch(sampler))
+
+
+@dataclass(frozen=True)
+class Readings:
+    """Per epoch, each build's Observation across the ranks; a build not asked for is empty."""
+
+    builds: dict[Build, tuple[Observation, ...]]
+    single: tuple[tuple[Observation, ...], ...]  # [epoch][rank], each of world size 1, in the rank's own process
+    has_set_epoch: bool = True  # False: the sampler has none, so set_epoch was never called
+
+    @property
+    def group(self) -> tuple[Observation, ...]:
+        return self.builds.get(Build.GROUP, ())
+
+    @property
+    def explicit(self) -> tuple[Observation, ...]:
+        return self.builds.get(Build.EXPLICIT, ())
+
+    @property
+    def defaults(self) -> tuple[Observation, ...]:
+        return self.builds.get(Build.DEFAULTS, ())
+
+
+def read_epochs(
+    ranks: Ranks,
+    plug: SamplerPlug,
+    contract: Contract,
+    case: Case,
+    epochs: Sequence[int | None] = (None,),
+    builds: Sequence[Build] = (Build.EXPLICIT,),
+) -> Readings:
+    """Read every rank's sampler for each epoch. A sampler that takes its rank from the group
+    only is built from the group only (and from the dataset alone, if asked)."""
+    __tracebackhide__ = True  # failures point at the sampler, not the harness
+    if plug.needs_process_group:
+        builds = [b for b in builds if b in (Build.GROUP, Build.DEFAULTS)]
+    replies: list[RankReadings] = ask(ranks, ReadEpochs(plug.spec, contract, case, tuple(epochs), tuple(builds)))
+    has_epoch = all(reply.has_set_epoch for reply in replies)
+    # An epoch the sampler could not be told is no epoch: the case says set_epoch was not called.
+    at_epoch = [case.with_(epoch=epoch if has_epoch else None) for epoch in epochs]
+
+    def observation(how: Build, k: int, ranks_replies: Sequence[RankReadings], at: Case) -> Observation:
+        return observation_of(at, [reply.readings[how][k] for reply in ranks_replies], contract)
+
+    per_build: dict[Build, tuple[Observation, ...]] = {
+        how: tuple(observation(how, k, replies, at) for k, at in enumerate(at_epoch))
+        for how in builds
+        if how is not Build.SINGLE
+    }
+    single: tuple[tuple[Observation, ...], ...] = ()
+    if Build.SINGLE in builds:
+        single = tuple(
+            tuple(observation(Build.SINGLE, k, [reply], at.with_(world_size=1)) for reply in replies)
+            for k, at in enumerate(at_epoch)
+        )
+    return Readings(per_build, single, has_epoch)

@@ -1,0 +1,45 @@
+"""Construct the sampler with arguments it must refuse (``validates_arguments``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sampler_conformance.core.case import Case
+from sampler_conformance.core.contracts import Contract
+
+from ..dataset import IndexDataset
+from ..plug import SamplerPlug
+from . import Ranks, Scenario, ask
+from .steps import RankContext
+
+
+@dataclass(frozen=True)
+class ConstructWith(Scenario):
+    """Build once with ``num_replicas``/``rank`` as given; reply with the refusal, or None."""
+
+    num_replicas: int = 1
+    rank_number: int = 0
+
+    def run(self, rank: RankContext) -> str | None:
+        options = self.case.sampler_options(self.contract.yields_batches)
+        dataset = IndexDataset(self.case.dataset_size)
+
+        def construct() -> str | None:
+            try:
+                rank.plug.build(dataset, self.num_replicas, self.rank_number, **options)
+            except Exception as exc:  # any refusal will do; DistributedSampler raises ValueError
+                return f"{type(exc).__name__}: {exc}"
+            return None
+
+        return rank.call(f"in its constructor (num_replicas={self.num_replicas}, rank={self.rank_number})", construct)
+
+    def simulated_ranks(self) -> int:
+        return 1  # one construction, whatever the arguments say
+
+
+def refusal(
+    ranks: Ranks, plug: SamplerPlug, contract: Contract, case: Case, num_replicas: int, rank: int
+) -> str | None:
+    """How the sampler refused ``num_replicas``/``rank`` (its exception), or None if it accepted them."""
+    __tracebackhide__ = True  # failures point at the sampler, not the harness
+    return ask(ranks, ConstructWith(plug.spec, contract, case, num_replicas, rank))[0]

@@ -1,0 +1,138 @@
+"""The seeds a sampler accepts, found once per process before the first test draws one.
+
+Tests draw seeds below 2**63 and epochs below 2**31. Some samplers refuse part of that:
+numpy's ``RandomState(seed + epoch)`` raises from seed + epoch = 2**32 on (MONAI's
+``partition_dataset`` seeds one), torch's generator from 2**64 on. Drawing seeds such a
+sampler refuses would set those examples aside, charge the refusal to ``edge_sizes`` as a
+crash, and leave every invariant fewer cases judged. So a cheap probe (N=4, one pass, on one
+simulated rank; through a group for a sampler that takes its rank from one) finds the smallest
+seed refused without ``set_epoch`` and with the largest epoch the tests set. Every test then
+draws seeds below both, and the refusal is reported once, as a finding.
+
+The probe assumes what every seeded sampler seen does: a seed is refused from some value on.
+It runs the same way in every process (each pytest-xdist worker probes for itself), so each
+finds the same range and the same words for it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from sampler_conformance.core.case import Case
+from sampler_conformance.core.contracts import Contract
+from sampler_conformance.core.evidence import SamplerFault, SamplerHang
+from sampler_conformance.pytest_plugin.crashes import probing
+
+from .plug import SamplerPlug
+from .scenarios import Ranks
+from .scenarios.epochs import read_epochs
+from .scenarios.steps import Build
+
+SEED_LIMIT = 2**63  # seeds drawn from [0, 2**63)
+EPOCH_LIMIT = 2**31  # epochs drawn from [0, 2**31)
+# The largest epoch a test sets: a resume test reads up to two epochs after the one it drew.
+TOP_EPOCH = EPOCH_LIMIT - 1 + 2
+# Beyond the drawn range: probed only to report what the sampler does there.
+PROBE_CEILING = 2**64
+PROBE_SIZE = 4  # items per rank of the probe's case: enough that a shuffle draws from the generator
+
+
+@dataclass(frozen=True)
+class SeedRange:
+    limit: int = SEED_LIMIT  # tests draw seeds from [0, limit)
+    finding: str | None = None  # the refusal, for the run's summary
+
+
+# Per sampler spec, its range, once probed in this process.
+_PROBED: dict[str, SeedRange] = {}
+
+
+def seed_limit(plug: SamplerPlug) -> int:
+    """Where this process draws seeds for ``plug`` from: below its probed limit, else 2**63."""
+    return _PROBED.get(plug.spec, SeedRange()).limit
+
+
+def probe_once(ranks: Ranks, plug: SamplerPlug, contract: Contract, world_size: int = 1) -> str | None:
+    """Probe ``plug``'s seed range on ``ranks`` (a group of ``world_size``, or the simulated
+    ranks) unless this process did already; the refusal to report, the first time only."""
+    if plug.spec in _PROBED or not plug.supports("seed"):
+        return None
+    found = probe(ranks, plug, contract, world_size)
+    _PROBED[plug.spec] = found
+    return found.finding
+
+
+def probe(ranks: Ranks, plug: SamplerPlug, contract: Contract, world_size: int = 1) -> SeedRange:
+    case = Case(dataset_size=PROBE_SIZE * world_size, world_size=world_size, shuffle=True, batch_size=1)
+    builds = (Build.GROUP,) if plug.needs_process_group else (Build.EXPLICIT,)
+
+    def refusal(seed: int, epoch: int | None) -> str | None:
+        """How the sampler refused ``seed`` (its error, without "rank r: "), or None."""
+        try:
+            with probing():
+                read_epochs(ranks, plug, contract, case.with_(seed=seed), (epoch,), builds)
+        except SamplerFault as fault:
+            return fault.violations[0].message.splitlines()[0].split(": ", 1)[-1]
+        return None
+
+    try:
+        without_epoch = smallest_refused(lambda seed: refusal(seed, None))
+        at_top_epoch = smallest_refused(lambda seed: refusal(seed, TOP_EPOCH))
+    except SamplerHang:  # a sampler that hangs on its seeds: the tests will meet it, at a cost of their own
+        return SeedRange()
+    limit = min([SEED_LIMIT, *(seed for seed, _ in (without_epoch, at_top_epoch) if seed is not None)])
+    return SeedRange(limit, describe(without_epoch, at_top_epoch, limit))
+
+
+Refused = tuple[int | None, str]  # the smallest seed refused (None: none up to 2**64), and how
+
+
+def smallest_refused(refusal: Callable[[int], str | None]) -> Refused:
+    """Bisect [0, 2**64] for the smallest seed refused, if seed 0 is accepted and 2**64 is not."""
+    at_ceiling = refusal(PROBE_CEILING)
+    if at_ceiling is None or refusal(0) is not None:  # all accepted, or all refused: a crash, no range
+        return None, ""
+    accepted, refused, how = 0, PROBE_CEILING, at_ceiling
+    while refused - accepted > 1:
+        middle = (accepted + refused) // 2
+        why = refusal(middle)
+        if why is None:
+            accepted = middle
+        else:
+            refused, how = middle, why
+    return refused, how
+
+
+def describe(without_epoch: Refused, at_top_epoch: Refused, limit: int) -> str | None:
+    """The finding: where seeds are refused, the sampler's error, and what the tests draw."""
+    seed, how = without_epoch
+    top_seed, top_how = at_top_epoch
+    if seed is None and top_seed is None:
+        return None
+    if seed is not None and top_seed == seed - TOP_EPOCH:
+        text = f"seed + epoch >= {power_form(seed)} is refused: seed={power_form(seed)} fails with {how}"
+    elif seed is not None:
+        text = f"seeds of {power_form(seed)} and more are refused: seed={power_form(seed)} fails with {how}"
+    else:
+        text = (
+            f"after set_epoch({power_form(TOP_EPOCH)}), seeds of {power_form(top_seed)} and more are refused: "
+            f"seed={power_form(top_seed)} fails with {top_how}"
+        )
+    if limit < SEED_LIMIT:
+        text += (
+            f"; every test draws its seeds below {power_form(limit)} ({limit}), which the sampler accepts with "
+            f"every epoch the tests set (up to {power_form(TOP_EPOCH)})"
+        )
+    return text
+
+
+def power_form(value: int | None) -> str:
+    """2**64, 2**31 + 1, 2**32 - 2: a large seed as people read it; others as they are."""
+    if value is None or value < 2**16:
+        return str(value)
+    power = min((value.bit_length() - 1, value.bit_length()), key=lambda p: abs(value - 2**p))
+    offset = value - 2**power
+    if abs(offset) > 2**10:
+        return str(value)
+    return f"2**{power}" + (f" + {offset}" if offset > 0 else f" - {-offset}" if offset < 0 else "")
