@@ -59,6 +59,7 @@ from sampler_conformance.subjects.index_sampler.scenarios.steps import CallWatch
 from . import rank_body
 from .backend import BackendChoice, choose_backend
 from .blame import sampler_frames_in_dump, with_source_lines
+from .fork_server import fork_server_context
 from .messages import RankDied, RankError, RankSetup, Reply, Shutdown, StoreRendezvous
 
 # Starting means importing torch in W processes at once; on 2 cores that alone takes
@@ -610,8 +611,7 @@ def _fork_server() -> Any:
     """A fork server with torch and the rank body imported: each process forked from it
     starts in milliseconds, so a sampler that kills it costs little. Single-threaded, and
     it never touches CUDA, so its children may join a gloo or NCCL group."""
-    multiprocessing.set_forkserver_preload(["torch", rank_body.__name__])
-    return multiprocessing.get_context("forkserver")
+    return fork_server_context(["torch", rank_body.__name__])
 
 
 def _reserve_loopback_port() -> socket.socket:
