@@ -1,12 +1,13 @@
 """multiprocessing's fork server, started by forking this process instead of a fresh interpreter.
 
-Each rank's DataLoader workers come from a fork server: a single-threaded process that
-forks every worker it is asked for, so no worker inherits a lock another thread held (a
-rank in a gloo group runs four more threads). multiprocessing starts one as a new
-interpreter that imports its preload modules, which for torch costs 1.5 to 2 s of CPU in
-every rank that runs loader workers: seven times in a default certification.
+The controller's ranks and each rank's DataLoader workers come from fork servers: a
+single-threaded process that forks every child it is asked for, so no child inherits a
+lock another thread held (a rank in a gloo group runs four more threads). multiprocessing
+starts one as a new interpreter that imports its preload modules, which for torch costs
+1.5 to 2 s of CPU: in the controller and in every rank that runs loader workers, eight
+times in a default certification.
 
-Forking the rank itself gives the same server in about 30 ms, with everything it has
+Forking the process itself gives the same server in about 30 ms, with everything it has
 imported, as long as the process is still safe to fork: on its main thread, with no other
 Python thread, and not yet in a torch.distributed group (gloo starts threads of its own).
 Ranks therefore start theirs before joining the group. When that does not hold, or
@@ -14,9 +15,6 @@ multiprocessing's private forkserver interface is not the one this was written a
 multiprocessing starts the server its own way. Either way the caller gets the stock
 "forkserver" context, and everything after the start (requests, the "alive" pipe that
 stops the server when its parent exits) is multiprocessing's own.
-
-The controller keeps multiprocessing's own fork server (``harness.execution.rank_pool``): one forked
-from it was tried and taken out again (docs/speed.md).
 """
 
 from __future__ import annotations
