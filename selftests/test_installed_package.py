@@ -80,11 +80,17 @@ class Venv:
         )
 
 
-# Session-scoped: xdist's loadgroup keeps this module's tests on one worker, but not in one
-# run of tests, and a module-scoped fixture would be built again (31 s) after each interruption.
+# Built once per worker. xdist's loadgroup keeps this module's tests on one worker, but a
+# worker whose queue runs dry tears its session fixtures down, so the venv is kept in the
+# worker's base temporary directory and reused (the build takes about 30 s).
 @pytest.fixture(scope="session")
 def venv(tmp_path_factory: pytest.TempPathFactory) -> Venv:
-    base = tmp_path_factory.mktemp("installed")
+    base = tmp_path_factory.getbasetemp() / "installed"
+    built = Venv(base / "venv", base / "user_code", base / "empty")
+    if (base / "built").exists():
+        return built
+    shutil.rmtree(base, ignore_errors=True)  # a build cut short
+    base.mkdir()
     source = base / "source"  # a copy of the tree, so that the build leaves nothing in the clone
     shutil.copytree(
         REPO,
@@ -114,7 +120,7 @@ def venv(tmp_path_factory: pytest.TempPathFactory) -> Venv:
         )
     )
     (wheel,) = wheels.glob("sampler_conformance-*.whl")
-    root = base / "venv"
+    root = built.root
     _check(subprocess.run([sys.executable, "-m", "venv", str(root)], capture_output=True, text=True, timeout=120))
     # torch pinned first (its CPU build is on local disk); [test] pins Hypothesis as the clone's selftests do.
     _check(
@@ -134,11 +140,10 @@ def venv(tmp_path_factory: pytest.TempPathFactory) -> Venv:
             timeout=INSTALL_TIMEOUT_S,
         )
     )
-    user_code = base / "user_code"
-    shutil.copytree(REPO / "selftests" / "corpus", user_code / "corpus")
-    empty = base / "empty"
-    empty.mkdir()
-    return Venv(root, user_code, empty)
+    shutil.copytree(REPO / "selftests" / "corpus", built.user_code / "corpus")
+    built.empty.mkdir()
+    (base / "built").touch()
+    return built
 
 
 def _check(result: subprocess.CompletedProcess[str]) -> None:
