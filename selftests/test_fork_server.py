@@ -5,6 +5,8 @@ multiprocessing state this process's does not share."""
 
 from __future__ import annotations
 
+import ast
+import os
 import subprocess
 import sys
 
@@ -56,3 +58,35 @@ def test_fork_server_starts_by_fork_only_when_safe_and_serves_either_way(tmp_pat
     lines = run.stdout.splitlines()
     assert lines[0] == started, run.stdout
     assert "grandchild ran" in lines and lines[-1] == "child exit 0", run.stdout + run.stderr
+
+
+SEPARATE_SCRIPT = """
+import ast
+import os
+from sampler_conformance.execution.fork_server import fork_server_context, separate_fork_server_context
+
+def report(queue):
+    queue.put((os.getppid(), hash("a str")))
+
+if __name__ == "__main__":
+    contexts = [fork_server_context(["json"])] + [separate_fork_server_context(1, ["json"])] * 2
+    queue = contexts[0].Queue()
+    children = [context.Process(target=report, args=(queue,)) for context in contexts]
+    for child in children:
+        child.start()
+        child.join(60)
+    print(sorted(queue.get(timeout=10) for _ in children))
+"""
+
+
+def test_a_separate_fork_server_has_its_own_parent_and_hash_seed(tmp_path):
+    """The ranks of a group come from separate servers (harness.execution.rank_pool): two children of
+    one separate server share its parent and hash seed, and differ from the global server's."""
+    script = tmp_path / "separate_servers.py"
+    script.write_text(SEPARATE_SCRIPT)
+    environment = {k: v for k, v in os.environ.items() if k != "PYTHONHASHSEED"}
+    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120, env=environment)
+    assert run.returncode == 0, run.stderr
+    (first_parent, first_hash), (second_parent, second_hash), (third_parent, third_hash) = ast.literal_eval(run.stdout)
+    assert len({first_parent, second_parent, third_parent}) == 2, run.stdout
+    assert len({first_hash, second_hash, third_hash}) == 2, run.stdout

@@ -15,21 +15,29 @@ multiprocessing's private forkserver interface is not the one this was written a
 multiprocessing starts the server its own way. Either way the caller gets the stock
 "forkserver" context, and everything after the start (requests, the "alive" pipe that
 stops the server when its parent exits) is multiprocessing's own.
+
+Processes that must not share a parent's state, the ranks of one group (a fresh
+interpreter each has its own hash seed), come from separate fork servers instead: one per
+position in the group, each a fresh interpreter started once with torch imported
+(``separate_fork_server_context``). A group rebuilt after a fault then forks again
+instead of importing torch in every rank again.
 """
 
 from __future__ import annotations
 
 import faulthandler
+import functools
 import gc
 import inspect
+import io
 import multiprocessing
 import os
 import socket
 import threading
 from collections.abc import Sequence
 from importlib import import_module
-from multiprocessing import connection, forkserver, resource_tracker
-from multiprocessing.context import BaseContext
+from multiprocessing import connection, forkserver, popen_forkserver, reduction, resource_tracker, spawn, util
+from multiprocessing.context import BaseContext, ForkServerContext, ForkServerProcess, set_spawning_popen
 from typing import Any
 
 # forkserver.main's parameters in the Python versions this was checked against (3.10 to
@@ -64,6 +72,60 @@ def leave_the_parent_server() -> None:
         server._forkserver_alive_fd = None
 
 
+def separate_fork_server_context(key: object, preload: Sequence[str]) -> BaseContext | None:
+    """A "forkserver" context whose server is this key's own: a fresh interpreter (its own
+    hash seed) that imports ``preload``, started on first use and kept for this process's
+    life. None where multiprocessing's private interface is not the known one (start a
+    fresh interpreter per process instead)."""
+    if not _interface_known():
+        return None
+    if key not in _SEPARATE_SERVERS:
+        server = forkserver.ForkServer()
+        server.set_forkserver_preload(list(preload))
+        _SEPARATE_SERVERS[key] = server
+    context: Any = ForkServerContext()
+    context.Process = functools.partial(_SeparatelyServedProcess, server_key=key)
+    return context
+
+
+_SEPARATE_SERVERS: dict[object, Any] = {}
+
+
+class _SeparatelyServedProcess(ForkServerProcess):
+    """A forkserver Process started by its key's server instead of multiprocessing's one."""
+
+    def __init__(self, *args: Any, server_key: object, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._server_key = server_key
+
+    @staticmethod
+    def _Popen(process_obj: Any) -> Any:
+        return _SeparatePopen(process_obj, _SEPARATE_SERVERS[process_obj._server_key])
+
+
+class _SeparatePopen(popen_forkserver.Popen):
+    def __init__(self, process_obj: Any, server: Any) -> None:
+        self._server = server
+        super().__init__(process_obj)
+
+    def _launch(self, process_obj: Any) -> None:
+        # popen_forkserver.Popen._launch, with this Popen's server where it asks the global one.
+        prep_data = spawn.get_preparation_data(process_obj._name)
+        buf = io.BytesIO()
+        set_spawning_popen(self)
+        try:
+            reduction.dump(prep_data, buf)
+            reduction.dump(process_obj, buf)
+        finally:
+            set_spawning_popen(None)
+        self.sentinel, w = self._server.connect_to_new_process(self._fds)  # type: ignore[attr-defined]
+        _parent_w = os.dup(w)  # the child's sentinel of its parent
+        self.finalizer = util.Finalize(self, util.close_fds, (_parent_w, self.sentinel))  # type: ignore[attr-defined]
+        with open(w, "wb", closefd=True) as f:
+            f.write(buf.getbuffer())
+        self.pid = forkserver.read_signed(self.sentinel)
+
+
 def _safe_to_fork() -> bool:
     import torch.distributed as dist
 
@@ -83,6 +145,8 @@ def _interface_known() -> bool:
         and parameters[: len(_MAIN_PARAMETERS)] == _MAIN_PARAMETERS
         and set(parameters[len(_MAIN_PARAMETERS) :]) <= {"authkey_r"}
         and all(hasattr(server, name) for name in ("_lock", "_forkserver_pid", "_forkserver_address"))
+        and hasattr(popen_forkserver.Popen, "_launch")
+        and hasattr(forkserver, "read_signed")
     )
 
 

@@ -59,7 +59,7 @@ from sampler_conformance.subjects.index_sampler.scenarios.steps import CallWatch
 from . import rank_body
 from .backend import BackendChoice, choose_backend
 from .blame import sampler_frames_in_dump, with_source_lines
-from .fork_server import fork_server_context
+from .fork_server import fork_server_context, separate_fork_server_context
 from .messages import RankDied, RankError, RankSetup, Reply, Shutdown, StoreRendezvous
 
 # Starting means importing torch in W processes at once; on 2 cores that alone takes
@@ -78,6 +78,8 @@ POLL_S = 0.2  # how often a wait that can be called off asks whether it is
 JOIN_TIMEOUT_S = 5.0
 KILL_JOIN_TIMEOUT_S = 2.0
 INDENT = "    "
+# What the fork servers of ranks and of the sampler process have imported.
+_FORK_SERVER_PRELOAD = ("torch", rank_body.__name__)
 
 
 @dataclass
@@ -184,9 +186,9 @@ class RankPool:
             master_port = self.rendezvous.port
         else:
             master_port = self._port_holder.getsockname()[1] if self._port_holder else 0
-        for rank in self.local_ranks:
-            forked = self._forks(rank)
-            context = _fork_server() if forked else multiprocessing.get_context("spawn")
+        for position, rank in enumerate(self.local_ranks):
+            context = self._context(position)
+            forked = context.get_start_method() == "forkserver"
             setup = RankSetup(
                 rank=rank,
                 world_size=self.world_size,
@@ -208,14 +210,18 @@ class RankPool:
             self._ranks.append(_Rank(rank, process, ours, Path(setup.stack_file), setup.watch))
         return self._collect(max(self.timeout_s, MIN_START_TIMEOUT_S), follow_calls=False, should_stop=should_stop)
 
-    def _forks(self, rank: int) -> bool:
-        """Whether the process of ``rank`` forks from the fork server, in milliseconds: the
-        sampler process does, and so does the first rank of a group. The other ranks are
-        spawned, each a fresh interpreter importing torch, as under torchrun. No two ranks of
-        a group may come from one parent: they would share its hash seed and unseeded RNG
-        state, and a shuffle keyed on hash() of a str (HashSeededShuffle) would agree across
-        them and pass."""
-        return self.simulated or rank == self.local_ranks[0]
+    def _context(self, position: int) -> Any:
+        """Where the ``position``-th of this process's ranks starts from. The sampler process,
+        and the first rank of each group, fork from this process's fork server; every other
+        position forks from a fork server of its own, a fresh interpreter with its own hash
+        seed, as under torchrun. No two ranks of a group may come from one parent: they would
+        share its hash seed and unseeded RNG state, and a shuffle keyed on hash() of a str
+        (HashSeededShuffle) would agree across them and pass. Each server imports torch once,
+        so a group rebuilt after a fault forks again in milliseconds."""
+        if self.simulated or position == 0:
+            return _fork_server()
+        separate = separate_fork_server_context(position, _FORK_SERVER_PRELOAD)
+        return separate if separate is not None else multiprocessing.get_context("spawn")
 
     def close(self, graceful: bool = True) -> None:
         """Stop every rank: ask, wait with a bound, then kill its process group and reap it."""
@@ -611,7 +617,7 @@ def _fork_server() -> Any:
     """A fork server with torch and the rank body imported: each process forked from it
     starts in milliseconds, so a sampler that kills it costs little. Single-threaded, and
     it never touches CUDA, so its children may join a gloo or NCCL group."""
-    return fork_server_context(["torch", rank_body.__name__])
+    return fork_server_context(_FORK_SERVER_PRELOAD)
 
 
 def _reserve_loopback_port() -> socket.socket:
