@@ -17,6 +17,7 @@ importable by name, as a user's package would be.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import re
@@ -80,12 +81,21 @@ class Venv:
         )
 
 
-# Built once per worker. xdist's loadgroup keeps this module's tests on one worker, but a
-# worker whose queue runs dry tears its session fixtures down, so the venv is kept in the
-# worker's base temporary directory and reused (the build takes about 30 s).
+# Built once per run (about 30 s), by whichever worker needs it first, under a lock in the
+# directory the workers' base temporary directories share. Neither a session scope nor
+# xdist_group is enough: a worker whose queue runs dry tears its session fixtures down, and
+# under pytest 9.2 --dist loadgroup no longer groups at all (pytest-dev/pytest-xdist#1386).
 @pytest.fixture(scope="session")
 def venv(tmp_path_factory: pytest.TempPathFactory) -> Venv:
-    base = tmp_path_factory.getbasetemp() / "installed"
+    shared = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        shared = shared.parent
+    with open(shared / "installed.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _built_venv(shared / "installed")
+
+
+def _built_venv(base: Path) -> Venv:
     built = Venv(base / "venv", base / "user_code", base / "empty")
     if (base / "built").exists():
         return built
