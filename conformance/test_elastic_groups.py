@@ -20,7 +20,8 @@ from sampler_conformance.subjects.index_sampler.elastic_checks import (
     expect_elastic,
 )
 from sampler_conformance.subjects.index_sampler.resume_draws import checkpoint_at, drawn, leg_items, pass_items
-from sampler_conformance.subjects.index_sampler.scenarios.elastic import ElasticRun, elastic_run
+from sampler_conformance.subjects.index_sampler.runs import ElasticRun
+from sampler_conformance.subjects.index_sampler.scenarios.elastic import elastic_run
 
 from .examples import round_trips
 

@@ -19,7 +19,8 @@ from sampler_conformance.subjects.index_sampler.checks import (
     missing_set_epoch,
     structural_violations,
 )
-from sampler_conformance.subjects.index_sampler.scenarios.loader import LoaderEpochRun, run_loader
+from sampler_conformance.subjects.index_sampler.runs import LoaderEpochRun
+from sampler_conformance.subjects.index_sampler.scenarios.loader import run_loader
 
 BATCH_SIZE = 4
 WORLD_SIZE = 2

@@ -9,23 +9,26 @@ sampler_conformance --sampler=SPEC`` or, across nodes, ``torchrun ... -m
 sampler_conformance.torchrun SPEC``. In the repository this package is the folder
 ``harness/``; the build maps ``properties/``, ``conformance/`` and ``adapters/`` into it.
 
-One folder per role (docs/architecture.md has a line for every module, and the imports
-that do not yet point downward, core <- execution <- subjects <- pytest_plugin and report
-<- the entry modules):
+One folder per role (docs/architecture.md has a line for every module). Imports point
+downward, core <- execution <- subjects <- pytest_plugin and report <- the entry modules,
+as ``selftests/test_architecture.py`` checks:
 
 - ``core``: the vocabulary. ``case`` (a drawn configuration and what the ranks yielded),
   ``invariants`` (the registry), ``contracts`` (what a sampler promises), ``evidence``
   (failures as structured evidence, and their text);
-- ``execution``: how ranks run a scenario. ``rank_pool`` and ``rank_body`` (live
-  processes, in real groups or simulating the ranks), ``messages``, ``simulator`` (the
-  in-process runner), ``backend``, ``fork_server``, ``global_rng``, ``blame`` (the
+- ``execution``: how ranks run a scenario. ``scenario`` (the base every subject's
+  scenarios build on, and ``ask``), ``rank_pool`` and ``rank_body`` (live processes, in
+  real groups or simulating the ranks), ``messages``, ``simulator`` (the in-process
+  runner's sampler process), ``backend``, ``fork_server``, ``global_rng``, ``blame`` (the
   sampler's frames told from the suite's), and ``torchrun`` (each worker's ``agent``,
   the ``link`` through torchrun's c10d store, rank 0's ``pool``);
 - ``subjects``: what is under test, one folder per kind. ``index_sampler`` holds the
   ``plug`` (loads the sampler from its spec), ``draws`` (the Hypothesis strategies),
   ``reading``, ``dataset``, ``seed_range``, ``checks`` (the invariants as pure functions),
-  ``scenarios`` (what a rank does, written once for both runners), and the resumable and
-  elastic extensions (``resume_draws``, ``resume_checks``, ``elastic_checks``);
+  ``scenarios`` (what a rank does, written once for both runners), ``runs`` (the views of
+  their replies that the checks judge), ``simulated`` (a case read by the in-process
+  runner), and the resumable and elastic extensions (``resume_draws``, ``resume_checks``,
+  ``elastic_checks``);
 - ``pytest_plugin``: ``profiles`` (the Hypothesis profiles), ``crashes`` (one crash is
   one finding), ``folders`` (where the test folders lie);
 - ``report``: ``results`` (the verdict) and ``certificate``;

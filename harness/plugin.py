@@ -20,10 +20,11 @@ import pytest
 from hypothesis.errors import Unsatisfiable
 
 from .core.contracts import CONTRACT_SYNTAX, DEFAULT_CONTRACT, Contract, contract_named, describe_contracts
-from .core.evidence import FAULT, Evidence, HarnessError
+from .core.evidence import CRASH_FLAG, FAULT, Evidence, HarnessError
 from .core.invariants import PER_EPOCH, REGISTRY
 from .execution import simulator
 from .execution.backend import BACKENDS, DEFAULT_BACKEND, BackendChoice, choose_backend, cuda_device_count
+from .execution.scenario import Ranks, handle_faults_with
 from .pytest_plugin import crashes, profiles
 from .pytest_plugin.folders import CERTIFICATION_DIRS, IN_PROCESS_DIR
 from .report.certificate import build_certificate, write_certificate
@@ -57,7 +58,6 @@ from .report.results import (
 from .subjects.index_sampler import seed_range
 from .subjects.index_sampler.draws import take_example_count
 from .subjects.index_sampler.plug import DEFAULT_SPEC, SamplerPlug, SamplerSpecError, load_plug
-from .subjects.index_sampler.scenarios import Ranks
 
 if sys.version_info >= (3, 11):
     from builtins import BaseExceptionGroup
@@ -243,6 +243,8 @@ def pytest_configure(config: pytest.Config) -> None:
     except ValueError as exc:
         raise pytest.UsageError(f"--without={','.join(sorted(options['without']))}: {exc}") from None
     simulator.configure(timeout_s=options["rank_timeout"])
+    # A sampler's fault inside a Hypothesis test that judges another invariant is set aside.
+    handle_faults_with(crashes.set_aside_or_raise)
     profiles.use_group_world_sizes(len(options["world_sizes"]))
     current = ConformanceState(plug=plug, contract=contract, options=options)
     current.seed = profiles.fixed_seed(config.getoption("hypothesis_seed", None))
@@ -423,7 +425,7 @@ def _violation_properties(evidence: Sequence[Evidence]) -> list[tuple[str, objec
         draws = [note for note in getattr(leaf, "__notes__", []) if note.startswith("Draw ")]
         for record in leaf.records(draws):
             if record["flag"] == FAULT:
-                record["flag"] = crashes.CRASH_FLAG
+                record["flag"] = CRASH_FLAG
             properties.append((VIOLATION_KEY, json.dumps(record)))
     return properties
 
@@ -546,7 +548,8 @@ class ConformanceReport:
             verdict=outcome,
             run=run,
         )
-        self.written = write_certificate(path, certificate)
+        draws = profiles.describe_draws(self.current.seed, self.current.example_database)
+        self.written = write_certificate(path, certificate, draws)
 
     def _backends(self) -> set[str]:
         return {c.name or f"W={c.world_size} skipped: {c.skip_reason}" for c in backend_choices(self.config)}

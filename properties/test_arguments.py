@@ -8,11 +8,12 @@ from hypothesis import strategies as st
 
 from sampler_conformance.core.case import Case
 from sampler_conformance.core.evidence import expect_holds, fail
-from sampler_conformance.execution.simulator import SIMULATED, observe
+from sampler_conformance.execution.simulator import SIMULATED
 from sampler_conformance.plugin import not_applicable
 from sampler_conformance.subjects.index_sampler.checks import structural_violations
 from sampler_conformance.subjects.index_sampler.draws import count_example
 from sampler_conformance.subjects.index_sampler.scenarios.refusal import refusal
+from sampler_conformance.subjects.index_sampler.simulated import observe
 
 
 def invalid_ranks() -> st.SearchStrategy[tuple[int, int]]:

@@ -28,7 +28,8 @@ from sampler_conformance.subjects.index_sampler.resume_draws import (
     other_world_size,
     pass_items,
 )
-from sampler_conformance.subjects.index_sampler.scenarios.elastic import ElasticRun, elastic_run
+from sampler_conformance.subjects.index_sampler.runs import ElasticRun
+from sampler_conformance.subjects.index_sampler.scenarios.elastic import elastic_run
 
 NEW_WORLD = "W' (world size resumed on)"
 

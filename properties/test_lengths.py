@@ -8,10 +8,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sampler_conformance.core.evidence import PropertyFailure, expect_holds, raise_evidence
-from sampler_conformance.execution.simulator import SIMULATED, observe
+from sampler_conformance.execution.simulator import SIMULATED
 from sampler_conformance.subjects.index_sampler.checks import check_equal_batch_counts
 from sampler_conformance.subjects.index_sampler.draws import draw_case
 from sampler_conformance.subjects.index_sampler.scenarios.batches import batch_counts
+from sampler_conformance.subjects.index_sampler.simulated import observe
 
 
 @pytest.mark.invariant("equal_batches")

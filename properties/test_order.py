@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sampler_conformance.core.evidence import Violation, expect_holds
-from sampler_conformance.execution.simulator import SIMULATED, observe
+from sampler_conformance.execution.simulator import SIMULATED
 from sampler_conformance.plugin import requires_parameter
 from sampler_conformance.pytest_plugin.crashes import judge_only_if
 from sampler_conformance.subjects.index_sampler.checks import (
@@ -23,6 +23,7 @@ from sampler_conformance.subjects.index_sampler.draws import draw_case, epochs, 
 from sampler_conformance.subjects.index_sampler.scenarios.epochs import read_epochs
 from sampler_conformance.subjects.index_sampler.scenarios.repeat import read_three_ways
 from sampler_conformance.subjects.index_sampler.seed_range import seed_limit
+from sampler_conformance.subjects.index_sampler.simulated import observe
 
 # Reshuffle and seed properties need enough items that two orders cannot coincide by chance.
 MIN_SHUFFLED_SIZE = 10

@@ -14,9 +14,9 @@ from hypothesis import strategies as st
 
 from sampler_conformance.core.evidence import expect_holds
 from sampler_conformance.core.invariants import REGISTRY
-from sampler_conformance.execution.simulator import observe, observe_drawn
 from sampler_conformance.plugin import drop_last_variant, per_epoch_params, requires_parameter
 from sampler_conformance.subjects.index_sampler.checks import judge
+from sampler_conformance.subjects.index_sampler.simulated import observe, observe_drawn
 
 
 @pytest.mark.parametrize(("flag", "drop_last"), per_epoch_params())

@@ -2,7 +2,8 @@
 
 Every message is a frozen dataclass sent over a ``multiprocessing`` pipe (pickled), so
 each side matches on the type, never on the text of a string. The requests are the
-scenarios of ``harness.subjects.index_sampler.scenarios``; each scenario module declares its own replies.
+scenarios of ``harness.execution.scenario`` (each subject's, such as
+``harness.subjects.index_sampler.scenarios``); each scenario module declares its own replies.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sampler_conformance.subjects.index_sampler.scenarios.steps import CallWatch
+from .scenario import CallWatch
 
 # ---- set-up and lifetime ------------------------------------------------------------
 

@@ -19,18 +19,17 @@ import sys
 import traceback
 from datetime import timedelta
 from multiprocessing.connection import Connection
+from typing import Any
 
 import torch
 import torch.distributed as dist
 
 from sampler_conformance.core.evidence import FAULT
-from sampler_conformance.subjects.index_sampler.plug import SamplerPlug, load_plug
-from sampler_conformance.subjects.index_sampler.scenarios import Scenario
-from sampler_conformance.subjects.index_sampler.scenarios.steps import RankContext, StepFailed
 
 from .blame import readable_traceback
 from .fork_server import fork_server_context, leave_the_parent_server
 from .messages import RankError, RankSetup, Ready, Reply, Shutdown, Simulated
+from .scenario import RankContext, Scenario, StepFailed
 
 _PR_SET_PDEATHSIG = 1
 
@@ -70,7 +69,7 @@ def main(setup: RankSetup, conn: Connection) -> None:
             conn.send(RankError(setup.rank, FAULT, summary, traceback.format_exc()))
             return
     conn.send(Ready(rank=setup.rank, pid=os.getpid()))
-    plugs: dict[str, SamplerPlug] = {}
+    plugs: dict[str, Any] = {}
     try:
         while True:
             try:
@@ -90,12 +89,14 @@ def main(setup: RankSetup, conn: Connection) -> None:
     os._exit(0)
 
 
-def answer(scenario: Scenario, setup: RankSetup, plugs: dict[str, SamplerPlug]) -> Reply | RankError:
-    """Run ``scenario`` as this rank, or as each simulated rank in turn."""
-    rank = RankContext(setup.rank, setup.world_size, None, setup.watch, setup.backend)  # type: ignore[arg-type]  # no plug yet: loaded next, in a bounded call
+def answer(scenario: Scenario, setup: RankSetup, plugs: dict[str, Any]) -> Reply | RankError:
+    """Run ``scenario`` as this rank, or as each simulated rank in turn. What it tests is
+    loaded by the scenario itself (:meth:`Scenario.load`), once per spec in this process."""
+    # No plug yet: it is loaded next, in a bounded call.
+    rank = RankContext(setup.rank, setup.world_size, None, setup.watch, setup.backend)
     try:
         if scenario.spec not in plugs:
-            plugs[scenario.spec] = rank.call("while loading (importing its module)", lambda: load_plug(scenario.spec))
+            plugs[scenario.spec] = rank.call("while loading (importing its module)", scenario.load)
         plug = plugs[scenario.spec]
         if setup.backend is not None:
             rank.plug = plug

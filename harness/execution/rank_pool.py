@@ -53,14 +53,13 @@ from sampler_conformance.core.evidence import (
     Violation,
     failure_text,
 )
-from sampler_conformance.subjects.index_sampler.scenarios import Scenario
-from sampler_conformance.subjects.index_sampler.scenarios.steps import CallWatch
 
 from . import rank_body
 from .backend import BackendChoice, choose_backend
 from .blame import sampler_frames_in_dump, with_source_lines
 from .fork_server import fork_server_context, separate_fork_server_context
 from .messages import RankDied, RankError, RankSetup, Reply, Shutdown, StoreRendezvous
+from .scenario import CallWatch, Scenario
 
 # Starting means importing torch in W processes at once; on 2 cores that alone takes
 # seconds per rank, so start-up gets at least this long whatever --rank-timeout says.

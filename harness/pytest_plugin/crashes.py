@@ -16,8 +16,7 @@ the test at once (see :class:`harness.core.evidence.SamplerHang` and :class:`har
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
@@ -25,8 +24,6 @@ from hypothesis import currently_in_test_context, reject, settings
 
 from sampler_conformance.core.evidence import SamplerFault
 
-# The invariant a crash breaks: the sampler must run on every valid case, edge sizes included.
-CRASH_FLAG = "edge_sizes"
 # How far the draws go on past crashing cases, in multiples of the profile's examples: a
 # sampler that crashes on most small sizes is still judged on enough of the rest to reach
 # the floor of judged cases (profiles.judged_floor), and one that crashes everywhere costs
@@ -38,7 +35,6 @@ SET_ASIDE_ALLOWANCE = 3
 class _RunningTest:
     flag: str | None = None  # the invariant of the test that is running
     set_aside: list[SamplerFault] = field(default_factory=list)
-    probing: int = 0  # > 0 inside probing(): the caller handles the sampler's faults itself
     judged: int = 0  # examples that ran to the end: every check on them held
 
 
@@ -83,10 +79,12 @@ def judge_only_if(condition: bool) -> None:
 
 def set_aside_or_raise(fault: SamplerFault) -> NoReturn:
     """Reject the example if ``fault`` breaks none of the running test's own invariant and a
-    Hypothesis test is drawing examples; otherwise raise it."""
+    Hypothesis test is drawing examples; otherwise raise it. The plugin installs it as what
+    ``ask`` does with a sampler's fault (``harness.execution.scenario.handle_faults_with``);
+    faults inside ``harness.execution.scenario.probing`` never reach it."""
     __tracebackhide__ = True  # failures point at the sampler, not the harness
     own = {v.flag for v in fault.violations} == {_RUNNING.flag}
-    if _RUNNING.flag is not None and not own and not _RUNNING.probing and currently_in_test_context():
+    if _RUNNING.flag is not None and not own and currently_in_test_context():
         _RUNNING.set_aside.append(fault)
         if len(_RUNNING.set_aside) >= SET_ASIDE_ALLOWANCE * settings().max_examples:
             raise EnoughSetAside()
@@ -99,17 +97,6 @@ class EnoughSetAside(BaseException):
     stops, and counts as judged on the examples that did not crash, or as not judged if none
     did. Without this stop Hypothesis would draw up to ten times its examples looking for
     valid ones."""
-
-
-@contextmanager
-def probing() -> Iterator[None]:
-    """A block that calls the sampler expecting it may fail, and catches the failure itself
-    (to report a finding): its faults are raised to it, never set aside."""
-    _RUNNING.probing += 1
-    try:
-        yield
-    finally:
-        _RUNNING.probing -= 1
 
 
 def take_set_aside() -> list[SamplerFault]:

@@ -2,14 +2,21 @@
 
 The package's subpackages ``properties`` (simulated ranks) and ``conformance`` (real
 process groups) are the repository's folders of those names, mapped in at build time.
+They are found, not imported: their tests import the plugin, which imports this.
 """
 
 from __future__ import annotations
 
+from importlib.util import find_spec
 from pathlib import Path
 
-from sampler_conformance import conformance, properties
 
-IN_PROCESS_DIR = Path(properties.__path__[0]).resolve()
-PROCESS_GROUPS_DIR = Path(conformance.__path__[0]).resolve()
+def _folder(package: str) -> Path:
+    spec = find_spec(package)
+    assert spec is not None and spec.submodule_search_locations is not None, package
+    return Path(list(spec.submodule_search_locations)[0]).resolve()
+
+
+IN_PROCESS_DIR = _folder("sampler_conformance.properties")
+PROCESS_GROUPS_DIR = _folder("sampler_conformance.conformance")
 CERTIFICATION_DIRS = (IN_PROCESS_DIR, PROCESS_GROUPS_DIR)

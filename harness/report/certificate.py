@@ -1,7 +1,8 @@
 """The certificate: what was certified, under what, and the result for each invariant.
 
 ``--certificate=PATH`` writes PATH.json (validated by certificate.schema.json beside this
-file) and PATH.md, a page to attach to a pull request. A failing run writes it too.
+file) and PATH.md, a page to attach to a pull request. A failing run writes it too. What
+it says of the sampler and of the draws is handed in by the plugin.
 """
 
 from __future__ import annotations
@@ -14,16 +15,27 @@ import platform
 import sys
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from sampler_conformance.core.contracts import Contract
-from sampler_conformance.pytest_plugin.profiles import describe_draws
-from sampler_conformance.subjects.index_sampler.plug import SamplerPlug
 
 from .results import FAILED, InvariantResult, Verdict, counterexample_text
 
 SCHEMA_PATH = Path(__file__).with_name("certificate.schema.json")
 SCHEMA_VERSION = 3
+
+
+class Certified(Protocol):
+    """What the certificate says of the thing certified (the index sampler's ``SamplerPlug``)."""
+
+    @property
+    def spec(self) -> str: ...
+    @property
+    def source_file(self) -> str | None: ...
+    @property
+    def missing(self) -> tuple[str, ...]: ...
+    @property
+    def is_factory(self) -> bool: ...
 
 
 def suite_version() -> str:
@@ -43,7 +55,7 @@ def certificate_paths(path: str) -> tuple[Path, Path]:
 
 def build_certificate(
     *,
-    plug: SamplerPlug,
+    plug: Certified,
     contract: Contract,
     results: list[InvariantResult],
     findings: list[str],
@@ -85,7 +97,8 @@ def build_certificate(
     }
 
 
-def render_markdown(certificate: dict[str, Any]) -> str:
+def render_markdown(certificate: dict[str, Any], draws: str) -> str:
+    """The page; ``draws`` says how the cases were drawn (``profiles.describe_draws``)."""
     sampler, run, contract = certificate["sampler"], certificate["run"], certificate["contract"]
     env = certificate["environment"]
     lines = [
@@ -99,7 +112,7 @@ def render_markdown(certificate: dict[str, Any]) -> str:
         f"- suite {env['suite']}, torch {env['torch']}, Hypothesis {env['hypothesis']}, Python {env['python']} "
         f"(PYTHONHASHSEED {env['python_hash_seed']}), {env['platform']}",
         f"- backend: {run.get('backend')}, world sizes: {run.get('world_sizes')}",
-        f"- Hypothesis profile: {run.get('hypothesis_profile')}, {describe_draws(run['hypothesis_seed'], run['example_database'])}, examples run: {run['examples']}",
+        f"- Hypothesis profile: {run.get('hypothesis_profile')}, {draws}, examples run: {run['examples']}",
         f"- command: `{' '.join(run['command'])}`",
         f"- created: {certificate['created']}, exit status: {run.get('exit_status')}",
         "",
@@ -122,9 +135,9 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", "<br>")
 
 
-def write_certificate(path: str, certificate: dict[str, Any]) -> tuple[Path, Path]:
+def write_certificate(path: str, certificate: dict[str, Any], draws: str) -> tuple[Path, Path]:
     json_path, md_path = certificate_paths(path)
     json_path.parent.mkdir(parents=True, exist_ok=True)
     json_path.write_text(json.dumps(certificate, indent=2) + "\n")
-    md_path.write_text(render_markdown(certificate))
+    md_path.write_text(render_markdown(certificate, draws))
     return json_path, md_path

@@ -26,8 +26,8 @@ from typing import Any
 import pytest
 
 from sampler_conformance.core.contracts import Contract
+from sampler_conformance.core.evidence import CRASH_FLAG
 from sampler_conformance.core.invariants import REGISTRY, title
-from sampler_conformance.pytest_plugin.crashes import CRASH_FLAG
 
 HELD, FAILED, NOT_APPLICABLE, NOT_RUN, ERROR = "held", "failed", "not applicable", "not run", "error"
 NOT_JUDGED, NOT_PROMISED, TURNED_OFF = "not judged", "not promised", "turned off"

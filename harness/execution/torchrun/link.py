@@ -27,10 +27,9 @@ from typing import TYPE_CHECKING, Any
 
 import torch.distributed as dist
 
-if TYPE_CHECKING:  # not imported at run time: rank 0 reads this before pytest starts (and imports Hypothesis)
-    from sampler_conformance.subjects.index_sampler.scenarios import Scenario
-
+if TYPE_CHECKING:  # not imported at run time: rank 0 reads this before pytest starts
     from ..messages import RankDied, RankError, RankSilent
+    from ..scenario import Scenario
 
 STORE_TIMEOUT_S = 60.0  # connecting, and any single store operation
 CONTROLLER = "controller"

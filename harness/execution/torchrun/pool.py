@@ -21,10 +21,9 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from sampler_conformance.subjects.index_sampler.scenarios import Scenario
-
 from ..backend import BackendChoice, choose_backend
 from ..rank_pool import FAULT_GRACE_S, STACK_DUMP_WAIT_S, Collected, RankPool, RankPools
+from ..scenario import Scenario
 from .link import (
     PLUGIN_NAME,
     POLL_MAX_S,

@@ -9,7 +9,6 @@ implementation: the in-process properties and the real process groups both call 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -18,8 +17,7 @@ from sampler_conformance.core.contracts import Contract
 from sampler_conformance.core.evidence import Violation, shorten
 from sampler_conformance.core.invariants import PER_EPOCH, Invariant
 
-if TYPE_CHECKING:
-    from .scenarios.loader import LoaderEpochRun
+from .runs import LoaderEpochRun
 
 # Below this many items two random orders may coincide by chance (1/10! for a full
 # permutation of 10), so "the order changed" is only asserted from here on.

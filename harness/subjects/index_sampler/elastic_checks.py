@@ -1,4 +1,4 @@
-"""The elastic invariants, as pure functions over an elastic run (``harness.subjects.index_sampler.scenarios.elastic``).
+"""The elastic invariants, as pure functions over an elastic run (``harness.subjects.index_sampler.runs``).
 
 The ranks of the contracts ``elastic`` composes with take turns through one global order:
 rank r takes units r, r+W, ... (a unit is an index, or a batch for a batch sampler). So
@@ -20,7 +20,7 @@ from sampler_conformance.core.evidence import PropertyFailure, Violation, raise_
 
 from .checks import index_counts
 from .resume_checks import counts_agree, items, missing_protocol
-from .scenarios.elastic import ElasticRun
+from .runs import ElasticRun
 
 Unit = int | tuple[int, ...]
 

@@ -17,6 +17,7 @@ import numpy as np
 
 from sampler_conformance.core.case import Case, NoLen, Observation, ReportedLength
 from sampler_conformance.core.contracts import Contract
+from sampler_conformance.execution.scenario import BadItems
 
 T = TypeVar("T")
 
@@ -31,8 +32,10 @@ class Guard(Protocol):
 _INT64_MAX = np.iinfo(np.int64).max
 
 
-class BadIndex(Exception):
+class BadIndex(BadItems):
     """An item that is not an int index, or more items than the bound allows."""
+
+    flag = "valid_indices"
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,9 @@
 """The resumable invariants, as pure functions over a resumed run and the uninterrupted one.
 
-Each takes the Observations of :mod:`harness.subjects.index_sampler.scenarios.resume` and returns the violations
-(empty when the invariant holds), with the rank, the epoch, the cut and the first item
-where the resumed run leaves the uninterrupted one.
+Each takes a :class:`ResumeRun` (``harness.subjects.index_sampler.runs``), the Observations
+of ``scenarios/resume.py``, and returns the violations (empty when the invariant holds),
+with the rank, the epoch, the cut and the first item where the resumed run leaves the
+uninterrupted one.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from sampler_conformance.core.case import Observation
 from sampler_conformance.core.evidence import Violation, expect_holds, shorten
 
 from .checks import UNEVEN_STEPS_HANG, index_counts
-from .scenarios.resume import ResumeRun
+from .runs import ResumeRun
 
 
 def items(count: int) -> str:

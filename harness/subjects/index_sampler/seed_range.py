@@ -22,10 +22,9 @@ from dataclasses import dataclass
 from sampler_conformance.core.case import Case
 from sampler_conformance.core.contracts import Contract
 from sampler_conformance.core.evidence import SamplerFault, SamplerHang
-from sampler_conformance.pytest_plugin.crashes import probing
+from sampler_conformance.execution.scenario import Ranks, probing
 
 from .plug import SamplerPlug
-from .scenarios import Ranks
 from .scenarios.epochs import read_epochs
 from .scenarios.steps import Build
 

@@ -6,14 +6,15 @@ from dataclasses import dataclass
 
 from sampler_conformance.core.case import Case, ReportedLength
 from sampler_conformance.core.contracts import Contract
+from sampler_conformance.execution.scenario import RankContext, Ranks, ask
 
 from ..plug import SamplerPlug
-from . import Ranks, Scenario, ask
-from .steps import RankContext, build, count_batches
+from . import SamplerScenario
+from .steps import build, count_batches
 
 
 @dataclass(frozen=True)
-class CountBatches(Scenario):
+class CountBatches(SamplerScenario):
     batch_drop_last: bool = False  # BatchSampler's; the sampler's own drop_last is the case's
 
     def run(self, rank: RankContext) -> tuple[int, ReportedLength]:

@@ -24,12 +24,14 @@ from typing import Any
 from sampler_conformance.core.case import Case, Observation
 from sampler_conformance.core.contracts import Contract
 from sampler_conformance.execution.global_rng import seed_global_rngs
+from sampler_conformance.execution.scenario import RankContext, Ranks, ask
 
 from ..plug import SamplerPlug
 from ..reading import Reading, observation_of, take
-from . import Ranks, Scenario, ask
+from ..runs import ElasticRun
+from . import SamplerScenario
 from .resume import batches_in, items_in, missing_methods, through_checkpoint
-from .steps import Build, RankContext, all_reduce_counts, build, read, set_epoch
+from .steps import Build, all_reduce_counts, build, read, set_epoch
 
 
 @dataclass(frozen=True)
@@ -46,7 +48,7 @@ class LegReply:
 
 
 @dataclass(frozen=True)
-class Leg(Scenario):
+class Leg(SamplerScenario):
     """One leg on ``case.world_size`` ranks: load ``state`` (None: start the epoch), then
     take ``taken`` items and save, or (``taken`` None) read the rest of the pass."""
 
@@ -101,31 +103,6 @@ class Leg(Scenario):
         """This rank's sampler for the leg: from the process group in one, else explicit."""
         how = Build.EXPLICIT if rank.backend is None else Build.GROUP
         return build(rank, case or self.case, self.contract, how)
-
-
-@dataclass(frozen=True)
-class ElasticRun:
-    """An elastic run's legs as Observations: what each leg consumed, and the last leg's rest."""
-
-    epoch: int
-    world_sizes: tuple[int, ...]  # of each leg, the first one's W first
-    taken: tuple[int, ...]  # items each rank was asked for in each leg but the last
-    uninterrupted: Observation  # epoch e on the first leg's W ranks
-    undropped: Observation  # the same built without drop_last (the same run without it)
-    consumed: tuple[Observation, ...]  # [leg]: what each leg but the last took before its checkpoint
-    rest: Observation  # the last leg's pass
-    missing: tuple[str, ...]  # Stateful methods the sampler lacks
-    # In a process group, [rank]: the last leg's all-reduced counts of its items and batches.
-    reduced_items: tuple[tuple[int, ...], ...] = ()
-    reduced_batches: tuple[tuple[int, ...], ...] = ()
-
-    def describe(self) -> str:
-        """``after 3 items on each of W=2 ranks, then 1 item on each of W=3 ranks, resumed on W=4``."""
-        legs = [
-            f"{taken} item{'' if taken == 1 else 's'} on each of W={world} ranks"
-            for taken, world in zip(self.taken, self.world_sizes, strict=False)
-        ]
-        return f"epoch {self.epoch}: {', then '.join(legs)}, resumed on W={self.world_sizes[-1]} from rank 0's state"
 
 
 def elastic_run(

@@ -12,11 +12,12 @@ from dataclasses import dataclass
 
 from sampler_conformance.core.case import Case, Observation
 from sampler_conformance.core.contracts import Contract
+from sampler_conformance.execution.scenario import RankContext, Ranks, ask
 
 from ..plug import SamplerPlug
 from ..reading import Reading, observation_of
-from . import Ranks, Scenario, ask
-from .steps import Build, RankContext, build, has_set_epoch, read, set_epoch
+from . import SamplerScenario
+from .steps import Build, build, has_set_epoch, read, set_epoch
 
 # What a real group builds by default: from the group, explicitly, and as the only rank.
 GROUP_BUILDS = (Build.GROUP, Build.EXPLICIT, Build.SINGLE)
@@ -30,7 +31,7 @@ class RankReadings:
 
 
 @dataclass(frozen=True)
-class ReadEpochs(Scenario):
+class ReadEpochs(SamplerScenario):
     epochs: tuple[int | None, ...] = (None,)
     builds: tuple[Build, ...] = (Build.EXPLICIT,)
 

@@ -23,11 +23,13 @@ from torch.utils.data import DataLoader
 
 from sampler_conformance.core.case import Case, Observation, ReportedLength
 from sampler_conformance.core.contracts import Contract
+from sampler_conformance.execution.scenario import RankContext, Ranks, ask
 
 from ..dataset import IndexDataset, collate_indices
 from ..reading import read_limit, reported_len
-from . import Ranks, Scenario, ask
-from .steps import Build, RankContext, all_reduce_counts, build, has_set_epoch, no_indices, read, set_epoch
+from ..runs import LoaderEpochRun
+from . import SamplerScenario
+from .steps import Build, all_reduce_counts, build, has_set_epoch, no_indices, read, set_epoch
 
 
 @dataclass(frozen=True)
@@ -46,7 +48,7 @@ class LoaderReadings:
 
 
 @dataclass(frozen=True)
-class RunLoader(Scenario):
+class RunLoader(SamplerScenario):
     epochs: tuple[int | None, ...] = (None,)
     num_workers: int = 0
     loader_drop_last: bool = False
@@ -109,19 +111,6 @@ def worker_start_method() -> str:
     on Linux, and as cheap per worker as fork once it runs.
     """
     return "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
-
-
-@dataclass(frozen=True)
-class LoaderEpochRun:
-    sampler: Observation  # what each rank's sampler yields this epoch
-    batches: tuple[tuple[np.ndarray, ...], ...]  # [rank] what came out of the DataLoader
-    loader_lengths: tuple[ReportedLength, ...]  # [rank] len(DataLoader)
-    reduced_counts: tuple[tuple[int, ...], ...]  # [rank] every rank's batch count, as all-reduced there
-    has_set_epoch: bool = True  # False: the sampler has none, so set_epoch was never called
-
-    @property
-    def batch_counts(self) -> tuple[int, ...]:
-        return tuple(len(b) for b in self.batches)
 
 
 def run_loader(

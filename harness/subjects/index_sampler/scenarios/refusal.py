@@ -6,15 +6,15 @@ from dataclasses import dataclass
 
 from sampler_conformance.core.case import Case
 from sampler_conformance.core.contracts import Contract
+from sampler_conformance.execution.scenario import RankContext, Ranks, ask
 
 from ..dataset import IndexDataset
 from ..plug import SamplerPlug
-from . import Ranks, Scenario, ask
-from .steps import RankContext
+from . import SamplerScenario
 
 
 @dataclass(frozen=True)
-class ConstructWith(Scenario):
+class ConstructWith(SamplerScenario):
     """Build once with ``num_replicas``/``rank`` as given; reply with the refusal, or None."""
 
     num_replicas: int = 1

@@ -8,11 +8,12 @@ from dataclasses import dataclass
 from sampler_conformance.core.case import Case, Observation
 from sampler_conformance.core.contracts import Contract
 from sampler_conformance.execution.global_rng import advanced, global_rng_fingerprints, seed_global_rngs
+from sampler_conformance.execution.scenario import RankContext, Ranks, ask
 
 from ..plug import SamplerPlug
 from ..reading import Reading, observation_of
-from . import Ranks, Scenario, ask
-from .steps import RankContext, build, read
+from . import SamplerScenario
+from .steps import build, read
 
 
 @dataclass(frozen=True)
@@ -24,7 +25,7 @@ class RepeatReadings:
 
 
 @dataclass(frozen=True)
-class ReadThreeWays(Scenario):
+class ReadThreeWays(SamplerScenario):
     global_seed: int = 0
 
     def run(self, rank: RankContext) -> RepeatReadings:

@@ -30,12 +30,14 @@ import torch
 from sampler_conformance.core.case import Case, Observation
 from sampler_conformance.core.contracts import Contract
 from sampler_conformance.execution.global_rng import seed_global_rngs
+from sampler_conformance.execution.scenario import RankContext, Ranks, ask
 
 from ..dataset import IndexDataset
 from ..plug import SamplerPlug
 from ..reading import Reading, observation_of, read_limit, take
-from . import Ranks, Scenario, ask
-from .steps import Build, RankContext, all_reduce_counts, build, has_set_epoch, read, set_epoch
+from ..runs import ResumeRun
+from . import SamplerScenario
+from .steps import Build, all_reduce_counts, build, has_set_epoch, read, set_epoch
 
 # torch's Stateful protocol: what a resumable sampler must have.
 STATEFUL_METHODS = ("state_dict", "load_state_dict")
@@ -82,7 +84,7 @@ class ResumedRank:
 
 
 @dataclass(frozen=True)
-class Resume(Scenario):
+class Resume(SamplerScenario):
     epoch: int = 0
     cuts: tuple[int, ...] = (0,)  # checkpoint after this many items of the epoch; each further cut resumes again
     after_pass: bool = False  # the checkpoint follows the end of the epoch's pass: the loop goes on at epoch + 1
@@ -161,27 +163,6 @@ class Resume(Scenario):
         return sampler
 
 
-@dataclass(frozen=True)
-class ResumeRun:
-    """The ranks' replies, as Observations of the case (each with its epoch)."""
-
-    epoch: int  # e, the epoch interrupted
-    uninterrupted: tuple[Observation, ...]  # [epoch]: e, e+1, ...
-    consumed: tuple[Observation, ...]  # [cut]
-    resumed: tuple[Observation, ...]  # [epoch]: the resumed pass, then the later epochs
-    first_resumed_epoch: int  # the epoch of resumed[0]: e, or e + 1 after a finished pass
-    not_plain: tuple[tuple[int, str], ...]  # (rank, why) for states that are not plain data
-    missing: tuple[str, ...]  # Stateful methods the sampler lacks
-    has_set_epoch: bool
-    # In a process group, [rank]: every rank's count of the resumed pass's items (and batches)
-    # as the all-reduce delivered them on that rank; empty in-process.
-    reduced_items: tuple[tuple[int, ...], ...] = ()
-    reduced_batches: tuple[tuple[int, ...], ...] = ()
-
-    def uninterrupted_at(self, epoch: int) -> Observation:
-        return self.uninterrupted[epoch - self.epoch]
-
-
 def resume(ranks: Ranks, plug: SamplerPlug, contract: Contract, case: Case, **protocol: Any) -> ResumeRun:
     """Every rank's uninterrupted and resumed run of ``case`` (``protocol``: the fields of
     :class:`Resume` after the case)."""
@@ -239,7 +220,7 @@ class ForeignStateReply:
 
 
 @dataclass(frozen=True)
-class LoadForeignState(Scenario):
+class LoadForeignState(SamplerScenario):
     """Rank 0 of the case takes ``taken`` items of the epoch and its state; a fresh sampler
     built for ``other`` (another dataset size, seed, shuffle, drop_last or world size) as
     rank 0 loads that state and yields its first item. The reply says where it refused the

@@ -42,14 +42,16 @@ import numpy as np
 from sampler_conformance.core.case import Case, NoLen, Observation
 from sampler_conformance.core.contracts import Contract
 from sampler_conformance.execution.global_rng import seed_global_rngs
+from sampler_conformance.execution.scenario import RankContext, Ranks, ask
 
 from ..dataset import IndexDataset, collate_indices
 from ..plug import SamplerPlug
 from ..reading import read_limit
-from . import Ranks, Scenario, ask
+from ..runs import ResumeRun
+from . import SamplerScenario
 from .loader import worker_start_method
-from .resume import ResumeRun, missing_methods, through_checkpoint
-from .steps import Build, RankContext, build, has_set_epoch, set_epoch
+from .resume import missing_methods, through_checkpoint
+from .steps import Build, build, has_set_epoch, set_epoch
 
 # What the loader it drives is, for messages.
 LOADER = "torchdata's StatefulDataLoader"
@@ -68,7 +70,7 @@ class LoaderResumedRank:
 
 
 @dataclass(frozen=True)
-class ResumeThroughLoader(Scenario):
+class ResumeThroughLoader(SamplerScenario):
     epoch: int = 0
     cut: int = 0  # batches the loop takes before loader.state_dict()
     num_workers: int = 0

@@ -1,20 +1,15 @@
 """The steps scenarios are made of, each written once for rank processes and simulated ranks.
 
-Every call into the sampler goes through :meth:`RankContext.call`. It marks the process as
-inside the sampler (a death there is the sampler's: ``RankSetup.watch``), notes when the
-call began (``--rank-timeout`` bounds one call into one rank's sampler), and turns what
-the sampler raises into :class:`StepFailed`, carrying the sampler's frames as evidence.
+Every call into the sampler goes through ``RankContext.call`` (``harness.execution.scenario``),
+which bounds it and turns what the sampler raises into evidence.
 """
 
 from __future__ import annotations
 
 import os
-import time
-from collections.abc import Callable
-from dataclasses import dataclass
 from enum import Enum
 from itertools import islice
-from typing import Any, TypeVar
+from typing import Any
 
 import numpy as np
 import torch
@@ -23,86 +18,11 @@ from torch.utils.data import BatchSampler
 
 from sampler_conformance.core.case import Case, ReportedLength
 from sampler_conformance.core.contracts import Contract
-from sampler_conformance.core.evidence import FAULT
 from sampler_conformance.execution.backend import rank_device
-from sampler_conformance.execution.blame import sampler_frames_in_traceback
+from sampler_conformance.execution.scenario import RankContext
 
 from ..dataset import IndexDataset
-from ..plug import SamplerPlug
-from ..reading import BadIndex, Reading, read_limit, read_pass, reported_len
-
-T = TypeVar("T")
-
-
-@dataclass(frozen=True)
-class CallWatch:
-    """Shared with the controller (``multiprocessing`` raw values): whether the process is
-    inside a call into the sampler, since when, and which rank it is running."""
-
-    in_sampler: Any  # RawValue("b"): 1 inside a call
-    call_started: Any  # RawValue("d"): time.monotonic() when the latest call began
-    rank: Any  # RawValue("i"): the rank being run (simulated ranks run in turn)
-    # RawValue("b"): 1 while the rank waits in the suite's own collective, where a peer that
-    # raised or died leaves it waiting: a consequence of that fault, not one of its own.
-    in_collective: Any
-
-    @classmethod
-    def create(cls, context: Any) -> CallWatch:
-        return cls(
-            context.RawValue("b", 0), context.RawValue("d", 0.0), context.RawValue("i", 0), context.RawValue("b", 0)
-        )
-
-
-class StepFailed(Exception):
-    """A call into the sampler (or the loader driving it) raised."""
-
-    def __init__(self, rank: int, flag: str, summary: str, sampler_frames: tuple[str, ...]) -> None:
-        super().__init__(summary)
-        self.rank = rank
-        self.flag = flag
-        self.summary = summary
-        self.sampler_frames = sampler_frames
-
-
-def raised(exc: BaseException, step: str, who: str = "the sampler") -> str:
-    """``the sampler raised ValueError while iterating: ...``: the words for a sampler's exception."""
-    return f"{who} raised {type(exc).__name__} {step}: {str(exc) or '(no message)'}"
-
-
-@dataclass
-class RankContext:
-    """One rank running a scenario: who it is, the sampler, and where it runs."""
-
-    rank: int
-    world_size: int
-    plug: SamplerPlug
-    watch: CallWatch
-    backend: str | None = None  # the process group's; None: a simulated rank, no group
-    epoch: int | None = None  # the epoch set last, for failure reports
-
-    def __post_init__(self) -> None:
-        self.watch.rank.value = self.rank
-
-    def call(self, what: str, work: Callable[[], T], *, into_sampler: bool = True) -> T:
-        """Run one call into the sampler. ``into_sampler=False`` for calls into machinery
-        that drives it (a DataLoader): their exceptions count against the sampler only
-        when its frames are on the traceback."""
-        self.watch.call_started.value = time.monotonic()
-        self.watch.in_sampler.value = 1
-        try:
-            return work()
-        except BadIndex as exc:
-            raise StepFailed(self.rank, "valid_indices", f"the sampler {exc}", ("(the items it yielded)",)) from exc
-        except (Exception, KeyboardInterrupt, SystemExit) as exc:
-            # A real Ctrl-C never reaches this process (it runs in its own process group):
-            # KeyboardInterrupt and SystemExit here came from the sampler.
-            frames = tuple(sampler_frames_in_traceback(exc.__traceback__))
-            if into_sampler and not frames:  # raised by the call itself, say len() of a float
-                frames = (f"(the call into the sampler {what})",)
-            who = "the sampler" if frames else "the machinery driving the sampler (no sampler frame on the traceback)"
-            raise StepFailed(self.rank, FAULT, raised(exc, what, who), frames) from exc
-        finally:
-            self.watch.in_sampler.value = 0
+from ..reading import Reading, read_limit, read_pass, reported_len
 
 
 class Build(str, Enum):
