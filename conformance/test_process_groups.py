@@ -13,10 +13,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sampler_conformance.core.evidence import expect_holds
-from sampler_conformance.core.invariants import REGISTRY
 from sampler_conformance.plugin import drop_last_variant, not_applicable, per_epoch_params, requires_parameter
 from sampler_conformance.pytest_plugin.crashes import judge_only_if
 from sampler_conformance.subjects.index_sampler.checks import (
+    MIN_COMPARABLE_ITEMS,
+    PER_EPOCH_BY_FLAG,
     check_orders_differ,
     check_ranks_agree,
     check_same_indices,
@@ -30,8 +31,6 @@ from sampler_conformance.subjects.index_sampler.scenarios.epochs import GROUP_BU
 from sampler_conformance.subjects.index_sampler.scenarios.steps import Build
 
 from .examples import round_trips
-
-MIN_SHUFFLED_SIZE = 10
 
 
 def skip_unless_buildable_explicitly(plug) -> None:
@@ -74,17 +73,17 @@ def test_num_replicas_and_rank_default_to_the_group(group, world_size, sampler_p
 @given(data=st.data())
 def test_invariant_across_processes(group, world_size, sampler_plug, contract, flag, drop_last, data):
     """Each rank in its own process, sampler built from the group: the per-epoch invariant holds
-    (generated from the registry, as properties/test_per_epoch.py; the layouts and whole batches
+    (generated from the per-epoch table, as properties/test_per_epoch.py; the layouts and whole batches
     are judged against each rank's own one-rank reading)."""
-    invariant = REGISTRY[flag]
+    per_epoch = PER_EPOCH_BY_FLAG[flag]
     drop_last_variant(sampler_plug, drop_last)
-    for parameter in invariant.needs:
+    for parameter in per_epoch.invariant.needs:
         requires_parameter(sampler_plug, parameter)
-    if invariant.against_one_rank:
+    if per_epoch.against_one_rank:
         skip_unless_buildable_explicitly(sampler_plug)
-    fixed = {name: value for name, value in invariant.fixed if name != "drop_last"}
+    fixed = {name: value for name, value in per_epoch.fixed if name != "drop_last"}
     run = _drawn_run(group, world_size, sampler_plug, contract, drop_last, data, **fixed)
-    one_rank = run.single[0][0] if invariant.against_one_rank else None
+    one_rank = run.single[0][0] if per_epoch.against_one_rank else None
     expect_holds(run.group[0], judge(flag, run.group[0], contract, one_rank))
 
 
@@ -109,7 +108,7 @@ def test_set_epoch_reshuffles_in_the_group(group, world_size, sampler_plug, cont
         sampler_plug,
         drop_last=drop_last,
         shuffle=True,
-        min_dataset_size=MIN_SHUFFLED_SIZE,
+        min_dataset_size=MIN_COMPARABLE_ITEMS,
         contract=contract,
         world_size=world_size,
     )
@@ -151,7 +150,7 @@ def test_built_from_the_dataset_alone_the_defaults_are_the_contracts(group, worl
         shuffle=defaults["shuffle"],
         contract=contract,
         world_size=world_size,
-        min_dataset_size=MIN_SHUFFLED_SIZE,
+        min_dataset_size=MIN_COMPARABLE_ITEMS,
     ).with_(seed=defaults["seed"])
     run = read_epochs(group, sampler_plug, contract, case, builds=GROUP_BUILDS + (Build.DEFAULTS,))
     expect_holds(

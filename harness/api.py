@@ -32,12 +32,11 @@ from typing import Any
 
 from .core.contracts import DEFAULT_CONTRACT, contract_named
 from .core.invariants import REGISTRY
-from .report.results import ERROR, FAILED, HELD, NOT_PROMISED
+from .report.results import ERROR, FAILED, HELD, MAX_SHOWN_COUNTEREXAMPLES, NOT_PROMISED
 
 # A certification ends by itself (every wait inside is bounded); this only guards against
 # a machine so overloaded that it never does. Raise it for --hypothesis-profile=thorough.
 RUN_TIMEOUT_S = 3600.0
-MAX_SHOWN_COUNTEREXAMPLES = 3
 
 
 class CertificationError(RuntimeError):

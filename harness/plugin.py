@@ -21,7 +21,7 @@ from hypothesis.errors import Unsatisfiable
 
 from .core.contracts import CONTRACT_SYNTAX, DEFAULT_CONTRACT, Contract, contract_named, describe_contracts
 from .core.evidence import CRASH_FLAG, FAULT, Evidence, HarnessError
-from .core.invariants import PER_EPOCH, REGISTRY
+from .core.invariants import REGISTRY
 from .execution import simulator
 from .execution.backend import BACKENDS, DEFAULT_BACKEND, BackendChoice, choose_backend, cuda_device_count
 from .execution.scenario import Ranks, handle_faults_with
@@ -39,6 +39,7 @@ from .report.results import (
     HELD,
     INVARIANT_KEY,
     JUDGED_KEY,
+    MAX_SHOWN_COUNTEREXAMPLES,
     NO_TEST_RAN,
     NO_VERDICT,
     NOT_APPLICABLE,
@@ -56,6 +57,7 @@ from .report.results import (
     verdict,
 )
 from .subjects.index_sampler import seed_range
+from .subjects.index_sampler.checks import PER_EPOCH
 from .subjects.index_sampler.draws import take_example_count
 from .subjects.index_sampler.plug import DEFAULT_SPEC, SamplerPlug, SamplerSpecError, load_plug
 
@@ -66,7 +68,6 @@ else:  # Python 3.10: the backport Hypothesis depends on there
 
 CERTIFICATION_MARK = "certification"
 DEFAULT_WORLD_SIZES = "1,2,4"  # sized for 2 cores; GPU nodes: --backend=nccl --world-sizes=8
-MAX_SHOWN_COUNTEREXAMPLES = 3  # per failed invariant in the summary; the certificate has them all
 
 
 @dataclass(frozen=True)
@@ -633,18 +634,18 @@ def drop_last_variant(plug: SamplerPlug, drop_last: bool) -> bool:
 
 
 def per_epoch_params() -> list[Any]:
-    """``(flag, drop_last)`` for the tests generated from the registry's per-epoch invariants,
+    """``(flag, drop_last)`` for the tests generated from the per-epoch invariants (``checks.PER_EPOCH``),
     each marked with its invariant; drop_last as the invariant fixes it, else both."""
     params = []
-    for invariant in PER_EPOCH:
-        fixed = dict(invariant.fixed)
+    for per_epoch in PER_EPOCH:
+        fixed = dict(per_epoch.fixed)
         for value in [bool(fixed["drop_last"])] if "drop_last" in fixed else [False, True]:
             params.append(
                 pytest.param(
-                    invariant.flag,
+                    per_epoch.flag,
                     value,
-                    marks=pytest.mark.invariant(invariant.flag),
-                    id=f"{invariant.flag}-{DROP_LAST_IDS[value]}",
+                    marks=pytest.mark.invariant(per_epoch.flag),
+                    id=f"{per_epoch.flag}-{DROP_LAST_IDS[value]}",
                 )
             )
     return params

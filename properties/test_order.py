@@ -13,6 +13,7 @@ from sampler_conformance.execution.simulator import SIMULATED
 from sampler_conformance.plugin import requires_parameter
 from sampler_conformance.pytest_plugin.crashes import judge_only_if
 from sampler_conformance.subjects.index_sampler.checks import (
+    MIN_COMPARABLE_ITEMS,
     check_orders_differ,
     check_same_indices,
     missing_set_epoch,
@@ -24,9 +25,6 @@ from sampler_conformance.subjects.index_sampler.scenarios.epochs import read_epo
 from sampler_conformance.subjects.index_sampler.scenarios.repeat import read_three_ways
 from sampler_conformance.subjects.index_sampler.seed_range import seed_limit
 from sampler_conformance.subjects.index_sampler.simulated import observe
-
-# Reshuffle and seed properties need enough items that two orders cannot coincide by chance.
-MIN_SHUFFLED_SIZE = 10
 
 
 @pytest.mark.invariant("deterministic")
@@ -64,7 +62,7 @@ def test_same_order_without_set_epoch(sampler_plug, contract, drop_last, data):
 def test_set_epoch_reshuffles(sampler_plug, contract, drop_last, data):
     """For N >= 10, distinct epochs give distinct orders, and every epoch keeps the per-epoch invariants."""
     case = draw_case(
-        data, sampler_plug, drop_last=drop_last, shuffle=True, min_dataset_size=MIN_SHUFFLED_SIZE, contract=contract
+        data, sampler_plug, drop_last=drop_last, shuffle=True, min_dataset_size=MIN_COMPARABLE_ITEMS, contract=contract
     )
     chosen = data.draw(st.lists(epochs(), min_size=3, max_size=4, unique=True), label="epochs")
     # One sampler object per rank for the whole run, set_epoch before each epoch, as the
@@ -96,7 +94,7 @@ def test_seed_changes_order(sampler_plug, contract, drop_last, data, report_find
     collisions are reported as findings, not failures."""
     requires_parameter(sampler_plug, "seed")
     case = draw_case(
-        data, sampler_plug, drop_last=drop_last, shuffle=True, min_dataset_size=MIN_SHUFFLED_SIZE, contract=contract
+        data, sampler_plug, drop_last=drop_last, shuffle=True, min_dataset_size=MIN_COMPARABLE_ITEMS, contract=contract
     )
     limit = seed_limit(sampler_plug)
     seed_a, seed_b = data.draw(st.lists(small_seeds(limit), min_size=2, max_size=2, unique=True), label="seeds")

@@ -11,8 +11,8 @@ from typing import Any, cast
 import pytest
 
 from sampler_conformance.core.contracts import CONTRACTS, EXTENSIONS, TORCH, contract_named
-from sampler_conformance.core.invariants import PER_EPOCH, REGISTRY, Where
-from sampler_conformance.subjects.index_sampler.checks import per_epoch_judges
+from sampler_conformance.core.invariants import REGISTRY, Where
+from sampler_conformance.subjects.index_sampler.checks import PER_EPOCH, PER_EPOCH_BY_FLAG
 from sampler_conformance.subjects.index_sampler.plug import load_plug
 
 from .catalogue import ELASTIC_BAD, ELASTIC_CONTRACT, KNOWN_BAD, RESUMABLE_CONTRACT, RESUME_BAD, RESUME_GROUP_BAD
@@ -58,8 +58,10 @@ def test_every_invariant_is_promised_by_some_contract():
     assert set(REGISTRY) - promised == set()
 
 
-def test_every_per_epoch_invariant_has_exactly_one_judge():
-    assert set(per_epoch_judges(TORCH)) == {invariant.flag for invariant in PER_EPOCH}
+def test_each_per_epoch_judge_is_declared_once_for_a_declared_invariant_in_the_registrys_order():
+    flags = [per_epoch.flag for per_epoch in PER_EPOCH]
+    assert len(PER_EPOCH_BY_FLAG) == len(flags)
+    assert flags == [flag for flag in REGISTRY if flag in PER_EPOCH_BY_FLAG]
 
 
 def _marked(pytester: pytest.Pytester, path) -> set[str]:

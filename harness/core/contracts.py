@@ -74,7 +74,8 @@ class Contract:
         return math.ceil(2 * dataset_size / world_size) + 1
 
 
-_PER_EPOCH = {
+# What every contract of finite index samplers (torch, contiguous, partition) promises.
+_SHARED_BY_FINITE_INDEX_CONTRACTS = {
     "len_matches_iter",
     "valid_indices",
     "covers",
@@ -93,7 +94,7 @@ TORCH = Contract(
     family="A",
     description="DistributedSampler-compatible: ceil(N/W) per rank, strided, padded from the head",
     flags=frozenset(
-        _PER_EPOCH
+        _SHARED_BY_FINITE_INDEX_CONTRACTS
         | _ORDER
         | {"equal_length", "pads_from_head", "strided", "unshuffled_in_order", "equal_batches", "defaults"}
     ),
@@ -104,7 +105,7 @@ CONTIGUOUS = Contract(
     family="B",
     description="like torch, but rank r gets a contiguous block of the padded global order",
     flags=frozenset(
-        _PER_EPOCH
+        _SHARED_BY_FINITE_INDEX_CONTRACTS
         | _ORDER
         | {"equal_length", "pads_from_head", "contiguous", "unshuffled_in_order", "equal_batches", "defaults"}
     ),
@@ -115,7 +116,7 @@ PARTITION = Contract(
     name="partition",
     family="C",
     description="exact partition for evaluation: no padding, disjoint, union is range(N), lengths differ by <= 1",
-    flags=frozenset(_PER_EPOCH | {"balanced", "deterministic", "seed_effective"}),
+    flags=frozenset(_SHARED_BY_FINITE_INDEX_CONTRACTS | {"balanced", "deterministic", "seed_effective"}),
     layout="any",
     length_rule="balanced",
 )

@@ -6,8 +6,10 @@ process groups, or in real groups only), and the known-bad sampler that proves i
 can fail (``selftests/test_registry.py`` holds every record to that). Contracts
 (``harness.core.contracts``) are sets of these flags; the titles in failure messages, the
 ``--list-contracts`` text, the table in docs/contracts.md and the "not run" bookkeeping all come
-from here, and the per-epoch tests of both runners are generated from
-:data:`PER_EPOCH` (``properties/test_per_epoch.py``,
+from here. How a per-epoch invariant is judged (its judge, the case fields it fixes, whether it
+compares each rank with the one-rank order) is declared beside its check, in the subject's
+per-epoch table (``harness.subjects.index_sampler.checks.PER_EPOCH``), from which the per-epoch
+tests of both runners are generated (``properties/test_per_epoch.py``,
 ``conformance/test_process_groups.py``).
 
 This module imports nothing from the harness, so every other module may import it.
@@ -37,12 +39,6 @@ class Invariant:
     where: Where = Where.BOTH
     needs: tuple[str, ...] = ()  # sampler parameters it cannot be checked without
     packages: tuple[str, ...] = ()  # packages it cannot be checked without: its tests skip, saying so
-    # Judged on one reading of every rank (harness.subjects.index_sampler.checks.per_epoch_violations), so that
-    # its tests are generated; the case fields its check fixes, and whether it compares
-    # each rank's share with the one-rank order.
-    per_epoch: bool = False
-    fixed: tuple[tuple[str, object], ...] = ()
-    against_one_rank: bool = False
 
 
 _KNOWN_BAD = "selftests.corpus.known_bad"
@@ -59,14 +55,12 @@ DECLARED: tuple[Invariant, ...] = (
         "len() matches iteration",
         "__len__ disagreeing with iteration (wrong step counts, LR schedules)",
         f"{_KNOWN_BAD}:LenIgnoresDropLast",
-        per_epoch=True,
     ),
     Invariant(
         "equal_length",
         "equal per-rank lengths",
         "one rank running one step more than the others: DDP hangs",
         f"{_KNOWN_BAD}:FloorNotCeil",
-        per_epoch=True,
     ),
     Invariant(
         "balanced",
@@ -74,38 +68,31 @@ DECLARED: tuple[Invariant, ...] = (
         "an eval shard far larger than the others",
         f"{_FAMILIES}:OverlappingPartition",
         proven_under="partition",
-        per_epoch=True,
     ),
     Invariant(
         "valid_indices",
         "valid indices",
         "tensors, floats, negative or out-of-range indices, samplers that never stop",
         f"{_KNOWN_BAD}:YieldsTensors",
-        per_epoch=True,
     ),
-    Invariant("covers", "union coverage", "silently dropped data", f"{_KNOWN_BAD}:RankInSeed", per_epoch=True),
+    Invariant("covers", "union coverage", "silently dropped data", f"{_KNOWN_BAD}:RankInSeed"),
     Invariant(
         "disjoint",
         "ranks disjoint unless padded",
         "silently duplicated data beyond the padding",
         f"{_KNOWN_BAD}:DropLastIgnored",
-        per_epoch=True,
     ),
     Invariant(
         "pads_from_head",
         "padding from the head",
         "padding that is random, from the tail, or fails when N < W/2",
         f"{_KNOWN_BAD}:PadsFromTail",
-        per_epoch=True,
-        fixed=(("drop_last", False),),
     ),
     Invariant(
         "strided",
         "strided assignment",
         "contiguous blocks where rank r must get Q[r::W]; rank-dependent orders",
         f"{_KNOWN_BAD}:ContiguousBlocks",
-        per_epoch=True,
-        against_one_rank=True,
     ),
     Invariant(
         "contiguous",
@@ -113,8 +100,6 @@ DECLARED: tuple[Invariant, ...] = (
         "strided shares where rank r must get a contiguous block",
         f"{_FAMILIES}:ContiguousTailPadding",
         proven_under="contiguous",
-        per_epoch=True,
-        against_one_rank=True,
     ),
     Invariant(
         "unshuffled_in_order",
@@ -122,8 +107,6 @@ DECLARED: tuple[Invariant, ...] = (
         "shuffle=False ignored",
         f"{_KNOWN_BAD}:ShuffleIgnored",
         needs=("shuffle",),
-        per_epoch=True,
-        fixed=(("shuffle", False),),
     ),
     Invariant(
         "deterministic",
@@ -173,7 +156,6 @@ DECLARED: tuple[Invariant, ...] = (
         "infinite streams that repeat or skip items within an epoch",
         f"{_FAMILIES}:InfiniteRankSeeded",
         proven_under="infinite",
-        per_epoch=True,
     ),
     Invariant(
         "whole_batches",
@@ -181,8 +163,6 @@ DECLARED: tuple[Invariant, ...] = (
         "batches split across ranks",
         f"{_FAMILIES}:SplitBatches",
         proven_under="batch",
-        per_epoch=True,
-        against_one_rank=True,
     ),
     Invariant(
         "agrees_across_ranks",
@@ -335,8 +315,6 @@ DECLARED: tuple[Invariant, ...] = (
 )
 
 REGISTRY: dict[str, Invariant] = {invariant.flag: invariant for invariant in DECLARED}
-# Judged on one reading of every rank: their tests are generated for both runners.
-PER_EPOCH: tuple[Invariant, ...] = tuple(i for i in DECLARED if i.per_epoch)
 # Checked in real process groups only: a run of properties/ alone leaves them unchecked.
 GROUP_ONLY: frozenset[str] = frozenset(i.flag for i in DECLARED if i.where is Where.GROUPS)
 

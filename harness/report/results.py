@@ -199,6 +199,11 @@ def _distinct(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return list(seen.values())
 
 
+# The counterexamples per failed invariant the terminal summary and check_sampler's explanation
+# show; the certificate has them all.
+MAX_SHOWN_COUNTEREXAMPLES = 3
+
+
 def counterexample_text(record: dict[str, Any]) -> str:
     """One violation record as it reads in the summary and the certificate's Markdown."""
     lines = [f"[{record['title']}] {record['message']}"]

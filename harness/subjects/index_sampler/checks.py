@@ -9,19 +9,21 @@ implementation: the in-process properties and the real process groups both call 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
 from sampler_conformance.core.case import Case, Observation, ReportedLength
 from sampler_conformance.core.contracts import Contract
 from sampler_conformance.core.evidence import Violation, shorten
-from sampler_conformance.core.invariants import PER_EPOCH, Invariant
+from sampler_conformance.core.invariants import REGISTRY, Invariant
 
 from .runs import LoaderEpochRun
 
 # Below this many items two random orders may coincide by chance (1/10! for a full
-# permutation of 10), so "the order changed" is only asserted from here on.
-MIN_ITEMS_FOR_DISTINCT_ORDERS = 10
+# permutation of 10), so "the order changed" is only asserted from here on, and the
+# reshuffle and seed tests of both runners draw datasets at least this large.
+MIN_COMPARABLE_ITEMS = 10
 UNEVEN_STEPS_HANG = "the rank with more batches waits in a collective the others never join, and DDP hangs"
 
 
@@ -264,13 +266,13 @@ def check_same_indices(first: Observation, second: Observation, flag: str, what:
 def orders_comparable(observation: Observation) -> bool:
     """Enough items that two orders cannot coincide by chance: below that, "the order
     changed" judges nothing, and a test rejects the example rather than count it."""
-    return sum(len(indices) for indices in observation.indices) >= MIN_ITEMS_FOR_DISTINCT_ORDERS
+    return sum(len(indices) for indices in observation.indices) >= MIN_COMPARABLE_ITEMS
 
 
 def check_orders_differ(first: Observation, second: Observation, flag: str, what: str) -> list[Violation]:
     # The ranks' shares one after another: defined whatever the layout or lengths.
     a, b = np.concatenate(first.indices or [[]]), np.concatenate(second.indices or [[]])
-    if a.size < MIN_ITEMS_FOR_DISTINCT_ORDERS:
+    if a.size < MIN_COMPARABLE_ITEMS:
         return []
     if np.array_equal(a, b):
         return [
@@ -334,23 +336,28 @@ def check_whole_batches(obs: Observation, single_rank: Observation) -> list[Viol
     return []
 
 
-def per_epoch_judges(contract: Contract) -> dict[str, Callable[[Observation, Observation | None], list[Violation]]]:
-    """Flag -> its judge on one reading of every rank (and the one-rank reading, for the
-    flags the registry judges against it)."""
-    return {
-        "len_matches_iter": lambda o, _: check_len_matches_iter(o),
-        "equal_length": lambda o, _: check_equal_length(o, contract),
-        "balanced": lambda o, _: check_balanced(o),
-        "valid_indices": lambda o, _: check_valid_indices(o),
-        "covers": lambda o, _: check_coverage(o),
-        "disjoint": lambda o, _: check_disjoint(o, contract),
-        "pads_from_head": lambda o, _: check_pads_from_head(o, contract.layout),
-        "strided": lambda o, one: check_assignment(o, _required(one), "strided"),
-        "contiguous": lambda o, one: check_assignment(o, _required(one), "contiguous"),
-        "unshuffled_in_order": lambda o, _: check_unshuffled_in_order(o, contract.layout),
-        "stream_blocks_are_permutations": lambda o, _: check_stream_blocks(o),
-        "whole_batches": lambda o, one: check_whole_batches(o, _required(one)),
-    }
+Judge = Callable[[Observation, Contract, Observation | None], list[Violation]]
+
+
+@dataclass(frozen=True)
+class PerEpoch:
+    """A per-epoch invariant: judged on one reading of every rank, so that its tests are
+    generated for both runners (``properties/test_per_epoch.py``,
+    ``conformance/test_process_groups.py``). Its record (title, bug class, known-bad sampler)
+    is the registry's (``harness.core.invariants``); this says how it is judged."""
+
+    flag: str
+    judge: Judge  # the reading of every rank, the contract, the one-rank reading (None unless against_one_rank)
+    fixed: tuple[tuple[str, object], ...] = ()  # the case fields it speaks about
+    against_one_rank: bool = False  # compares each rank's share with the one-rank order
+
+    @property
+    def invariant(self) -> Invariant:
+        return REGISTRY[self.flag]
+
+    def applies(self, case: Case) -> bool:
+        """Whether the case is one the invariant speaks about (padding needs drop_last=False)."""
+        return all(getattr(case, name) == value for name, value in self.fixed)
 
 
 def _required(one_rank: Observation | None) -> Observation:
@@ -359,19 +366,35 @@ def _required(one_rank: Observation | None) -> Observation:
     return one_rank
 
 
+# Every per-epoch invariant, in the registry's order: a new one is a record in the registry,
+# its check above, and its line here.
+PER_EPOCH: tuple[PerEpoch, ...] = (
+    PerEpoch("len_matches_iter", lambda o, c, _: check_len_matches_iter(o)),
+    PerEpoch("equal_length", lambda o, c, _: check_equal_length(o, c)),
+    PerEpoch("balanced", lambda o, c, _: check_balanced(o)),
+    PerEpoch("valid_indices", lambda o, c, _: check_valid_indices(o)),
+    PerEpoch("covers", lambda o, c, _: check_coverage(o)),
+    PerEpoch("disjoint", lambda o, c, _: check_disjoint(o, c)),
+    PerEpoch("pads_from_head", lambda o, c, _: check_pads_from_head(o, c.layout), fixed=(("drop_last", False),)),
+    PerEpoch("strided", lambda o, c, one: check_assignment(o, _required(one), "strided"), against_one_rank=True),
+    PerEpoch("contiguous", lambda o, c, one: check_assignment(o, _required(one), "contiguous"), against_one_rank=True),
+    PerEpoch(
+        "unshuffled_in_order", lambda o, c, _: check_unshuffled_in_order(o, c.layout), fixed=(("shuffle", False),)
+    ),
+    PerEpoch("stream_blocks_are_permutations", lambda o, c, _: check_stream_blocks(o)),
+    PerEpoch("whole_batches", lambda o, c, one: check_whole_batches(o, _required(one)), against_one_rank=True),
+)
+PER_EPOCH_BY_FLAG: dict[str, PerEpoch] = {per_epoch.flag: per_epoch for per_epoch in PER_EPOCH}
+
+
 def judge(
     flag: str, observation: Observation, contract: Contract, one_rank: Observation | None = None
 ) -> list[Violation]:
-    """The per-epoch invariant ``flag`` (``harness.core.invariants.PER_EPOCH``) on one reading, as
-    its own test judges it: the len_matches_iter tests charge a sampler without ``__len__``."""
+    """The per-epoch invariant ``flag`` (:data:`PER_EPOCH`) on one reading, as its own test
+    judges it: the len_matches_iter tests charge a sampler without ``__len__``."""
     if flag == "len_matches_iter" and observation.lacks_len:
         return [missing_len(contract)]
-    return per_epoch_judges(contract)[flag](observation, one_rank)
-
-
-def applies(invariant: Invariant, case: Case) -> bool:
-    """Whether the case is one the invariant speaks about (padding needs drop_last=False)."""
-    return all(getattr(case, name) == value for name, value in invariant.fixed)
+    return PER_EPOCH_BY_FLAG[flag].judge(observation, contract, one_rank)
 
 
 def structural_violations(obs: Observation, contract: Contract, one_rank: Observation | None = None) -> list[Violation]:
@@ -379,14 +402,13 @@ def structural_violations(obs: Observation, contract: Contract, one_rank: Observ
     the case does not speak about are left out, and so are those judged against the
     one-rank reading unless it is given. A missing ``__len__`` is not charged here, in
     every test, but once, by :func:`judge` in the len_matches_iter tests."""
-    judges = per_epoch_judges(contract)
     violations: list[Violation] = []
-    for invariant in PER_EPOCH:
-        if not contract.promises(invariant.flag) or not applies(invariant, obs.case):
+    for per_epoch in PER_EPOCH:
+        if not contract.promises(per_epoch.flag) or not per_epoch.applies(obs.case):
             continue
-        if invariant.against_one_rank and one_rank is None:
+        if per_epoch.against_one_rank and one_rank is None:
             continue
-        violations += judges[invariant.flag](obs, one_rank)
+        violations += per_epoch.judge(obs, contract, one_rank)
     return violations
 
 
