@@ -1,4 +1,4 @@
-"""Samplers of the contract families other than `torch` (DESIGN.md section 4).
+"""Samplers of the contract families other than `torch` (docs/contracts.md, "Contracts").
 
 For each contract, one sampler that keeps it (the way the real project does it) and one
 with a real bug that the contract must reject. They take their rank as constructor
