@@ -3,6 +3,7 @@ the session, and conformance/ catches what properties/ cannot see."""
 
 from __future__ import annotations
 
+import ctypes
 import os
 import signal
 import subprocess
@@ -243,22 +244,46 @@ def test_loader_workers_that_cannot_start_are_a_harness_error_not_the_samplers(p
 
 # pytest as `python -m pytest` runs it, with faulthandler dumping every thread's stack on
 # SIGUSR1 (to a copy of stderr taken before pytest captures it): what a controller that does
-# not exit was doing.
+# not exit was doing. With "thread", a second thread sleeps beside the main one, as torch's
+# native threads may: a signal the kernel hands to it reaches Python's handler only once the
+# main thread wakes.
 _PYTEST_DUMPING_STACKS_ON_SIGUSR1 = (
-    "import faulthandler, os, signal, sys, pytest; "
+    "import faulthandler, os, signal, sys, threading, time, pytest; "
     "faulthandler.register(signal.SIGUSR1, file=os.fdopen(os.dup(2), 'w'), all_threads=True); "
-    "sys.exit(pytest.main(sys.argv[1:]))"
+    "sys.argv[1] == 'thread' and threading.Thread(target=time.sleep, args=(3600,), daemon=True).start(); "
+    "sys.exit(pytest.main(sys.argv[2:]))"
 )
 INTERRUPTED_EXIT_S = 60
 
 
-def test_ctrl_c_leaves_no_process(pytester, tag, tmp_path, monkeypatch):
+def _interrupt_the_process(pid: int) -> None:
+    os.kill(pid, signal.SIGINT)
+
+
+def _interrupt_another_thread(pid: int) -> None:
+    """SIGINT to a thread of ``pid`` other than its main one, as the kernel may choose for a
+    Ctrl-C when the process has several."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    if not hasattr(libc, "tgkill"):
+        pytest.skip("this C library has no tgkill() to signal one thread of another process")
+    others = sorted(int(task.name) for task in Path(f"/proc/{pid}/task").iterdir() if int(task.name) != pid)
+    assert others, "the controller runs no thread besides its main one"
+    assert libc.tgkill(pid, others[0], signal.SIGINT) == 0, os.strerror(ctypes.get_errno())
+
+
+@pytest.mark.parametrize(
+    "threads, interrupt",
+    [("alone", _interrupt_the_process), ("thread", _interrupt_another_thread)],
+    ids=["to-the-process", "to-another-thread"],
+)
+def test_ctrl_c_leaves_no_process(pytester, tag, tmp_path, monkeypatch, threads, interrupt):
     hanging = tmp_path / "rank-one-hangs"
     monkeypatch.setenv(HANG_ONCE_FLAG_ENV, str(hanging))  # touched as rank 1 starts to hang
     command = [
         sys.executable,
         "-c",
         _PYTEST_DUMPING_STACKS_ON_SIGUSR1,
+        threads,
         str(REPO / "conformance" / "test_process_groups.py"),
         f"--sampler={FAULTS}:HangsOnceOnRankOne",
         "--rank-timeout=120",
@@ -275,7 +300,7 @@ def test_ctrl_c_leaves_no_process(pytester, tag, tmp_path, monkeypatch):
             time.sleep(0.1)
         assert hanging.exists(), "rank 1 never reached the sampler"
         time.sleep(0.5)  # and rank 0 the collective where it waits for rank 1
-        process.send_signal(signal.SIGINT)
+        interrupt(process.pid)
         try:
             output, _ = process.communicate(timeout=INTERRUPTED_EXIT_S)
         except subprocess.TimeoutExpired:

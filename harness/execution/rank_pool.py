@@ -73,7 +73,11 @@ GRACE_POLL_S = 0.02
 # More than one, so that one hang on a rare case still leaves the other tests judged.
 HANGS_PER_SESSION = 2
 STACK_DUMP_WAIT_S = 3.0
-POLL_S = 0.2  # how often a wait that can be called off asks whether it is
+# The longest a controller's wait sleeps at a time. CPython runs signal handlers in the main
+# thread, and only once it wakes: a Ctrl-C the kernel hands to one of torch's native threads
+# would otherwise wait out the whole --rank-timeout (selftests' ctrl-c test, 60 s). Also how
+# often a wait that can be called off (should_stop) asks whether it is.
+POLL_S = 0.2
 JOIN_TIMEOUT_S = 5.0
 KILL_JOIN_TIMEOUT_S = 2.0
 INDENT = "    "
@@ -350,10 +354,9 @@ class RankPool:
                 if all(r.watch.in_collective.value for r in pending.values()):
                     break  # every rank left waits in the suite's collective for the rank that failed
                 remaining = min(remaining, GRACE_POLL_S)  # the flag wakes no wait: look again soon
-            if should_stop is not None:
-                if should_stop():
-                    break
-                remaining = min(remaining, POLL_S)
+            if should_stop is not None and should_stop():
+                break
+            remaining = min(remaining, POLL_S)
             waitables = [r.conn for r in pending.values()] + [r.process.sentinel for r in pending.values()]
             wait(waitables, timeout=remaining)
             for r in list(pending.values()):
