@@ -100,15 +100,13 @@ TORCH = Contract(
     ),
 )
 
-CONTIGUOUS = Contract(
+# torch with one change: rank r gets a block of the global order instead of Q[r::W].
+CONTIGUOUS = replace(
+    TORCH,
     name="contiguous",
     family="B",
     description="like torch, but rank r gets a contiguous block of the padded global order",
-    flags=frozenset(
-        _SHARED_BY_FINITE_INDEX_CONTRACTS
-        | _ORDER
-        | {"equal_length", "pads_from_head", "contiguous", "unshuffled_in_order", "equal_batches", "defaults"}
-    ),
+    flags=TORCH.flags - {"strided"} | {"contiguous"},
     layout="contiguous",
 )
 
