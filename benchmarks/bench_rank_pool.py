@@ -21,8 +21,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from sampler_conformance.core.case import Case  # noqa: E402
-from sampler_conformance.core.contracts import TORCH  # noqa: E402
 from sampler_conformance.execution.rank_pool import RankPool  # noqa: E402
+from sampler_conformance.subjects.index_sampler.contracts import TORCH  # noqa: E402
 from sampler_conformance.subjects.index_sampler.plug import DEFAULT_SPEC  # noqa: E402
 from sampler_conformance.subjects.index_sampler.scenarios.loader import RunLoader  # noqa: E402
 

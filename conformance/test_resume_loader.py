@@ -15,7 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sampler_conformance.core.evidence import expect_holds
-from sampler_conformance.core.invariants import REGISTRY
+from sampler_conformance.subjects import REGISTRY
 from sampler_conformance.subjects.index_sampler.resume_checks import (
     check_next_passes,
     compare_ranks,

@@ -30,9 +30,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .core.contracts import DEFAULT_CONTRACT, contract_named
-from .core.invariants import REGISTRY
 from .report.results import ERROR, FAILED, HELD, MAX_SHOWN_COUNTEREXAMPLES, NOT_PROMISED
+from .subjects import DEFAULT_CONTRACT, REGISTRY, contract_named
 
 # A certification ends by itself (every wait inside is bounded); this only guards against
 # a machine so overloaded that it never does. Raise it for --hypothesis-profile=thorough.

@@ -19,9 +19,9 @@ import hypothesis
 import pytest
 from hypothesis.errors import Unsatisfiable
 
-from .core.contracts import CONTRACT_SYNTAX, DEFAULT_CONTRACT, Contract, contract_named, describe_contracts
-from .core.evidence import CRASH_FLAG, FAULT, Evidence, HarnessError
-from .core.invariants import REGISTRY
+from .core.contracts import Contract
+from .core.evidence import FAULT, Evidence, HarnessError
+from .core.subject import Plug, SpecError
 from .execution import simulator
 from .execution.backend import BACKENDS, DEFAULT_BACKEND, BackendChoice, choose_backend, cuda_device_count
 from .execution.scenario import Ranks, handle_faults_with
@@ -56,10 +56,11 @@ from .report.results import (
     skip_reason,
     verdict,
 )
+from .subjects import CONTRACT_SYNTAX, DEFAULT_CONTRACT, REGISTRY, contract_named, describe_contracts, subject_of
 from .subjects.index_sampler import seed_range
 from .subjects.index_sampler.checks import PER_EPOCH
 from .subjects.index_sampler.draws import take_example_count
-from .subjects.index_sampler.plug import DEFAULT_SPEC, SamplerPlug, SamplerSpecError, load_plug
+from .subjects.index_sampler.plug import DEFAULT_SPEC, SamplerPlug
 
 if sys.version_info >= (3, 11):
     from builtins import BaseExceptionGroup
@@ -208,7 +209,7 @@ def setting(config: pytest.Config, option: Option) -> Any:
 
 @dataclass
 class ConformanceState:
-    plug: SamplerPlug
+    plug: Plug
     contract: Contract
     options: dict[str, Any]
     findings_by_test: dict[str, list[str]] = field(default_factory=dict)
@@ -236,13 +237,13 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "invariant(flag): the contract invariant a certification test checks")
     options = {option.dest: setting(config, option) for option in OPTIONS}
     try:
-        plug = load_plug(options["sampler"])
-    except SamplerSpecError as exc:
-        raise pytest.UsageError(str(exc)) from None
-    try:
         contract = contract_named(options["contract"]).without(options["without"])
     except ValueError as exc:
         raise pytest.UsageError(f"--without={','.join(sorted(options['without']))}: {exc}") from None
+    try:
+        plug = subject_of(contract).load(options["sampler"])
+    except SpecError as exc:
+        raise pytest.UsageError(str(exc)) from None
     simulator.configure(timeout_s=options["rank_timeout"])
     # A sampler's fault inside a Hypothesis test that judges another invariant is set aside.
     handle_faults_with(crashes.set_aside_or_raise)
@@ -377,8 +378,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
         properties += [(FINDING_KEY, f) for f in current.findings_by_test.pop(item.nodeid, [])]
         properties += [(FINDING_KEY, f) for f in current.pending_findings]
         current.pending_findings.clear()
+        crash_flag = subject_of(current.contract).crash_flag
         set_aside = crashes.take_set_aside()
-        properties += _violation_properties(set_aside[:1])  # the smallest case each test crashed on
+        properties += _violation_properties(set_aside[:1], crash_flag)  # the smallest case each test crashed on
         properties.append((SET_ASIDE_KEY, len(set_aside)))
         # A test without Hypothesis judges its one fixed case, if it passes.
         properties.append((JUDGED_KEY, crashes.judged() if _hypothesis_test(item) else int(report.passed)))
@@ -392,10 +394,10 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
                 report.outcome, report.longrepr = "passed", None
             else:  # every example crashed, so nothing was judged: not a failure of this invariant
                 report.outcome = "skipped"
-                report.longrepr = (str(item.path), 0, f"{CRASHED_EVERYWHERE} (see edge_sizes)")
+                report.longrepr = (str(item.path), 0, f"{CRASHED_EVERYWHERE} (see {crash_flag})")
                 properties.append((SKIP_KIND_KEY, NOT_JUDGED))
     if call.excinfo is not None and report.failed:
-        properties += _failure_properties(call.excinfo.value)
+        properties += _failure_properties(call.excinfo.value, subject_of(state(item.config).contract).crash_flag)
     if report.skipped and not any(key == SKIP_KIND_KEY for key, _ in properties):
         properties.append(
             (SKIP_KIND_KEY, NOT_APPLICABLE if skip_reason(report) in _NOT_APPLICABLE_REASONS else NOT_RUN)
@@ -404,11 +406,11 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
     return report
 
 
-def _failure_properties(error: BaseException) -> list[tuple[str, object]]:
+def _failure_properties(error: BaseException, crash_flag: str) -> list[tuple[str, object]]:
     """The violations a failure carries; a failure that carries none is the suite's own
     error, named by its exception."""
     evidence = [leaf for leaf in _leaves(error) if isinstance(leaf, Evidence)]
-    properties = _violation_properties(evidence)
+    properties = _violation_properties(evidence, crash_flag)
     for leaf in _leaves(error):
         if isinstance(leaf, HarnessError):
             properties.append((HARNESS_ERROR_KEY, str(leaf)))
@@ -418,15 +420,15 @@ def _failure_properties(error: BaseException) -> list[tuple[str, object]]:
     return properties
 
 
-def _violation_properties(evidence: Sequence[Evidence]) -> list[tuple[str, object]]:
+def _violation_properties(evidence: Sequence[Evidence], crash_flag: str) -> list[tuple[str, object]]:
     """Each violation as JSON with its Hypothesis draws. A sampler fault (it raised, hung or
-    died) counts against the invariant that it runs without crashing."""
+    died) counts against the invariant that it runs without crashing, the subject's ``crash_flag``."""
     properties: list[tuple[str, object]] = []
     for leaf in evidence:
         draws = [note for note in getattr(leaf, "__notes__", []) if note.startswith("Draw ")]
         for record in leaf.records(draws):
             if record["flag"] == FAULT:
-                record["flag"] = CRASH_FLAG
+                record["flag"] = crash_flag
             properties.append((VIOLATION_KEY, json.dumps(record)))
     return properties
 
@@ -610,7 +612,9 @@ def not_applicable(reason: str) -> NoReturn:
 
 @pytest.fixture(scope="session")
 def sampler_plug(pytestconfig: pytest.Config) -> SamplerPlug:
-    return state(pytestconfig).plug
+    plug = state(pytestconfig).plug
+    assert isinstance(plug, SamplerPlug), f"{plug!r} is not an index sampler's plug"
+    return plug
 
 
 @pytest.fixture(scope="session")

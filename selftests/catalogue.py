@@ -1,7 +1,7 @@
 """Which property proves itself against which known-bad sampler: the one place to look.
 
 ``KNOWN_BAD`` maps a ``--sampler`` spec to the property test that must reject it and
-that property's flag (its bracketed title, ``harness.core.invariants.REGISTRY[flag].title``,
+that property's flag (its bracketed title, ``sampler_conformance.subjects.REGISTRY[flag].title``,
 starts the failure text). ``python -m selftests.catalogue`` prints the table in docs/contracts.md.
 """
 
@@ -11,7 +11,7 @@ import inspect
 from dataclasses import dataclass, field
 
 from sampler_conformance.core.evidence import FAULT
-from sampler_conformance.core.invariants import REGISTRY
+from sampler_conformance.subjects import REGISTRY
 
 from .corpus import known_bad
 

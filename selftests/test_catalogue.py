@@ -7,7 +7,7 @@ import inspect
 
 import pytest
 
-from sampler_conformance.core.contracts import CONTRACTS, DEFAULT_CONTRACT
+from sampler_conformance.subjects import CONTRACTS, DEFAULT_CONTRACT
 
 from .catalogue import KNOWN_BAD, KNOWN_BAD_MODULE, sampler_of
 from .corpus import known_bad

@@ -13,8 +13,8 @@ import xml.etree.ElementTree as ElementTree
 import jsonschema
 import pytest
 
-from sampler_conformance.core.invariants import GROUP_ONLY, REGISTRY
 from sampler_conformance.report.certificate import SCHEMA_PATH
+from sampler_conformance.subjects import GROUP_ONLY, REGISTRY
 
 from .suite_run import CONFORMANCE, PROPERTIES, RUN_TIMEOUT_S, certify
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from sampler_conformance.core.contracts import ELASTIC, RESUMABLE, TORCH, contract_named
-from sampler_conformance.core.invariants import REGISTRY
+from sampler_conformance.subjects import REGISTRY, contract_named
+from sampler_conformance.subjects.index_sampler.contracts import ELASTIC, RESUMABLE, TORCH
 
 from .catalogue import ELASTIC_BAD, ELASTIC_CONTRACT, ELASTIC_WORLD_SIZES
 from .suite_run import CONFORMANCE, PROPERTIES, certify

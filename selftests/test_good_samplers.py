@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from sampler_conformance.core.contracts import CONTRACTS, DEFAULT_CONTRACT
-from sampler_conformance.core.invariants import GROUP_ONLY
+from sampler_conformance.subjects import CONTRACTS, DEFAULT_CONTRACT, GROUP_ONLY
 
 from .catalogue import GOOD
 from .suite_run import CONFORMANCE, PROPERTIES, REPO, certify

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from sampler_conformance.core.contracts import TORCH
-from sampler_conformance.core.invariants import GROUP_ONLY, REGISTRY
+from sampler_conformance.subjects import GROUP_ONLY, REGISTRY
+from sampler_conformance.subjects.index_sampler.contracts import TORCH
 
 from .catalogue import KNOWN_BAD
 from .suite_run import certify

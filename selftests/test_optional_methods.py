@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from sampler_conformance.core.contracts import CONTRACTS, DEFAULT_CONTRACT
+from sampler_conformance.subjects import CONTRACTS, DEFAULT_CONTRACT
 
 from .suite_run import CONFORMANCE, PROPERTIES, certify
 

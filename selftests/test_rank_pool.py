@@ -16,11 +16,11 @@ from pathlib import Path
 import pytest
 
 from sampler_conformance.core.case import Case
-from sampler_conformance.core.contracts import TORCH
 from sampler_conformance.core.evidence import HarnessError, SamplerDeath, SamplerFault, SamplerHang
 from sampler_conformance.execution.backend import choose_backend, rank_device
 from sampler_conformance.execution.blame import sampler_frames_in_dump
 from sampler_conformance.execution.rank_pool import RankPool
+from sampler_conformance.subjects.index_sampler.contracts import TORCH
 from sampler_conformance.subjects.index_sampler.plug import DEFAULT_SPEC, load_plug
 from sampler_conformance.subjects.index_sampler.scenarios.epochs import GROUP_BUILDS, ReadEpochs, read_epochs
 
@@ -322,7 +322,7 @@ def test_ctrl_c_leaves_no_process(pytester, tag, tmp_path, monkeypatch, threads,
 
 
 KILLED_CONTROLLER = f"""
-from sampler_conformance.core.contracts import TORCH
+from sampler_conformance.subjects.index_sampler.contracts import TORCH
 from sampler_conformance.subjects.index_sampler.plug import load_plug
 from sampler_conformance.execution.rank_pool import RankPool
 from sampler_conformance.subjects.index_sampler.scenarios.epochs import GROUP_BUILDS, read_epochs

@@ -1,4 +1,4 @@
-"""The invariant registry (harness/core/invariants.py) is the one declaration, and it is honest:
+"""The invariant registry (each subject's ``invariants.py``, entered in harness/core/invariants.py) is the one declaration, and it is honest:
 every invariant is promised by some contract, has its judge or its tests where the registry
 says it runs, and names a known-bad sampler that an exact-verdict selftest runs and that
 fails it."""
@@ -10,9 +10,10 @@ from typing import Any, cast
 
 import pytest
 
-from sampler_conformance.core.contracts import CONTRACTS, EXTENSIONS, TORCH, contract_named
-from sampler_conformance.core.invariants import REGISTRY, Where
+from sampler_conformance.core.invariants import Where
+from sampler_conformance.subjects import CONTRACTS, REGISTRY, contract_named
 from sampler_conformance.subjects.index_sampler.checks import PER_EPOCH, PER_EPOCH_BY_FLAG
+from sampler_conformance.subjects.index_sampler.contracts import EXTENSIONS, TORCH
 from sampler_conformance.subjects.index_sampler.plug import load_plug
 
 from .catalogue import ELASTIC_BAD, ELASTIC_CONTRACT, KNOWN_BAD, RESUMABLE_CONTRACT, RESUME_BAD, RESUME_GROUP_BAD

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from sampler_conformance.core.contracts import RESUMABLE, TORCH, contract_named
-from sampler_conformance.core.invariants import GROUP_ONLY, REGISTRY
+from sampler_conformance.subjects import GROUP_ONLY, REGISTRY, contract_named
+from sampler_conformance.subjects.index_sampler.contracts import RESUMABLE, TORCH, SamplerContract
 
 from .catalogue import GROUP_WORLD_SIZES, RESUMABLE_CONTRACT, RESUME_BAD, RESUME_GROUP_BAD
 from .suite_run import CONFORMANCE, PROPERTIES, certify
@@ -79,6 +79,7 @@ def test_a_sampler_without_state_dict_fails_every_resumable_invariant_and_nothin
 
 def test_the_composed_contract_is_the_base_and_the_extension(pytester):
     composed = contract_named(RESUMABLE_CONTRACT)
+    assert isinstance(composed, SamplerContract)
     assert composed.flags == TORCH.flags | RESUMABLE.flags
     assert (composed.layout, composed.length_rule, composed.defaults) == (
         TORCH.layout,

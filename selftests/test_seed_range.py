@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from sampler_conformance.core.contracts import CONTRACTS, DEFAULT_CONTRACT, TORCH
 from sampler_conformance.execution import simulator
+from sampler_conformance.subjects import CONTRACTS, DEFAULT_CONTRACT
+from sampler_conformance.subjects.index_sampler.contracts import TORCH
 from sampler_conformance.subjects.index_sampler.plug import DEFAULT_SPEC, load_plug
 from sampler_conformance.subjects.index_sampler.seed_range import SEED_LIMIT, SeedRange, probe
 

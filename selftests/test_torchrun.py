@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from sampler_conformance.core.contracts import TORCH
+from sampler_conformance.subjects.index_sampler.contracts import TORCH
 
 from .suite_run import HYPOTHESIS_SEED, VERDICT_PREFIXES
 from .test_rank_pool import _assert_no_orphans, tag  # noqa: F401 - tag is a fixture

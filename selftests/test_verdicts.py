@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from sampler_conformance.core.case import Case
-from sampler_conformance.core.contracts import TORCH
 from sampler_conformance.execution import simulator
+from sampler_conformance.subjects.index_sampler.contracts import TORCH
 from sampler_conformance.subjects.index_sampler.plug import load_plug
 from sampler_conformance.subjects.index_sampler.simulated import observe
 

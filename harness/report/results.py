@@ -26,8 +26,8 @@ from typing import Any
 import pytest
 
 from sampler_conformance.core.contracts import Contract
-from sampler_conformance.core.evidence import CRASH_FLAG
-from sampler_conformance.core.invariants import REGISTRY, title
+from sampler_conformance.core.invariants import title
+from sampler_conformance.subjects import subject_of
 
 HELD, FAILED, NOT_APPLICABLE, NOT_RUN, ERROR = "held", "failed", "not applicable", "not run", "error"
 NOT_JUDGED, NOT_PROMISED, TURNED_OFF = "not judged", "not promised", "turned off"
@@ -125,12 +125,17 @@ class ResultCollector:
     @property
     def promised(self) -> list[str]:
         """What the contract promises, including what --without turned off."""
-        return [f for f in REGISTRY if self.contract.promises(f) or f in self.contract.turned_off]
+        return [f for f in self.declared if self.contract.promises(f) or f in self.contract.turned_off]
+
+    @property
+    def declared(self) -> list[str]:
+        """The flags of the contract's subject, in the order it declares them."""
+        return [invariant.flag for invariant in subject_of(self.contract).invariants]
 
     def results(self) -> list[InvariantResult]:
         seen = {o.flag for o in self.outcomes} | {v["flag"] for o in self.outcomes for v in o.violations}
-        flags = [f for f in REGISTRY if f in seen or f in self.promised]
-        flags += sorted(f for f in seen if f not in REGISTRY)  # tests marked with an unlisted flag
+        flags = [f for f in self.declared if f in seen or f in self.promised]
+        flags += sorted(f for f in seen if f not in self.declared)  # tests marked with an unlisted flag
         return [self._result(flag) for flag in flags]
 
     def _result(self, flag: str) -> InvariantResult:
@@ -143,7 +148,8 @@ class ResultCollector:
         # invariant's violation may never have reached its own check.
         judged = [o for o in own if o.outcome == "passed"]
         result.judged = sum(o.judged for o in judged)
-        if flag == CRASH_FLAG and judged:
+        subject = subject_of(self.contract)
+        if flag == subject.crash_flag and judged:
             # Every case any test judged ran without a crash: evidence for it too, beyond its own edge cases.
             result.judged += sum(o.judged for o in self.outcomes if o.flag != flag and o.outcome == "passed")
         stopped = [o for o in own if o.outcome == "failed" and o.harness_error is None]
@@ -163,7 +169,7 @@ class ResultCollector:
             result.status = HELD if result.judged >= self.floor else NOT_JUDGED
             crashed = [
                 f"{o.name}: judged on the {o.judged} case{'' if o.judged == 1 else 's'} without a crash; "
-                f"{o.set_aside} examples set aside because the sampler crashed on them (see edge_sizes, valid_indices)"
+                f"{o.set_aside} examples set aside because the sampler crashed on them (see {subject.crash_flag}, {subject.invalid_item_flag})"
                 for o in judged
                 if o.set_aside
             ]

@@ -1,5 +1,79 @@
-"""Subjects: the kinds of thing under test, one folder each.
+"""Subjects: the kinds of thing under test, one folder each, and the registry of them.
 
 ``index_sampler`` is the only one so far: an index sampler called the way
-DistributedSampler is.
+DistributedSampler is. A kind is a folder here whose ``__init__`` declares its ``SUBJECT``
+(``harness.core.subject.Subject``), and a line in ``SUBJECTS`` below. Loading this package
+enters every kind's invariants in the registry (``harness.core.invariants.REGISTRY``), and
+reads a contract's name (``BASE`` or ``BASE+EXTENSION``) across all kinds.
 """
+
+from __future__ import annotations
+
+from sampler_conformance.core.contracts import Contract, compose
+from sampler_conformance.core.invariants import REGISTRY, Where, enter
+from sampler_conformance.core.subject import Subject
+
+from . import index_sampler
+
+SUBJECTS: dict[str, Subject] = {subject.name: subject for subject in (index_sampler.SUBJECT,)}
+DEFAULT_CONTRACT = "torch"
+
+for _subject in SUBJECTS.values():
+    enter(_subject.invariants)
+# Checked in real process groups only: a run of properties/ alone leaves them unchecked.
+GROUP_ONLY: frozenset[str] = frozenset(flag for flag, i in REGISTRY.items() if i.where is Where.GROUPS)
+
+CONTRACTS: dict[str, Contract] = {}
+for _subject in SUBJECTS.values():
+    for _name, _contract in _subject.contracts.items():
+        if _name in CONTRACTS:
+            raise ValueError(f"contract {_name!r} is declared by two subjects")
+        CONTRACTS[_name] = _contract
+EXTENSION_NAMES = list(dict.fromkeys(name for subject in SUBJECTS.values() for name in subject.extensions))
+CONTRACT_SYNTAX = (
+    f"BASE or BASE+EXTENSION, BASE one of {', '.join(CONTRACTS)}, EXTENSION one of {', '.join(EXTENSION_NAMES)}"
+)
+
+
+def subject_of(contract: Contract) -> Subject:
+    return SUBJECTS[contract.subject]
+
+
+def contract_named(text: str) -> Contract:
+    """The contract ``text`` names: a base contract, optionally ``+`` extensions of its
+    subject (``torch+resumable``). Raises ValueError, saying what is known, for anything else."""
+    base_name, *extension_names = [part.strip() for part in text.split("+")]
+    if base_name not in CONTRACTS:
+        raise ValueError(f"{base_name!r} is not a base contract; write {CONTRACT_SYNTAX}")
+    base = CONTRACTS[base_name]
+    known = subject_of(base).extensions
+    unknown = [name for name in extension_names if name not in known]
+    if unknown:
+        raise ValueError(f"{', '.join(map(repr, unknown))} is not an extension; write {CONTRACT_SYNTAX}")
+    if len(set(extension_names)) != len(extension_names):
+        raise ValueError(f"an extension is named twice; write {CONTRACT_SYNTAX}")
+    return compose(base, [known[name] for name in extension_names])
+
+
+def describe_contracts() -> str:
+    """The text of --list-contracts."""
+    lines = []
+    for subject in SUBJECTS.values():
+        promises: list[tuple[str, frozenset[str]]] = [
+            (f"{c.name} (family {c.family}): {c.description}", c.flags) for c in subject.contracts.values()
+        ]
+        promises += [
+            (f"+{e.name} (extension, {CONTRACT_SYNTAX}): {e.description}", e.flags) for e in subject.extensions.values()
+        ]
+        for heading, flags in promises:
+            lines.append(heading)
+            for invariant in subject.invariants:
+                if invariant.flag in flags:
+                    lines.append(f"    {invariant.flag:32s} {invariant.title}: guards against {invariant.guards}")
+                    where = f"; needs the sampler's {', '.join(invariant.needs)}" if invariant.needs else ""
+                    where += "".join(f"; needs {package} (pip install {package})" for package in invariant.packages)
+                    lines.append(
+                        f"    {'':32s} checked {invariant.where.value}{where}; known-bad: {invariant.known_bad}"
+                    )
+            lines.append("")
+    return "\n".join(lines).rstrip() + "\n"

@@ -2,5 +2,24 @@
 num_replicas=W, rank=r, shuffle=..., seed=..., drop_last=...)``.
 
 Its plug, its draws, how it is read, its checks and its scenarios, with the resumable and
-elastic extensions (``resume_draws``, ``resume_checks``, ``elastic_checks``).
+elastic extensions (``resume_draws``, ``resume_checks``, ``elastic_checks``). ``SUBJECT`` is
+what the rest of the suite knows of it; this module imports only its contracts,
+invariants and plug, so that loading the registry of subjects stays light.
 """
+
+from sampler_conformance.core.subject import Subject
+
+from .contracts import CONTRACTS, EXTENSIONS
+from .invariants import DECLARED
+from .plug import DEFAULT_SPEC, load_plug
+
+SUBJECT = Subject(
+    name="index_sampler",
+    contracts=CONTRACTS,
+    extensions=EXTENSIONS,
+    invariants=DECLARED,
+    crash_flag="edge_sizes",
+    invalid_item_flag="valid_indices",
+    load=load_plug,
+    default_spec=DEFAULT_SPEC,
+)

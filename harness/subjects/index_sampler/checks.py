@@ -14,10 +14,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from sampler_conformance.core.case import Case, Observation, ReportedLength
-from sampler_conformance.core.contracts import Contract
 from sampler_conformance.core.evidence import Violation, shorten
 from sampler_conformance.core.invariants import REGISTRY, Invariant
 
+from .contracts import SamplerContract
 from .runs import LoaderEpochRun
 
 # Below this many items two random orders may coincide by chance (1/10! for a full
@@ -39,7 +39,7 @@ def check_len_matches_iter(obs: Observation) -> list[Violation]:
     ]
 
 
-def missing_len(contract: Contract) -> Violation:
+def missing_len(contract: SamplerContract) -> Violation:
     """The one violation a sampler without ``__len__`` gets: under len_matches_iter, where the
     contract promises len(). The same on every case, so the summary shows it once."""
     unit = "batches" if contract.yields_batches else "indices"
@@ -52,7 +52,7 @@ def missing_len(contract: Contract) -> Violation:
     )
 
 
-def check_equal_length(obs: Observation, contract: Contract) -> list[Violation]:
+def check_equal_length(obs: Observation, contract: SamplerContract) -> list[Violation]:
     case = obs.case
     expected = contract.expected_length(case.dataset_size, case.world_size, case.drop_last)
     rule = "floor(N/W) with drop_last" if case.drop_last else "ceil(N/W)"
@@ -136,7 +136,7 @@ def check_coverage(obs: Observation) -> list[Violation]:
     ]
 
 
-def check_disjoint(obs: Observation, contract: Contract) -> list[Violation]:
+def check_disjoint(obs: Observation, contract: SamplerContract) -> list[Violation]:
     """No index is yielded twice beyond the padding the contract allows (none with drop_last)."""
     case = obs.case
     counts = index_counts([obs], obs.case.dataset_size)
@@ -336,7 +336,7 @@ def check_whole_batches(obs: Observation, single_rank: Observation) -> list[Viol
     return []
 
 
-Judge = Callable[[Observation, Contract, Observation | None], list[Violation]]
+Judge = Callable[[Observation, SamplerContract, Observation | None], list[Violation]]
 
 
 @dataclass(frozen=True)
@@ -388,7 +388,7 @@ PER_EPOCH_BY_FLAG: dict[str, PerEpoch] = {per_epoch.flag: per_epoch for per_epoc
 
 
 def judge(
-    flag: str, observation: Observation, contract: Contract, one_rank: Observation | None = None
+    flag: str, observation: Observation, contract: SamplerContract, one_rank: Observation | None = None
 ) -> list[Violation]:
     """The per-epoch invariant ``flag`` (:data:`PER_EPOCH`) on one reading, as its own test
     judges it: the len_matches_iter tests charge a sampler without ``__len__``."""
@@ -397,7 +397,9 @@ def judge(
     return PER_EPOCH_BY_FLAG[flag].judge(observation, contract, one_rank)
 
 
-def structural_violations(obs: Observation, contract: Contract, one_rank: Observation | None = None) -> list[Violation]:
+def structural_violations(
+    obs: Observation, contract: SamplerContract, one_rank: Observation | None = None
+) -> list[Violation]:
     """Every per-epoch invariant the contract promises, on an observation of any case: those
     the case does not speak about are left out, and so are those judged against the
     one-rank reading unless it is given. A missing ``__len__`` is not charged here, in

@@ -11,8 +11,8 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 from sampler_conformance.core.case import Case
-from sampler_conformance.core.contracts import TORCH, Contract
 
+from .contracts import TORCH, SamplerContract
 from .plug import SamplerPlug
 from .seed_range import EPOCH_LIMIT, SEED_LIMIT, seed_limit
 
@@ -75,7 +75,7 @@ def draw_case(
     shuffle: bool | None = None,
     min_dataset_size: int = 0,
     max_world_size: int = MAX_WORLD_SIZE,
-    contract: Contract = TORCH,
+    contract: SamplerContract = TORCH,
     world_size: int | None = None,
     max_dataset_size: int = MAX_DATASET_SIZE,
 ) -> Case:

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from sampler_conformance.core.subject import SpecError
+
 DEFAULT_SPEC = "torch.utils.data.distributed:DistributedSampler"
 
 # Parameters a sampler may lack; the properties that need them are skipped.
@@ -35,7 +37,7 @@ SPEC_HELP = (
 _DOTTED_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 
 
-class SamplerSpecError(Exception):
+class SamplerSpecError(SpecError):
     """The spec is malformed, does not import, or does not name a callable."""
 
 

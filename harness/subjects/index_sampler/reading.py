@@ -16,8 +16,9 @@ from typing import Any, Protocol, TypeVar
 import numpy as np
 
 from sampler_conformance.core.case import Case, NoLen, Observation, ReportedLength
-from sampler_conformance.core.contracts import Contract
 from sampler_conformance.execution.scenario import BadItems
+
+from .contracts import SamplerContract
 
 T = TypeVar("T")
 
@@ -49,7 +50,7 @@ class Reading:
 
 def read_pass(
     sampler: Any,
-    contract: Contract,
+    contract: SamplerContract,
     dataset_size: int,
     world_size: int,
     guard: Guard,
@@ -85,7 +86,7 @@ def reported_len(sized: Any, step: str, guard: Guard, sampler: Any = None) -> Re
     return guard(step, lambda: int(len(sized)))
 
 
-def observation_of(case: Case, readings: list[Reading], contract: Contract) -> Observation:
+def observation_of(case: Case, readings: list[Reading], contract: SamplerContract) -> Observation:
     """The ranks' readings of one pass (rank order) as one Observation of ``case``."""
     batches = tuple(r.batches or () for r in readings) if contract.yields_batches else None
     return Observation(case, tuple(r.indices for r in readings), tuple(r.length for r in readings), batches)
@@ -130,7 +131,7 @@ def read_batches(sampler: Iterable[Any], limit: int) -> tuple[np.ndarray, ...]:
     return batch_arrays(batches)
 
 
-def take(iterator: Iterator[Any], count: int, contract: Contract) -> Reading:
+def take(iterator: Iterator[Any], count: int, contract: SamplerContract) -> Reading:
     """The next ``count`` items of a running pass (fewer if it ends first), checked as
     :func:`read_pass` checks a whole pass; ``len()`` is not asked of part of a pass."""
     __tracebackhide__ = True  # failures point at the sampler, not the harness

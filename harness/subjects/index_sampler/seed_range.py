@@ -22,8 +22,10 @@ from dataclasses import dataclass
 from sampler_conformance.core.case import Case
 from sampler_conformance.core.contracts import Contract
 from sampler_conformance.core.evidence import SamplerFault, SamplerHang
+from sampler_conformance.core.subject import Plug
 from sampler_conformance.execution.scenario import Ranks, probing
 
+from .contracts import SamplerContract
 from .plug import SamplerPlug
 from .scenarios.epochs import read_epochs
 from .scenarios.steps import Build
@@ -52,9 +54,10 @@ def seed_limit(plug: SamplerPlug) -> int:
     return _PROBED.get(plug.spec, SeedRange()).limit
 
 
-def probe_once(ranks: Ranks, plug: SamplerPlug, contract: Contract, world_size: int = 1) -> str | None:
+def probe_once(ranks: Ranks, plug: Plug, contract: Contract, world_size: int = 1) -> str | None:
     """Probe ``plug``'s seed range on ``ranks`` (a group of ``world_size``, or the simulated
     ranks) unless this process did already; the refusal to report, the first time only."""
+    assert isinstance(plug, SamplerPlug) and isinstance(contract, SamplerContract), f"not an index sampler: {plug!r}"
     if plug.spec in _PROBED or not plug.supports("seed"):
         return None
     found = probe(ranks, plug, contract, world_size)
@@ -62,7 +65,7 @@ def probe_once(ranks: Ranks, plug: SamplerPlug, contract: Contract, world_size: 
     return found.finding
 
 
-def probe(ranks: Ranks, plug: SamplerPlug, contract: Contract, world_size: int = 1) -> SeedRange:
+def probe(ranks: Ranks, plug: SamplerPlug, contract: SamplerContract, world_size: int = 1) -> SeedRange:
     case = Case(dataset_size=PROBE_SIZE * world_size, world_size=world_size, shuffle=True, batch_size=1)
     builds = (Build.GROUP,) if plug.needs_process_group else (Build.EXPLICIT,)
 

@@ -23,12 +23,15 @@ from dataclasses import dataclass
 
 from sampler_conformance.execution.scenario import Scenario
 
+from ..contracts import SamplerContract
 from ..plug import SamplerPlug, load_plug
 
 
 @dataclass(frozen=True)
 class SamplerScenario(Scenario):
     """A scenario of the index sampler: ``spec`` names the sampler, loaded with its plug."""
+
+    contract: SamplerContract
 
     def load(self) -> SamplerPlug:
         return load_plug(self.spec)

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sampler_conformance.core.case import Case, ReportedLength
-from sampler_conformance.core.contracts import Contract
 from sampler_conformance.execution.scenario import RankContext, Ranks, ask
 
+from ..contracts import SamplerContract
 from ..plug import SamplerPlug
 from . import SamplerScenario
 from .steps import build, count_batches
@@ -23,7 +23,7 @@ class CountBatches(SamplerScenario):
 
 
 def batch_counts(
-    ranks: Ranks, plug: SamplerPlug, contract: Contract, case: Case, batch_drop_last: bool
+    ranks: Ranks, plug: SamplerPlug, contract: SamplerContract, case: Case, batch_drop_last: bool
 ) -> tuple[list[int], list[ReportedLength]]:
     """Per rank: the batches one pass of the BatchSampler yields, and its len()."""
     __tracebackhide__ = True  # failures point at the sampler, not the harness

@@ -22,10 +22,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from sampler_conformance.core.case import Case, Observation
-from sampler_conformance.core.contracts import Contract
 from sampler_conformance.execution.global_rng import seed_global_rngs
 from sampler_conformance.execution.scenario import RankContext, Ranks, ask
 
+from ..contracts import SamplerContract
 from ..plug import SamplerPlug
 from ..reading import Reading, observation_of, take
 from ..runs import ElasticRun
@@ -108,7 +108,7 @@ class Leg(SamplerScenario):
 def elastic_run(
     ranks_of: Callable[[int], Ranks],
     plug: SamplerPlug,
-    contract: Contract,
+    contract: SamplerContract,
     case: Case,
     *,
     epoch: int,
@@ -154,5 +154,5 @@ def elastic_run(
     )
 
 
-def _observed(case: Case, readings: list[Reading | None], contract: Contract) -> Observation:
+def _observed(case: Case, readings: list[Reading | None], contract: SamplerContract) -> Observation:
     return observation_of(case, [reading for reading in readings if reading is not None], contract)

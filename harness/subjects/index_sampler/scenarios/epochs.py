@@ -11,9 +11,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sampler_conformance.core.case import Case, Observation
-from sampler_conformance.core.contracts import Contract
 from sampler_conformance.execution.scenario import RankContext, Ranks, ask
 
+from ..contracts import SamplerContract
 from ..plug import SamplerPlug
 from ..reading import Reading, observation_of
 from . import SamplerScenario
@@ -73,7 +73,7 @@ class Readings:
 def read_epochs(
     ranks: Ranks,
     plug: SamplerPlug,
-    contract: Contract,
+    contract: SamplerContract,
     case: Case,
     epochs: Sequence[int | None] = (None,),
     builds: Sequence[Build] = (Build.EXPLICIT,),

@@ -22,9 +22,9 @@ import numpy as np
 from torch.utils.data import DataLoader
 
 from sampler_conformance.core.case import Case, Observation, ReportedLength
-from sampler_conformance.core.contracts import Contract
 from sampler_conformance.execution.scenario import RankContext, Ranks, ask
 
+from ..contracts import SamplerContract
 from ..dataset import IndexDataset, collate_indices
 from ..reading import read_limit, reported_len
 from ..runs import LoaderEpochRun
@@ -116,7 +116,7 @@ def worker_start_method() -> str:
 def run_loader(
     ranks: Ranks,
     spec: str,
-    contract: Contract,
+    contract: SamplerContract,
     case: Case,
     epochs: Sequence[int | None],
     *,

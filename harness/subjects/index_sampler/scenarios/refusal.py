@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sampler_conformance.core.case import Case
-from sampler_conformance.core.contracts import Contract
 from sampler_conformance.execution.scenario import RankContext, Ranks, ask
 
+from ..contracts import SamplerContract
 from ..dataset import IndexDataset
 from ..plug import SamplerPlug
 from . import SamplerScenario
@@ -38,7 +38,7 @@ class ConstructWith(SamplerScenario):
 
 
 def refusal(
-    ranks: Ranks, plug: SamplerPlug, contract: Contract, case: Case, num_replicas: int, rank: int
+    ranks: Ranks, plug: SamplerPlug, contract: SamplerContract, case: Case, num_replicas: int, rank: int
 ) -> str | None:
     """How the sampler refused ``num_replicas``/``rank`` (its exception), or None if it accepted them."""
     __tracebackhide__ = True  # failures point at the sampler, not the harness

@@ -6,10 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sampler_conformance.core.case import Case, Observation
-from sampler_conformance.core.contracts import Contract
 from sampler_conformance.execution.global_rng import advanced, global_rng_fingerprints, seed_global_rngs
 from sampler_conformance.execution.scenario import RankContext, Ranks, ask
 
+from ..contracts import SamplerContract
 from ..plug import SamplerPlug
 from ..reading import Reading, observation_of
 from . import SamplerScenario
@@ -49,7 +49,9 @@ class ThreeWays:
     touched: tuple[str, ...]  # on any rank
 
 
-def read_three_ways(ranks: Ranks, plug: SamplerPlug, contract: Contract, case: Case, global_seed: int) -> ThreeWays:
+def read_three_ways(
+    ranks: Ranks, plug: SamplerPlug, contract: SamplerContract, case: Case, global_seed: int
+) -> ThreeWays:
     __tracebackhide__ = True  # failures point at the sampler, not the harness
     replies: list[RepeatReadings] = ask(ranks, ReadThreeWays(plug.spec, contract, case, global_seed))
 

@@ -28,10 +28,10 @@ import numpy as np
 import torch
 
 from sampler_conformance.core.case import Case, Observation
-from sampler_conformance.core.contracts import Contract
 from sampler_conformance.execution.global_rng import seed_global_rngs
 from sampler_conformance.execution.scenario import RankContext, Ranks, ask
 
+from ..contracts import SamplerContract
 from ..dataset import IndexDataset
 from ..plug import SamplerPlug
 from ..reading import Reading, observation_of, read_limit, take
@@ -163,7 +163,7 @@ class Resume(SamplerScenario):
         return sampler
 
 
-def resume(ranks: Ranks, plug: SamplerPlug, contract: Contract, case: Case, **protocol: Any) -> ResumeRun:
+def resume(ranks: Ranks, plug: SamplerPlug, contract: SamplerContract, case: Case, **protocol: Any) -> ResumeRun:
     """Every rank's uninterrupted and resumed run of ``case`` (``protocol``: the fields of
     :class:`Resume` after the case)."""
     __tracebackhide__ = True  # failures point at the sampler, not the harness
@@ -285,7 +285,7 @@ class LoadForeignState(SamplerScenario):
 
 
 def foreign_state_refusal(
-    ranks: Ranks, plug: SamplerPlug, contract: Contract, case: Case, other: Case, epoch: int, taken: int
+    ranks: Ranks, plug: SamplerPlug, contract: SamplerContract, case: Case, other: Case, epoch: int, taken: int
 ) -> ForeignStateReply:
     """How a sampler built for ``other`` refused a state saved under ``case``."""
     __tracebackhide__ = True  # failures point at the sampler, not the harness

@@ -40,10 +40,10 @@ from typing import Any
 import numpy as np
 
 from sampler_conformance.core.case import Case, NoLen, Observation
-from sampler_conformance.core.contracts import Contract
 from sampler_conformance.execution.global_rng import seed_global_rngs
 from sampler_conformance.execution.scenario import RankContext, Ranks, ask
 
+from ..contracts import SamplerContract
 from ..dataset import IndexDataset, collate_indices
 from ..plug import SamplerPlug
 from ..reading import read_limit
@@ -145,13 +145,13 @@ class ResumeThroughLoader(SamplerScenario):
         return f"StatefulDataLoader(num_workers={self.num_workers})"
 
 
-def loader_batches(contract: Contract, case: Case, pass_items: int) -> int:
+def loader_batches(contract: SamplerContract, case: Case, pass_items: int) -> int:
     """The batches a pass of ``pass_items`` items (batches, for a batch sampler) makes in the loader."""
     return pass_items if contract.yields_batches else math.ceil(pass_items / max(case.batch_size, 1))
 
 
 def resume_through_loader(
-    ranks: Ranks, plug: SamplerPlug, contract: Contract, case: Case, *, epoch: int, cut: int, num_workers: int
+    ranks: Ranks, plug: SamplerPlug, contract: SamplerContract, case: Case, *, epoch: int, cut: int, num_workers: int
 ) -> ResumeRun:
     """Every rank's uninterrupted and resumed StatefulDataLoader, as a :class:`ResumeRun` whose
     items are the loader's batches: ``joined`` and the resume checkers read it as they read a

@@ -17,10 +17,10 @@ import torch.distributed as dist
 from torch.utils.data import BatchSampler
 
 from sampler_conformance.core.case import Case, ReportedLength
-from sampler_conformance.core.contracts import Contract
 from sampler_conformance.execution.backend import rank_device
 from sampler_conformance.execution.scenario import RankContext
 
+from ..contracts import SamplerContract
 from ..dataset import IndexDataset
 from ..reading import Reading, read_limit, read_pass, reported_len
 
@@ -34,7 +34,7 @@ class Build(str, Enum):
     DEFAULTS = "the dataset alone (every other parameter left to its default)"
 
 
-def build(rank: RankContext, case: Case, contract: Contract, how: Build = Build.EXPLICIT) -> Any:
+def build(rank: RankContext, case: Case, contract: SamplerContract, how: Build = Build.EXPLICIT) -> Any:
     """Construct this rank's sampler for ``case``, the way ``how`` says."""
     if how in (Build.GROUP, Build.DEFAULTS) and rank.backend is None:
         raise RuntimeError(f"a simulated rank has no process group to build from ({how.value})")
@@ -64,7 +64,7 @@ def set_epoch(rank: RankContext, sampler: Any, epoch: int | None) -> None:
     rank.call(f"in set_epoch({epoch})", lambda: sampler.set_epoch(epoch))
 
 
-def read(rank: RankContext, sampler: Any, contract: Contract, dataset_size: int, world_size: int) -> Reading:
+def read(rank: RankContext, sampler: Any, contract: SamplerContract, dataset_size: int, world_size: int) -> Reading:
     """One pass over the sampler (a prefix of an endless one), then ``len()`` if it has one."""
     return read_pass(sampler, contract, dataset_size, world_size, rank.call)
 

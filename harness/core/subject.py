@@ -1,0 +1,65 @@
+"""What a kind of thing under test tells the rest of the suite: the ``Subject`` record.
+
+Each folder of ``harness/subjects/`` declares one (its ``SUBJECT``); ``harness.subjects``
+lists them. The shared machinery (the pytest plugin, the report, the entry points) reads the
+subject a contract names, and assumes none.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from .contracts import Contract, Extension
+from .invariants import Invariant
+
+
+class SpecError(Exception):
+    """A spec that is malformed, does not import, or does not follow the subject's calling convention."""
+
+
+class Plug(Protocol):
+    """A loaded subject, as the shared machinery sees it."""
+
+    @property
+    def spec(self) -> str:  # what the user named: MODULE:ATTR or FILE.py:ATTR
+        ...
+
+    @property
+    def source_file(self) -> str | None: ...
+
+    @property
+    def missing(self) -> tuple[str, ...]:  # the parameters of the calling convention it lacks
+        ...
+
+    @property
+    def is_factory(self) -> bool:  # a function that builds the thing, not its class
+        ...
+
+    @property
+    def needs_process_group(self) -> bool:  # it takes its rank from torch.distributed
+        ...
+
+
+@dataclass(frozen=True)
+class Subject:
+    name: str  # its folder under harness/subjects/
+    contracts: Mapping[str, Contract]  # the base contracts, each naming this subject
+    extensions: Mapping[str, Extension]  # what they compose with: BASE+EXTENSION
+    invariants: Sequence[Invariant]  # every flag its contracts and extensions promise
+    crash_flag: str  # where a raise, a hang or a death is charged ("runs without crashing")
+    invalid_item_flag: str  # where an item that is not what the convention says is charged
+    load: Callable[[str], Plug]  # loads a spec, or raises SpecError saying how to fix it
+    default_spec: str  # what is certified when no spec is given
+
+    def __post_init__(self) -> None:
+        declared = {invariant.flag for invariant in self.invariants}
+        promised = set().union(
+            *(c.flags for c in self.contracts.values()), *(e.flags for e in self.extensions.values())
+        )
+        promised |= {self.crash_flag, self.invalid_item_flag}
+        if not promised <= declared:
+            raise ValueError(f"subject {self.name!r} promises undeclared invariants: {sorted(promised - declared)}")
+        if any(c.subject != self.name for c in self.contracts.values()):
+            raise ValueError(f"subject {self.name!r} lists a contract of another subject")
