@@ -17,7 +17,7 @@ import pytest
 from sampler_conformance.execution.backend import cuda_device_count
 from sampler_conformance.execution.rank_pool import RankPool, RankPools
 from sampler_conformance.execution.torchrun.pool import started_pools
-from sampler_conformance.plugin import option_named, probe_seed_range, setting, state
+from sampler_conformance.plugin import option_named, probe, setting, state
 
 NCCL_MARK = "nccl"
 SEED_EXPERIMENT_WORLD_SIZE = 2
@@ -76,7 +76,7 @@ def _pool(request: pytest.FixtureRequest, pools: RankPools, world_size: int, cud
         pytest.skip(str(choice.skip_reason))
     pool = pools.get(world_size, choice.name)
     if state(request.config).plug.needs_process_group:  # the others are probed in-process
-        probe_seed_range(request.config, pool, world_size)
+        probe(request.config, pool, world_size)
     pool.begin_test()  # after the probe: a case it hung on does not stop this test
     return pool
 

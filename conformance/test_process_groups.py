@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sampler_conformance.core.evidence import expect_holds
-from sampler_conformance.plugin import drop_last_variant, not_applicable, per_epoch_params, requires_parameter
+from sampler_conformance.plugin import not_applicable
 from sampler_conformance.pytest_plugin.crashes import judge_only_if
 from sampler_conformance.subjects.index_sampler.checks import (
     MIN_COMPARABLE_ITEMS,
@@ -27,6 +27,7 @@ from sampler_conformance.subjects.index_sampler.checks import (
     structural_violations,
 )
 from sampler_conformance.subjects.index_sampler.draws import draw_case, epochs
+from sampler_conformance.subjects.index_sampler.fixtures import drop_last_variant, per_epoch_params, requires_parameter
 from sampler_conformance.subjects.index_sampler.scenarios.epochs import GROUP_BUILDS, Readings, read_epochs
 from sampler_conformance.subjects.index_sampler.scenarios.steps import Build
 

@@ -13,14 +13,14 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 import hypothesis
 import pytest
 from hypothesis.errors import Unsatisfiable
 
 from .core.contracts import Contract
-from .core.evidence import FAULT, Evidence, HarnessError
+from .core.evidence import FAULT, Evidence, HarnessError, NotApplicable, not_applicable
 from .core.subject import Plug, SpecError
 from .execution import simulator
 from .execution.backend import BACKENDS, DEFAULT_BACKEND, BackendChoice, choose_backend, cuda_device_count
@@ -53,14 +53,17 @@ from .report.results import (
     InvariantResult,
     ResultCollector,
     Verdict,
-    skip_reason,
     verdict,
 )
-from .subjects import CONTRACT_SYNTAX, DEFAULT_CONTRACT, REGISTRY, contract_named, describe_contracts, subject_of
-from .subjects.index_sampler import seed_range
-from .subjects.index_sampler.checks import PER_EPOCH
-from .subjects.index_sampler.draws import take_example_count
-from .subjects.index_sampler.plug import DEFAULT_SPEC, SamplerPlug
+from .subjects import (
+    CONTRACT_SYNTAX,
+    DEFAULT_CONTRACT,
+    REGISTRY,
+    SUBJECTS,
+    contract_named,
+    describe_contracts,
+    subject_of,
+)
 
 if sys.version_info >= (3, 11):
     from builtins import BaseExceptionGroup
@@ -136,10 +139,11 @@ OPTIONS = (
     Option(
         "sampler",
         "CONFORMANCE_SAMPLER",
-        DEFAULT_SPEC,
-        "sampler under test as MODULE:ATTR or path/to/file.py:ATTR, a class or factory called as "
-        "Attr(dataset, num_replicas=W, rank=r, shuffle=, seed=, drop_last=) "
-        f"(default {DEFAULT_SPEC})",
+        "",
+        "what is under test, as MODULE:ATTR or path/to/file.py:ATTR, called the way the contract's subject says "
+        "(an index sampler: Attr(dataset, num_replicas=W, rank=r, shuffle=, seed=, drop_last=)) "
+        f"(default: the subject's reference, {SUBJECTS[contract_named(DEFAULT_CONTRACT).subject].default_spec} "
+        "for the index-sampler contracts)",
     ),
     Option(
         "contract",
@@ -240,10 +244,12 @@ def pytest_configure(config: pytest.Config) -> None:
         contract = contract_named(options["contract"]).without(options["without"])
     except ValueError as exc:
         raise pytest.UsageError(f"--without={','.join(sorted(options['without']))}: {exc}") from None
+    subject = subject_of(contract)
     try:
-        plug = subject_of(contract).load(options["sampler"])
+        plug = subject.load(options["sampler"] or subject.default_spec)
     except SpecError as exc:
         raise pytest.UsageError(str(exc)) from None
+    config.pluginmanager.import_plugin(subject.fixtures)  # the fixtures its tests use
     simulator.configure(timeout_s=options["rank_timeout"])
     # A sampler's fault inside a Hypothesis test that judges another invariant is set aside.
     handle_faults_with(crashes.set_aside_or_raise)
@@ -335,12 +341,11 @@ def _invariant(item: pytest.Item) -> str | None:
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
-    take_example_count()  # start this test's count at zero
     flag = _invariant(item)
     crashes.begin_test(flag)
     function = _hypothesis_test(item)
     if function is not None:
-        crashes.count_judged(function)
+        crashes.count_examples(function)
     if flag is not None:
         current = state(item.config)
         promise(current.contract, flag)
@@ -350,21 +355,27 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
                 "the sampler takes its rank from the process group; only conformance/ (real groups) can run it"
             )
         if not current.plug.needs_process_group:  # one that does is probed in its group (conformance/)
-            probe_seed_range(item.config, simulator.SIMULATED)
+            probe(item.config, simulator.SIMULATED)
     simulator.begin_test()  # after the probe: a case it hung on does not stop this test
 
 
-def probe_seed_range(config: pytest.Config, ranks: Ranks, world_size: int = 1) -> None:
-    """Find the seeds the sampler accepts (``harness.subjects.index_sampler.seed_range``) before this process's
-    first test draws one; a refusal is reported once, with the next test's report."""
+def probe(config: pytest.Config, ranks: Ranks, world_size: int = 1) -> None:
+    """What the subject learns of the plug once per process before its first test draws a case
+    (the index sampler: the seeds it accepts), on ``ranks``; a finding is reported once, with
+    the next test's report."""
     current = state(config)
-    finding = seed_range.probe_once(ranks, current.plug, current.contract, world_size)
+    subject = subject_of(current.contract)
+    if subject.probe is None:
+        return
+    finding = subject.probe(ranks, current.plug, current.contract, world_size)
     if finding is not None:
         current.pending_findings.append(finding)
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
+    # Before pytest's own hooks turn it into a plain skip: raised by a test or a fixture (``not_applicable``).
+    inapplicable = call.excinfo is not None and call.excinfo.errisinstance(NotApplicable)
     report = yield
     flag = _invariant(item)
     if flag is None:
@@ -372,7 +383,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
     # Carried on the report, so it reaches the pytest-xdist controller and --junitxml too.
     properties: list[tuple[str, object]] = [(INVARIANT_KEY, flag)]
     if report.when == "call":
-        examples = take_example_count() or 1
+        examples = crashes.examples() or 1  # a test without Hypothesis runs its one case
         properties.append((EXAMPLES_KEY, examples))
         current = state(item.config)
         properties += [(FINDING_KEY, f) for f in current.findings_by_test.pop(item.nodeid, [])]
@@ -399,9 +410,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
     if call.excinfo is not None and report.failed:
         properties += _failure_properties(call.excinfo.value, subject_of(state(item.config).contract).crash_flag)
     if report.skipped and not any(key == SKIP_KIND_KEY for key, _ in properties):
-        properties.append(
-            (SKIP_KIND_KEY, NOT_APPLICABLE if skip_reason(report) in _NOT_APPLICABLE_REASONS else NOT_RUN)
-        )
+        properties.append((SKIP_KIND_KEY, NOT_APPLICABLE if inapplicable else NOT_RUN))
     report.user_properties = [*report.user_properties, *properties]
     return report
 
@@ -595,64 +604,18 @@ class ConformanceReport:
         )
 
 
-# Skip reasons that mean "cannot apply to this sampler" (a missing parameter, a sampler that
-# runs only in a process group), as opposed to "not run here": remembered in the process that
-# skips, which is the one that makes the test's report.
-_NOT_APPLICABLE_REASONS: set[str] = set()
-
-
-def not_applicable(reason: str) -> NoReturn:
-    """Skip the calling test: the verdict says "not applicable" with the reason."""
-    _NOT_APPLICABLE_REASONS.add(reason)
-    pytest.skip(reason)
-
-
 # ---- fixtures -------------------------------------------------------------------------
 
 
 @pytest.fixture(scope="session")
-def sampler_plug(pytestconfig: pytest.Config) -> SamplerPlug:
-    plug = state(pytestconfig).plug
-    assert isinstance(plug, SamplerPlug), f"{plug!r} is not an index sampler's plug"
-    return plug
+def plug(pytestconfig: pytest.Config) -> Plug:
+    """What is under test, loaded by its subject (the index sampler's tests ask for ``sampler_plug``)."""
+    return state(pytestconfig).plug
 
 
 @pytest.fixture(scope="session")
 def contract(pytestconfig: pytest.Config) -> Contract:
     return state(pytestconfig).contract
-
-
-DROP_LAST_IDS = {False: "keep_last", True: "drop_last"}
-
-
-@pytest.fixture(scope="session", params=list(DROP_LAST_IDS), ids=list(DROP_LAST_IDS.values()))
-def drop_last(request: pytest.FixtureRequest, sampler_plug: SamplerPlug) -> bool:
-    return drop_last_variant(sampler_plug, request.param)
-
-
-def drop_last_variant(plug: SamplerPlug, drop_last: bool) -> bool:
-    """A test's drop_last: True needs the sampler to take drop_last, else not applicable."""
-    if drop_last and not plug.supports("drop_last"):
-        not_applicable(plug.missing_reason("drop_last"))
-    return drop_last
-
-
-def per_epoch_params() -> list[Any]:
-    """``(flag, drop_last)`` for the tests generated from the per-epoch invariants (``checks.PER_EPOCH``),
-    each marked with its invariant; drop_last as the invariant fixes it, else both."""
-    params = []
-    for per_epoch in PER_EPOCH:
-        fixed = dict(per_epoch.fixed)
-        for value in [bool(fixed["drop_last"])] if "drop_last" in fixed else [False, True]:
-            params.append(
-                pytest.param(
-                    per_epoch.flag,
-                    value,
-                    marks=pytest.mark.invariant(per_epoch.flag),
-                    id=f"{per_epoch.flag}-{DROP_LAST_IDS[value]}",
-                )
-            )
-    return params
 
 
 @pytest.fixture(scope="session")
@@ -676,9 +639,4 @@ def promise(contract: Contract, flag: str) -> None:
         pytest.skip(f"contract {contract.name!r} does not promise {flag}")
 
 
-def requires_parameter(plug: SamplerPlug, parameter: str) -> None:
-    if not plug.supports(parameter):
-        not_applicable(plug.missing_reason(parameter))
-
-
-__all__ = ["not_applicable", "profiles", "promise", "requires_parameter", "state"]
+__all__ = ["not_applicable", "profiles", "promise", "state"]

@@ -11,7 +11,6 @@ from sampler_conformance.core.evidence import expect_holds, fail
 from sampler_conformance.execution.simulator import SIMULATED
 from sampler_conformance.plugin import not_applicable
 from sampler_conformance.subjects.index_sampler.checks import structural_violations
-from sampler_conformance.subjects.index_sampler.draws import count_example
 from sampler_conformance.subjects.index_sampler.scenarios.refusal import refusal
 from sampler_conformance.subjects.index_sampler.simulated import observe
 
@@ -30,7 +29,6 @@ def invalid_ranks() -> st.SearchStrategy[tuple[int, int]]:
 @given(arguments=invalid_ranks())
 def test_invalid_arguments_refused(sampler_plug, contract, arguments):
     """Constructing with rank >= W, rank < 0 or W <= 0 raises at once."""
-    count_example()
     world_size, rank = arguments
     case = Case(dataset_size=8, world_size=world_size)
     if refusal(SIMULATED, sampler_plug, contract, case, world_size, rank) is None:

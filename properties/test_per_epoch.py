@@ -13,8 +13,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sampler_conformance.core.evidence import expect_holds
-from sampler_conformance.plugin import drop_last_variant, per_epoch_params, requires_parameter
 from sampler_conformance.subjects.index_sampler.checks import PER_EPOCH_BY_FLAG, judge
+from sampler_conformance.subjects.index_sampler.fixtures import drop_last_variant, per_epoch_params, requires_parameter
 from sampler_conformance.subjects.index_sampler.simulated import observe, observe_drawn
 
 

@@ -5,13 +5,16 @@
 A role folder of ``harness/`` (the package ``sampler_conformance``) imports from itself and
 from the folders to its left, never from one to its right nor from a sibling of its own
 layer; ``core/`` and ``execution/`` import neither Hypothesis nor pytest (rank processes run
-``execution/``), and ``core/`` no torch.distributed. Every module is parsed with ``ast``,
+``execution/``), and ``core/`` no torch.distributed. Outside ``subjects/`` no module names a kind
+of subject: shared code reads the registry (``sampler_conformance.subjects``), never a kind's folder. Every module is parsed with ``ast``,
 nothing is imported; an import inside a function or under ``TYPE_CHECKING`` counts too.
 """
 
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -25,6 +28,7 @@ LAYERS = {"core": 0, "execution": 1, "subjects": 2, "pytest_plugin": 3, "report"
 MAPPED = {"properties": 5, "conformance": 5, "adapters": 5}
 NO_TEST_FRAMEWORK = ("core", "execution")  # imported by rank processes: neither Hypothesis nor pytest
 TEST_FRAMEWORKS = ("hypothesis", "pytest", "_pytest")
+KINDS = frozenset(path.parent.name for path in (HARNESS / "subjects").glob("*/__init__.py"))
 
 
 def module_name(path: Path) -> str:
@@ -72,6 +76,8 @@ def violations(module: str, source: str, is_package: bool = False) -> list[str]:
             target = role_of(imported)
             rank = MAPPED.get(target, LAYERS.get(target))
             wrong = target != role and (rank is None or rank >= LAYERS[role])
+            parts = imported.split(".")
+            wrong |= target == "subjects" != role and len(parts) > 2 and parts[2] in KINDS  # a kind's folder
         elif top in TEST_FRAMEWORKS:
             wrong = role in NO_TEST_FRAMEWORK
         else:
@@ -125,8 +131,23 @@ def test_the_check_sees_wrong_imports() -> None:
     report = f"{PACKAGE}.report.certificate"
     assert violations(report, "from ..pytest_plugin.profiles import describe_draws")  # a sibling of its layer
     assert violations(f"{PACKAGE}.pytest_plugin.folders", f"from {PACKAGE} import conformance")
+    # Shared code reads the registry of subjects, never one kind's folder.
+    assert violations(report, "from ..subjects.index_sampler.plug import SamplerPlug")
+    assert violations(f"{PACKAGE}.plugin", f"from {PACKAGE}.subjects import index_sampler")
     # Downward, within a folder, and to the entry modules from the entry modules: all fine.
-    assert not violations(report, "from ..subjects.index_sampler.plug import SamplerPlug\nfrom .results import FAILED")
+    assert not violations(report, "from ..subjects import subject_of\nfrom .results import FAILED")
     assert not violations(f"{PACKAGE}.subjects.index_sampler.scenarios", "from . import epochs", is_package=True)
     assert not violations(f"{PACKAGE}.torchrun", "from .plugin import state\nimport torch.distributed\nimport pytest")
     assert not violations(f"{PACKAGE}", "from . import api", is_package=True)
+
+
+def test_rank_processes_import_neither_pytest_nor_hypothesis() -> None:
+    """What a rank process loads (the registry of subjects, every scenario, the rank body and the
+    simulator) pulls in neither test framework: checked in a fresh interpreter, not by reading."""
+    scenarios = sorted(f"{module_name(path)}" for path in (HARNESS / "subjects").rglob("scenarios/*.py"))
+    loaded = [f"{PACKAGE}.subjects", f"{PACKAGE}.execution.rank_body", f"{PACKAGE}.execution.simulator", *scenarios]
+    script = f"import importlib, sys\nfor name in {loaded!r}: importlib.import_module(name)\n" + (
+        f"print(sorted(m for m in {TEST_FRAMEWORKS!r} if m in sys.modules))"
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True)
+    assert result.stdout.strip() == "[]", f"rank processes would import {result.stdout.strip()}"

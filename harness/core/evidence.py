@@ -8,6 +8,7 @@ never the rendered text.
 
 from __future__ import annotations
 
+import unittest
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from functools import cache
@@ -164,6 +165,21 @@ def expect_holds(observation: Observation, violations: Iterable[Violation], cont
 def fail(flag: str, message: str, case: Case, observation: Observation | None = None) -> NoReturn:
     __tracebackhide__ = True  # failures point at the sampler, not the harness
     raise_evidence(PropertyFailure, [Violation(flag, message)], case, observation)
+
+
+class NotApplicable(unittest.SkipTest):
+    """The test cannot apply to what is under test (a parameter it lacks, a sampler that runs
+    only in a process group): the verdict says "not applicable", with the reason, where a
+    skip would say "not run". The plugin tells the two kinds apart by this type.
+
+    A ``unittest.SkipTest``, which the standard library defines: pytest reports it as a skip
+    (in a fixture too), and Hypothesis passes it through at once instead of shrinking it.
+    """
+
+
+def not_applicable(reason: str) -> NoReturn:
+    """Stop the calling test or fixture: "not applicable", with ``reason``."""
+    raise NotApplicable(reason)
 
 
 class HarnessError(BaseException):

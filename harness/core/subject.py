@@ -52,6 +52,10 @@ class Subject:
     invalid_item_flag: str  # where an item that is not what the convention says is charged
     load: Callable[[str], Plug]  # loads a spec, or raises SpecError saying how to fix it
     default_spec: str  # what is certified when no spec is given
+    fixtures: str  # the module of the pytest fixtures its tests use, registered as a plugin for its contracts
+    # What to learn of a plug once per process before its first test, on the ranks given:
+    # probe(ranks, plug, contract, world_size) -> a finding to report, or None.
+    probe: Callable[..., str | None] | None = None
 
     def __post_init__(self) -> None:
         declared = {invariant.flag for invariant in self.invariants}

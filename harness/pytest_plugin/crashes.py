@@ -35,6 +35,7 @@ SET_ASIDE_ALLOWANCE = 3
 class _RunningTest:
     flag: str | None = None  # the invariant of the test that is running
     set_aside: list[SamplerFault] = field(default_factory=list)
+    examples: int = 0  # examples Hypothesis ran through the test
     judged: int = 0  # examples that ran to the end: every check on them held
 
 
@@ -44,12 +45,13 @@ _RUNNING = _RunningTest()
 def begin_test(flag: str | None) -> None:
     _RUNNING.flag = flag
     _RUNNING.set_aside = []
+    _RUNNING.examples = 0
     _RUNNING.judged = 0
 
 
-def count_judged(test: Callable[..., Any]) -> None:
-    """Count the examples of a Hypothesis test that run to the end (through the documented
-    ``test.hypothesis.inner_test`` hook): those, and only those, judged its invariant."""
+def count_examples(test: Callable[..., Any]) -> None:
+    """Count the examples of a Hypothesis test, and those that run to the end (through the
+    documented ``test.hypothesis.inner_test`` hook): those, and only those, judged its invariant."""
     inner = test.hypothesis.inner_test  # type: ignore[attr-defined]  # set by @given, untyped
     if getattr(inner, "counts_judged", False):
         return
@@ -57,12 +59,18 @@ def count_judged(test: Callable[..., Any]) -> None:
     @functools.wraps(inner)
     def counted(*args: Any, **kwargs: Any) -> Any:
         __tracebackhide__ = True  # failures point at the sampler, not the harness
+        _RUNNING.examples += 1
         result = inner(*args, **kwargs)
         _RUNNING.judged += 1
         return result
 
     counted.counts_judged = True  # type: ignore[attr-defined]  # a marker on our wrapper
     test.hypothesis.inner_test = counted  # type: ignore[attr-defined]  # set by @given, untyped
+
+
+def examples() -> int:
+    """Examples of the running test that Hypothesis ran (0 for a test without Hypothesis)."""
+    return _RUNNING.examples
 
 
 def judged() -> int:

@@ -12,6 +12,7 @@ from sampler_conformance.core.subject import Subject
 from .contracts import CONTRACTS, EXTENSIONS
 from .invariants import DECLARED
 from .plug import DEFAULT_SPEC, load_plug
+from .seed_range import probe_once
 
 SUBJECT = Subject(
     name="index_sampler",
@@ -22,4 +23,6 @@ SUBJECT = Subject(
     invalid_item_flag="valid_indices",
     load=load_plug,
     default_spec=DEFAULT_SPEC,
+    fixtures=f"{__name__}.fixtures",
+    probe=probe_once,
 )

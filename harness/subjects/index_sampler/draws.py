@@ -22,22 +22,6 @@ MAX_WORLD_SIZE = 64
 SPECIAL_SEEDS = (0, 1, 2**31 - 1, 2**32 - 1, 2**32)
 
 
-_examples_run = 0
-
-
-def count_example() -> None:
-    """Count one example of the running test (the certificate reports how many ran)."""
-    global _examples_run
-    _examples_run += 1
-
-
-def take_example_count() -> int:
-    """The examples counted since the last call; the plugin calls it after each test."""
-    global _examples_run
-    count, _examples_run = _examples_run, 0
-    return count
-
-
 def world_sizes(max_world_size: int = MAX_WORLD_SIZE) -> st.SearchStrategy[int]:
     return st.one_of(st.integers(1, min(8, max_world_size)), st.integers(1, max_world_size))
 
@@ -95,7 +79,6 @@ def draw_case(
         shuffle = data.draw(st.booleans(), label="shuffle") if plug.supports("shuffle") else True
     seed = data.draw(seeds(seed_limit(plug)), label="seed") if plug.supports("seed") else 0
     batch_size = data.draw(st.integers(1, size + 2), label="batch_size")
-    count_example()  # only now: a draw the filters rejected is no example
     return Case(
         dataset_size=size,
         world_size=world_size,
