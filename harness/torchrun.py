@@ -162,7 +162,7 @@ class _Rank0Plugin:
         from .execution.torchrun.agent import Agent
         from .execution.torchrun.link import hello_key
         from .execution.torchrun.pool import TorchrunPools
-        from .plugin import option_named, setting
+        from .pytest_plugin.options import option_named, setting
 
         own_rank = Agent(self.link.clone(), self.hello, self.master, self.prefix)  # rank 0's child, like every worker's
         threading.Thread(target=own_rank.serve, name="rank-0-worker", daemon=True).start()

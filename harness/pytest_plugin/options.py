@@ -1,0 +1,160 @@
+"""The certification's options, each read with one precedence: command line, then
+environment variable, then ini file, then the default; parsed, with a usage error that says
+how to fix a bad value."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from sampler_conformance.execution import simulator
+from sampler_conformance.execution.backend import BACKENDS, DEFAULT_BACKEND
+from sampler_conformance.subjects import CONTRACT_SYNTAX, DEFAULT_CONTRACT, REGISTRY, SUBJECTS, contract_named
+
+DEFAULT_WORLD_SIZES = "1,2,4"  # sized for 2 cores; GPU nodes: --backend=nccl --world-sizes=8
+
+
+@dataclass(frozen=True)
+class Option:
+    name: str  # command line flag without the dashes; the ini key has underscores
+    env: str
+    default: str
+    help: str
+    parse: Callable[[str], Any] = str
+
+    @property
+    def dest(self) -> str:
+        return self.name.replace("-", "_")
+
+
+def _positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise pytest.UsageError(
+            f"--rank-timeout={text!r} is not a number; give seconds, e.g. --rank-timeout=60"
+        ) from None
+    if value <= 0:
+        raise pytest.UsageError(f"--rank-timeout={text!r} must be positive; give seconds, e.g. --rank-timeout=60")
+    return value
+
+
+def _backend_name(text: str) -> str:
+    if text not in BACKENDS:
+        raise pytest.UsageError(f"--backend={text!r} is not a backend; choose one of: {', '.join(BACKENDS)}")
+    return text
+
+
+def _world_sizes(text: str) -> tuple[int, ...]:
+    try:
+        sizes = tuple(int(part) for part in text.split(","))
+    except ValueError:
+        sizes = ()
+    if not sizes or min(sizes) < 1:
+        raise pytest.UsageError(
+            f"--world-sizes={text!r} is not a comma-separated list of positive ints; e.g. --world-sizes=1,2,4"
+        )
+    return tuple(sorted(set(sizes)))
+
+
+def _flag_list(text: str) -> frozenset[str]:
+    flags = frozenset(part.strip() for part in text.split(",") if part.strip())
+    unknown = sorted(flags - set(REGISTRY))
+    if unknown:
+        raise pytest.UsageError(
+            f"--without={text!r}: unknown invariant(s) {', '.join(unknown)}; see --list-contracts for the flags"
+        )
+    return flags
+
+
+def _contract_name(text: str) -> str:
+    try:
+        contract_named(text)
+    except ValueError as exc:
+        raise pytest.UsageError(f"--contract={text!r}: {exc}") from None
+    return text
+
+
+OPTIONS = (
+    Option(
+        "sampler",
+        "CONFORMANCE_SAMPLER",
+        "",
+        "what is under test, as MODULE:ATTR or path/to/file.py:ATTR, called the way the contract's subject says "
+        "(an index sampler: Attr(dataset, num_replicas=W, rank=r, shuffle=, seed=, drop_last=)) "
+        f"(default: the subject's reference, {SUBJECTS[contract_named(DEFAULT_CONTRACT).subject].default_spec} "
+        "for the index-sampler contracts)",
+    ),
+    Option(
+        "contract",
+        "CONFORMANCE_CONTRACT",
+        DEFAULT_CONTRACT,
+        f"contract the sampler promises: {CONTRACT_SYNTAX}, e.g. torch+resumable (default {DEFAULT_CONTRACT})",
+        _contract_name,
+    ),
+    Option(
+        "without",
+        "CONFORMANCE_WITHOUT",
+        "",
+        "comma-separated invariants to turn off, e.g. --without=seed_effective,pads_from_head "
+        "(see --list-contracts); the report lists them as turned off",
+        _flag_list,
+    ),
+    Option(
+        "certificate",
+        "CONFORMANCE_CERTIFICATE",
+        "",
+        "write the certificate to PATH.json and PATH.md (also when the run fails)",
+    ),
+    Option(
+        "rank-timeout",
+        "CONFORMANCE_RANK_TIMEOUT",
+        str(simulator.DEFAULT_TIMEOUT_S),
+        "seconds one rank may spend on one step before it is reported as hung: in-process one call into its "
+        "sampler (a constructor, a pass, len()), in a process group one case (default %(default)s)",
+        _positive_seconds,
+    ),
+    Option(
+        "backend",
+        "CONFORMANCE_BACKEND",
+        DEFAULT_BACKEND,
+        "torch.distributed backend of the rank pools: auto (nccl with one CUDA device per rank, else gloo), "
+        "gloo or nccl (default %(default)s)",
+        _backend_name,
+    ),
+    Option(
+        "world-sizes",
+        "CONFORMANCE_WORLD_SIZES",
+        DEFAULT_WORLD_SIZES,
+        "comma-separated world sizes of the real process groups in conformance/ (default %(default)s)",
+        _world_sizes,
+    ),
+)
+
+
+def add_options(parser: pytest.Parser) -> None:
+    """Each option on the command line (``--NAME``) and in the ini file; and ``--list-contracts``."""
+    group = parser.getgroup("sampler conformance")
+    for option in OPTIONS:
+        text = option.help.replace("%(default)s", option.default)
+        group.addoption(f"--{option.name}", dest=option.dest, default=None, help=f"{text}; env {option.env}")
+        parser.addini(option.dest, help=text, default=None)
+    group.addoption("--list-contracts", action="store_true", help="print each contract and its invariants, then exit")
+
+
+def setting(config: pytest.Config, option: Option) -> Any:
+    """Command line, then environment, then ini, then default; parsed."""
+    value = config.getoption(option.dest)
+    if value is None:
+        value = os.environ.get(option.env) or None
+    if value is None:
+        value = config.getini(option.dest) or None
+    return option.parse(value if value is not None else option.default)
+
+
+def option_named(name: str) -> Option:
+    return next(option for option in OPTIONS if option.name == name)

@@ -1,0 +1,37 @@
+"""What the plugin knows of the run, per pytest config: the plug, the contract, the options,
+the draws' seed and the findings waiting to be reported. Stashed on the config, so that
+several pytest sessions in one process (pytester) keep theirs apart."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sampler_conformance.core.contracts import Contract
+from sampler_conformance.core.subject import Plug
+
+from . import profiles
+
+
+@dataclass
+class ConformanceState:
+    plug: Plug
+    contract: Contract
+    options: dict[str, Any]
+    findings_by_test: dict[str, list[str]] = field(default_factory=dict)
+    # The seed of every test's draws (None: the search profile draws afresh), and the
+    # search profile's example database (None: no database, the certification's default).
+    seed: int | str | None = profiles.CERTIFICATION_SEED
+    example_database: Path | None = None
+    # Findings of the session, not of one test (the seeds refused): reported with the next test's report.
+    pending_findings: list[str] = field(default_factory=list)
+
+
+STATE_KEY = pytest.StashKey[ConformanceState]()
+
+
+def state(config: pytest.Config) -> ConformanceState:
+    return config.stash[STATE_KEY]

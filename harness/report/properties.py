@@ -1,0 +1,52 @@
+"""What a certification test's report carries, written: its violations as JSON records, and
+the suite's own errors, named (read back by ``results.ResultCollector``)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Sequence
+
+from sampler_conformance.core.evidence import FAULT, Evidence, HarnessError
+
+from .results import HARNESS_ERROR_KEY, VIOLATION_KEY
+
+if sys.version_info >= (3, 11):
+    from builtins import BaseExceptionGroup
+else:  # Python 3.10: the backport Hypothesis depends on there
+    from exceptiongroup import BaseExceptionGroup
+
+
+def failure_properties(error: BaseException, crash_flag: str) -> list[tuple[str, object]]:
+    """The violations a failure carries; a failure that carries none is the suite's own
+    error, named by its exception."""
+    evidence = [leaf for leaf in leaves(error) if isinstance(leaf, Evidence)]
+    properties = violation_properties(evidence, crash_flag)
+    for leaf in leaves(error):
+        if isinstance(leaf, HarnessError):
+            properties.append((HARNESS_ERROR_KEY, str(leaf)))
+        elif not isinstance(leaf, Evidence):
+            first_line = (str(leaf).strip().splitlines() or [""])[0]
+            properties.append((HARNESS_ERROR_KEY, f"{type(leaf).__name__}: {first_line}"))
+    return properties
+
+
+def violation_properties(evidence: Sequence[Evidence], crash_flag: str) -> list[tuple[str, object]]:
+    """Each violation as JSON with its Hypothesis draws. A sampler fault (it raised, hung or
+    died) counts against the invariant that it runs without crashing, the subject's ``crash_flag``."""
+    properties: list[tuple[str, object]] = []
+    for leaf in evidence:
+        draws = [note for note in getattr(leaf, "__notes__", []) if note.startswith("Draw ")]
+        for record in leaf.records(draws):
+            if record["flag"] == FAULT:
+                record["flag"] = crash_flag
+            properties.append((VIOLATION_KEY, json.dumps(record)))
+    return properties
+
+
+def leaves(error: BaseException) -> list[BaseException]:
+    """The exceptions inside (nested) exception groups: Hypothesis reports several distinct
+    failures, and a replay that no longer fails (FlakyFailure), as groups."""
+    if isinstance(error, BaseExceptionGroup):
+        return [leaf for inner in error.exceptions for leaf in leaves(inner)]
+    return [error]

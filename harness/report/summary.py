@@ -1,0 +1,191 @@
+"""The conformance summary: gathers the certification tests' reports, prints the verdict
+table at the end of the run and writes the certificate."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Protocol
+
+import pytest
+
+from sampler_conformance.core.contracts import Contract
+from sampler_conformance.core.subject import Plug
+
+from .certificate import build_certificate, write_certificate
+from .results import (
+    DOES_NOT_CONFORM,
+    ERROR,
+    FAILED,
+    HELD,
+    MAX_SHOWN_COUNTEREXAMPLES,
+    NO_TEST_RAN,
+    NO_VERDICT,
+    NOT_APPLICABLE,
+    NOT_JUDGED,
+    NOT_PROMISED,
+    NOT_RUN,
+    PARTIAL,
+    InvariantResult,
+    ResultCollector,
+    Verdict,
+    verdict,
+)
+
+
+class Certifying(Protocol):
+    """What the run certifies, and how (the plugin's state)."""
+
+    @property
+    def plug(self) -> Plug: ...
+
+    @property
+    def contract(self) -> Contract: ...
+
+    @property
+    def options(self) -> dict[str, Any]: ...
+
+    @property
+    def seed(self) -> int | str | None: ...
+
+    @property
+    def example_database(self) -> Path | None: ...
+
+
+def _detail_lines(results: list[InvariantResult]) -> list[str]:
+    """Why each invariant (or some variants of a held one) was not checked, variants folded:
+    ``not applicable: seed_effective: test_seed_changes_order (2 variants): sampler has no `seed` parameter``."""
+    lines = []
+    unrun = [r.flag for r in results if r.status == NOT_RUN and r.details == [NO_TEST_RAN]]
+    if unrun:
+        lines.append(f"not run: {', '.join(unrun)}: {NO_TEST_RAN}")
+    for result in results:
+        if result.status in (HELD, NOT_JUDGED, NOT_APPLICABLE, NOT_RUN, ERROR) and result.details != [NO_TEST_RAN]:
+            variants: dict[tuple[str, str, str], list[str]] = {}
+            for detail in result.details:
+                kind, test, reason = _split_detail(result.status, detail)
+                variants.setdefault((kind, test.split("[")[0], reason), []).append(test)
+            for (kind, name, reason), tests in variants.items():
+                shown = tests[0] if len(tests) == 1 else f"{name} ({len(tests)} variants)"
+                lines.append(
+                    f"{kind}: {result.flag}: {shown}: {reason}" if reason else f"{kind}: {result.flag}: {shown}"
+                )
+    return lines
+
+
+# The invariants that judge what a sampler does with the arguments a user leaves out.
+DEFAULTS_FLAGS = ("defaults", "group_defaults")
+
+
+def _adapter_note(current: Certifying, results: list[InvariantResult]) -> str | None:
+    """Said when a factory is certified: its defaults, not the wrapped sampler's, were judged."""
+    judged = [r.flag for r in results if r.flag in DEFAULTS_FLAGS and r.status in (HELD, FAILED)]
+    if not current.plug.is_factory or not judged:
+        return None
+    return (
+        f"note: {current.plug.spec} is a factory, not a sampler class: {' and '.join(judged)} judge the "
+        f"defaults of its signature, which may differ from those of the sampler it builds"
+    )
+
+
+def _split_detail(status: str, detail: str) -> tuple[str, str, str]:
+    """(kind, test, reason) of a result's detail: "[KIND: ]TEST: REASON"."""
+    kind = status
+    if status == HELD:
+        kind, _, detail = detail.partition(": ")
+    test, _, reason = detail.partition(": ")
+    return kind, test, reason
+
+
+class ConformanceReport:
+    """Gathers the certification tests' reports; prints the verdict, writes the certificate."""
+
+    def __init__(self, current: Certifying, floor: int, draws: str, backends: Callable[[], set[str]]) -> None:
+        self.current = current
+        self.collector = ResultCollector(current.contract, floor)
+        self.draws = draws  # how the cases were drawn, in words
+        self.backends = backends  # each world size's backend, or why its groups were skipped
+        self.written: tuple[Path, Path] | None = None
+        self.interrupted = False
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        self.collector.add(report)
+
+    def pytest_keyboard_interrupt(self, excinfo: Any) -> None:
+        self.interrupted = True
+
+    def _verdict(self) -> tuple[list[InvariantResult], Verdict]:
+        results = self.collector.results()
+        return results, verdict(self.current.plug.spec, self.current.contract, results, self.interrupted)
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        self.interrupted = self.interrupted or exitstatus == pytest.ExitCode.INTERRUPTED
+        results, outcome = self._verdict()
+        if self.collector.outcomes and exitstatus == pytest.ExitCode.OK and outcome.state == NO_VERDICT:
+            # Every certification test was skipped: nothing was proven, so no success exit.
+            session.exitstatus = exitstatus = pytest.ExitCode.NO_TESTS_COLLECTED
+        if exitstatus == pytest.ExitCode.OK and outcome.state == DOES_NOT_CONFORM:
+            # Only set-aside crashes were charged (every test passed on the cases left): still a failure.
+            session.exitstatus = exitstatus = pytest.ExitCode.TESTS_FAILED
+        path = self.current.options["certificate"]
+        if not path:
+            return
+        from hypothesis import settings
+
+        options = self.current.options
+        run = {
+            "backend": f"{options['backend']} ({', '.join(sorted(self.backends()))})",
+            "world_sizes": list(options["world_sizes"]),
+            "hypothesis_profile": settings.get_current_profile_name(),
+            "hypothesis_seed": self.current.seed,
+            "judged_floor": self.collector.floor,
+            "example_database": str(self.current.example_database) if self.current.example_database else None,
+            "exit_status": int(exitstatus),
+        }
+        certificate = build_certificate(
+            plug=self.current.plug,
+            contract=self.current.contract,
+            results=results,
+            findings=self.collector.findings,
+            verdict=outcome,
+            run=run,
+        )
+        self.written = write_certificate(path, certificate, self.draws)
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if not self.collector.outcomes and not self.written and not self.interrupted:
+            return
+        results, outcome = self._verdict()
+        write = terminalreporter.write_line
+        terminalreporter.section("sampler conformance")
+        for result in results:
+            if result.status != NOT_PROMISED:
+                cases = f"  ({result.judged} cases)" if result.status in (HELD, NOT_JUDGED) and result.judged else ""
+                write(f"{result.status:>14}  {result.flag:31s} {result.title}{cases}")
+            if result.status == FAILED:
+                for record in result.counterexamples[:MAX_SHOWN_COUNTEREXAMPLES]:
+                    write(" " * 16 + f"[{record['title']}] {record['message'].splitlines()[0]}")
+                    write(" " * 18 + f"{record['case'] or ''} ({record['test']})")
+                hidden = len(result.counterexamples) - MAX_SHOWN_COUNTEREXAMPLES
+                if hidden > 0:
+                    write(" " * 16 + f"... {hidden} more counterexamples in the failures above")
+        not_promised = [r.flag for r in results if r.status == NOT_PROMISED and r.tests]
+        if not_promised:
+            write(f"not promised by contract {self.current.contract.name!r}: {', '.join(not_promised)}")
+        for line in _detail_lines(results):
+            write(line)
+        adapter_note = _adapter_note(self.current, results)
+        if adapter_note:
+            write(adapter_note)
+        for finding in self.collector.findings:
+            write(f"finding: {finding}")
+        if self.written:
+            write(f"certificate: {self.written[0]} and {self.written[1]}")
+        write(
+            outcome.line,
+            green=outcome.conforms,
+            red=outcome.state != PARTIAL and not outcome.conforms,
+            yellow=outcome.state == PARTIAL,
+            bold=True,
+        )
