@@ -19,8 +19,9 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 
+from ..faults import Collected
 from ..messages import RankSilent, StoreRendezvous
-from ..rank_pool import Collected, RankPool
+from ..rank_pool import RankPool
 from .link import (
     CONTROLLER,
     FINISHED_KEY,

@@ -22,7 +22,9 @@ import time
 from typing import Any
 
 from ..backend import BackendChoice, choose_backend
-from ..rank_pool import FAULT_GRACE_S, STACK_DUMP_WAIT_S, Collected, RankPool, RankPools
+from ..faults import Collected, what_failed
+from ..processes import STACK_DUMP_WAIT_S
+from ..rank_pool import FAULT_GRACE_S, RankPool, RankPools
 from ..scenario import Scenario
 from .link import (
     PLUGIN_NAME,
@@ -85,7 +87,7 @@ class TorchrunPool(RankPool):
         return rank
 
     @property
-    def _where(self) -> str:
+    def where(self) -> str:
         hosts = ", ".join(sorted(set(self.hosts.values())))
         return f"in a {self.backend} group of {self.world_size} ranks started by torchrun (hosts: {hosts})"
 
@@ -111,7 +113,7 @@ class TorchrunPool(RankPool):
             collected.stacks[rank] = "(its torchrun worker stopped reporting: no stack)"
         collected.silent.sort()
         if collected.failed and any(outcome.starting for outcome in outcomes.values()):
-            failure = self._failure(None, collected, "starting")
+            failure = what_failed(self, None, collected, "starting")
             self.close(graceful=False)
             raise failure
         return collected
