@@ -13,8 +13,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sampler_conformance.core.evidence import expect_holds
-from sampler_conformance.subjects.index_sampler.checks import loader_violations
 from sampler_conformance.subjects.index_sampler.draws import draw_case, epochs
+from sampler_conformance.subjects.index_sampler.loader_checks import loader_violations
 from sampler_conformance.subjects.index_sampler.scenarios.loader import run_loader
 
 from .examples import MAX_LOADER_DATASET_SIZE, round_trips, with_workers

@@ -11,7 +11,7 @@ import pytest
 
 from sampler_conformance.core.case import Case
 from sampler_conformance.core.evidence import expect_holds
-from sampler_conformance.subjects.index_sampler.checks import loader_violations
+from sampler_conformance.subjects.index_sampler.loader_checks import loader_violations
 from sampler_conformance.subjects.index_sampler.scenarios.loader import run_loader
 
 BATCH_SIZE = 4

@@ -15,19 +15,17 @@ from hypothesis import strategies as st
 from sampler_conformance.core.evidence import expect_holds
 from sampler_conformance.plugin import not_applicable
 from sampler_conformance.pytest_plugin.crashes import judge_only_if
-from sampler_conformance.subjects.index_sampler.checks import (
+from sampler_conformance.subjects.index_sampler.checks import PER_EPOCH_BY_FLAG, judge, structural_violations
+from sampler_conformance.subjects.index_sampler.draws import draw_case, epochs
+from sampler_conformance.subjects.index_sampler.fixtures import drop_last_variant, per_epoch_params, requires_parameter
+from sampler_conformance.subjects.index_sampler.order_checks import (
     MIN_COMPARABLE_ITEMS,
-    PER_EPOCH_BY_FLAG,
     check_orders_differ,
     check_ranks_agree,
     check_same_indices,
-    judge,
     missing_set_epoch,
     orders_comparable,
-    structural_violations,
 )
-from sampler_conformance.subjects.index_sampler.draws import draw_case, epochs
-from sampler_conformance.subjects.index_sampler.fixtures import drop_last_variant, per_epoch_params, requires_parameter
 from sampler_conformance.subjects.index_sampler.scenarios.epochs import GROUP_BUILDS, Readings, read_epochs
 from sampler_conformance.subjects.index_sampler.scenarios.steps import Build
 

@@ -12,13 +12,9 @@ import pytest
 
 from sampler_conformance.core.case import Case, Observation
 from sampler_conformance.core.evidence import expect_holds, fail, shorten
-from sampler_conformance.subjects.index_sampler.checks import (
-    check_pads_from_head,
-    check_same_indices,
-    loader_violations,
-    missing_set_epoch,
-    structural_violations,
-)
+from sampler_conformance.subjects.index_sampler.checks import check_pads_from_head, structural_violations
+from sampler_conformance.subjects.index_sampler.loader_checks import loader_violations
+from sampler_conformance.subjects.index_sampler.order_checks import check_same_indices, missing_set_epoch
 from sampler_conformance.subjects.index_sampler.runs import LoaderEpochRun
 from sampler_conformance.subjects.index_sampler.scenarios.loader import run_loader
 

@@ -9,8 +9,8 @@ from hypothesis import strategies as st
 
 from sampler_conformance.core.evidence import PropertyFailure, expect_holds, raise_evidence
 from sampler_conformance.execution.simulator import SIMULATED
-from sampler_conformance.subjects.index_sampler.checks import check_equal_batch_counts
 from sampler_conformance.subjects.index_sampler.draws import draw_case
+from sampler_conformance.subjects.index_sampler.loader_checks import check_equal_batch_counts
 from sampler_conformance.subjects.index_sampler.scenarios.batches import batch_counts
 from sampler_conformance.subjects.index_sampler.simulated import observe
 

@@ -11,16 +11,16 @@ from hypothesis import strategies as st
 from sampler_conformance.core.evidence import Violation, expect_holds
 from sampler_conformance.execution.simulator import SIMULATED
 from sampler_conformance.pytest_plugin.crashes import judge_only_if
-from sampler_conformance.subjects.index_sampler.checks import (
+from sampler_conformance.subjects.index_sampler.checks import structural_violations
+from sampler_conformance.subjects.index_sampler.draws import draw_case, epochs, small_seeds
+from sampler_conformance.subjects.index_sampler.fixtures import requires_parameter
+from sampler_conformance.subjects.index_sampler.order_checks import (
     MIN_COMPARABLE_ITEMS,
     check_orders_differ,
     check_same_indices,
     missing_set_epoch,
     orders_comparable,
-    structural_violations,
 )
-from sampler_conformance.subjects.index_sampler.draws import draw_case, epochs, small_seeds
-from sampler_conformance.subjects.index_sampler.fixtures import requires_parameter
 from sampler_conformance.subjects.index_sampler.scenarios.epochs import read_epochs
 from sampler_conformance.subjects.index_sampler.scenarios.repeat import read_three_ways
 from sampler_conformance.subjects.index_sampler.seed_range import seed_limit

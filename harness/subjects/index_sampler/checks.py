@@ -1,9 +1,12 @@
-"""The invariants, as pure functions over what the ranks yielded.
+"""The per-epoch invariants, as pure functions over one reading of every rank, and the
+per-epoch table (``PER_EPOCH``) their tests are generated from.
 
-Each checker takes :class:`Observation` objects and returns a list of
-:class:`Violation` (empty when the invariant holds). They are vectorised with numpy so
-that checking ten million indices costs less than producing them, and they are the only
-implementation: the in-process properties and the real process groups both call them.
+Each check takes :class:`Observation` objects and returns a list of :class:`Violation`
+(empty when the invariant holds). They are vectorised with numpy so that checking ten
+million indices costs less than producing them, and they are the only implementation: the
+in-process properties and the real process groups both call them. The order invariants
+across passes and processes are in ``order_checks.py``, the batch counts and the DataLoader's
+in ``loader_checks.py``.
 """
 
 from __future__ import annotations
@@ -13,17 +16,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sampler_conformance.core.case import Case, Observation, ReportedLength
+from sampler_conformance.core.case import Case, Observation
 from sampler_conformance.core.evidence import Violation, shorten
 from sampler_conformance.core.invariants import REGISTRY, Invariant
 
 from .contracts import SamplerContract
-from .runs import LoaderEpochRun
 
-# Below this many items two random orders may coincide by chance (1/10! for a full
-# permutation of 10), so "the order changed" is only asserted from here on, and the
-# reshuffle and seed tests of both runners draw datasets at least this large.
-MIN_COMPARABLE_ITEMS = 10
 UNEVEN_STEPS_HANG = "the rank with more batches waits in a collective the others never join, and DDP hangs"
 
 
@@ -256,48 +254,6 @@ def check_unshuffled_in_order(obs: Observation, layout: str = "strided") -> list
     ]
 
 
-def check_same_indices(first: Observation, second: Observation, flag: str, what: str) -> list[Violation]:
-    for rank, (a, b) in enumerate(zip(first.indices, second.indices, strict=True)):
-        if not np.array_equal(a, b):
-            return [Violation(flag, f"{what}: rank {rank} first yielded {shorten(a)}, then {shorten(b)}")]
-    return []
-
-
-def orders_comparable(observation: Observation) -> bool:
-    """Enough items that two orders cannot coincide by chance: below that, "the order
-    changed" judges nothing, and a test rejects the example rather than count it."""
-    return sum(len(indices) for indices in observation.indices) >= MIN_COMPARABLE_ITEMS
-
-
-def check_orders_differ(first: Observation, second: Observation, flag: str, what: str) -> list[Violation]:
-    # The ranks' shares one after another: defined whatever the layout or lengths.
-    a, b = np.concatenate(first.indices or [[]]), np.concatenate(second.indices or [[]])
-    if a.size < MIN_COMPARABLE_ITEMS:
-        return []
-    if np.array_equal(a, b):
-        return [
-            Violation(flag, f"{what}, but both gave the same indices on every rank: {shorten(a)} (ranks concatenated)")
-        ]
-    return []
-
-
-def check_equal_batch_counts(batch_counts: Sequence[int], batch_lengths: Sequence[ReportedLength]) -> list[Violation]:
-    """The ranks count the same batches, and a len() of the batches (BatchSampler's, the
-    DataLoader's) where the sampler has one says the same on every rank."""
-    violations = []
-    if len(set(batch_counts)) > 1:
-        violations.append(
-            Violation(
-                "equal_batches",
-                f"ranks get different numbers of batches {batch_counts}: {UNEVEN_STEPS_HANG}",
-            )
-        )
-    reported = [length for length in batch_lengths if isinstance(length, int)]
-    if len(set(reported)) > 1:
-        violations.append(Violation("equal_batches", f"len(BatchSampler) differs across ranks: {reported}"))
-    return violations
-
-
 def check_stream_blocks(obs: Observation) -> list[Violation]:
     """The ranks' interleaved prefixes form one stream whose whole blocks of N are permutations."""
     n = obs.case.dataset_size
@@ -411,81 +367,4 @@ def structural_violations(
         if per_epoch.against_one_rank and one_rank is None:
             continue
         violations += per_epoch.judge(obs, contract, one_rank)
-    return violations
-
-
-def check_ranks_agree(single_rank_orders: Sequence[Observation]) -> list[Violation]:
-    """Built with num_replicas=1 in each rank's own process, every rank yields the same order.
-
-    Ranks that derive their order from per-process state (Python's hash() of a str, an
-    unseeded RNG) disagree, and their shares of "the" order overlap and miss items.
-    """
-    reference = single_rank_orders[0].indices[0]
-    for rank, obs in enumerate(single_rank_orders[1:], start=1):
-        order = obs.indices[0]
-        if not np.array_equal(order, reference):
-            return [
-                Violation(
-                    "agrees_across_ranks",
-                    f"built with num_replicas=1, rank=0 in each rank's process for the same (seed, epoch), rank 0 "
-                    f"yields {shorten(reference)} but rank {rank} yields {shorten(order)}: the order depends on "
-                    f"per-process state, so the ranks' shares overlap and miss items",
-                )
-            ]
-    return []
-
-
-def check_loader_yields_sampler(
-    rank: int, sampler_indices: np.ndarray, batches: Sequence[np.ndarray], batch_size: int | None, drop_last: bool
-) -> list[Violation]:
-    """The DataLoader's batches, concatenated, are what the sampler yields (cut to whole batches
-    with drop_last), and every batch but the last holds ``batch_size`` items."""
-    expected = sampler_indices
-    if batch_size is not None and drop_last:
-        expected = expected[: len(expected) // batch_size * batch_size]
-    got = np.concatenate(batches) if len(batches) else np.empty(0, dtype=np.int64)
-    if not np.array_equal(got, expected):
-        return [
-            Violation(
-                "loader_yields_sampler",
-                f"rank {rank}: the DataLoader's batches should hold the sampler's indices {shorten(expected)} in "
-                f"order{' cut to whole batches (drop_last)' if drop_last else ''}, got {shorten(got)}",
-            )
-        ]
-    sizes = [len(b) for b in batches]
-    if batch_size is not None and any(size != batch_size for size in sizes[:-1]):
-        return [
-            Violation(
-                "loader_yields_sampler",
-                f"rank {rank}: every batch but the last should hold {batch_size} items, got sizes {sizes}",
-            )
-        ]
-    return []
-
-
-def missing_set_epoch(case: Case) -> Violation:
-    """The one violation a sampler without set_epoch gets: where the contract promises reshuffling."""
-    return Violation(
-        "reshuffles_on_set_epoch",
-        f"the sampler has no set_epoch() method, so set_epoch({case.epoch}) could not be called; training "
-        f"loops call it every epoch to reshuffle, and without it every epoch repeats the first one's order",
-    )
-
-
-def loader_violations(run: LoaderEpochRun, batch_size: int | None, loader_drop_last: bool) -> list[Violation]:
-    """Equal batch counts on every rank (as the all-reduce saw them), and the loader yields
-    the sampler's indices. ``batch_size=None``: the sampler makes the batches itself."""
-    counts = list(run.batch_counts)
-    violations = check_equal_batch_counts(counts, list(run.loader_lengths))
-    for rank, reduced in enumerate(run.reduced_counts):
-        if list(reduced) != counts:
-            violations.append(
-                Violation(
-                    "equal_batches",
-                    f"rank {rank}: the all-reduce of the batch counts gave {list(reduced)}, but the ranks "
-                    f"counted {counts}",
-                )
-            )
-    for rank, (own, batches) in enumerate(zip(run.sampler.indices, run.batches, strict=True)):
-        violations += check_loader_yields_sampler(rank, own, batches, batch_size, loader_drop_last)
     return violations

@@ -1,0 +1,72 @@
+"""The order invariants across passes, epochs, seeds and processes, as pure functions: the
+same order again, a new order after set_epoch or another seed, the same order in every rank's
+process."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from sampler_conformance.core.case import Case, Observation
+from sampler_conformance.core.evidence import Violation, shorten
+
+# Below this many items two random orders may coincide by chance (1/10! for a full
+# permutation of 10), so "the order changed" is only asserted from here on, and the
+# reshuffle and seed tests of both runners draw datasets at least this large.
+MIN_COMPARABLE_ITEMS = 10
+
+
+def check_same_indices(first: Observation, second: Observation, flag: str, what: str) -> list[Violation]:
+    for rank, (a, b) in enumerate(zip(first.indices, second.indices, strict=True)):
+        if not np.array_equal(a, b):
+            return [Violation(flag, f"{what}: rank {rank} first yielded {shorten(a)}, then {shorten(b)}")]
+    return []
+
+
+def orders_comparable(observation: Observation) -> bool:
+    """Enough items that two orders cannot coincide by chance: below that, "the order
+    changed" judges nothing, and a test rejects the example rather than count it."""
+    return sum(len(indices) for indices in observation.indices) >= MIN_COMPARABLE_ITEMS
+
+
+def check_orders_differ(first: Observation, second: Observation, flag: str, what: str) -> list[Violation]:
+    # The ranks' shares one after another: defined whatever the layout or lengths.
+    a, b = np.concatenate(first.indices or [[]]), np.concatenate(second.indices or [[]])
+    if a.size < MIN_COMPARABLE_ITEMS:
+        return []
+    if np.array_equal(a, b):
+        return [
+            Violation(flag, f"{what}, but both gave the same indices on every rank: {shorten(a)} (ranks concatenated)")
+        ]
+    return []
+
+
+def check_ranks_agree(single_rank_orders: Sequence[Observation]) -> list[Violation]:
+    """Built with num_replicas=1 in each rank's own process, every rank yields the same order.
+
+    Ranks that derive their order from per-process state (Python's hash() of a str, an
+    unseeded RNG) disagree, and their shares of "the" order overlap and miss items.
+    """
+    reference = single_rank_orders[0].indices[0]
+    for rank, obs in enumerate(single_rank_orders[1:], start=1):
+        order = obs.indices[0]
+        if not np.array_equal(order, reference):
+            return [
+                Violation(
+                    "agrees_across_ranks",
+                    f"built with num_replicas=1, rank=0 in each rank's process for the same (seed, epoch), rank 0 "
+                    f"yields {shorten(reference)} but rank {rank} yields {shorten(order)}: the order depends on "
+                    f"per-process state, so the ranks' shares overlap and miss items",
+                )
+            ]
+    return []
+
+
+def missing_set_epoch(case: Case) -> Violation:
+    """The one violation a sampler without set_epoch gets: where the contract promises reshuffling."""
+    return Violation(
+        "reshuffles_on_set_epoch",
+        f"the sampler has no set_epoch() method, so set_epoch({case.epoch}) could not be called; training "
+        f"loops call it every epoch to reshuffle, and without it every epoch repeats the first one's order",
+    )
