@@ -11,12 +11,13 @@ in ``loader_checks.py``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
 from sampler_conformance.core.case import Case, Observation
+from sampler_conformance.core.counting import index_counts
 from sampler_conformance.core.evidence import Violation, shorten
 from sampler_conformance.core.invariants import REGISTRY, Invariant
 
@@ -106,15 +107,6 @@ def check_valid_indices(obs: Observation) -> list[Violation]:
                 )
             )
     return violations
-
-
-def index_counts(observations: Sequence[Observation], dataset_size: int) -> np.ndarray:
-    """How often every index of range(N) was yielded, all ranks of ``observations`` together
-    (indices outside range(N) are valid_indices' to charge, and not counted here)."""
-    arrays = [indices for observation in observations for indices in observation.indices]
-    everything = np.concatenate(arrays) if arrays else np.empty(0, dtype=np.int64)
-    everything = everything[(everything >= 0) & (everything < dataset_size)]
-    return np.bincount(everything, minlength=dataset_size)
 
 
 def check_coverage(obs: Observation) -> list[Violation]:

@@ -16,9 +16,9 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from sampler_conformance.core.case import Observation
+from sampler_conformance.core.counting import index_counts
 from sampler_conformance.core.evidence import PropertyFailure, Violation, raise_evidence, shorten
 
-from .checks import index_counts
 from .resume_checks import counts_agree, items, missing_protocol
 from .runs import ElasticRun
 

@@ -8,15 +8,15 @@ uninterrupted one.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 import numpy as np
 
 from sampler_conformance.core.case import Observation
+from sampler_conformance.core.counting import batch_count, index_counts
 from sampler_conformance.core.evidence import Violation, expect_holds, shorten
 
-from .checks import UNEVEN_STEPS_HANG, index_counts
+from .checks import UNEVEN_STEPS_HANG
 from .runs import ResumeRun
 
 
@@ -165,7 +165,7 @@ def _batch_counts(observation: Observation, batch_size: int) -> tuple[int, ...]:
     """Each rank's training steps: a batch sampler's batches, else BatchSampler(drop_last=False)'s."""
     if observation.batches is not None:
         return tuple(len(batches) for batches in observation.batches)
-    return tuple(math.ceil(indices.size / batch_size) for indices in observation.indices)
+    return tuple(batch_count(indices.size, batch_size) for indices in observation.indices)
 
 
 def _spread(counts: Sequence[int]) -> int:

@@ -9,6 +9,7 @@ import math
 from hypothesis import strategies as st
 
 from sampler_conformance.core.case import Case
+from sampler_conformance.core.counting import batch_count
 
 from .contracts import SamplerContract
 from .draws import MAX_WORLD_SIZE, draw_case, epochs, world_sizes
@@ -24,8 +25,7 @@ def pass_items(contract: SamplerContract, case: Case) -> int:
     """Items one rank's pass holds under the contract (batches for a batch sampler; an upper
     bound the scenario clamps to what the pass really holds)."""
     if contract.yields_batches:
-        rounding = math.floor if case.drop_last else math.ceil
-        return math.ceil(rounding(case.dataset_size / case.batch_size) / case.world_size)
+        return batch_count(batch_count(case.dataset_size, case.batch_size, case.drop_last), case.world_size)
     return contract.expected_length(case.dataset_size, case.world_size, case.drop_last)
 
 
@@ -59,7 +59,7 @@ def leg_items(contract: SamplerContract, case: Case, world_size: int, consumed: 
     rule: taking no more leaves a conforming sampler's pass unfinished, a mid-epoch state."""
     size, drop_last = case.dataset_size, case.drop_last
     if contract.yields_batches:
-        epoch_units = size // case.batch_size if drop_last else math.ceil(size / case.batch_size)
+        epoch_units = batch_count(size, case.batch_size, drop_last)
     else:
         epoch_units = size - size % case.world_size if drop_last else size
     rest = max(epoch_units - consumed, 0)

@@ -19,7 +19,6 @@ before the resume to show the order does not depend on them.
 from __future__ import annotations
 
 import io
-import math
 from dataclasses import dataclass
 from itertools import islice
 from typing import Any
@@ -28,6 +27,7 @@ import numpy as np
 import torch
 
 from sampler_conformance.core.case import Case, Observation
+from sampler_conformance.core.counting import batch_count
 from sampler_conformance.execution.global_rng import seed_global_rngs
 from sampler_conformance.execution.scenario import RankContext, Ranks, ask
 
@@ -206,7 +206,7 @@ def items_in(reading: Reading) -> int:
 def batches_in(reading: Reading, batch_size: int) -> int:
     """The batches a training step takes: a batch sampler's own, else those
     ``BatchSampler(sampler, batch_size, drop_last=False)`` cuts."""
-    return len(reading.batches) if reading.batches is not None else math.ceil(reading.indices.size / batch_size)
+    return len(reading.batches) if reading.batches is not None else batch_count(reading.indices.size, batch_size)
 
 
 @dataclass(frozen=True)

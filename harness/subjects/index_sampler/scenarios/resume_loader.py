@@ -31,7 +31,6 @@ Loader workers come from a forkserver, as in ``harness.subjects.index_sampler.sc
 
 from __future__ import annotations
 
-import math
 import warnings
 from dataclasses import dataclass
 from itertools import islice
@@ -40,6 +39,7 @@ from typing import Any
 import numpy as np
 
 from sampler_conformance.core.case import Case, NoLen, Observation
+from sampler_conformance.core.counting import batch_count
 from sampler_conformance.execution.global_rng import seed_global_rngs
 from sampler_conformance.execution.scenario import RankContext, Ranks, ask
 
@@ -147,7 +147,7 @@ class ResumeThroughLoader(SamplerScenario):
 
 def loader_batches(contract: SamplerContract, case: Case, pass_items: int) -> int:
     """The batches a pass of ``pass_items`` items (batches, for a batch sampler) makes in the loader."""
-    return pass_items if contract.yields_batches else math.ceil(pass_items / max(case.batch_size, 1))
+    return pass_items if contract.yields_batches else batch_count(pass_items, max(case.batch_size, 1))
 
 
 def resume_through_loader(
