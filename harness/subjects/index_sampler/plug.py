@@ -9,17 +9,14 @@ can skip (never silently pass) the properties that need a missing one.
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import inspect
-import re
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from sampler_conformance.core.subject import SpecError
+
+from ..specs import import_module, resolve_attribute, source_file, split_spec
 
 DEFAULT_SPEC = "torch.utils.data.distributed:DistributedSampler"
 
@@ -34,11 +31,8 @@ SPEC_HELP = (
     "Give it as MODULE:ATTR, e.g. --sampler=torch.utils.data.distributed:DistributedSampler "
     "or --sampler=path/to/my_sampler.py:MySampler"
 )
-_DOTTED_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
-
-
-class SamplerSpecError(SpecError):
-    """The spec is malformed, does not import, or does not name a callable."""
+# What the spec must name, in the words of an error.
+CONVENTION = "a sampler class or a factory called as Attr(dataset, num_replicas=W, rank=r, ...)"
 
 
 @dataclass(frozen=True, repr=False)
@@ -98,133 +92,18 @@ class SamplerPlug:
 
 
 def load_plug(spec: str) -> SamplerPlug:
-    """Resolve ``spec`` to a :class:`SamplerPlug`, or raise :class:`SamplerSpecError`."""
-    module_part, attr_part = _split_spec(spec)
-    module = _import_module(spec, module_part)
-    factory = _resolve_attribute(spec, module, attr_part)
+    """Resolve ``spec`` to a :class:`SamplerPlug`, or raise :class:`SpecError`."""
+    module_part, attr_part = split_spec(spec, SPEC_HELP)
+    module = import_module(spec, module_part, SPEC_HELP)
+    factory = resolve_attribute(spec, module, attr_part, CONVENTION)
     needs_group = getattr(factory, GROUP_ATTRIBUTE, False) is True
     return SamplerPlug(
         spec=spec,
         factory=factory,
-        source_file=_source_file(factory, module),
+        source_file=source_file(factory, module),
         accepted=_accepted_parameters(spec, factory, needs_group),
         needs_process_group=needs_group,
     )
-
-
-def _split_spec(spec: str) -> tuple[str, str]:
-    text = spec.strip()
-    # A Windows drive letter is not a separator: split on the last colon.
-    module_part, sep, attr_part = text.rpartition(":")
-    if not sep or not module_part or not attr_part:
-        raise SamplerSpecError(f"--sampler={spec!r} is not of the form MODULE:ATTR. {SPEC_HELP}.")
-    if not _DOTTED_NAME.match(attr_part):
-        raise SamplerSpecError(
-            f"--sampler={spec!r}: {attr_part!r} is not an attribute name (letters, digits, "
-            f"underscores, dots). {SPEC_HELP}."
-        )
-    if not _is_file_module(module_part) and not _DOTTED_NAME.match(module_part):
-        raise SamplerSpecError(
-            f"--sampler={spec!r}: {module_part!r} is neither a dotted module name nor a path "
-            f"to a .py file. {SPEC_HELP}."
-        )
-    return module_part, attr_part
-
-
-def _is_file_module(module_part: str) -> bool:
-    return module_part.endswith(".py") or "/" in module_part or "\\" in module_part
-
-
-def _import_module(spec: str, module_part: str) -> Any:
-    if _is_file_module(module_part):
-        return _import_file(spec, Path(module_part))
-    try:
-        return importlib.import_module(module_part)
-    except ModuleNotFoundError as exc:
-        if exc.name and module_part.startswith(exc.name):
-            raise SamplerSpecError(
-                f"--sampler={spec!r}: no module named {exc.name!r}. Install the package that "
-                f"provides it in this environment (e.g. pip install -e path/to/your/project), "
-                f"or add its folder to PYTHONPATH, or give a file path: "
-                f"--sampler=path/to/file.py:ATTR."
-            ) from None
-        raise SamplerSpecError(_import_failure(spec, module_part, exc)) from None
-    except Exception as exc:  # the module itself raised while importing
-        raise SamplerSpecError(_import_failure(spec, module_part, exc)) from None
-
-
-def _import_file(spec: str, path: Path) -> Any:
-    if not path.is_file():
-        raise SamplerSpecError(f"--sampler={spec!r}: file {str(path)!r} does not exist. {SPEC_HELP}.")
-    name = f"_sampler_under_test_{abs(hash(str(path.resolve())))}"
-    module_spec = importlib.util.spec_from_file_location(name, path)
-    if module_spec is None or module_spec.loader is None:
-        raise SamplerSpecError(f"--sampler={spec!r}: {str(path)!r} cannot be loaded as a Python module.")
-    module = importlib.util.module_from_spec(module_spec)
-    # Registered so that pickling (spawned rank processes) and dataclasses can find it.
-    sys.modules[name] = module
-    try:
-        module_spec.loader.exec_module(module)
-    except Exception as exc:
-        del sys.modules[name]
-        raise SamplerSpecError(_import_failure(spec, str(path), exc)) from None
-    return module
-
-
-def _import_failure(spec: str, where: str, exc: BaseException) -> str:
-    frame = _last_frame(exc)
-    location = f" (at {frame})" if frame else ""
-    return (
-        f"--sampler={spec!r}: importing {where!r} raised {type(exc).__name__}: {exc}{location}. "
-        f"Fix the error in that module, then run again."
-    )
-
-
-def _last_frame(exc: BaseException) -> str | None:
-    tb = exc.__traceback__
-    if tb is None:
-        return None
-    while tb.tb_next is not None:
-        tb = tb.tb_next
-    return f"{tb.tb_frame.f_code.co_filename}:{tb.tb_lineno}"
-
-
-def _resolve_attribute(spec: str, module: Any, attr_part: str) -> Callable[..., Any]:
-    target: Any = module
-    for part in attr_part.split("."):
-        if not hasattr(target, part):
-            public = _callables_defined_in(target)
-            hint = (
-                f" Callables it has: {', '.join(public[:12])}{', ...' if len(public) > 12 else ''}." if public else ""
-            )
-            raise SamplerSpecError(
-                f"--sampler={spec!r}: {getattr(target, '__name__', repr(target))!r} has no attribute {part!r}.{hint}"
-            )
-        target = getattr(target, part)
-    if not callable(target):
-        raise SamplerSpecError(
-            f"--sampler={spec!r}: {attr_part!r} is a {type(target).__name__}, not a class or "
-            f"function. Name a sampler class or a factory called as "
-            f"Attr(dataset, num_replicas=W, rank=r, ...)."
-        )
-    return target
-
-
-def _callables_defined_in(target: Any) -> list[str]:
-    """Public callables of ``target``; for a module, those it defines rather than imports."""
-    names = [n for n in dir(target) if not n.startswith("_") and callable(getattr(target, n, None))]
-    home = getattr(target, "__name__", None)
-    own = [n for n in names if getattr(getattr(target, n), "__module__", None) == home]
-    return sorted(own or names)
-
-
-def _source_file(factory: Any, module: Any) -> str | None:
-    for obj in (factory, module):
-        try:
-            return inspect.getsourcefile(obj) or inspect.getfile(obj)
-        except TypeError:
-            continue
-    return None
 
 
 def _accepted_parameters(spec: str, factory: Callable[..., Any], needs_group: bool) -> frozenset[str]:
@@ -239,7 +118,7 @@ def _accepted_parameters(spec: str, factory: Callable[..., Any], needs_group: bo
     keywords = {name for name, p in parameters.items() if p.kind in keyword_kinds}
     lacking = [p for p in RANK_PARAMETERS if p not in keywords]
     if lacking and not needs_group:
-        raise SamplerSpecError(
+        raise SpecError(
             f"--sampler={spec!r}: the sampler does not accept the keyword argument(s) "
             f"{', '.join(lacking)}. The suite calls it as Attr(dataset, num_replicas=W, rank=r, ...) "
             f"like DistributedSampler; wrap it in a factory function that takes those arguments, or, if "

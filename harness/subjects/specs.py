@@ -1,0 +1,133 @@
+"""Loading what a spec names, for every kind of subject: ``MODULE:ATTR`` or
+``path/to/file.py:ATTR`` resolved to a callable, with one readable error (``SpecError``)
+saying what was wrong and how to fix it."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import inspect
+import re
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from sampler_conformance.core.subject import SpecError
+
+_DOTTED_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
+
+
+def split_spec(spec: str, help: str) -> tuple[str, str]:
+    """``MODULE:ATTR`` or ``path/to/file.py:ATTR``, split; a SpecError that says how to write it otherwise."""
+    text = spec.strip()
+    # A Windows drive letter is not a separator: split on the last colon.
+    module_part, sep, attr_part = text.rpartition(":")
+    if not sep or not module_part or not attr_part:
+        raise SpecError(f"--sampler={spec!r} is not of the form MODULE:ATTR. {help}.")
+    if not _DOTTED_NAME.match(attr_part):
+        raise SpecError(
+            f"--sampler={spec!r}: {attr_part!r} is not an attribute name (letters, digits, underscores, dots). {help}."
+        )
+    if not is_file_module(module_part) and not _DOTTED_NAME.match(module_part):
+        raise SpecError(
+            f"--sampler={spec!r}: {module_part!r} is neither a dotted module name nor a path to a .py file. {help}."
+        )
+    return module_part, attr_part
+
+
+def is_file_module(module_part: str) -> bool:
+    return module_part.endswith(".py") or "/" in module_part or "\\" in module_part
+
+
+def import_module(spec: str, module_part: str, help: str) -> Any:
+    """The module ``module_part`` names (a dotted name or a file); a SpecError that says how to fix it."""
+    if is_file_module(module_part):
+        return _import_file(spec, Path(module_part), help)
+    try:
+        return importlib.import_module(module_part)
+    except ModuleNotFoundError as exc:
+        if exc.name and module_part.startswith(exc.name):
+            raise SpecError(
+                f"--sampler={spec!r}: no module named {exc.name!r}. Install the package that "
+                f"provides it in this environment (e.g. pip install -e path/to/your/project), "
+                f"or add its folder to PYTHONPATH, or give a file path: "
+                f"--sampler=path/to/file.py:ATTR."
+            ) from None
+        raise SpecError(_import_failure(spec, module_part, exc)) from None
+    except Exception as exc:  # the module itself raised while importing
+        raise SpecError(_import_failure(spec, module_part, exc)) from None
+
+
+def _import_file(spec: str, path: Path, help: str) -> Any:
+    if not path.is_file():
+        raise SpecError(f"--sampler={spec!r}: file {str(path)!r} does not exist. {help}.")
+    name = f"_sampler_under_test_{abs(hash(str(path.resolve())))}"
+    module_spec = importlib.util.spec_from_file_location(name, path)
+    if module_spec is None or module_spec.loader is None:
+        raise SpecError(f"--sampler={spec!r}: {str(path)!r} cannot be loaded as a Python module.")
+    module = importlib.util.module_from_spec(module_spec)
+    # Registered so that pickling (spawned rank processes) and dataclasses can find it.
+    sys.modules[name] = module
+    try:
+        module_spec.loader.exec_module(module)
+    except Exception as exc:
+        del sys.modules[name]
+        raise SpecError(_import_failure(spec, str(path), exc)) from None
+    return module
+
+
+def _import_failure(spec: str, where: str, exc: BaseException) -> str:
+    frame = _last_frame(exc)
+    location = f" (at {frame})" if frame else ""
+    return (
+        f"--sampler={spec!r}: importing {where!r} raised {type(exc).__name__}: {exc}{location}. "
+        f"Fix the error in that module, then run again."
+    )
+
+
+def _last_frame(exc: BaseException) -> str | None:
+    tb = exc.__traceback__
+    if tb is None:
+        return None
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    return f"{tb.tb_frame.f_code.co_filename}:{tb.tb_lineno}"
+
+
+def resolve_attribute(spec: str, module: Any, attr_part: str, convention: str) -> Callable[..., Any]:
+    """The callable ``attr_part`` names in ``module``; ``convention`` says what it must be, for the error."""
+    target: Any = module
+    for part in attr_part.split("."):
+        if not hasattr(target, part):
+            public = _callables_defined_in(target)
+            hint = (
+                f" Callables it has: {', '.join(public[:12])}{', ...' if len(public) > 12 else ''}." if public else ""
+            )
+            raise SpecError(
+                f"--sampler={spec!r}: {getattr(target, '__name__', repr(target))!r} has no attribute {part!r}.{hint}"
+            )
+        target = getattr(target, part)
+    if not callable(target):
+        raise SpecError(
+            f"--sampler={spec!r}: {attr_part!r} is a {type(target).__name__}, not a class or "
+            f"function. Name {convention}."
+        )
+    return target
+
+
+def _callables_defined_in(target: Any) -> list[str]:
+    """Public callables of ``target``; for a module, those it defines rather than imports."""
+    names = [n for n in dir(target) if not n.startswith("_") and callable(getattr(target, n, None))]
+    home = getattr(target, "__name__", None)
+    own = [n for n in names if getattr(getattr(target, n), "__module__", None) == home]
+    return sorted(own or names)
+
+
+def source_file(factory: Any, module: Any) -> str | None:
+    for obj in (factory, module):
+        try:
+            return inspect.getsourcefile(obj) or inspect.getfile(obj)
+        except TypeError:
+            continue
+    return None
