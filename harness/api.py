@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .report.results import ERROR, FAILED, HELD, MAX_SHOWN_COUNTEREXAMPLES, NOT_PROMISED
+from .report.results import ERROR, FAILED, HELD, NOT_PROMISED, shown_counterexamples
 from .subjects import DEFAULT_CONTRACT, REGISTRY, contract_named
 
 # A certification ends by itself (every wait inside is bounded); this only guards against
@@ -58,12 +58,7 @@ class InvariantReport:
     def explain(self) -> str:
         """The invariant's status, then its details or its smallest counterexamples."""
         lines = [f"{self.flag} ({self.title}): {self.status}"]
-        for record in self.counterexamples[:MAX_SHOWN_COUNTEREXAMPLES]:
-            lines.append(f"  [{record['title']}] {record['message']}")
-            lines.append(f"    {record.get('case') or ''} ({record['test']})")
-        hidden = len(self.counterexamples) - MAX_SHOWN_COUNTEREXAMPLES
-        if hidden > 0:
-            lines.append(f"  ... {hidden} more counterexamples in the certificate")
+        lines += shown_counterexamples(self.counterexamples, "  ", "the certificate", whole=True)
         lines += [f"  {detail}" for detail in self.details if self.status != HELD]
         return "\n".join(lines)
 

@@ -20,6 +20,7 @@ violation counts against its own flag, whichever test found it. An invariant is:
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -208,6 +209,21 @@ def _distinct(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
 # The counterexamples per failed invariant the terminal summary and check_sampler's explanation
 # show; the certificate has them all.
 MAX_SHOWN_COUNTEREXAMPLES = 3
+
+
+def shown_counterexamples(records: Sequence[dict[str, Any]], indent: str, rest_in: str, whole: bool) -> list[str]:
+    """The first MAX_SHOWN_COUNTEREXAMPLES of an invariant's counterexamples, two lines each
+    (``[title] message`` and ``case (test)``; the message's first line unless ``whole``), then
+    how many more there are in ``rest_in``: the summary's and check_sampler's short form."""
+    lines = []
+    for record in records[:MAX_SHOWN_COUNTEREXAMPLES]:
+        message = record["message"] if whole else record["message"].splitlines()[0]
+        lines.append(f"{indent}[{record['title']}] {message}")
+        lines.append(f"{indent}  {record.get('case') or ''} ({record['test']})")
+    hidden = len(records) - MAX_SHOWN_COUNTEREXAMPLES
+    if hidden > 0:
+        lines.append(f"{indent}... {hidden} more counterexamples in {rest_in}")
+    return lines
 
 
 def counterexample_text(record: dict[str, Any]) -> str:

@@ -18,7 +18,6 @@ from .results import (
     ERROR,
     FAILED,
     HELD,
-    MAX_SHOWN_COUNTEREXAMPLES,
     NO_TEST_RAN,
     NO_VERDICT,
     NOT_APPLICABLE,
@@ -29,6 +28,7 @@ from .results import (
     InvariantResult,
     ResultCollector,
     Verdict,
+    shown_counterexamples,
     verdict,
 )
 
@@ -164,12 +164,8 @@ class ConformanceReport:
                 cases = f"  ({result.judged} cases)" if result.status in (HELD, NOT_JUDGED) and result.judged else ""
                 write(f"{result.status:>14}  {result.flag:31s} {result.title}{cases}")
             if result.status == FAILED:
-                for record in result.counterexamples[:MAX_SHOWN_COUNTEREXAMPLES]:
-                    write(" " * 16 + f"[{record['title']}] {record['message'].splitlines()[0]}")
-                    write(" " * 18 + f"{record['case'] or ''} ({record['test']})")
-                hidden = len(result.counterexamples) - MAX_SHOWN_COUNTEREXAMPLES
-                if hidden > 0:
-                    write(" " * 16 + f"... {hidden} more counterexamples in the failures above")
+                for line in shown_counterexamples(result.counterexamples, " " * 16, "the failures above", whole=False):
+                    write(line)
         not_promised = [r.flag for r in results if r.status == NOT_PROMISED and r.tests]
         if not_promised:
             write(f"not promised by contract {self.current.contract.name!r}: {', '.join(not_promised)}")
