@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from . import warm_pytest
+
 if TYPE_CHECKING:
     from .catalogue import Rejection
 
@@ -156,7 +158,8 @@ def _run(pytester: pytest.Pytester, spec: str, *options: str, timeout: float, pa
     if certificate is None:
         certificate = str(pytester.path / "certificate")
         options = (*options, f"--certificate={certificate}")
-    result = pytester.runpytest_subprocess(
+    result = warm_pytest.runpytest(
+        pytester,
         *map(str, paths),
         f"--sampler={spec}",
         "--hypothesis-profile=dev",

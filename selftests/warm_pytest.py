@@ -1,0 +1,100 @@
+"""The selftests' certification runs, forked from a warm interpreter instead of started fresh.
+
+The selftests certify samplers about 150 times, each in a pytest process of its own, and
+each fresh interpreter spends about 1.7 s importing torch, numpy, Hypothesis, pytest and the
+suite before it collects a test. Here each run forks instead from a fork server that imported
+them once (``sampler_conformance.execution.fork_server``: a fresh interpreter of its own,
+started once per selftest process), and the child does what ``python -m pytest`` would do from
+there: it enters pytester's directory with the test's environment and its own output files,
+runs ``pytest.main`` with the same arguments, and exits as the console script does. Its exit
+code, output and timeout mean what ``Pytester.runpytest_subprocess``'s do.
+
+Nothing of a run survives into the next: each is a new child of the server, which only ever
+imported modules. A run's own imports (the samplers of ``selftests.corpus``, the test
+modules) happen in the child. The tests that exercise the interpreter itself (installation,
+console scripts, signals, torchrun) keep ``runpytest_subprocess``.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from sampler_conformance.cli import exit_without_finalising
+from sampler_conformance.execution.fork_server import separate_fork_server_context
+
+# What every certification imports before its first test.
+PRELOAD = (
+    "torch",
+    "numpy",
+    "hypothesis",
+    "pytest",
+    "xdist.plugin",
+    "sampler_conformance.plugin",
+    "sampler_conformance.execution.rank_pool",
+    "sampler_conformance.subjects.index_sampler.fixtures",
+    "sampler_conformance.subjects.index_sampler.draws",
+)
+KILL_JOIN_TIMEOUT_S = 10
+SERVER_KEY = "selftests-pytest"
+
+
+def runpytest(pytester: pytest.Pytester, *args: str, timeout: float) -> pytest.RunResult:
+    """``pytester.runpytest_subprocess(*args, timeout=timeout)``, forked from the warm server."""
+    __tracebackhide__ = True
+    context = separate_fork_server_context(SERVER_KEY, PRELOAD)
+    if context is None:  # multiprocessing's private interface is not the known one: a fresh interpreter
+        return pytester.runpytest_subprocess(*args, timeout=timeout)
+    basetemp = tempfile.mkdtemp(prefix="runpytest-", dir=pytester.path)
+    argv = [f"--basetemp={basetemp}", *args]
+    for plugin in pytester.plugins:
+        argv = ["-p", str(plugin), *argv]
+    stdout, stderr = Path(basetemp) / "stdout", Path(basetemp) / "stderr"
+    environ = dict(os.environ)
+    # As Pytester.popen sets it: the test's directory first on the child's PYTHONPATH.
+    environ["PYTHONPATH"] = os.pathsep.join(filter(None, [os.getcwd(), environ.get("PYTHONPATH", "")]))
+    start = time.monotonic()
+    process = context.Process(  # type: ignore[attr-defined]
+        target=_pytest_main, args=(argv, str(pytester.path), environ, str(stdout), str(stderr))
+    )
+    process.start()
+    process.join(timeout)
+    if process.exitcode is None:
+        process.kill()
+        process.join(KILL_JOIN_TIMEOUT_S)
+        raise pytester.TimeoutExpired(f"{timeout} second timeout expired running: pytest {' '.join(argv)}")
+    return pytest.RunResult(
+        process.exitcode,
+        stdout.read_text(errors="replace").splitlines(),
+        stderr.read_text(errors="replace").splitlines(),
+        time.monotonic() - start,
+    )
+
+
+def _pytest_main(argv: list[str], cwd: str, environ: dict[str, str], stdout: str, stderr: str) -> None:
+    """In the forked child: ``python -m pytest *argv`` from ``cwd`` with ``environ``, its
+    output in the two files; then exit as the console script does. Never returns."""
+    os.chdir(cwd)
+    os.environ.clear()
+    os.environ.update(environ)
+    # sys.path as a fresh `python -m pytest` here has it: the cwd, PYTHONPATH, then the installation's.
+    installed = [p for p in sys.path if p.startswith((sys.prefix, sys.base_prefix))]
+    sys.path[:] = [cwd, *filter(None, environ.get("PYTHONPATH", "").split(os.pathsep)), *installed]
+    sys.argv = [str(Path(pytest.__file__).parent / "__main__.py"), *argv]
+    for fd, path in ((1, stdout), (2, stderr)):
+        opened = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        os.dup2(opened, fd)
+        os.close(opened)
+    sys.stdout = io.TextIOWrapper(open(1, "wb", closefd=False), line_buffering=True)
+    sys.stderr = io.TextIOWrapper(open(2, "wb", closefd=False), line_buffering=True)
+    code = int(pytest.ExitCode.INTERNAL_ERROR)  # if pytest.main itself raises
+    try:
+        code = int(pytest.main(argv))
+    finally:
+        exit_without_finalising(code)
