@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 
 import pytest
 
+from . import warm_pytest
 from .suite_run import REPO
 
 pytest_plugins = ["pytester"]
@@ -39,5 +41,8 @@ _PYTEST_ENDING_AS_THE_CONSOLE_SCRIPT = (
 
 @pytest.fixture
 def pytester(pytester: pytest.Pytester) -> pytest.Pytester:
+    """pytester whose subprocess runs fork from a warm interpreter (selftests.warm_pytest); where
+    that cannot be had, a fresh interpreter ending as the console script does."""
+    pytester.runpytest_subprocess = functools.partial(warm_pytest.runpytest_subprocess, pytester)  # type: ignore[method-assign]
     pytester._getpytestargs = lambda: (sys.executable, "-c", _PYTEST_ENDING_AS_THE_CONSOLE_SCRIPT)  # type: ignore[method-assign]
     return pytester

@@ -14,8 +14,6 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from . import warm_pytest
-
 if TYPE_CHECKING:
     from .catalogue import Rejection
 
@@ -158,8 +156,7 @@ def _run(pytester: pytest.Pytester, spec: str, *options: str, timeout: float, pa
     if certificate is None:
         certificate = str(pytester.path / "certificate")
         options = (*options, f"--certificate={certificate}")
-    result = warm_pytest.runpytest(
-        pytester,
+    result = pytester.runpytest_subprocess(
         *map(str, paths),
         f"--sampler={spec}",
         "--hypothesis-profile=dev",

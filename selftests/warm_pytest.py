@@ -12,7 +12,7 @@ code, output and timeout mean what ``Pytester.runpytest_subprocess``'s do.
 Nothing of a run survives into the next: each is a new child of the server, which only ever
 imported modules. A run's own imports (the samplers of ``selftests.corpus``, the test
 modules) happen in the child. The tests that exercise the interpreter itself (installation,
-console scripts, signals, torchrun) keep ``runpytest_subprocess``.
+console scripts, signals, torchrun) start their own interpreters, without pytester.
 """
 
 from __future__ import annotations
@@ -42,17 +42,22 @@ PRELOAD = (
     "sampler_conformance.subjects.index_sampler.draws",
 )
 KILL_JOIN_TIMEOUT_S = 10
+DEFAULT_TIMEOUT_S = 600.0  # a run given no timeout: the longest whole-suite certification is under a minute
 SERVER_KEY = "selftests-pytest"
 
 
-def runpytest(pytester: pytest.Pytester, *args: str, timeout: float) -> pytest.RunResult:
-    """``pytester.runpytest_subprocess(*args, timeout=timeout)``, forked from the warm server."""
+def runpytest_subprocess(
+    pytester: pytest.Pytester, *args: str | os.PathLike[str], timeout: float | None = None
+) -> pytest.RunResult:
+    """``pytester.runpytest_subprocess(*args, timeout=timeout)``, forked from the warm server;
+    without a timeout, bounded by DEFAULT_TIMEOUT_S all the same."""
     __tracebackhide__ = True
     context = separate_fork_server_context(SERVER_KEY, PRELOAD)
     if context is None:  # multiprocessing's private interface is not the known one: a fresh interpreter
-        return pytester.runpytest_subprocess(*args, timeout=timeout)
+        return pytest.Pytester.runpytest_subprocess(pytester, *args, timeout=timeout)
+    timeout = DEFAULT_TIMEOUT_S if timeout is None else timeout
     basetemp = tempfile.mkdtemp(prefix="runpytest-", dir=pytester.path)
-    argv = [f"--basetemp={basetemp}", *args]
+    argv = [f"--basetemp={basetemp}", *map(str, args)]
     for plugin in pytester.plugins:
         argv = ["-p", str(plugin), *argv]
     stdout, stderr = Path(basetemp) / "stdout", Path(basetemp) / "stderr"
