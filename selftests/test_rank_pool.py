@@ -165,8 +165,10 @@ def tag(monkeypatch) -> Iterator[str]:
 
 
 def _suite(pytester, *args: str, timeout: float = RUN_TIMEOUT_S) -> SuiteRun:
-    result = pytester.runpytest_subprocess(
-        *args, "-p", "no:cacheprovider", "-rfEs", "--disable-warnings", timeout=timeout
+    """A run in a fresh interpreter, as a user's is: these tests count the run's processes
+    and rely on each having its own hash seed."""
+    result = pytest.Pytester.runpytest_subprocess(
+        pytester, *args, "-p", "no:cacheprovider", "-rfEs", "--disable-warnings", timeout=timeout
     )
     return SuiteRun(spec=" ".join(args), exit_code=int(result.ret), output="\n".join(result.outlines + result.errlines))
 

@@ -17,11 +17,13 @@ console scripts, signals, torchrun) start their own interpreters, without pytest
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -44,6 +46,8 @@ PRELOAD = (
 KILL_JOIN_TIMEOUT_S = 10
 DEFAULT_TIMEOUT_S = 600.0  # a run given no timeout: the longest whole-suite certification is under a minute
 SERVER_KEY = "selftests-pytest"
+# Taken when the selftests load this module, before any test sets its own variables.
+SERVER_ENVIRON = {**os.environ, "OMP_NUM_THREADS": "1"}
 
 
 def runpytest_subprocess(
@@ -60,7 +64,9 @@ def runpytest_subprocess(
     argv = [f"--basetemp={basetemp}", *map(str, args)]
     for plugin in pytester.plugins:
         argv = ["-p", str(plugin), *argv]
-    stdout, stderr = Path(basetemp) / "stdout", Path(basetemp) / "stderr"
+    # Not inside basetemp, which pytest empties when a run first asks for a tmp_path (xdist's workers do).
+    outputs = Path(tempfile.mkdtemp(prefix="runpytest-output-", dir=pytester.path))
+    stdout, stderr = outputs / "stdout", outputs / "stderr"
     environ = dict(os.environ)
     # As Pytester.popen sets it: the test's directory first on the child's PYTHONPATH.
     environ["PYTHONPATH"] = os.pathsep.join(filter(None, [os.getcwd(), environ.get("PYTHONPATH", "")]))
@@ -68,7 +74,8 @@ def runpytest_subprocess(
     process = context.Process(  # type: ignore[attr-defined]
         target=_pytest_main, args=(argv, str(pytester.path), environ, str(stdout), str(stderr))
     )
-    process.start()
+    with _server_environment():
+        process.start()
     process.join(timeout)
     if process.exitcode is None:
         process.kill()
@@ -80,6 +87,22 @@ def runpytest_subprocess(
         stderr.read_text(errors="replace").splitlines(),
         time.monotonic() - start,
     )
+
+
+@contextlib.contextmanager
+def _server_environment() -> Iterator[None]:
+    """The environment the warm server starts with, whichever test starts it: the selftests'
+    own, as it was before any test changed it (a test's marks, such as the tag by which
+    test_rank_pool counts a run's processes, must not stick to a server that outlives it).
+    The child gets the test's environment all the same."""
+    current = dict(os.environ)
+    os.environ.clear()
+    os.environ.update(SERVER_ENVIRON)
+    try:
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(current)
 
 
 def _pytest_main(argv: list[str], cwd: str, environ: dict[str, str], stdout: str, stderr: str) -> None:
