@@ -25,7 +25,7 @@ SET_EPOCH = (0, 1)
 
 
 @pytest.fixture(autouse=True)
-def index_sampler(contract):
+def index_sampler(sampler_plug, contract):
     if not contract.finite or contract.yields_batches:
         pytest.skip(
             f"the seed 001 experiment feeds an index sampler to a DataLoader; contract {contract.name!r} is not one"

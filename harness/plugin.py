@@ -43,7 +43,7 @@ from .report.results import (
     VIOLATION_KEY,
 )
 from .report.summary import ConformanceReport
-from .subjects import REGISTRY, contract_named, describe_contracts, subject_of
+from .subjects import REGISTRY, contract_named, describe_contracts, subject_of, subject_tested
 
 CERTIFICATION_MARK = "certification"
 
@@ -135,7 +135,15 @@ def backend_choices(config: pytest.Config) -> list[BackendChoice]:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    seed = state(config).seed
+    current = state(config)
+    seed = current.seed
+    # A run certifies one subject: the tests of the others are left out, as deselected.
+    subject = current.contract.subject
+    tested = {item: subject_tested(_invariant(item), getattr(item, "fixturenames", ())) for item in items}
+    others = [item for item in items if tested[item] not in (None, subject)]
+    if others:
+        config.hook.pytest_deselected(items=others)
+        items[:] = [item for item in items if tested[item] in (None, subject)]
     for item in items:
         path = Path(item.path).resolve()
         if any(path.is_relative_to(folder) for folder in CERTIFICATION_DIRS):
@@ -164,7 +172,7 @@ def _invariant(item: pytest.Item) -> str | None:
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
     flag = _invariant(item)
-    crashes.begin_test(flag)
+    crashes.begin_test(flag, subject_of(state(item.config).contract).crash_flag)
     function = _hypothesis_test(item)
     if function is not None:
         crashes.count_examples(function)

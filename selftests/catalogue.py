@@ -238,6 +238,38 @@ ELASTIC_BAD: dict[str, Rejection] = {
 ELASTIC_WORLD_SIZES = "1,2"
 
 # Samplers that must be certified under the default contract.
+STREAMS_BAD_MODULE = "selftests.corpus.streams_bad"
+STREAM_CONTRACT = "stream"
+SHUFFLED_APART = "each rank and each worker shuffles on its own, so their parts of the data overlap and miss items"
+
+# The streaming datasets' bugs, certified under stream (selftests/test_streams.py): in-process...
+STREAMS_BAD: dict[str, Rejection] = {
+    f"{STREAMS_BAD_MODULE}:RefusesEmpty": Rejection("test_stream_runs", "stream_runs", crashes=True),
+    f"{STREAMS_BAD_MODULE}:FloatIds": Rejection("test_stream_epoch", "item_ids"),
+    f"{STREAMS_BAD_MODULE}:OffByOne": Rejection(
+        "test_stream_epoch", "no_foreign_items", {"exactly_once": "id 0 is never yielded, and N is yielded instead"}
+    ),
+    f"{STREAMS_BAD_MODULE}:NoWorkerSplit": Rejection("test_stream_epoch", "exactly_once"),
+    f"{STREAMS_BAD_MODULE}:ShardsPerRank": Rejection("test_even_batches", "even_batches"),
+    f"{STREAMS_BAD_MODULE}:CollapsedShards": Rejection("test_no_starved_worker", "no_starved_worker"),
+    f"{STREAMS_BAD_MODULE}:UnseededShuffle": Rejection(
+        "test_stream_deterministic", "stream_deterministic", {"exactly_once": SHUFFLED_APART}
+    ),
+    f"{STREAMS_BAD_MODULE}:EpochIgnored": Rejection("test_stream_reshuffles", "stream_reshuffles"),
+}
+# ...and the bugs only real process groups show, certified by the whole suite.
+STREAMS_GROUP_BAD: dict[str, Rejection] = {
+    f"{STREAMS_BAD_MODULE}:HashSeeded": Rejection(
+        "test_stream_agrees_across_processes",
+        "stream_agrees",
+        {"exactly_once": "each rank's process shuffles with its own hash seed, so the ranks' parts overlap"},
+    ),
+    f"{STREAMS_BAD_MODULE}:EpochInAttribute": Rejection(
+        "test_epoch_reaches_persistent_workers", "epoch_reaches_workers"
+    ),
+}
+STREAM_WORLD_SIZES = "2"
+
 GOOD = (
     "torch.utils.data.distributed:DistributedSampler",
     "selftests.corpus.reference:NumpyDistributedSampler",

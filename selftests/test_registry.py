@@ -11,12 +11,21 @@ from typing import Any, cast
 import pytest
 
 from sampler_conformance.core.invariants import Where
-from sampler_conformance.subjects import CONTRACTS, REGISTRY, contract_named
+from sampler_conformance.subjects import CONTRACTS, REGISTRY, SUBJECTS, contract_named, subject_of
 from sampler_conformance.subjects.index_sampler.checks import PER_EPOCH, PER_EPOCH_BY_FLAG
-from sampler_conformance.subjects.index_sampler.contracts import EXTENSIONS, TORCH
-from sampler_conformance.subjects.index_sampler.plug import load_plug
+from sampler_conformance.subjects.index_sampler.contracts import TORCH
 
-from .catalogue import ELASTIC_BAD, ELASTIC_CONTRACT, KNOWN_BAD, RESUMABLE_CONTRACT, RESUME_BAD, RESUME_GROUP_BAD
+from .catalogue import (
+    ELASTIC_BAD,
+    ELASTIC_CONTRACT,
+    KNOWN_BAD,
+    RESUMABLE_CONTRACT,
+    RESUME_BAD,
+    RESUME_GROUP_BAD,
+    STREAM_CONTRACT,
+    STREAMS_BAD,
+    STREAMS_GROUP_BAD,
+)
 from .suite_run import CONFORMANCE, PROPERTIES
 from .test_contracts import BAD, CONFORMANCE_BAD
 from .test_rank_pool import MULTIPROCESS_ONLY_BUGS
@@ -41,21 +50,25 @@ def _proven() -> dict[tuple[str, str], set[str]]:
         proven[(spec, RESUMABLE_CONTRACT)] = rejection.failed
     for spec, rejection in ELASTIC_BAD.items():
         proven[(spec, ELASTIC_CONTRACT)] = rejection.failed
+    for spec, rejection in (STREAMS_BAD | STREAMS_GROUP_BAD).items():
+        proven[(spec, STREAM_CONTRACT)] = rejection.failed
     return proven
 
 
 @pytest.mark.parametrize("flag", list(REGISTRY))
 def test_each_invariant_names_a_known_bad_sampler_that_a_selftest_proves_it_rejects(flag):
     invariant = REGISTRY[flag]
-    load_plug(invariant.known_bad)  # it exists and imports
-    assert contract_named(invariant.proven_under).promises(flag)
+    contract = contract_named(invariant.proven_under)
+    subject_of(contract).load(invariant.known_bad)  # it exists, imports and follows its subject's convention
+    assert contract.promises(flag)
     failed = _proven().get((invariant.known_bad, invariant.proven_under))
     assert failed is not None, f"no exact-verdict selftest runs {invariant.known_bad} under {invariant.proven_under!r}"
     assert flag in failed, f"the selftest that runs {invariant.known_bad} does not require {flag} to fail: {failed}"
 
 
 def test_every_invariant_is_promised_by_some_contract():
-    promised = set().union(*(c.flags for c in CONTRACTS.values()), *(e.flags for e in EXTENSIONS.values()))
+    extensions = [e for subject in SUBJECTS.values() for e in subject.extensions.values()]
+    promised = set().union(*(c.flags for c in CONTRACTS.values()), *(e.flags for e in extensions))
     assert set(REGISTRY) - promised == set()
 
 
@@ -66,8 +79,13 @@ def test_each_per_epoch_judge_is_declared_once_for_a_declared_invariant_in_the_r
 
 
 def _marked(pytester: pytest.Pytester, path) -> set[str]:
-    items, _ = pytester.inline_genitems(str(path), "-p", "no:cacheprovider")
-    return {marker.args[0] for item in items if (marker := item.get_closest_marker("invariant"))}
+    """The invariants of the tests collected in ``path``, every subject's (a run collects one subject's)."""
+    marked = set()
+    for subject in SUBJECTS.values():
+        contract = next(iter(subject.contracts))
+        items, _ = pytester.inline_genitems(str(path), "-p", "no:cacheprovider", f"--contract={contract}")
+        marked |= {marker.args[0] for item in items if (marker := item.get_closest_marker("invariant"))}
+    return marked
 
 
 def test_each_invariant_has_tests_where_the_registry_says_it_runs(pytester):

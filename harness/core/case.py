@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from enum import Enum
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -26,6 +26,9 @@ class NoLen(Enum):
 ReportedLength = int | NoLen
 
 
+C = TypeVar("C", bound="Case")
+
+
 @dataclass(frozen=True)
 class Case:
     """Everything that decides which indices every rank gets."""
@@ -44,7 +47,7 @@ class Case:
             options["batch_size"] = self.batch_size
         return options
 
-    def with_(self, **changes: Any) -> Case:
+    def with_(self: C, **changes: Any) -> C:
         return replace(self, **changes)
 
     def describe(self) -> str:

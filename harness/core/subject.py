@@ -53,6 +53,7 @@ class Subject:
     load: Callable[[str], Plug]  # loads a spec, or raises SpecError saying how to fix it
     default_spec: str  # what is certified when no spec is given
     fixtures: str  # the module of the pytest fixtures its tests use, registered as a plugin for its contracts
+    plug_fixture: str  # the fixture of that module its tests take the plug from: it marks a test as this subject's
     # What to learn of a plug once per process before its first test, on the ranks given:
     # probe(ranks, plug, contract, world_size) -> a finding to report, or None.
     probe: Callable[..., str | None] | None = None

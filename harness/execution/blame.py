@@ -40,9 +40,31 @@ def is_machinery(path: str) -> bool:
     return any(part in resolved.replace("\\", "/") for part in _TORCH_MACHINERY)
 
 
+# A frame as a traceback prints it: File "PATH", line N, in NAME
+_TRACEBACK_FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+), in (?P<name>\S+)', re.MULTILINE)
+# How torch's DataLoader re-raises in the main process what a worker raised: the worker's
+# traceback survives only as text in the message.
+_WORKER_TRACEBACK = "Original Traceback (most recent call last):"
+
+
 def sampler_frames_in_traceback(tb: TracebackType | None) -> list[str]:
     """``path:line in name`` of each frame of an exception's traceback outside the machinery."""
     return [f"{f.filename}:{f.lineno} in {f.name}" for f in traceback.extract_tb(tb) if not is_machinery(f.filename)]
+
+
+def sampler_frames_in_exception(exc: BaseException) -> list[str]:
+    """The same, and for an exception a DataLoader worker raised, the frames of the worker's
+    own traceback (a dataset read through workers runs there)."""
+    frames = sampler_frames_in_traceback(exc.__traceback__)
+    message = str(exc)
+    if _WORKER_TRACEBACK in message:
+        worker_part = message.split(_WORKER_TRACEBACK, 1)[1]
+        frames += [
+            f"{m['path']}:{m['line']} in {m['name']} (in a DataLoader worker)"
+            for m in _TRACEBACK_FRAME.finditer(worker_part)
+            if not is_machinery(m["path"])
+        ]
+    return frames
 
 
 def sampler_frames_in_dump(text: str) -> list[str]:

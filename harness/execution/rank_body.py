@@ -47,12 +47,17 @@ def main(setup: RankSetup, conn: Connection) -> None:
     torch.set_num_threads(1)
     if setup.backend is not None:
         _export_torchrun_environment(setup)
-        # The loader workers' fork server (see scenarios.loader.worker_start_method), forked
+        # The loader workers' fork server (see collectives.worker_start_method), forked
         # now, before the group's threads start. It has these imported, so each worker it
         # forks starts with them loaded (torchdata's, for StatefulDataLoader's workers, when
         # installed: what cannot be imported is skipped).
         fork_server_context(
-            ["torch", "sampler_conformance.subjects.index_sampler.dataset", "torchdata.stateful_dataloader"]
+            [
+                "torch",
+                "sampler_conformance.subjects.index_sampler.dataset",
+                "sampler_conformance.subjects.iterable_dataset.items",
+                "torchdata.stateful_dataloader",
+            ]
         )
         try:
             if setup.backend == "nccl":

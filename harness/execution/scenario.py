@@ -30,7 +30,7 @@ from sampler_conformance.core.case import Case
 from sampler_conformance.core.contracts import Contract
 from sampler_conformance.core.evidence import FAULT, SamplerFault
 
-from .blame import sampler_frames_in_traceback
+from .blame import sampler_frames_in_exception
 
 T = TypeVar("T")
 
@@ -104,7 +104,7 @@ class RankContext:
         except (Exception, KeyboardInterrupt, SystemExit) as exc:
             # A real Ctrl-C never reaches this process (it runs in its own process group):
             # KeyboardInterrupt and SystemExit here came from the sampler.
-            frames = tuple(sampler_frames_in_traceback(exc.__traceback__))
+            frames = tuple(sampler_frames_in_exception(exc))
             if into_sampler and not frames:  # raised by the call itself, say len() of a float
                 frames = (f"(the call into the sampler {what})",)
             who = "the sampler" if frames else "the machinery driving the sampler (no sampler frame on the traceback)"

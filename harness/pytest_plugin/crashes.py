@@ -22,7 +22,7 @@ from typing import Any, NoReturn
 
 from hypothesis import currently_in_test_context, reject, settings
 
-from sampler_conformance.core.evidence import SamplerFault
+from sampler_conformance.core.evidence import FAULT, SamplerFault
 
 # How far the draws go on past crashing cases, in multiples of the profile's examples: a
 # sampler that crashes on most small sizes is still judged on enough of the rest to reach
@@ -34,6 +34,7 @@ SET_ASIDE_ALLOWANCE = 3
 @dataclass
 class _RunningTest:
     flag: str | None = None  # the invariant of the test that is running
+    owns_crashes: bool = False  # it is the subject's crash flag ("runs without crashing")
     set_aside: list[SamplerFault] = field(default_factory=list)
     examples: int = 0  # examples Hypothesis ran through the test
     judged: int = 0  # examples that ran to the end: every check on them held
@@ -42,8 +43,10 @@ class _RunningTest:
 _RUNNING = _RunningTest()
 
 
-def begin_test(flag: str | None) -> None:
+def begin_test(flag: str | None, crash_flag: str) -> None:
+    """A test of invariant ``flag`` begins; ``crash_flag`` is its subject's: a crash is that one's own business."""
     _RUNNING.flag = flag
+    _RUNNING.owns_crashes = flag == crash_flag
     _RUNNING.set_aside = []
     _RUNNING.examples = 0
     _RUNNING.judged = 0
@@ -91,7 +94,8 @@ def set_aside_or_raise(fault: SamplerFault) -> NoReturn:
     ``ask`` does with a sampler's fault (``harness.execution.scenario.handle_faults_with``);
     faults inside ``harness.execution.scenario.probing`` never reach it."""
     __tracebackhide__ = True  # failures point at the sampler, not the harness
-    own = {v.flag for v in fault.violations} == {_RUNNING.flag}
+    flags = {v.flag for v in fault.violations}
+    own = flags == {_RUNNING.flag} or (_RUNNING.owns_crashes and flags == {FAULT})
     if _RUNNING.flag is not None and not own and currently_in_test_context():
         _RUNNING.set_aside.append(fault)
         if len(_RUNNING.set_aside) >= SET_ASIDE_ALLOWANCE * settings().max_examples:

@@ -1,7 +1,7 @@
 """Subjects: the kinds of thing under test, one folder each, and the registry of them.
 
-``index_sampler`` is the only one so far: an index sampler called the way
-DistributedSampler is. A kind is a folder here whose ``__init__`` declares its ``SUBJECT``
+``index_sampler``: an index sampler called the way DistributedSampler is.
+``iterable_dataset``: a streaming dataset, split across ranks and DataLoader workers. A kind is a folder here whose ``__init__`` declares its ``SUBJECT``
 (``harness.core.subject.Subject``), and a line in ``SUBJECTS`` below. Loading this package
 enters every kind's invariants in the registry (``harness.core.invariants.REGISTRY``), and
 reads a contract's name (``BASE`` or ``BASE+EXTENSION``) across all kinds.
@@ -9,17 +9,21 @@ reads a contract's name (``BASE`` or ``BASE+EXTENSION``) across all kinds.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from sampler_conformance.core.contracts import Contract, compose
 from sampler_conformance.core.invariants import REGISTRY, Where, enter
 from sampler_conformance.core.subject import Subject
 
-from . import index_sampler
+from . import index_sampler, iterable_dataset
 
-SUBJECTS: dict[str, Subject] = {subject.name: subject for subject in (index_sampler.SUBJECT,)}
+SUBJECTS: dict[str, Subject] = {subject.name: subject for subject in (index_sampler.SUBJECT, iterable_dataset.SUBJECT)}
 DEFAULT_CONTRACT = "torch"
 
 for _subject in SUBJECTS.values():
     enter(_subject.invariants)
+# The subject each invariant is of: a run certifies one subject, and leaves the others' tests out.
+_SUBJECT_OF_FLAG: dict[str, str] = {i.flag: s.name for s in SUBJECTS.values() for i in s.invariants}
 # Checked in real process groups only: a run of properties/ alone leaves them unchecked.
 GROUP_ONLY: frozenset[str] = frozenset(flag for flag, i in REGISTRY.items() if i.where is Where.GROUPS)
 
@@ -37,6 +41,13 @@ CONTRACT_SYNTAX = (
 
 def subject_of(contract: Contract) -> Subject:
     return SUBJECTS[contract.subject]
+
+
+def subject_tested(flag: str | None, fixtures: Sequence[str]) -> str | None:
+    """The subject a test certifies: its invariant's, else the one whose plug it takes; None for neither."""
+    if flag in _SUBJECT_OF_FLAG:
+        return _SUBJECT_OF_FLAG[flag]
+    return next((subject.name for subject in SUBJECTS.values() if subject.plug_fixture in fixtures), None)
 
 
 def contract_named(text: str) -> Contract:

@@ -124,6 +124,19 @@ def _callables_defined_in(target: Any) -> list[str]:
     return sorted(own or names)
 
 
+def keyword_parameters(factory: Callable[..., Any]) -> frozenset[str] | None:
+    """The parameters ``factory`` takes by keyword; None when it takes any (``**kwargs``), or
+    has no signature to read (a builtin), so that every optional one is passed."""
+    try:
+        parameters = inspect.signature(factory).parameters
+    except (TypeError, ValueError):
+        return None
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
+        return None
+    keyword_kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    return frozenset(name for name, p in parameters.items() if p.kind in keyword_kinds)
+
+
 def source_file(factory: Any, module: Any) -> str | None:
     for obj in (factory, module):
         try:

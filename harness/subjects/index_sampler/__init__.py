@@ -24,5 +24,6 @@ SUBJECT = Subject(
     load=load_plug,
     default_spec=DEFAULT_SPEC,
     fixtures=f"{__name__}.fixtures",
+    plug_fixture="sampler_plug",
     probe=probe_once,
 )

@@ -16,7 +16,7 @@ from typing import Any
 
 from sampler_conformance.core.subject import SpecError
 
-from ..specs import import_module, resolve_attribute, source_file, split_spec
+from ..specs import import_module, keyword_parameters, resolve_attribute, source_file, split_spec
 
 DEFAULT_SPEC = "torch.utils.data.distributed:DistributedSampler"
 
@@ -107,15 +107,9 @@ def load_plug(spec: str) -> SamplerPlug:
 
 
 def _accepted_parameters(spec: str, factory: Callable[..., Any], needs_group: bool) -> frozenset[str]:
-    try:
-        parameters = inspect.signature(factory).parameters
-    except (TypeError, ValueError):
-        # No signature to read (a builtin): assume it takes everything.
+    keywords = keyword_parameters(factory)
+    if keywords is None:
         return frozenset(OPTIONAL_PARAMETERS)
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
-        return frozenset(OPTIONAL_PARAMETERS)
-    keyword_kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
-    keywords = {name for name, p in parameters.items() if p.kind in keyword_kinds}
     lacking = [p for p in RANK_PARAMETERS if p not in keywords]
     if lacking and not needs_group:
         raise SpecError(

@@ -13,7 +13,6 @@ alone: every rank reads the whole dataset (seed 001's first case).
 
 from __future__ import annotations
 
-import multiprocessing
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import islice
@@ -22,6 +21,7 @@ import numpy as np
 from torch.utils.data import DataLoader
 
 from sampler_conformance.core.case import Case, Observation, ReportedLength
+from sampler_conformance.execution.collectives import all_reduce_counts, worker_start_method
 from sampler_conformance.execution.scenario import RankContext, Ranks, ask
 
 from ..contracts import SamplerContract
@@ -29,7 +29,7 @@ from ..dataset import IndexDataset, collate_indices
 from ..reading import read_limit, reported_len
 from ..runs import LoaderEpochRun
 from . import SamplerScenario
-from .steps import Build, all_reduce_counts, build, has_set_epoch, no_indices, read, set_epoch
+from .steps import Build, build, has_set_epoch, no_indices, read, set_epoch
 
 
 @dataclass(frozen=True)
@@ -95,22 +95,6 @@ class RunLoader(SamplerScenario):
                 )
             )
         return LoaderReadings(rank.rank, tuple(epochs), sampler is None or has_set_epoch(sampler))
-
-
-def worker_start_method() -> str:
-    """How loader workers start: forkserver where the platform has it, else spawn.
-
-    Not fork. By the time a loader starts, a rank that joined a gloo group runs four more
-    threads than its main one (measured: 1 + 4 after init_process_group), and a child
-    forked from a multi-threaded process can deadlock on a lock another thread held at the
-    fork (Python 3.12 warns about exactly this). Seen here: about one certification in six
-    had a rank wait forever for a forked worker's first batch (docs/process-groups.md,
-    "Loader workers start from a fork server"). The fork server is a single-threaded
-    process with torch imported, forked from the rank before it joins the group
-    (``harness.execution.fork_server``), that forks each worker: what Python 3.14 makes the default
-    on Linux, and as cheap per worker as fork once it runs.
-    """
-    return "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
 
 
 def run_loader(

@@ -28,6 +28,7 @@ import torch
 
 from sampler_conformance.core.case import Case, Observation
 from sampler_conformance.core.counting import batch_count
+from sampler_conformance.execution.collectives import all_reduce_counts
 from sampler_conformance.execution.global_rng import seed_global_rngs
 from sampler_conformance.execution.scenario import RankContext, Ranks, ask
 
@@ -37,7 +38,7 @@ from ..plug import SamplerPlug
 from ..reading import Reading, observation_of, read_limit, take
 from ..runs import ResumeRun
 from . import SamplerScenario
-from .steps import Build, all_reduce_counts, build, has_set_epoch, read, set_epoch
+from .steps import Build, build, has_set_epoch, read, set_epoch
 
 # torch's Stateful protocol: what a resumable sampler must have.
 STATEFUL_METHODS = ("state_dict", "load_state_dict")

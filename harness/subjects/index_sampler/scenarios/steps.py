@@ -6,18 +6,14 @@ which bounds it and turns what the sampler raises into evidence.
 
 from __future__ import annotations
 
-import os
 from enum import Enum
 from itertools import islice
 from typing import Any
 
 import numpy as np
-import torch
-import torch.distributed as dist
 from torch.utils.data import BatchSampler
 
 from sampler_conformance.core.case import Case, ReportedLength
-from sampler_conformance.execution.backend import rank_device
 from sampler_conformance.execution.scenario import RankContext
 
 from ..contracts import SamplerContract
@@ -79,22 +75,6 @@ def count_batches(
     # islice: a sampler that never stops must not spin forever here
     count = rank.call("while iterating", lambda: sum(1 for _ in islice(batcher, limit + 1)))
     return count, reported_len(batcher, "in len(BatchSampler(sampler))", rank.call, sampler)
-
-
-def all_reduce_counts(rank: RankContext, count: int) -> tuple[int, ...]:
-    """All-reduce (sum) of a one-hot vector: every rank learns every rank's count."""
-    if rank.backend is None:
-        raise RuntimeError("a simulated rank has no process group to all-reduce in")
-    # The rank body exports LOCAL_RANK as torchrun does: the GPU index on this rank's node.
-    local_rank = int(os.environ.get("LOCAL_RANK", rank.rank))
-    counts = torch.zeros(rank.world_size, dtype=torch.int64, device=rank_device(rank.backend, local_rank))
-    counts[rank.rank] = count
-    rank.watch.in_collective.value = 1
-    try:
-        dist.all_reduce(counts)
-    finally:
-        rank.watch.in_collective.value = 0
-    return tuple(int(c) for c in counts.cpu().tolist())
 
 
 def no_indices() -> np.ndarray:

@@ -1,0 +1,130 @@
+"""The streaming dataset's invariants in real process groups: every rank builds its own
+dataset in its own process and reads it through a real DataLoader (workers from a fork
+server, persistent or not), the ranks in lock step (``harness.subjects.iterable_dataset.loading``).
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from sampler_conformance.core.evidence import expect_holds, not_applicable
+from sampler_conformance.subjects.iterable_dataset.checks import (
+    MIN_COMPARABLE_ITEMS,
+    ONE_EPOCH,
+    check_even_batches,
+    check_no_starved_worker,
+    check_ranks_agree,
+    check_reshuffles,
+    check_same_stream,
+)
+from sampler_conformance.subjects.iterable_dataset.draws import EDGE_SIZE, MAX_WORKERS, draw_stream_case, epochs
+from sampler_conformance.subjects.iterable_dataset.fixtures import requires_parameter
+from sampler_conformance.subjects.iterable_dataset.scenarios import read_epochs
+
+from .examples import round_trips, with_workers
+
+# Real loaders read every batch with an all-reduce: keep N where that is quick.
+MAX_GROUP_DATASET_SIZE = 120
+
+
+@pytest.mark.invariant("stream_runs")
+@round_trips
+@given(data=st.data())
+def test_stream_runs_in_groups(group, world_size, stream_plug, contract, data):
+    """Small and empty datasets through real DataLoaders, more workers than items: each epoch ends without raising."""
+    case = draw_stream_case(data, stream_plug, world_size=world_size, max_dataset_size=EDGE_SIZE)
+    (epoch,) = read_epochs(group, stream_plug, contract, case, [data.draw(epochs(), label="epoch")])
+    expect_holds(epoch.observation, [])
+
+
+@pytest.mark.parametrize("flag", [pytest.param(f, marks=pytest.mark.invariant(f), id=f) for f in ONE_EPOCH])
+@round_trips
+@given(data=st.data())
+def test_stream_epoch_in_groups(group, world_size, stream_plug, contract, flag, data):
+    """One epoch through real DataLoaders (0 to 3 workers), all (rank, worker) pairs together."""
+    case = draw_stream_case(data, stream_plug, world_size=world_size, max_dataset_size=MAX_GROUP_DATASET_SIZE)
+    (epoch,) = read_epochs(group, stream_plug, contract, case, [data.draw(epochs(), label="epoch")])
+    expect_holds(epoch.observation, ONE_EPOCH[flag](epoch))
+
+
+@pytest.mark.invariant("even_batches")
+@round_trips
+@given(data=st.data())
+def test_even_batches_in_lock_step(group, world_size, stream_plug, contract, data):
+    """N a multiple of W x workers x batch_size: the ranks, stepping together, run out at the same step."""
+    case = draw_stream_case(
+        data, stream_plug, world_size=world_size, max_dataset_size=MAX_GROUP_DATASET_SIZE, divisible=True
+    )
+    (epoch,) = read_epochs(group, stream_plug, contract, case, [data.draw(epochs(), label="epoch")])
+    expect_holds(epoch.observation, check_even_batches(epoch))
+
+
+@pytest.mark.invariant("no_starved_worker")
+@round_trips
+@given(data=st.data())
+def test_no_starved_worker_in_groups(group, world_size, stream_plug, contract, data):
+    """At least one non-empty shard per (rank, worker) pair: every real worker yields something."""
+    case = draw_stream_case(data, stream_plug, world_size=world_size, max_dataset_size=MAX_GROUP_DATASET_SIZE, fed=True)
+    (epoch,) = read_epochs(group, stream_plug, contract, case, [data.draw(epochs(), label="epoch")])
+    expect_holds(epoch.observation, check_no_starved_worker(epoch))
+
+
+@pytest.mark.invariant("stream_agrees")
+@round_trips
+@given(data=st.data())
+def test_stream_agrees_across_processes(group, world_size, stream_plug, contract, data):
+    """Every rank's process builds rank 0's dataset for the same case: all read the same stream."""
+    case = draw_stream_case(
+        data, stream_plug, world_size=world_size, num_workers=0, max_dataset_size=MAX_GROUP_DATASET_SIZE
+    )
+    (epoch,) = read_epochs(group, stream_plug, contract, case, [data.draw(epochs(), label="epoch")], as_rank=0)
+    expect_holds(epoch.observation, check_ranks_agree(epoch))
+
+
+@pytest.mark.invariant("stream_reshuffles")
+@with_workers
+@given(data=st.data())
+def test_stream_reshuffles_through_workers(group, world_size, stream_plug, contract, data):
+    """shuffle=True, two different epochs read by fresh workers: the order changes."""
+    case, chosen = _shuffled_through_workers(data, stream_plug, world_size, MIN_COMPARABLE_ITEMS)
+    both = read_epochs(group, stream_plug, contract, case, chosen)
+    expect_holds(both[1].observation, check_reshuffles(both))
+
+
+@pytest.mark.invariant("epoch_reaches_workers")
+@round_trips
+@given(data=st.data())
+def test_epoch_reaches_persistent_workers(group, world_size, stream_plug, contract, data):
+    """Two epochs through persistent workers yield what fresh workers yield for the same epochs."""
+    case, chosen = _shuffled_through_workers(data, stream_plug, world_size)
+    fresh = read_epochs(group, stream_plug, contract, case, chosen)
+    kept = read_epochs(group, stream_plug, contract, case.with_(persistent_workers=True), chosen)
+    if not fresh[0].has_set_epoch:
+        not_applicable("the dataset has no set_epoch(): no epoch to reach the workers (stream_reshuffles charges it)")
+    for fresh_epoch, kept_epoch in zip(fresh, kept, strict=True):
+        expect_holds(
+            kept_epoch.observation,
+            check_same_stream(
+                fresh_epoch,
+                kept_epoch,
+                "epoch_reaches_workers",
+                f"after set_epoch({kept_epoch.case.epoch}), fresh workers and persistent workers read different streams",
+            ),
+        )
+
+
+def _shuffled_through_workers(data, stream_plug, world_size, min_dataset_size=0):
+    """A case with shuffle=True read by 1 to 3 workers per rank, and two different epochs."""
+    requires_parameter(stream_plug, "shuffle")
+    case = draw_stream_case(
+        data,
+        stream_plug,
+        world_size=world_size,
+        num_workers=data.draw(st.integers(1, MAX_WORKERS), label="num_workers"),
+        shuffle=True,
+        min_dataset_size=min_dataset_size,
+        max_dataset_size=MAX_GROUP_DATASET_SIZE,
+    )
+    return case, data.draw(st.lists(epochs(), min_size=2, max_size=2, unique=True), label="epochs")

@@ -1,0 +1,28 @@
+"""The streaming dataset: a factory called in each rank as ``make(dataset_size, *, rank,
+world_size, seed, shuffle, num_shards, shards, workdir)``, returning that rank's
+``torch.utils.data.IterableDataset``, read through DataLoader workers the suite owns.
+
+Its plug, its cases and draws, how its items are read (``items``) and its epochs loaded
+(``loading``), its scenarios and checks. ``SUBJECT`` is what the rest of the suite knows of
+it; this module imports only its contracts, invariants and plug, so that loading the
+registry of subjects stays light.
+"""
+
+from sampler_conformance.core.subject import Subject
+
+from .contracts import CONTRACTS, EXTENSIONS
+from .invariants import DECLARED
+from .plug import DEFAULT_SPEC, load_plug
+
+SUBJECT = Subject(
+    name="iterable_dataset",
+    contracts=CONTRACTS,
+    extensions=EXTENSIONS,
+    invariants=DECLARED,
+    crash_flag="stream_runs",
+    invalid_item_flag="item_ids",
+    load=load_plug,
+    default_spec=DEFAULT_SPEC,
+    fixtures=f"{__name__}.fixtures",
+    plug_fixture="stream_plug",
+)

@@ -1,0 +1,55 @@
+"""One drawn configuration of a streaming dataset: the data's layout in shards, the ranks, and
+the DataLoader the suite puts over each rank's dataset."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import accumulate
+from typing import Any
+
+from sampler_conformance.core.case import Case
+
+
+@dataclass(frozen=True)
+class StreamCase(Case):
+    """``dataset_size`` ids laid out in shards of ``shard_sizes`` (in id order), read by
+    ``world_size`` ranks, each through a DataLoader with ``num_workers`` workers that batches
+    ``batch_size`` items (``drop_last`` is the DataLoader's: each worker drops its own last
+    partial batch, as torch does for an IterableDataset)."""
+
+    shard_sizes: tuple[int, ...] = ()
+    num_workers: int = 0
+    persistent_workers: bool = False
+
+    def __post_init__(self) -> None:
+        if sum(self.shard_sizes) != self.dataset_size:
+            raise ValueError(f"shards of sizes {self.shard_sizes} do not hold N={self.dataset_size} items")
+
+    @property
+    def shards(self) -> tuple[range, ...]:
+        """The ids of each shard: consecutive ranges, the first shard starting at 0."""
+        ends = list(accumulate(self.shard_sizes))
+        return tuple(range(end - size, end) for end, size in zip(ends, self.shard_sizes, strict=True))
+
+    @property
+    def workers(self) -> int:
+        """The streams a rank's dataset is split into: its workers, or the rank itself without any."""
+        return max(self.num_workers, 1)
+
+    def factory_options(self, workdir: str) -> dict[str, Any]:
+        """What the factory is called with besides N, rank and world size (the plug keeps what it takes)."""
+        return {
+            "seed": self.seed,
+            "shuffle": self.shuffle,
+            "num_shards": len(self.shard_sizes),
+            "shards": self.shards,
+            "workdir": workdir,
+        }
+
+    def describe(self) -> str:
+        sizes = list(self.shard_sizes) if len(self.shard_sizes) <= 12 else f"{len(self.shard_sizes)} shards"
+        return (
+            f"N={self.dataset_size}, W={self.world_size}, shards={sizes}, num_workers={self.num_workers}, "
+            f"persistent_workers={self.persistent_workers}, batch_size={self.batch_size}, drop_last={self.drop_last}, "
+            f"shuffle={self.shuffle}, seed={self.seed}, epoch={self.epoch}"
+        )

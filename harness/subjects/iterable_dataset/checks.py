@@ -1,0 +1,184 @@
+"""The streaming dataset's invariants, as pure functions over what every rank yielded.
+
+Each takes the epochs read (``runs.StreamEpoch``) and returns a list of
+:class:`Violation` (empty when the invariant holds); both runners call them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from sampler_conformance.core.counting import index_counts
+from sampler_conformance.core.evidence import Violation, shorten
+
+from .items import MAIN_PROCESS
+from .runs import StreamEpoch
+
+# Below this many items two shuffled orders may coincide by chance (1/10! for a full
+# permutation of 10): the reshuffle tests draw datasets at least this large.
+MIN_COMPARABLE_ITEMS = 10
+HANG = "the ranks with more batches wait in a collective the others never join, and DDP hangs"
+
+
+def _worker_name(rank: int, worker: int) -> str:
+    return f"rank {rank}" if worker == MAIN_PROCESS else f"rank {rank} worker {worker}"
+
+
+def _who_yielded(epoch: StreamEpoch, item: int) -> list[str]:
+    found = []
+    for rank, (batches, workers) in enumerate(zip(epoch.observation.batches or (), epoch.workers, strict=True)):
+        for ids, worker in zip(batches, workers, strict=True):
+            found += [_worker_name(rank, worker)] * int(np.count_nonzero(ids == item))
+    return found
+
+
+def check_no_foreign_items(epoch: StreamEpoch) -> list[Violation]:
+    n = epoch.case.dataset_size
+    for rank, ids in enumerate(epoch.observation.indices):
+        foreign = ids[(ids < 0) | (ids >= n)]
+        if foreign.size:
+            return [
+                Violation(
+                    "no_foreign_items",
+                    f"rank {rank} yielded id {int(foreign[0])}, which the dataset does not hold: its ids are "
+                    f"0 .. N-1 = 0 .. {n - 1} ({foreign.size} foreign items on this rank)",
+                )
+            ]
+    return []
+
+
+def check_exactly_once(epoch: StreamEpoch) -> list[Violation]:
+    """Every id of the layout once, all (rank, worker) pairs together."""
+    case = epoch.case
+    counts = index_counts([epoch.observation], case.dataset_size)
+    violations = []
+    repeated = np.flatnonzero(counts > 1)
+    if repeated.size:
+        item = int(repeated[0])
+        violations.append(
+            Violation(
+                "exactly_once",
+                f"id {item} was yielded {int(counts[item])} times in one epoch, by {', '.join(_who_yielded(epoch, item))} "
+                f"({repeated.size} ids more than once, {int(counts[repeated].sum() - repeated.size)} extra items): "
+                f"each (rank, worker) pair must read its own part of the data",
+            )
+        )
+    missing = np.flatnonzero(counts == 0)
+    if missing.size:
+        violations.append(
+            Violation(
+                "exactly_once",
+                f"{missing.size} of the {case.dataset_size} ids were never yielded in the epoch: {shorten(missing)}",
+            )
+        )
+    return violations
+
+
+def evenly_divisible(epoch: StreamEpoch) -> bool:
+    """N fills every rank's workers' batches exactly: then equal counts cost no padding."""
+    case = epoch.case
+    return case.dataset_size % (case.world_size * case.workers * case.batch_size) == 0
+
+
+def batch_counts(epoch: StreamEpoch) -> tuple[int, ...]:
+    """Each rank's batches: as the lock step counted them in a real group, else as read."""
+    if epoch.counts is not None:
+        return epoch.counts
+    return tuple(len(batches) for batches in epoch.observation.batches or ())
+
+
+def check_even_batches(epoch: StreamEpoch) -> list[Violation]:
+    counts = batch_counts(epoch)
+    if len(set(counts)) <= 1:
+        return []
+    most = max(counts)
+    first_out = min(range(len(counts)), key=lambda r: counts[r])
+    longest = counts.index(most)
+    stepped = "in lock step" if epoch.counts is not None else "(read in turn, counted)"
+    return [
+        Violation(
+            "even_batches",
+            f"rank {first_out} ran out at step {counts[first_out]} while rank {longest} still had batches until step "
+            f"{most} {stepped} (batches per rank: {list(counts)}): {HANG}",
+        )
+    ]
+
+
+def starvation_judged(epoch: StreamEpoch) -> bool:
+    """Every (rank, worker) pair can be given data: at least as many shards as pairs, none empty."""
+    case = epoch.case
+    return len(case.shard_sizes) >= case.world_size * case.workers and min(case.shard_sizes, default=0) > 0
+
+
+def check_no_starved_worker(epoch: StreamEpoch) -> list[Violation]:
+    case = epoch.case
+    expected = list(range(case.num_workers)) if case.num_workers else [MAIN_PROCESS]
+    for rank, workers in enumerate(epoch.workers):
+        idle = [worker for worker in expected if worker not in set(workers)]
+        if idle:
+            names = ", ".join(_worker_name(rank, w) for w in idle)
+            return [
+                Violation(
+                    "no_starved_worker",
+                    f"{names} yielded nothing, although the layout has {len(case.shard_sizes)} shards, none empty, for "
+                    f"{case.world_size} ranks x {case.workers} {'workers' if case.num_workers else 'stream'} each: "
+                    f"idle workers cost throughput, and their share went to the others",
+                )
+            ]
+    return []
+
+
+def check_same_stream(first: StreamEpoch, second: StreamEpoch, flag: str, what: str) -> list[Violation]:
+    for rank, (a, b) in enumerate(zip(first.observation.indices, second.observation.indices, strict=True)):
+        if not np.array_equal(a, b):
+            return [Violation(flag, f"{what}: rank {rank} first yielded {shorten(a)}, then {shorten(b)}")]
+    return []
+
+
+def check_ranks_agree(epoch: StreamEpoch) -> list[Violation]:
+    """Every rank's process built the same rank's dataset (``as_rank``): all read the same stream."""
+    first = epoch.observation.indices[0]
+    for rank, ids in enumerate(epoch.observation.indices[1:], start=1):
+        if not np.array_equal(first, ids):
+            return [
+                Violation(
+                    "stream_agrees",
+                    f"the same rank's dataset, built for the same case in two processes, yields {shorten(first)} in "
+                    f"rank 0's process but {shorten(ids)} in rank {rank}'s: it depends on per-process state, so the "
+                    f"ranks' parts of the data overlap and miss items",
+                )
+            ]
+    return []
+
+
+def check_reshuffles(epochs: Sequence[StreamEpoch]) -> list[Violation]:
+    first, second = epochs
+    if not first.has_set_epoch:
+        return [
+            Violation(
+                "stream_reshuffles",
+                "the dataset has no set_epoch() method, so a training loop cannot move it to the next epoch, and with "
+                "shuffle=True every epoch repeats the first one's order",
+                every_case=True,
+            )
+        ]
+    a, b = (np.concatenate(e.observation.indices or [np.empty(0, np.int64)]) for e in (first, second))
+    if a.size >= MIN_COMPARABLE_ITEMS and np.array_equal(a, b):
+        return [
+            Violation(
+                "stream_reshuffles",
+                f"set_epoch({first.case.epoch}) and set_epoch({second.case.epoch}) gave the same order on every rank, "
+                f"with shuffle=True: {shorten(a)} (ranks concatenated)",
+            )
+        ]
+    return []
+
+
+# The invariants judged on one epoch of every rank, each by its check: the tests of both runners are generated from it.
+ONE_EPOCH: dict[str, Callable[[StreamEpoch], list[Violation]]] = {
+    "item_ids": lambda epoch: [],  # judged by reading: an item without an id fails the read itself
+    "no_foreign_items": check_no_foreign_items,
+    "exactly_once": check_exactly_once,
+}

@@ -1,0 +1,103 @@
+"""Hypothesis strategies for streaming cases: the data's layout in shards, the ranks, the
+DataLoader's workers and batches, seeds and epochs.
+
+Shard counts are drawn below, equal to, not divisible by and above ranks x workers, with
+empty and uneven shards; every draw is labelled, so a falsifying example reads
+"Draw 3 (num_shards): 5".
+"""
+
+from __future__ import annotations
+
+from hypothesis import strategies as st
+
+from .case import StreamCase
+from .plug import StreamPlug
+
+MAX_DATASET_SIZE = 400
+EDGE_SIZE = 8  # stream_runs draws datasets this small: one item, fewer items than workers, none
+MAX_SIMULATED_WORLD_SIZE = 8
+MAX_WORKERS = 3
+MAX_BATCH_SIZE = 8
+MAX_SHARDS = 24
+SEED_LIMIT = 2**32  # what every library's generators take
+
+
+def epochs() -> st.SearchStrategy[int]:
+    return st.one_of(st.integers(0, 10), st.integers(0, 2**31 - 1))
+
+
+def shard_counts(streams: int) -> st.SearchStrategy[int]:
+    """Around ``streams`` (ranks x workers): one, fewer, exactly as many, one more, a multiple, any."""
+    edges = sorted({1, max(streams - 1, 1), streams, streams + 1, 2 * streams, 3 * streams + 1})
+    return st.one_of(st.sampled_from([n for n in edges if n <= MAX_SHARDS]), st.integers(1, MAX_SHARDS))
+
+
+@st.composite
+def shard_layouts(draw: st.DrawFn, dataset_size: int, streams: int, fed: bool = False) -> tuple[int, ...]:
+    """Shard sizes summing to ``dataset_size``: even (as ``numpy.array_split`` cuts), or drawn
+    cut points (uneven, some shards empty). ``fed``: at least ``streams`` shards, none empty
+    (the caller draws ``dataset_size >= streams``)."""
+    count = draw(shard_counts(streams), label="num_shards")
+    least = 1 if fed else 0
+    if fed:
+        count = min(max(count, streams), dataset_size)
+    if draw(st.booleans(), label="uneven shards"):
+        spare = dataset_size - count * least
+        cuts = sorted(draw(st.lists(st.integers(0, spare), min_size=count - 1, max_size=count - 1), label="cuts"))
+        bounds = [0, *cuts, spare]
+        return tuple(least + b - a for a, b in zip(bounds, bounds[1:], strict=False))
+    base, extra = divmod(dataset_size, count)
+    return tuple(base + (k < extra) for k in range(count))
+
+
+def draw_stream_case(
+    data: st.DataObject,
+    plug: StreamPlug,
+    *,
+    world_size: int | None = None,
+    num_workers: int | None = None,
+    persistent_workers: bool = False,
+    shuffle: bool | None = None,
+    min_dataset_size: int = 0,
+    max_dataset_size: int = MAX_DATASET_SIZE,
+    divisible: bool = False,
+    fed: bool = False,
+) -> StreamCase:
+    """Draw one case for ``plug``. ``None`` draws a field; a value fixes it (a real process
+    group has the size it has). Options the factory lacks keep their defaults.
+
+    ``divisible``: N a multiple of W x workers x batch_size, so the data fills every batch of
+    every (rank, worker) pair. ``fed``: at least one non-empty shard per pair."""
+    if world_size is None:
+        world_size = data.draw(st.integers(1, MAX_SIMULATED_WORLD_SIZE), label="W (world size)")
+    if num_workers is None:
+        num_workers = data.draw(st.integers(0, MAX_WORKERS), label="num_workers")
+    streams = world_size * max(num_workers, 1)
+    batch_size = data.draw(st.integers(1, MAX_BATCH_SIZE), label="batch_size")
+    if divisible:
+        unit = streams * batch_size
+        size = unit * data.draw(st.integers(0, max(max_dataset_size // unit, 1)), label="N / (W x workers x batch)")
+    else:
+        least = max(min_dataset_size, streams if fed else 0)
+        most = max(max_dataset_size, least)
+        edges = [
+            n for n in (0, 1, streams - 1, streams, streams + 1, 2 * streams, 4 * streams + 3) if least <= n <= most
+        ]
+        size = data.draw(
+            st.one_of(st.sampled_from(edges or [least]), st.integers(least, most)), label="N (dataset size)"
+        )
+    layout = data.draw(shard_layouts(size, streams, fed=fed), label="shard sizes")
+    if shuffle is None:
+        shuffle = data.draw(st.booleans(), label="shuffle") if plug.supports("shuffle") else False
+    seed = data.draw(st.one_of(st.sampled_from([0, 1, SEED_LIMIT - 1]), st.integers(0, SEED_LIMIT - 1)), label="seed")
+    return StreamCase(
+        dataset_size=size,
+        world_size=world_size,
+        shuffle=shuffle,
+        seed=seed if plug.supports("seed") else 0,
+        drop_last=False,  # the DataLoader's drop_last drops data the dataset was asked for: not drawn
+        batch_size=batch_size,
+        shard_sizes=layout,
+        num_workers=num_workers,
+        persistent_workers=persistent_workers,
+    )

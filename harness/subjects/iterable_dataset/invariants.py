@@ -1,0 +1,95 @@
+"""The streaming dataset's invariants: one record each (``harness.core.invariants.Invariant``).
+
+Each names the known-bad dataset of ``selftests/corpus/streams_bad.py`` that reproduces the
+bug it guards against; ``selftests/test_streams.py`` certifies each and asserts its exact
+set of failed invariants.
+"""
+
+from __future__ import annotations
+
+from sampler_conformance.core.invariants import Invariant, Where
+
+_BAD = "selftests.corpus.streams_bad"
+_STREAM = "stream"
+
+DECLARED: tuple[Invariant, ...] = (
+    Invariant(
+        "stream_runs",
+        "the stream runs without crashing",
+        "datasets that raise on empty or small layouts, in a worker, or when there are more workers than shards",
+        f"{_BAD}:RefusesEmpty",
+        proven_under=_STREAM,
+    ),
+    Invariant(
+        "item_ids",
+        "items carry ids",
+        "items whose id cannot be read (floats, strings, records without the id): nothing can be checked",
+        f"{_BAD}:FloatIds",
+        proven_under=_STREAM,
+    ),
+    Invariant(
+        "no_foreign_items",
+        "no foreign items",
+        "items from outside the dataset: off-by-one ranges, another layout's shards",
+        f"{_BAD}:OffByOne",
+        proven_under=_STREAM,
+    ),
+    Invariant(
+        "exactly_once",
+        "every item exactly once per epoch",
+        "a missing worker split or rank split: every item num_workers or world_size times "
+        "(pytorch/pytorch #30599, huggingface/datasets #3423, #5360)",
+        f"{_BAD}:NoWorkerSplit",
+        proven_under=_STREAM,
+    ),
+    Invariant(
+        "even_batches",
+        "every rank runs the same number of batches",
+        "a rank that runs out of batches first while the others wait in a collective: DDP hangs "
+        "(pytorch/pytorch #141069, huggingface/datasets #6437)",
+        f"{_BAD}:ShardsPerRank",
+        proven_under=_STREAM,
+    ),
+    Invariant(
+        "no_starved_worker",
+        "no starved worker",
+        "workers left without data while others hold several shards (huggingface/datasets #8669)",
+        f"{_BAD}:CollapsedShards",
+        proven_under=_STREAM,
+    ),
+    Invariant(
+        "stream_deterministic",
+        "the same stream for the same seed and epoch",
+        "unseeded shuffles, orders that depend on the process (webdataset #233)",
+        f"{_BAD}:UnseededShuffle",
+        proven_under=_STREAM,
+        where=Where.IN_PROCESS,
+    ),
+    Invariant(
+        "stream_agrees",
+        "rank processes agree",
+        "orders that depend on per-process state (str hash seeds, unseeded generators), so that "
+        "ranks split different orders and overlap",
+        f"{_BAD}:HashSeeded",
+        proven_under=_STREAM,
+        where=Where.GROUPS,
+    ),
+    Invariant(
+        "stream_reshuffles",
+        "a new order after set_epoch",
+        "set_epoch ignored, so every epoch repeats the first one's order (webdataset #172)",
+        f"{_BAD}:EpochIgnored",
+        proven_under=_STREAM,
+        needs=("shuffle",),
+    ),
+    Invariant(
+        "epoch_reaches_workers",
+        "set_epoch reaches persistent workers",
+        "an epoch kept in a plain attribute of the main process's copy, which persistent workers never "
+        "see (huggingface/datasets #6673, fixed in #6710)",
+        f"{_BAD}:EpochInAttribute",
+        proven_under=_STREAM,
+        where=Where.GROUPS,
+        needs=("shuffle",),
+    ),
+)

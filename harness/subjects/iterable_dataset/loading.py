@@ -1,0 +1,183 @@
+"""Reading one epoch of a rank's dataset the way a DataLoader does: for real in a process
+group, simulated in the in-process runner.
+
+A DataLoader over an IterableDataset gives each worker its own copy of the dataset (pickled,
+as a forkserver start sends it), tells it who it is through ``get_worker_info()``, seeds
+its generators, lets it batch its own stream (each worker its own last partial batch), and
+yields the workers' batches in turn, worker 0 first, skipping those that ran out. The
+simulation does exactly that in one process, without starting any (``simulated_epoch``);
+persistent workers, which keep their copy across epochs, are left to real loaders.
+
+In a real group (``lockstep_epoch``) the ranks all-reduce "I have a batch" at every step, as
+a training loop's gradient all-reduce makes them wait for each other: a rank that runs out
+first is seen at the step it ran out, and the suite never waits on it.
+"""
+
+from __future__ import annotations
+
+import pickle
+import random
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from functools import partial
+from itertools import islice
+from typing import Any
+
+import numpy as np
+import torch
+from torch.utils.data import DataLoader
+from torch.utils.data._utils import worker as torch_worker
+
+from sampler_conformance.execution.collectives import all_reduce_counts, worker_start_method
+from sampler_conformance.execution.scenario import RankContext, StepFailed
+
+from .case import StreamCase
+from .items import MAIN_PROCESS, BadItem, Batch, batch_of, checked, collate_ids
+
+
+def read_limit(dataset_size: int) -> int:
+    """How many items (and so batches) one rank may yield in an epoch before it counts as never stopping."""
+    return 4 * dataset_size + 64
+
+
+@dataclass(frozen=True)
+class EpochReading:
+    """One rank's epoch: its batches in the order the loader yielded them, and, from a real
+    group, every rank's batch count as the lock step showed it."""
+
+    batches: tuple[Batch, ...]
+    counts: tuple[int, ...] | None = None
+
+
+def has_set_epoch(dataset: Any) -> bool:
+    return callable(getattr(dataset, "set_epoch", None))
+
+
+def set_epoch(rank: RankContext, dataset: Any, epoch: int | None) -> None:
+    """As a training loop does, when the dataset has set_epoch."""
+    rank.epoch = epoch
+    if epoch is not None and has_set_epoch(dataset):
+        rank.call(f"in set_epoch({epoch})", lambda: dataset.set_epoch(epoch))
+
+
+def _batches(items: list[Any], case: StreamCase, worker: int) -> list[Batch]:
+    """A worker's items cut into the batches its DataLoader makes, checked."""
+    size = case.batch_size
+    cut = [items[i : i + size] for i in range(0, len(items), size)]
+    if case.drop_last and cut and len(cut[-1]) < size:
+        cut.pop()
+    return [checked(batch_of(batch, worker)) for batch in cut]
+
+
+def _read_worker(copy: Any, limit: int, case: StreamCase, worker: int) -> list[Batch]:
+    return _batches(_take(copy, limit), case, worker)
+
+
+def _take(iterable: Any, limit: int) -> list[Any]:
+    items = list(islice(iter(iterable), limit + 1))
+    if len(items) > limit:
+        _never_stops(limit)
+    return items
+
+
+@contextmanager
+def _as_worker(worker: int, num_workers: int, copy: Any, base_seed: int) -> Iterator[None]:
+    """What torch's worker loop sets up before it iterates its copy: the worker info and the seeds."""
+    seed = base_seed + worker
+    random.seed(seed)
+    torch.manual_seed(seed)
+    np.random.seed(seed % 2**32)
+    torch_worker._worker_info = torch_worker.WorkerInfo(id=worker, num_workers=num_workers, seed=seed, dataset=copy)
+    try:
+        yield
+    finally:
+        torch_worker._worker_info = None
+
+
+def simulated_epoch(rank: RankContext, dataset: Any, case: StreamCase) -> EpochReading:
+    """One epoch as a DataLoader with ``case.num_workers`` fresh workers reads it, in this process."""
+    limit = read_limit(case.dataset_size)
+    if case.num_workers == 0:
+        return EpochReading(
+            tuple(rank.call("while iterating", lambda: _batches(_take(dataset, limit), case, MAIN_PROCESS)))
+        )
+    # The base seed a DataLoader draws from the main process's generator for each epoch's workers.
+    base_seed = int(torch.empty((), dtype=torch.int64).random_().item())
+    streams = []
+    for worker in range(case.num_workers):
+        copy = rank.call(
+            f"while pickling it for worker {worker} (a DataLoader started by forkserver sends each worker a pickled copy)",
+            lambda: pickle.loads(pickle.dumps(dataset)),
+        )
+        with _as_worker(worker, case.num_workers, copy, base_seed):
+            streams.append(
+                rank.call(
+                    f"while iterating in worker {worker} of {case.num_workers}",
+                    partial(_read_worker, copy, limit, case, worker),
+                )
+            )
+    longest = max(map(len, streams))
+    return EpochReading(tuple(s[step] for step in range(longest) for s in streams if step < len(s)))
+
+
+def real_loader(case: StreamCase, dataset: Any) -> DataLoader:
+    workers = case.num_workers
+    # Up to 3 workers per rank on a machine of 2 cores: torch warns on every iterator, to no purpose here.
+    warnings.filterwarnings("ignore", message="This DataLoader will create", category=UserWarning)
+    return DataLoader(
+        dataset,
+        batch_size=case.batch_size,
+        drop_last=case.drop_last,
+        num_workers=workers,
+        persistent_workers=case.persistent_workers and workers > 0,
+        multiprocessing_context=worker_start_method() if workers else None,
+        collate_fn=collate_ids,
+    )
+
+
+def lockstep_epoch(rank: RankContext, loader: DataLoader, case: StreamCase) -> EpochReading:
+    """One epoch of a real DataLoader, the ranks in lock step: at each step every rank says
+    whether it has a batch (an all-reduce), until none has.
+
+    A rank whose dataset raises, or yields an item without an id, keeps stepping with the
+    others and raises once none has a batch left: its peers are never left waiting in the
+    all-reduce, so the group goes on to the next case as it is."""
+    limit = read_limit(case.dataset_size)
+    what = f"DataLoader(num_workers={case.num_workers}, persistent_workers={case.persistent_workers})"
+    batches: list[Batch] = []
+    counts = [0] * rank.world_size
+    failed: StepFailed | None = None
+    try:
+        iterator = rank.call(f"while starting {what}", lambda: iter(loader), into_sampler=False)
+    except StepFailed as exc:
+        failed = exc
+    running = failed is None
+    for step in range(limit + 1):
+        batch = None
+        if running:
+            try:
+                batch = rank.call(
+                    f"while reading batch {step} of {what}", partial(next, iterator, None), into_sampler=False
+                )
+            except StepFailed as exc:  # the loader raised, and its workers are gone
+                failed = exc
+            running = batch is not None
+        if batch is not None and failed is None:
+            try:
+                batches.append(rank.call(f"in batch {step}", partial(checked, batch)))
+            except StepFailed as exc:  # read on to the end: workers left mid-epoch take seconds to shut down
+                failed = exc
+        has = all_reduce_counts(rank, int(batch is not None))
+        if not any(has):
+            if failed is not None:
+                raise failed
+            return EpochReading(tuple(batches), tuple(counts))
+        counts = [count + flag for count, flag in zip(counts, has, strict=True)]
+    rank.call("while iterating", lambda: _never_stops(limit))
+    raise AssertionError("unreachable")
+
+
+def _never_stops(limit: int) -> None:
+    raise BadItem(f"yielded more than {limit} items in one epoch without stopping (a stream must end each epoch)")

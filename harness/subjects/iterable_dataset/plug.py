@@ -1,0 +1,101 @@
+"""The plug: load the streaming dataset under test from a ``MODULE:ATTR`` spec.
+
+The spec names a factory called in each rank process (and, in-process, once per simulated
+rank): ``make(dataset_size, *, rank, world_size, seed, shuffle, num_shards, shards, workdir)``
+returns that rank's ``torch.utils.data.IterableDataset``. Only ``dataset_size``, ``rank`` and
+``world_size`` are required; of the others the factory takes those it names (or all of them,
+with ``**kwargs``), and the invariants that need one it lacks are not applicable.
+
+- ``shards``: the layout the suite drew, a tuple of ``range`` objects, one per shard, that
+  together hold the ids ``0 .. dataset_size - 1`` once each (some may be empty);
+  ``num_shards`` is its length, for a factory that lays the ids out itself.
+- ``workdir``: a folder the suite owns, the same for every example with the same layout,
+  where a factory that needs files writes its shards (once: it may find them there).
+
+The items the dataset yields carry the ids (``item_id``): an int, a 0-d integer tensor, a
+mapping holding it under ``"id"``, or a tuple or list holding it first.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from sampler_conformance.core.subject import SpecError
+
+from ..specs import import_module, keyword_parameters, resolve_attribute, source_file, split_spec
+
+DEFAULT_SPEC = "sampler_conformance.adapters.torch_iterable:make"
+REQUIRED_PARAMETERS = ("rank", "world_size")
+# Parameters a factory may lack; the invariants that need one are not applicable.
+OPTIONAL_PARAMETERS = ("seed", "shuffle", "num_shards", "shards", "workdir")
+SPEC_HELP = (
+    "Give it as MODULE:ATTR, e.g. --sampler=sampler_conformance.adapters.torch_iterable:make "
+    "or --sampler=path/to/my_dataset.py:make"
+)
+CONVENTION = "a factory called as make(dataset_size, *, rank, world_size, seed, shuffle, num_shards, shards, workdir)"
+
+
+@dataclass(frozen=True, repr=False)
+class StreamPlug:
+    """The dataset factory under test and the parameters it takes."""
+
+    spec: str
+    factory: Callable[..., Any]
+    source_file: str | None
+    accepted: frozenset[str]
+
+    def __repr__(self) -> str:  # short: Hypothesis prints it in every falsifying example
+        return f"StreamPlug({self.spec!r})"
+
+    def _repr_pretty_(self, printer, cycle) -> None:  # the IPython protocol Hypothesis's printer follows
+        printer.text(repr(self))
+
+    def supports(self, parameter: str) -> bool:
+        return parameter in self.accepted
+
+    @staticmethod
+    def missing_reason(parameter: str) -> str:
+        return f"the dataset factory has no `{parameter}` parameter"
+
+    @property
+    def missing(self) -> tuple[str, ...]:
+        return tuple(p for p in OPTIONAL_PARAMETERS if p not in self.accepted)
+
+    @property
+    def is_factory(self) -> bool:
+        return not inspect.isclass(self.factory)
+
+    @property
+    def needs_process_group(self) -> bool:  # it is told its rank: simulated ranks can run it
+        return False
+
+    def build(self, dataset_size: int, rank: int, world_size: int, **options: Any) -> Any:
+        """One rank's dataset; of ``options``, those the factory does not take are left out."""
+        kwargs = {name: value for name, value in options.items() if name in self.accepted}
+        return self.factory(dataset_size, rank=rank, world_size=world_size, **kwargs)
+
+
+def load_plug(spec: str) -> StreamPlug:
+    """Resolve ``spec`` to a :class:`StreamPlug`, or raise :class:`SpecError`."""
+    module_part, attr_part = split_spec(spec, SPEC_HELP)
+    module = import_module(spec, module_part, SPEC_HELP)
+    factory = resolve_attribute(spec, module, attr_part, CONVENTION)
+    return StreamPlug(spec, factory, source_file(factory, module), _accepted_parameters(spec, factory))
+
+
+def _accepted_parameters(spec: str, factory: Callable[..., Any]) -> frozenset[str]:
+    keywords = keyword_parameters(factory)
+    if keywords is None:
+        return frozenset(OPTIONAL_PARAMETERS)
+    lacking = [p for p in REQUIRED_PARAMETERS if p not in keywords]
+    if lacking:
+        raise SpecError(
+            f"--sampler={spec!r}: the factory does not accept the keyword argument(s) {', '.join(lacking)}. "
+            f"The streaming-dataset contracts call {CONVENTION.removeprefix('a factory called as ')} in each rank, "
+            f"passing those of seed, shuffle, num_shards, shards and workdir it names; write a function that takes "
+            f"them and returns the rank's IterableDataset (docs/streaming-datasets.md)."
+        )
+    return frozenset(p for p in OPTIONAL_PARAMETERS if p in keywords)

@@ -1,0 +1,86 @@
+"""The streaming dataset's invariants, in-process: every simulated rank's dataset read the way a
+DataLoader with workers reads it (``harness.subjects.iterable_dataset.loading``), one epoch or
+two, on drawn layouts. ``conformance/test_streams.py`` reads them through real DataLoaders in
+real process groups.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from sampler_conformance.core.evidence import expect_holds
+from sampler_conformance.execution.simulator import SIMULATED
+from sampler_conformance.subjects.iterable_dataset.checks import (
+    MIN_COMPARABLE_ITEMS,
+    ONE_EPOCH,
+    check_even_batches,
+    check_no_starved_worker,
+    check_reshuffles,
+    check_same_stream,
+)
+from sampler_conformance.subjects.iterable_dataset.draws import EDGE_SIZE, draw_stream_case, epochs
+from sampler_conformance.subjects.iterable_dataset.fixtures import requires_parameter
+from sampler_conformance.subjects.iterable_dataset.scenarios import read_epochs
+
+
+@pytest.mark.invariant("stream_runs")
+@given(data=st.data())
+def test_stream_runs(stream_plug, contract, data):
+    """Small and empty datasets, one shard or many, more workers than items: each epoch ends without raising."""
+    case = draw_stream_case(data, stream_plug, max_dataset_size=EDGE_SIZE)
+    (epoch,) = read_epochs(SIMULATED, stream_plug, contract, case, [data.draw(epochs(), label="epoch")])
+    expect_holds(epoch.observation, [])
+
+
+@pytest.mark.parametrize("flag", [pytest.param(f, marks=pytest.mark.invariant(f), id=f) for f in ONE_EPOCH])
+@given(data=st.data())
+def test_stream_epoch(stream_plug, contract, flag, data):
+    """One epoch, all (rank, worker) pairs together."""
+    case = draw_stream_case(data, stream_plug)
+    (epoch,) = read_epochs(SIMULATED, stream_plug, contract, case, [data.draw(epochs(), label="epoch")])
+    expect_holds(epoch.observation, ONE_EPOCH[flag](epoch))
+
+
+@pytest.mark.invariant("even_batches")
+@given(data=st.data())
+def test_even_batches(stream_plug, contract, data):
+    """N a multiple of W x workers x batch_size: every rank runs the same number of batches."""
+    case = draw_stream_case(data, stream_plug, divisible=True)
+    (epoch,) = read_epochs(SIMULATED, stream_plug, contract, case, [data.draw(epochs(), label="epoch")])
+    expect_holds(epoch.observation, check_even_batches(epoch))
+
+
+@pytest.mark.invariant("no_starved_worker")
+@given(data=st.data())
+def test_no_starved_worker(stream_plug, contract, data):
+    """At least one non-empty shard per (rank, worker) pair: every pair yields something."""
+    case = draw_stream_case(data, stream_plug, fed=True)
+    (epoch,) = read_epochs(SIMULATED, stream_plug, contract, case, [data.draw(epochs(), label="epoch")])
+    expect_holds(epoch.observation, check_no_starved_worker(epoch))
+
+
+@pytest.mark.invariant("stream_deterministic")
+@given(data=st.data())
+def test_stream_deterministic(stream_plug, contract, data):
+    """Two fresh datasets for the same case, read the same way, yield the same stream on every rank."""
+    case = draw_stream_case(data, stream_plug)
+    chosen = [data.draw(epochs(), label="epoch")]
+    (first,) = read_epochs(SIMULATED, stream_plug, contract, case, chosen)
+    (second,) = read_epochs(SIMULATED, stream_plug, contract, case, chosen, reading=1)
+    expect_holds(
+        second.observation,
+        check_same_stream(first, second, "stream_deterministic", "two datasets built alike and read alike differ"),
+    )
+
+
+@pytest.mark.invariant("stream_reshuffles")
+@given(data=st.data())
+def test_stream_reshuffles(stream_plug, contract, data):
+    """shuffle=True, two different epochs: the order changes."""
+    requires_parameter(stream_plug, "shuffle")
+    case = draw_stream_case(data, stream_plug, shuffle=True, min_dataset_size=MIN_COMPARABLE_ITEMS)
+    chosen = data.draw(st.lists(epochs(), min_size=2, max_size=2, unique=True), label="epochs")
+    both = read_epochs(SIMULATED, stream_plug, contract, case, chosen)
+    expect_holds(both[1].observation, check_reshuffles(both))

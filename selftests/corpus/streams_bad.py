@@ -1,0 +1,152 @@
+"""Known-bad streaming datasets: each is the reference (``adapters/torch_iterable.py``,
+``RankWorkerSplit``) with one bug a real project shipped, named in its docstring.
+
+Each is its own factory, called as ``Attr(dataset_size, rank=r, world_size=W, ...)``;
+``selftests/test_streams.py`` certifies each and asserts its exact set of failed invariants.
+"""
+
+from __future__ import annotations
+
+import random
+
+import torch
+from torch.utils.data import get_worker_info
+
+from sampler_conformance.adapters.torch_iterable import RankWorkerSplit
+
+
+class RefusesEmpty(RankWorkerSplit):
+    """Refuses an empty dataset in its constructor, as the PyTorch docs' IterableDataset
+    example does (``assert end > start``): a rank, or a whole job, given nothing crashes.
+
+    Rejected by: the stream runs without crashing."""
+
+    def __init__(self, dataset_size: int, rank: int, world_size: int, seed: int = 0, shuffle: bool = False) -> None:
+        assert dataset_size > 0, "this example only works with end >= start"
+        super().__init__(dataset_size, rank, world_size, seed, shuffle)
+
+
+class FloatIds(RankWorkerSplit):
+    """Yields each id as a float, as a dataset that returns ``float(index)`` or a float tensor.
+
+    Rejected by: items carry ids."""
+
+    def __iter__(self):
+        return (float(i) for i in super().__iter__())
+
+
+class OffByOne(RankWorkerSplit):
+    """Yields ids 1 .. N for 0 .. N-1: a range off by one.
+
+    Rejected by: no foreign items."""
+
+    def __iter__(self):
+        return (i + 1 for i in super().__iter__())
+
+
+class NoWorkerSplit(RankWorkerSplit):
+    """Splits across ranks but not across workers, so each of a rank's workers yields the
+    rank's whole part (pytorch/pytorch #30599, huggingface/datasets #3423).
+
+    Rejected by: every item exactly once per epoch."""
+
+    def part(self) -> tuple[int, int]:
+        return self.rank, self.world_size
+
+
+class ShardsPerRank(RankWorkerSplit):
+    """Deals whole shards to ranks and workers in turn (in an order shuffled per epoch, as
+    webdataset's ``detshuffle`` and ``split_by_node`` do): every item once, but the ranks'
+    counts follow their shards' sizes (pytorch/pytorch #141069).
+
+    Rejected by: every rank runs the same number of batches."""
+
+    def __init__(
+        self,
+        dataset_size: int,
+        *,
+        rank: int,
+        world_size: int,
+        shards: tuple[range, ...],
+        seed: int = 0,
+        shuffle: bool = False,
+    ) -> None:
+        super().__init__(dataset_size, rank, world_size, seed, shuffle)
+        self.shards = shards
+
+    def __iter__(self):
+        part, parts = self.part()
+        shards = list(self.shards)
+        if self.shuffle:  # the shard order of the epoch, as webdataset's detshuffle draws it
+            order = torch.randperm(len(shards), generator=torch.Generator().manual_seed(self.seed + self.epoch))
+            shards = [shards[k] for k in order.tolist()]
+        mine = {i for shard in shards[part::parts] for i in shard}
+        return (i for i in self.order() if i in mine)  # its items in the epoch's order, as a shuffle buffer mixes them
+
+
+class CollapsedShards(RankWorkerSplit):
+    """Splits across ranks by items, then across workers by shards, but holds the rank's part
+    as one shard, so worker 0 reads it all and the others nothing (huggingface/datasets
+    #8669: after ``shuffle()`` the dataset reports one shard).
+
+    Rejected by: no starved worker."""
+
+    def __iter__(self):
+        info = get_worker_info()
+        workers, worker = (1, 0) if info is None else (info.num_workers, info.id)
+        rank_part = self.order()[self.rank :: self.world_size]
+        shards = [rank_part]  # one shard, dealt to the workers in turn
+        return (i for shard in shards[worker::workers] for i in shard)
+
+
+class UnseededShuffle(RankWorkerSplit):
+    """Shuffles with a generator it never seeds, before splitting (webdataset #233: a
+    ``shuffle()`` before ``split_by_node`` assigns shards differently on each rank).
+
+    Rejected by: the same stream for the same seed and epoch."""
+
+    def order(self) -> list[int]:
+        order = list(range(self.dataset_size))
+        random.Random().shuffle(order)
+        return order
+
+
+class HashSeeded(RankWorkerSplit):
+    """Seeds its shuffle with ``hash()`` of a string, which each Python process salts
+    differently (PYTHONHASHSEED): one process agrees with itself, two ranks do not.
+
+    Rejected by: rank processes agree."""
+
+    def order(self) -> list[int]:
+        order = list(range(self.dataset_size))
+        random.Random(hash(f"seed {self.seed} epoch {self.epoch}")).shuffle(order)
+        return order
+
+
+class EpochIgnored(RankWorkerSplit):
+    """Has set_epoch, but shuffles with the seed alone (webdataset #172: the epoch "is never
+    incrementing").
+
+    Rejected by: a new order after set_epoch."""
+
+    def order(self) -> list[int]:
+        if not self.shuffle:
+            return list(range(self.dataset_size))
+        return torch.randperm(self.dataset_size, generator=torch.Generator().manual_seed(self.seed)).tolist()
+
+
+class EpochInAttribute(RankWorkerSplit):
+    """Keeps the epoch in a plain attribute of the main process's copy: fresh workers get the
+    new value with their copy, persistent workers keep the one they started with
+    (huggingface/datasets #6673, fixed in #6710 by keeping it in shared memory).
+
+    Rejected by: set_epoch reaches persistent workers."""
+
+    plain_epoch = 0
+
+    def set_epoch(self, epoch: int) -> None:
+        self.plain_epoch = epoch
+
+    @property
+    def epoch(self) -> int:
+        return self.plain_epoch

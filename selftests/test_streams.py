@@ -1,0 +1,58 @@
+"""The streaming-dataset subject end to end: ``--contract=stream`` certifies the reference
+dataset through the whole suite, and rejects each bug of the corpus
+(``selftests/corpus/streams_bad.py``) through exactly the invariants the catalogue says."""
+
+from __future__ import annotations
+
+import inspect
+
+import pytest
+
+from sampler_conformance.subjects import GROUP_ONLY, REGISTRY, contract_named
+from sampler_conformance.subjects.iterable_dataset import SUBJECT
+
+from .catalogue import STREAM_CONTRACT, STREAM_WORLD_SIZES, STREAMS_BAD, STREAMS_BAD_MODULE, STREAMS_GROUP_BAD
+from .corpus import streams_bad
+from .suite_run import CONFORMANCE, PROPERTIES, certify
+
+CONTRACT_OPTION = f"--contract={STREAM_CONTRACT}"
+WHOLE_SUITE = (PROPERTIES, CONFORMANCE)
+
+
+def test_the_reference_dataset_holds_every_invariant_in_the_whole_suite(pytester):
+    run = certify(
+        pytester, SUBJECT.default_spec, CONTRACT_OPTION, f"--world-sizes={STREAM_WORLD_SIZES}", paths=WHOLE_SUITE
+    )
+    assert run.exit_code == pytest.ExitCode.OK, run.explain()
+    held = {flag for flag, status in run.statuses.items() if status == "held"}
+    assert held == contract_named(STREAM_CONTRACT).flags, run.explain()
+    assert run.verdict.startswith(f"VERDICT: {SUBJECT.default_spec} conforms"), run.verdict
+
+
+@pytest.mark.parametrize("spec", list(STREAMS_BAD), ids=lambda spec: spec.rpartition(":")[2])
+def test_stream_bug_fails_exactly_its_invariants(pytester, spec):
+    run = certify(pytester, spec, CONTRACT_OPTION)
+    run.assert_rejected(STREAMS_BAD[spec])
+    unchecked = [f for f in REGISTRY if f in GROUP_ONLY and contract_named(STREAM_CONTRACT).promises(f)]
+    assert "not run: " + ", ".join(unchecked) in run.verdict, run.verdict
+
+
+@pytest.mark.parametrize("spec", list(STREAMS_GROUP_BAD), ids=lambda spec: spec.rpartition(":")[2])
+def test_stream_bug_of_process_groups_fails_exactly_its_invariants_in_the_whole_suite(pytester, spec):
+    run = certify(pytester, spec, CONTRACT_OPTION, f"--world-sizes={STREAM_WORLD_SIZES}", paths=WHOLE_SUITE)
+    run.assert_rejected(STREAMS_GROUP_BAD[spec])
+
+
+def test_every_known_bad_dataset_is_catalogued_with_its_bug():
+    defined = {
+        f"{STREAMS_BAD_MODULE}:{name}"
+        for name, obj in vars(streams_bad).items()
+        if inspect.isclass(obj) and obj.__module__ == streams_bad.__name__
+    }
+    assert defined == set(STREAMS_BAD) | set(STREAMS_GROUP_BAD)
+    undocumented = [
+        name
+        for name in defined
+        if "Rejected by:" not in (inspect.getdoc(getattr(streams_bad, name.rpartition(":")[2])) or "")
+    ]
+    assert not undocumented
