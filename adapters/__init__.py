@@ -16,6 +16,13 @@ what to ``pip install``.
     sampler_conformance.adapters.accelerate:BatchSamplerShard             contract batch
     sampler_conformance.adapters.accelerate:SkipFirstBatchesResume        contract batch+resumable  (skip_first_batches)
     sampler_conformance.adapters.torch_elastic:ElasticDistributedSampler  contract torch+elastic    (start_index)
+
+Streaming datasets are built by factories ``make(dataset_size, *, rank, world_size, ...)``
+(docs/streaming-datasets.md):
+
+    sampler_conformance.adapters.torch_iterable:make                      contract stream  (the reference)
+    sampler_conformance.adapters.torch_iterable:docs_example              contract stream  (the PyTorch docs' example)
+    sampler_conformance.adapters.hf_datasets:split_by_node                contract stream_exact
 """
 
 from __future__ import annotations

@@ -57,7 +57,10 @@ def rank_pools(pytestconfig: pytest.Config) -> Iterator[RankPools]:
     if started is not None:  # rank 0 under torchrun: groups of its ranks (sampler_conformance.torchrun closes them)
         yield started
         return
-    pools = RankPools(timeout_s=setting(pytestconfig, option_named("rank-timeout")))
+    pools = RankPools(
+        timeout_s=setting(pytestconfig, option_named("rank-timeout")),
+        worker_modules=state(pytestconfig).plug.worker_modules,
+    )
     yield pools
     pools.close()
 

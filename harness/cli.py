@@ -21,7 +21,9 @@ usage: sampler-conformance SPEC [--contract NAME] [--certificate PATH] [any pyte
 Without SPEC (first argument an option), torch.utils.data.DistributedSampler is certified.
 
 Certify the sampler SPEC (MODULE:ATTR or path/to/file.py:ATTR, a class or a factory
-called as Attr(dataset, num_replicas=W, rank=r, shuffle=, seed=, drop_last=)).
+called as Attr(dataset, num_replicas=W, rank=r, shuffle=, seed=, drop_last=)), or with
+--contract stream (or stream_exact) the streaming dataset whose factory SPEC is, called as
+make(dataset_size, *, rank, world_size, seed=, shuffle=, ...) (docs/streaming-datasets.md).
 Every option of the pytest plugin applies: --world-sizes, --rank-timeout, --backend,
 --without, --hypothesis-profile=dev|ci|thorough, -k, -x, -n ...
 Exit status: 0 conforms, 1 does not conform, 2 interrupted, 3 internal error,

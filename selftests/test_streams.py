@@ -8,12 +8,14 @@ import inspect
 
 import pytest
 
+from sampler_conformance.adapters import SamplerPackageMissing, hf_datasets
 from sampler_conformance.subjects import GROUP_ONLY, REGISTRY, contract_named
 from sampler_conformance.subjects.iterable_dataset import SUBJECT
 
 from .catalogue import STREAM_CONTRACT, STREAM_WORLD_SIZES, STREAMS_BAD, STREAMS_BAD_MODULE, STREAMS_GROUP_BAD
 from .corpus import streams_bad
-from .suite_run import CONFORMANCE, PROPERTIES, certify
+from .suite_run import CONFORMANCE, PROPERTIES, REPO, certify
+from .test_adapters import hide_packages
 
 CONTRACT_OPTION = f"--contract={STREAM_CONTRACT}"
 WHOLE_SUITE = (PROPERTIES, CONFORMANCE)
@@ -41,6 +43,21 @@ def test_stream_bug_fails_exactly_its_invariants(pytester, spec):
 def test_stream_bug_of_process_groups_fails_exactly_its_invariants_in_the_whole_suite(pytester, spec):
     run = certify(pytester, spec, CONTRACT_OPTION, f"--world-sizes={STREAM_WORLD_SIZES}", paths=WHOLE_SUITE)
     run.assert_rejected(STREAMS_GROUP_BAD[spec])
+
+
+def test_a_dataset_given_as_a_file_reaches_real_loader_workers(pytester):
+    """Workers unpickle the rank's dataset: its module, loaded from a file, must be in theirs."""
+    spec = f"{REPO / 'adapters' / 'torch_iterable.py'}:make"
+    run = certify(pytester, spec, CONTRACT_OPTION, "--world-sizes=2", "-k", "exactly_once", paths=(CONFORMANCE,))
+    assert run.statuses["exactly_once"] == "held", run.explain()
+
+
+def test_a_missing_library_is_named_with_what_to_install(monkeypatch):
+    hide_packages(monkeypatch, ("datasets",))
+    with pytest.raises(SamplerPackageMissing) as raised:
+        hf_datasets.split_by_node(4, rank=0, world_size=1, seed=0, shuffle=False, shards=(range(4),))
+    assert "pip install datasets" in str(raised.value)
+    assert "sampler_conformance.adapters.hf_datasets:split_by_node" in str(raised.value)
 
 
 def test_every_known_bad_dataset_is_catalogued_with_its_bug():

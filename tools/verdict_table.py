@@ -164,6 +164,24 @@ ROWS = (
         None,
         "PyTorch distributed tutorial (code in selftests/corpus/reference.py)",
     ),
+    # Streaming datasets (docs/streaming-datasets.md): the factory is the spec.
+    Row(
+        "IterableDataset, the PyTorch docs' example (verbatim)",
+        "sampler_conformance.adapters.torch_iterable:docs_example",
+        "stream",
+        None,
+        "torch",
+    ),
+    *(
+        Row(
+            "split_dataset_by_node over IterableDataset.from_generator",
+            "sampler_conformance.adapters.hf_datasets:split_by_node",
+            contract,
+            "datasets",
+            "datasets",
+        )
+        for contract in ("stream_exact", "stream")
+    ),
 )
 
 

@@ -41,6 +41,10 @@ class Plug(Protocol):
     def needs_process_group(self) -> bool:  # it takes its rank from torch.distributed
         ...
 
+    @property
+    def worker_modules(self) -> tuple[str, ...]:  # what DataLoader workers reading it need imported
+        ...
+
 
 @dataclass(frozen=True)
 class Subject:

@@ -42,6 +42,9 @@ class RankSetup:
     collective_timeout_s: float
     watch: CallWatch  # shared: inside a call into the sampler?, since when, on which rank
     store: StoreRendezvous | None = None  # set: rendezvous in torchrun's store, not in init_file
+    # Modules the rank's DataLoader workers start with imported (what the subject under test
+    # names, as ``Plug.worker_modules``): a worker that must import them itself pays seconds.
+    worker_modules: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

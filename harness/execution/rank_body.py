@@ -27,6 +27,7 @@ import torch.distributed as dist
 from sampler_conformance.core.evidence import FAULT
 
 from .blame import readable_traceback
+from .file_modules import is_file_module, preload_file_modules
 from .fork_server import fork_server_context, leave_the_parent_server
 from .messages import RankError, RankSetup, Ready, Reply, Shutdown, Simulated
 from .scenario import RankContext, Scenario, StepFailed
@@ -51,12 +52,15 @@ def main(setup: RankSetup, conn: Connection) -> None:
         # now, before the group's threads start. It has these imported, so each worker it
         # forks starts with them loaded (torchdata's, for StatefulDataLoader's workers, when
         # installed: what cannot be imported is skipped).
+        # A spec given as a file is loaded here, before the fork: the workers unpickle its classes.
+        preload_file_modules(setup.worker_modules)
         fork_server_context(
             [
                 "torch",
                 "sampler_conformance.subjects.index_sampler.dataset",
                 "sampler_conformance.subjects.iterable_dataset.items",
                 "torchdata.stateful_dataloader",
+                *[module for module in setup.worker_modules if not is_file_module(module)],
             ]
         )
         try:

@@ -98,6 +98,7 @@ class RankPool:
         *,
         local_ranks: Sequence[int] | None = None,
         rendezvous: StoreRendezvous | None = None,
+        worker_modules: Sequence[str] = (),
     ) -> None:
         if backend is None and world_size != 1:
             raise ValueError("a pool without a process group is one process, which simulates the ranks")
@@ -107,6 +108,7 @@ class RankPool:
         # The ranks this process runs: all of them, or (under torchrun) its own one.
         self.local_ranks = tuple(range(world_size) if local_ranks is None else local_ranks)
         self.rendezvous = rendezvous  # None: a private file; else torchrun's store, under its prefix
+        self.worker_modules = tuple(worker_modules)  # what its ranks' loader workers start with
         self.hosts: dict[int, str] = {}  # rank -> host, named in failures when ranks run on several hosts
         self._ranks: list[Rank] = []
         self._directory: Path | None = None
@@ -176,6 +178,7 @@ class RankPool:
                 collective_timeout_s=2 * self.timeout_s,
                 watch=CallWatch.create(context),
                 store=self.rendezvous,
+                worker_modules=self.worker_modules,
             )
             ours, theirs = context.Pipe(duplex=True)
             process = context.Process(
@@ -380,8 +383,9 @@ class RankPool:
 class RankPools:
     """One pool per world size (and backend) for this process, started lazily, closed at session end."""
 
-    def __init__(self, timeout_s: float) -> None:
+    def __init__(self, timeout_s: float, worker_modules: Sequence[str] = ()) -> None:
         self.timeout_s = timeout_s
+        self.worker_modules = tuple(worker_modules)
         self._pools: dict[tuple[int, str], RankPool] = {}
 
     def choose(self, requested: str, world_size: int, cuda_devices: int) -> BackendChoice:
@@ -395,7 +399,7 @@ class RankPools:
         return self._pools[key]
 
     def _new_pool(self, world_size: int, backend: str) -> RankPool:
-        return RankPool(world_size, backend, self.timeout_s)
+        return RankPool(world_size, backend, self.timeout_s, worker_modules=self.worker_modules)
 
     def begin_test(self) -> None:
         for pool in self._pools.values():

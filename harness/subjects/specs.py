@@ -5,15 +5,14 @@ saying what was wrong and how to fix it."""
 from __future__ import annotations
 
 import importlib
-import importlib.util
 import inspect
 import re
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from sampler_conformance.core.subject import SpecError
+from sampler_conformance.execution.file_modules import NotAModule, is_file_module, load_file_module
 
 _DOTTED_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 
@@ -36,10 +35,6 @@ def split_spec(spec: str, help: str) -> tuple[str, str]:
     return module_part, attr_part
 
 
-def is_file_module(module_part: str) -> bool:
-    return module_part.endswith(".py") or "/" in module_part or "\\" in module_part
-
-
 def import_module(spec: str, module_part: str, help: str) -> Any:
     """The module ``module_part`` names (a dotted name or a file); a SpecError that says how to fix it."""
     if is_file_module(module_part):
@@ -60,21 +55,12 @@ def import_module(spec: str, module_part: str, help: str) -> Any:
 
 
 def _import_file(spec: str, path: Path, help: str) -> Any:
-    if not path.is_file():
-        raise SpecError(f"--sampler={spec!r}: file {str(path)!r} does not exist. {help}.")
-    name = f"_sampler_under_test_{abs(hash(str(path.resolve())))}"
-    module_spec = importlib.util.spec_from_file_location(name, path)
-    if module_spec is None or module_spec.loader is None:
-        raise SpecError(f"--sampler={spec!r}: {str(path)!r} cannot be loaded as a Python module.")
-    module = importlib.util.module_from_spec(module_spec)
-    # Registered so that pickling (spawned rank processes) and dataclasses can find it.
-    sys.modules[name] = module
     try:
-        module_spec.loader.exec_module(module)
+        return load_file_module(path)
+    except NotAModule as exc:
+        raise SpecError(f"--sampler={spec!r}: {exc}. {help}.") from None
     except Exception as exc:
-        del sys.modules[name]
         raise SpecError(_import_failure(spec, str(path), exc)) from None
-    return module
 
 
 def _import_failure(spec: str, where: str, exc: BaseException) -> str:

@@ -53,6 +53,10 @@ class SamplerPlug:
     def _repr_pretty_(self, printer, cycle) -> None:  # the IPython protocol Hypothesis's printer follows
         printer.text(repr(self))
 
+    @property
+    def worker_modules(self) -> tuple[str, ...]:  # a sampler runs in the rank's main process, not in workers
+        return ()
+
     def supports(self, parameter: str) -> bool:
         return parameter in self.accepted
 

@@ -122,9 +122,9 @@ def check_no_starved_worker(epoch: StreamEpoch) -> list[Violation]:
             return [
                 Violation(
                     "no_starved_worker",
-                    f"{names} yielded nothing, although the layout has {len(case.shard_sizes)} shards, none empty, for "
-                    f"{case.world_size} ranks x {case.workers} {'workers' if case.num_workers else 'stream'} each: "
-                    f"idle workers cost throughput, and their share went to the others",
+                    f"{names} yielded nothing, although the layout has {len(case.shard_sizes)} shards, none empty, "
+                    f"for {case.world_size * case.workers} (rank, worker) pairs: idle workers cost throughput, and "
+                    f"their share went to the others",
                 )
             ]
     return []

@@ -21,9 +21,11 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from sampler_conformance.core.subject import SpecError
+from sampler_conformance.execution.file_modules import is_file_module
 
 from ..specs import import_module, keyword_parameters, resolve_attribute, source_file, split_spec
 
@@ -35,6 +37,13 @@ SPEC_HELP = (
     "Give it as MODULE:ATTR, e.g. --sampler=sampler_conformance.adapters.torch_iterable:make "
     "or --sampler=path/to/my_dataset.py:make"
 )
+# A factory sets this attribute to True when its dataset reads its rank from the environment
+# (RANK, WORLD_SIZE) or the process group, whatever rank it is told, as webdataset's
+# split_by_node does: only real process groups can run it.
+GROUP_ATTRIBUTE = "needs_process_group"
+# A factory may name the modules its dataset needs in DataLoader workers, as a tuple in this
+# attribute: every worker then starts with them imported, instead of importing them itself.
+WORKER_MODULES_ATTRIBUTE = "worker_modules"
 CONVENTION = "a factory called as make(dataset_size, *, rank, world_size, seed, shuffle, num_shards, shards, workdir)"
 
 
@@ -46,6 +55,9 @@ class StreamPlug:
     factory: Callable[..., Any]
     source_file: str | None
     accepted: frozenset[str]
+    # The factory's module (a dotted name, or the path of its .py file) and those it names (WORKER_MODULES_ATTRIBUTE).
+    worker_modules: tuple[str, ...] = ()
+    needs_process_group: bool = False  # GROUP_ATTRIBUTE: in-process tests are not applicable
 
     def __repr__(self) -> str:  # short: Hypothesis prints it in every falsifying example
         return f"StreamPlug({self.spec!r})"
@@ -68,10 +80,6 @@ class StreamPlug:
     def is_factory(self) -> bool:
         return not inspect.isclass(self.factory)
 
-    @property
-    def needs_process_group(self) -> bool:  # it is told its rank: simulated ranks can run it
-        return False
-
     def build(self, dataset_size: int, rank: int, world_size: int, **options: Any) -> Any:
         """One rank's dataset; of ``options``, those the factory does not take are left out."""
         kwargs = {name: value for name, value in options.items() if name in self.accepted}
@@ -83,7 +91,20 @@ def load_plug(spec: str) -> StreamPlug:
     module_part, attr_part = split_spec(spec, SPEC_HELP)
     module = import_module(spec, module_part, SPEC_HELP)
     factory = resolve_attribute(spec, module, attr_part, CONVENTION)
-    return StreamPlug(spec, factory, source_file(factory, module), _accepted_parameters(spec, factory))
+    named = getattr(factory, WORKER_MODULES_ATTRIBUTE, ())
+    if isinstance(named, str) or not all(isinstance(name, str) for name in named):
+        raise SpecError(
+            f"--sampler={spec!r}: {WORKER_MODULES_ATTRIBUTE} must be a tuple of module names, not {named!r}"
+        )
+    own = (str(Path(module_part).resolve()),) if is_file_module(module_part) else (module.__name__,)
+    return StreamPlug(
+        spec,
+        factory,
+        source_file(factory, module),
+        _accepted_parameters(spec, factory),
+        (*own, *named),
+        getattr(factory, GROUP_ATTRIBUTE, False) is True,
+    )
 
 
 def _accepted_parameters(spec: str, factory: Callable[..., Any]) -> frozenset[str]:
