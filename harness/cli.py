@@ -18,7 +18,8 @@ USAGE = """\
 usage: sampler-conformance SPEC [--contract NAME] [--certificate PATH] [any pytest option]
        sampler-conformance --list-contracts
 
-Without SPEC (first argument an option), torch.utils.data.DistributedSampler is certified.
+Without SPEC (first argument an option), the contract's reference is certified:
+torch.utils.data.DistributedSampler for the default contract.
 
 Certify the sampler SPEC (MODULE:ATTR or path/to/file.py:ATTR, a class or a factory
 called as Attr(dataset, num_replicas=W, rank=r, shuffle=, seed=, drop_last=)), or with
