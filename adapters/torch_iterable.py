@@ -1,15 +1,19 @@
 """IterableDatasets written with torch alone, as the PyTorch docs teach: ``get_worker_info()``
 tells each DataLoader worker which part of the stream to read.
 
-    sampler_conformance.adapters.torch_iterable:make          contract stream   (the default of the stream contracts)
-    sampler_conformance.adapters.torch_iterable:docs_example  contract stream   (the docs' example as written)
+    sampler_conformance.adapters.torch_iterable:make            contract stream            (its reference)
+    sampler_conformance.adapters.torch_iterable:make_padded     contract stream_padded     (its reference)
+    sampler_conformance.adapters.torch_iterable:make_truncated  contract stream_truncated  (its reference)
+    sampler_conformance.adapters.torch_iterable:docs_example    contract stream            (the docs' example as written)
 
 ``docs_example`` is the first example of ``torch.utils.data.IterableDataset``'s docstring,
 verbatim: it splits the range among the workers of one process and knows nothing of ranks.
-``make`` is the same idea carried to a job of several ranks, as a reference: the stream is
-cut into ``world_size x num_workers`` parts of sizes differing by at most one, shuffled
-with ``seed + epoch`` when asked; the epoch lives in shared memory, so that ``set_epoch``
-reaches persistent workers (what huggingface/datasets #6710 did for #6673).
+``make`` is the same idea carried to a job of several ranks, as a reference: the epoch's
+order (shuffled with ``seed + epoch`` when asked) is cut into one part per rank, and each
+rank's part into one per worker, of sizes differing by at most one; the epoch lives in
+shared memory, so that ``set_epoch`` reaches persistent workers (what huggingface/datasets
+#6710 did for #6673). ``make_padded`` and ``make_truncated`` give every rank ceil(N/W) or
+floor(N/W) items, as ``DistributedSampler`` does, before its workers split them.
 """
 
 from __future__ import annotations
@@ -48,9 +52,16 @@ def docs_example(dataset_size: int, *, rank: int, world_size: int) -> MyIterable
     return MyIterableDataset(0, dataset_size)
 
 
+def _part(items: list[int], part: int, parts: int) -> list[int]:
+    """Part ``part`` of ``parts`` contiguous parts of ``items``, of sizes differing by at most one."""
+    base, extra = divmod(len(items), parts)
+    start = part * base + min(part, extra)
+    return items[start : start + base + (part < extra)]
+
+
 class RankWorkerSplit(IterableDataset):
-    """The ids 0 .. N-1 (shuffled with seed + epoch when asked), cut into one part per
-    (rank, worker) pair, of sizes differing by at most one."""
+    """The ids 0 .. N-1 (shuffled with seed + epoch when asked), cut into one part per rank,
+    and each rank's part into one per worker, of sizes differing by at most one."""
 
     def __init__(self, dataset_size: int, rank: int, world_size: int, seed: int = 0, shuffle: bool = False) -> None:
         self.dataset_size = dataset_size
@@ -74,19 +85,47 @@ class RankWorkerSplit(IterableDataset):
         generator = torch.Generator().manual_seed(self.seed + self.epoch)
         return torch.randperm(self.dataset_size, generator=generator).tolist()
 
-    def part(self) -> tuple[int, int]:
-        """(this reader's part, the number of parts): one per (rank, worker) pair."""
+    def rank_items(self, order: list[int]) -> list[int]:
+        """This rank's part of the epoch's order."""
+        return _part(order, self.rank, self.world_size)
+
+    def worker(self) -> tuple[int, int]:
+        """(this reader's worker, the rank's workers): (0, 1) in the main process."""
         info = get_worker_info()
-        workers, worker = (1, 0) if info is None else (info.num_workers, info.id)
-        return self.rank * workers + worker, self.world_size * workers
+        return (0, 1) if info is None else (info.id, info.num_workers)
 
     def __iter__(self):
-        order = self.order()
-        part, parts = self.part()
-        base, extra = divmod(len(order), parts)
-        start = part * base + min(part, extra)
-        return iter(order[start : start + base + (part < extra)])
+        return iter(_part(self.rank_items(self.order()), *self.worker()))
+
+
+class PaddedRankWorkerSplit(RankWorkerSplit):
+    """Every rank ceil(N/W) items: the epoch's order, repeated from its start to fill W equal parts."""
+
+    def rank_items(self, order: list[int]) -> list[int]:
+        per_rank = -(-len(order) // self.world_size)
+        repeats = -(-per_rank * self.world_size // len(order)) if order else 0
+        return (order * repeats)[self.rank * per_rank : (self.rank + 1) * per_rank]
+
+
+class TruncatedRankWorkerSplit(RankWorkerSplit):
+    """Every rank floor(N/W) items: the epoch's order without its last N mod W."""
+
+    def rank_items(self, order: list[int]) -> list[int]:
+        per_rank = len(order) // self.world_size
+        return order[self.rank * per_rank : (self.rank + 1) * per_rank]
 
 
 def make(dataset_size: int, *, rank: int, world_size: int, seed: int = 0, shuffle: bool = False) -> RankWorkerSplit:
     return RankWorkerSplit(dataset_size, rank, world_size, seed, shuffle)
+
+
+def make_padded(
+    dataset_size: int, *, rank: int, world_size: int, seed: int = 0, shuffle: bool = False
+) -> PaddedRankWorkerSplit:
+    return PaddedRankWorkerSplit(dataset_size, rank, world_size, seed, shuffle)
+
+
+def make_truncated(
+    dataset_size: int, *, rank: int, world_size: int, seed: int = 0, shuffle: bool = False
+) -> TruncatedRankWorkerSplit:
+    return TruncatedRankWorkerSplit(dataset_size, rank, world_size, seed, shuffle)

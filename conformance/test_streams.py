@@ -17,9 +17,16 @@ from sampler_conformance.subjects.iterable_dataset.checks import (
     check_no_starved_worker,
     check_ranks_agree,
     check_reshuffles,
+    check_same_items,
     check_same_stream,
 )
-from sampler_conformance.subjects.iterable_dataset.draws import EDGE_SIZE, MAX_WORKERS, draw_stream_case, epochs
+from sampler_conformance.subjects.iterable_dataset.draws import (
+    EDGE_SIZE,
+    MAX_WORKERS,
+    draw_stream_case,
+    epochs,
+    other_num_workers,
+)
 from sampler_conformance.subjects.iterable_dataset.fixtures import requires_parameter
 from sampler_conformance.subjects.iterable_dataset.scenarios import read_epochs
 
@@ -53,9 +60,14 @@ def test_stream_epoch_in_groups(group, world_size, stream_plug, contract, flag, 
 @round_trips
 @given(data=st.data())
 def test_even_batches_in_lock_step(group, world_size, stream_plug, contract, data):
-    """N a multiple of W x workers x batch_size: the ranks, stepping together, run out at the same step."""
+    """N a multiple of W x workers x batch_size (any N, if the contract pads or drops): the ranks, stepping
+    together, run out at the same step."""
     case = draw_stream_case(
-        data, stream_plug, world_size=world_size, max_dataset_size=MAX_GROUP_DATASET_SIZE, divisible=True
+        data,
+        stream_plug,
+        world_size=world_size,
+        max_dataset_size=MAX_GROUP_DATASET_SIZE,
+        divisible=not contract.equalizes,
     )
     (epoch,) = read_epochs(group, stream_plug, contract, case, [data.draw(epochs(), label="epoch")])
     expect_holds(epoch.observation, check_even_batches(epoch))
@@ -69,6 +81,20 @@ def test_no_starved_worker_in_groups(group, world_size, stream_plug, contract, d
     case = draw_stream_case(data, stream_plug, world_size=world_size, max_dataset_size=MAX_GROUP_DATASET_SIZE, fed=True)
     (epoch,) = read_epochs(group, stream_plug, contract, case, [data.draw(epochs(), label="epoch")])
     expect_holds(epoch.observation, check_no_starved_worker(epoch))
+
+
+@pytest.mark.invariant("same_items_any_workers")
+@round_trips
+@given(data=st.data())
+def test_same_items_any_workers_in_groups(group, world_size, stream_plug, contract, data):
+    """Two epochs read by fresh workers, then by persistent workers of another count: the same items each epoch."""
+    case = draw_stream_case(data, stream_plug, world_size=world_size, max_dataset_size=MAX_GROUP_DATASET_SIZE)
+    chosen = data.draw(st.lists(epochs(), min_size=2, max_size=2, unique=True), label="epochs")
+    fresh = read_epochs(group, stream_plug, contract, case, chosen)
+    other = data.draw(other_num_workers(case.num_workers, 1), label="other num_workers")
+    kept = read_epochs(group, stream_plug, contract, case.with_(num_workers=other, persistent_workers=True), chosen)
+    for fresh_epoch, kept_epoch in zip(fresh, kept, strict=True):
+        expect_holds(kept_epoch.observation, check_same_items(fresh_epoch, kept_epoch))
 
 
 @pytest.mark.invariant("stream_agrees")

@@ -70,7 +70,7 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(f"--without={','.join(sorted(options['without']))}: {exc}") from None
     subject = subject_of(contract)
     try:
-        plug = subject.load(options["sampler"] or subject.default_spec)
+        plug = subject.load(options["sampler"] or contract.reference or subject.default_spec)
     except SpecError as exc:
         raise pytest.UsageError(str(exc)) from None
     config.pluginmanager.import_plugin(subject.fixtures)  # the fixtures its tests use

@@ -18,9 +18,15 @@ from sampler_conformance.subjects.iterable_dataset.checks import (
     check_even_batches,
     check_no_starved_worker,
     check_reshuffles,
+    check_same_items,
     check_same_stream,
 )
-from sampler_conformance.subjects.iterable_dataset.draws import EDGE_SIZE, draw_stream_case, epochs
+from sampler_conformance.subjects.iterable_dataset.draws import (
+    EDGE_SIZE,
+    draw_stream_case,
+    epochs,
+    other_num_workers,
+)
 from sampler_conformance.subjects.iterable_dataset.fixtures import requires_parameter
 from sampler_conformance.subjects.iterable_dataset.scenarios import read_epochs
 
@@ -46,8 +52,9 @@ def test_stream_epoch(stream_plug, contract, flag, data):
 @pytest.mark.invariant("even_batches")
 @given(data=st.data())
 def test_even_batches(stream_plug, contract, data):
-    """N a multiple of W x workers x batch_size: every rank runs the same number of batches."""
-    case = draw_stream_case(data, stream_plug, divisible=True)
+    """N a multiple of W x workers x batch_size (any N, if the contract pads or drops): every rank runs the same
+    number of batches."""
+    case = draw_stream_case(data, stream_plug, divisible=not contract.equalizes)
     (epoch,) = read_epochs(SIMULATED, stream_plug, contract, case, [data.draw(epochs(), label="epoch")])
     expect_holds(epoch.observation, check_even_batches(epoch))
 
@@ -59,6 +66,18 @@ def test_no_starved_worker(stream_plug, contract, data):
     case = draw_stream_case(data, stream_plug, fed=True)
     (epoch,) = read_epochs(SIMULATED, stream_plug, contract, case, [data.draw(epochs(), label="epoch")])
     expect_holds(epoch.observation, check_no_starved_worker(epoch))
+
+
+@pytest.mark.invariant("same_items_any_workers")
+@given(data=st.data())
+def test_same_items_any_workers(stream_plug, contract, data):
+    """The same case read by another number of workers: the epoch's items, all ranks together, are the same."""
+    case = draw_stream_case(data, stream_plug)
+    chosen = [data.draw(epochs(), label="epoch")]
+    (first,) = read_epochs(SIMULATED, stream_plug, contract, case, chosen)
+    other = case.with_(num_workers=data.draw(other_num_workers(case.num_workers, 0), label="other num_workers"))
+    (second,) = read_epochs(SIMULATED, stream_plug, contract, other, chosen)
+    expect_holds(second.observation, check_same_items(first, second))
 
 
 @pytest.mark.invariant("stream_deterministic")

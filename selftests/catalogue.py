@@ -268,6 +268,17 @@ STREAMS_GROUP_BAD: dict[str, Rejection] = {
         "test_epoch_reaches_persistent_workers", "epoch_reaches_workers"
     ),
 }
+# ...and the bugs of datasets that pad or drop to make the ranks' counts equal, certified
+# in-process under the contract their bug breaks.
+STREAMS_EQUALIZING_BAD: dict[tuple[str, str], Rejection] = {
+    (f"{STREAMS_BAD_MODULE}:PadsShortRanks", "stream_padded"): Rejection("test_stream_epoch", "padded_once"),
+    (f"{STREAMS_BAD_MODULE}:PadsPerWorker", "stream_padded"): Rejection(
+        "test_same_items_any_workers", "same_items_any_workers"
+    ),
+    (f"{STREAMS_BAD_MODULE}:TruncatesToShortestRank", "stream_truncated"): Rejection(
+        "test_stream_epoch", "truncated_once"
+    ),
+}
 STREAM_WORLD_SIZES = "2"
 
 GOOD = (

@@ -24,6 +24,7 @@ from .catalogue import (
     RESUME_GROUP_BAD,
     STREAM_CONTRACT,
     STREAMS_BAD,
+    STREAMS_EQUALIZING_BAD,
     STREAMS_GROUP_BAD,
 )
 from .suite_run import CONFORMANCE, PROPERTIES
@@ -52,6 +53,8 @@ def _proven() -> dict[tuple[str, str], set[str]]:
         proven[(spec, ELASTIC_CONTRACT)] = rejection.failed
     for spec, rejection in (STREAMS_BAD | STREAMS_GROUP_BAD).items():
         proven[(spec, STREAM_CONTRACT)] = rejection.failed
+    for (spec, contract), rejection in STREAMS_EQUALIZING_BAD.items():
+        proven[(spec, contract)] = rejection.failed
     return proven
 
 

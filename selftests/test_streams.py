@@ -12,7 +12,14 @@ from sampler_conformance.adapters import SamplerPackageMissing, hf_datasets
 from sampler_conformance.subjects import GROUP_ONLY, REGISTRY, contract_named
 from sampler_conformance.subjects.iterable_dataset import SUBJECT
 
-from .catalogue import STREAM_CONTRACT, STREAM_WORLD_SIZES, STREAMS_BAD, STREAMS_BAD_MODULE, STREAMS_GROUP_BAD
+from .catalogue import (
+    STREAM_CONTRACT,
+    STREAM_WORLD_SIZES,
+    STREAMS_BAD,
+    STREAMS_BAD_MODULE,
+    STREAMS_EQUALIZING_BAD,
+    STREAMS_GROUP_BAD,
+)
 from .corpus import streams_bad
 from .suite_run import CONFORMANCE, PROPERTIES, REPO, certify
 from .test_adapters import hide_packages
@@ -21,14 +28,15 @@ CONTRACT_OPTION = f"--contract={STREAM_CONTRACT}"
 WHOLE_SUITE = (PROPERTIES, CONFORMANCE)
 
 
-def test_the_reference_dataset_holds_every_invariant_in_the_whole_suite(pytester):
-    run = certify(
-        pytester, SUBJECT.default_spec, CONTRACT_OPTION, f"--world-sizes={STREAM_WORLD_SIZES}", paths=WHOLE_SUITE
-    )
+@pytest.mark.parametrize("contract", ["stream", "stream_padded", "stream_truncated"])
+def test_each_contracts_reference_holds_every_invariant_in_the_whole_suite(pytester, contract):
+    """Certified with no spec: the contract's reference is what runs."""
+    reference = contract_named(contract).reference or SUBJECT.default_spec
+    run = certify(pytester, "", f"--contract={contract}", f"--world-sizes={STREAM_WORLD_SIZES}", paths=WHOLE_SUITE)
     assert run.exit_code == pytest.ExitCode.OK, run.explain()
     held = {flag for flag, status in run.statuses.items() if status == "held"}
-    assert held == contract_named(STREAM_CONTRACT).flags, run.explain()
-    assert run.verdict.startswith(f"VERDICT: {SUBJECT.default_spec} conforms"), run.verdict
+    assert held == contract_named(contract).flags, run.explain()
+    assert run.verdict.startswith(f"VERDICT: {reference} conforms"), run.verdict
 
 
 @pytest.mark.parametrize("spec", list(STREAMS_BAD), ids=lambda spec: spec.rpartition(":")[2])
@@ -37,6 +45,12 @@ def test_stream_bug_fails_exactly_its_invariants(pytester, spec):
     run.assert_rejected(STREAMS_BAD[spec])
     unchecked = [f for f in REGISTRY if f in GROUP_ONLY and contract_named(STREAM_CONTRACT).promises(f)]
     assert "not run: " + ", ".join(unchecked) in run.verdict, run.verdict
+
+
+@pytest.mark.parametrize(("spec", "contract"), list(STREAMS_EQUALIZING_BAD), ids=lambda value: value.rpartition(":")[2])
+def test_equalizing_bug_fails_exactly_its_invariants(pytester, spec, contract):
+    run = certify(pytester, spec, f"--contract={contract}")
+    run.assert_rejected(STREAMS_EQUALIZING_BAD[(spec, contract)])
 
 
 @pytest.mark.parametrize("spec", list(STREAMS_GROUP_BAD), ids=lambda spec: spec.rpartition(":")[2])
@@ -64,9 +78,9 @@ def test_every_known_bad_dataset_is_catalogued_with_its_bug():
     defined = {
         f"{STREAMS_BAD_MODULE}:{name}"
         for name, obj in vars(streams_bad).items()
-        if inspect.isclass(obj) and obj.__module__ == streams_bad.__name__
+        if inspect.isclass(obj) and obj.__module__ == streams_bad.__name__ and not name.startswith("_")
     }
-    assert defined == set(STREAMS_BAD) | set(STREAMS_GROUP_BAD)
+    assert defined == set(STREAMS_BAD) | set(STREAMS_GROUP_BAD) | {spec for spec, _ in STREAMS_EQUALIZING_BAD}
     undocumented = [
         name
         for name in defined

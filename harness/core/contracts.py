@@ -30,6 +30,7 @@ class Contract:
     description: str
     flags: frozenset[str]
     turned_off: frozenset[str] = frozenset()
+    reference: str = ""  # the spec certified when none is given (empty: the subject's default_spec)
 
     def __repr__(self) -> str:  # short: Hypothesis prints it in every falsifying example
         off = f", without={sorted(self.turned_off)}" if self.turned_off else ""

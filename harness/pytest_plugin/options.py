@@ -87,9 +87,8 @@ OPTIONS = (
         "what is under test, as MODULE:ATTR or path/to/file.py:ATTR, called the way the contract's subject says "
         "(an index sampler: Attr(dataset, num_replicas=W, rank=r, shuffle=, seed=, drop_last=); a streaming "
         "dataset, under --contract=stream: make(dataset_size, *, rank, world_size, ...)) "
-        f"(default: the subject's reference, {SUBJECTS[contract_named(DEFAULT_CONTRACT).subject].default_spec} "
-        "for the index-sampler contracts, "
-        f"{SUBJECTS[contract_named('stream').subject].default_spec} for the streaming ones)",
+        f"(default: the contract's reference, {SUBJECTS[contract_named(DEFAULT_CONTRACT).subject].default_spec} "
+        "for the index-sampler contracts; --list-contracts names each)",
     ),
     Option(
         "contract",

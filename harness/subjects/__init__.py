@@ -71,7 +71,8 @@ def describe_contracts() -> str:
     lines = []
     for subject in SUBJECTS.values():
         promises: list[tuple[str, frozenset[str]]] = [
-            (f"{c.name} (family {c.family}): {c.description}", c.flags) for c in subject.contracts.values()
+            (f"{c.name} (family {c.family}, reference {c.reference or subject.default_spec}): {c.description}", c.flags)
+            for c in subject.contracts.values()
         ]
         promises += [
             (f"+{e.name} (extension, {CONTRACT_SYNTAX}): {e.description}", e.flags) for e in subject.extensions.values()

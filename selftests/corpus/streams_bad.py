@@ -12,7 +12,7 @@ import random
 import torch
 from torch.utils.data import get_worker_info
 
-from sampler_conformance.adapters.torch_iterable import RankWorkerSplit
+from sampler_conformance.adapters.torch_iterable import PaddedRankWorkerSplit, RankWorkerSplit
 
 
 class RefusesEmpty(RankWorkerSplit):
@@ -50,16 +50,12 @@ class NoWorkerSplit(RankWorkerSplit):
 
     Rejected by: every item exactly once per epoch."""
 
-    def part(self) -> tuple[int, int]:
-        return self.rank, self.world_size
+    def worker(self) -> tuple[int, int]:
+        return 0, 1
 
 
-class ShardsPerRank(RankWorkerSplit):
-    """Deals whole shards to ranks and workers in turn (in an order shuffled per epoch, as
-    webdataset's ``detshuffle`` and ``split_by_node`` do): every item once, but the ranks'
-    counts follow their shards' sizes (pytorch/pytorch #141069).
-
-    Rejected by: every rank runs the same number of batches."""
+class _WithShards(RankWorkerSplit):
+    """The reference, also given the layout's shards (the factory's ``shards``)."""
 
     def __init__(
         self,
@@ -74,8 +70,17 @@ class ShardsPerRank(RankWorkerSplit):
         super().__init__(dataset_size, rank, world_size, seed, shuffle)
         self.shards = shards
 
+
+class ShardsPerRank(_WithShards):
+    """Deals whole shards to ranks and workers in turn (in an order shuffled per epoch, as
+    webdataset's ``detshuffle`` and ``split_by_node`` do): every item once, but the ranks'
+    counts follow their shards' sizes (pytorch/pytorch #141069).
+
+    Rejected by: every rank runs the same number of batches."""
+
     def __iter__(self):
-        part, parts = self.part()
+        worker, workers = self.worker()
+        part, parts = self.rank * workers + worker, self.world_size * workers
         shards = list(self.shards)
         if self.shuffle:  # the shard order of the epoch, as webdataset's detshuffle draws it
             order = torch.randperm(len(shards), generator=torch.Generator().manual_seed(self.seed + self.epoch))
@@ -150,3 +155,57 @@ class EpochInAttribute(RankWorkerSplit):
     @property
     def epoch(self) -> int:
         return self.plain_epoch
+
+
+class _WholeShardsPerRank(_WithShards):
+    """Whole shards to each rank in turn, its items in the epoch's order, before its workers split them."""
+
+    def ranks_items(self, order: list[int]) -> list[list[int]]:
+        position = {item: k for k, item in enumerate(order)}
+        return [
+            sorted((i for shard in self.shards[r :: self.world_size] for i in shard), key=position.__getitem__)
+            for r in range(self.world_size)
+        ]
+
+
+class PadsShortRanks(_WholeShardsPerRank):
+    """Deals whole shards to the ranks, then repeats each short rank's items until it has as
+    many as the longest rank (or the dataset's first items, when it has none), as a loop that
+    cycles each rank's shards to equal length does: equal counts, but one shard's worth of
+    repeats where fewer than W x workers would do.
+
+    Rejected by: every item at least once, fewer than W x workers repeated."""
+
+    def rank_items(self, order: list[int]) -> list[int]:
+        ranks = self.ranks_items(order)
+        longest = max(len(items) for items in ranks)
+        mine = ranks[self.rank] or order
+        return (mine * longest)[:longest] if mine else []
+
+
+class TruncatesToShortestRank(_WholeShardsPerRank):
+    """Deals whole shards to the ranks, then cuts every rank to the shortest rank's count
+    (ray-project/ray #63285: ``streaming_split(equal=True)`` silently drops rows): equal
+    counts, but up to a shard's worth of items dropped where fewer than W x workers would do.
+
+    Rejected by: no item twice, fewer than W x workers dropped."""
+
+    def rank_items(self, order: list[int]) -> list[int]:
+        ranks = self.ranks_items(order)
+        return ranks[self.rank][: min(len(items) for items in ranks)]
+
+
+class PadsPerWorker(PaddedRankWorkerSplit):
+    """Pads each (rank, worker) part rather than each rank: the epoch's order, repeated from its
+    start, cut into W x workers parts of ceil(N / (W x workers)) items. Bounded, equal, but
+    how many items repeat, and which, changes with num_workers: evaluating with 2 workers or
+    with 3 counts different samples twice.
+
+    Rejected by: the same items whatever num_workers."""
+
+    def rank_items(self, order: list[int]) -> list[int]:
+        worker, workers = self.worker()
+        parts = self.world_size * workers
+        per_part = -(-len(order) // parts)
+        repeats = -(-per_part * parts // len(order)) if order else 0
+        return (order * repeats)[self.rank * workers * per_part : (self.rank + 1) * workers * per_part]

@@ -13,6 +13,7 @@ import numpy as np
 from sampler_conformance.core.counting import index_counts
 from sampler_conformance.core.evidence import Violation, shorten
 
+from .case import StreamCase
 from .items import MAIN_PROCESS
 from .runs import StreamEpoch
 
@@ -49,28 +50,76 @@ def check_no_foreign_items(epoch: StreamEpoch) -> list[Violation]:
     return []
 
 
+def _item_counts(epoch: StreamEpoch) -> np.ndarray:
+    return index_counts([epoch.observation], epoch.case.dataset_size)
+
+
+def _repeated(epoch: StreamEpoch, counts: np.ndarray, flag: str, why: str) -> list[Violation]:
+    repeated = np.flatnonzero(counts > 1)
+    if not repeated.size:
+        return []
+    item = int(repeated[0])
+    return [
+        Violation(
+            flag,
+            f"id {item} was yielded {int(counts[item])} times in one epoch, by {', '.join(_who_yielded(epoch, item))} "
+            f"({repeated.size} ids more than once, {int(counts[repeated].sum() - repeated.size)} extra items): {why}",
+        )
+    ]
+
+
+def _missing(epoch: StreamEpoch, counts: np.ndarray, flag: str) -> list[Violation]:
+    missing = np.flatnonzero(counts == 0)
+    if not missing.size:
+        return []
+    return [
+        Violation(
+            flag,
+            f"{missing.size} of the {epoch.case.dataset_size} ids were never yielded in the epoch: {shorten(missing)}",
+        )
+    ]
+
+
+def _streams(case: StreamCase) -> str:
+    return f"W x workers = {case.world_size} x {case.workers} = {case.world_size * case.workers}"
+
+
 def check_exactly_once(epoch: StreamEpoch) -> list[Violation]:
     """Every id of the layout once, all (rank, worker) pairs together."""
-    case = epoch.case
-    counts = index_counts([epoch.observation], case.dataset_size)
-    violations = []
-    repeated = np.flatnonzero(counts > 1)
-    if repeated.size:
-        item = int(repeated[0])
+    counts = _item_counts(epoch)
+    why = "each (rank, worker) pair must read its own part of the data"
+    return _repeated(epoch, counts, "exactly_once", why) + _missing(epoch, counts, "exactly_once")
+
+
+def check_padded_once(epoch: StreamEpoch) -> list[Violation]:
+    """Every id at least once; fewer repeats than there are (rank, worker) pairs."""
+    counts = _item_counts(epoch)
+    repeats = int(np.maximum(counts - 1, 0).sum())
+    violations = _missing(epoch, counts, "padded_once")
+    if repeats >= epoch.case.world_size * epoch.case.workers:
+        item = int(np.argmax(counts))
         violations.append(
             Violation(
-                "exactly_once",
-                f"id {item} was yielded {int(counts[item])} times in one epoch, by {', '.join(_who_yielded(epoch, item))} "
-                f"({repeated.size} ids more than once, {int(counts[repeated].sum() - repeated.size)} extra items): "
-                f"each (rank, worker) pair must read its own part of the data",
+                "padded_once",
+                f"{repeats} of the epoch's {int(counts.sum())} items repeat others (id {item} {int(counts[item])} times, by "
+                f"{', '.join(_who_yielded(epoch, item))}), where fewer than {_streams(epoch.case)} make every "
+                f"rank's count equal: the repeated items weigh more in training and in evaluation",
             )
         )
+    return violations
+
+
+def check_truncated_once(epoch: StreamEpoch) -> list[Violation]:
+    """No id twice; fewer dropped than there are (rank, worker) pairs."""
+    counts = _item_counts(epoch)
+    violations = _repeated(epoch, counts, "truncated_once", "only dropping may make the ranks' counts equal")
     missing = np.flatnonzero(counts == 0)
-    if missing.size:
+    if missing.size >= epoch.case.world_size * epoch.case.workers:
         violations.append(
             Violation(
-                "exactly_once",
-                f"{missing.size} of the {case.dataset_size} ids were never yielded in the epoch: {shorten(missing)}",
+                "truncated_once",
+                f"{missing.size} of the {epoch.case.dataset_size} ids were dropped from the epoch "
+                f"({shorten(missing)}), where fewer than {_streams(epoch.case)} make every rank's count equal",
             )
         )
     return violations
@@ -137,6 +186,29 @@ def check_same_stream(first: StreamEpoch, second: StreamEpoch, flag: str, what: 
     return []
 
 
+def check_same_items(first: StreamEpoch, second: StreamEpoch) -> list[Violation]:
+    """The epoch's items, all ranks together, as a multiset: the same for both readings."""
+    a, b = _item_counts(first), _item_counts(second)
+    if np.array_equal(a, b):
+        return []
+    differs = np.flatnonzero(a != b)
+    item = int(differs[0])
+    return [
+        Violation(
+            "same_items_any_workers",
+            f"read by {_readers(first.case)}, the epoch holds {int(a.sum())} items, id {item} counted {int(a[item])}x; "
+            f"read by {_readers(second.case)}, {int(b.sum())} items, id {item} counted {int(b[item])}x "
+            f"({differs.size} ids counted differently): what the model trains and is evaluated on changes with "
+            f"a loader setting",
+        )
+    ]
+
+
+def _readers(case: StreamCase) -> str:
+    persistent = ", persistent" if case.persistent_workers else ""
+    return f"num_workers={case.num_workers}{persistent}"
+
+
 def check_ranks_agree(epoch: StreamEpoch) -> list[Violation]:
     """Every rank's process built the same rank's dataset (``as_rank``): all read the same stream."""
     first = epoch.observation.indices[0]
@@ -181,4 +253,6 @@ ONE_EPOCH: dict[str, Callable[[StreamEpoch], list[Violation]]] = {
     "item_ids": lambda epoch: [],  # judged by reading: an item without an id fails the read itself
     "no_foreign_items": check_no_foreign_items,
     "exactly_once": check_exactly_once,
+    "padded_once": check_padded_once,
+    "truncated_once": check_truncated_once,
 }

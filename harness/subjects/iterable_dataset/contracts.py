@@ -5,6 +5,12 @@ exactly once per epoch across all (rank, worker) pairs, and, whenever the data d
 into the ranks' workers' batches, the same number of batches on every rank. ``stream_exact``
 drops the equal counts: it is what ``datasets.distributed.split_dataset_by_node`` promises
 (its per-rank counts may differ, and a loop over it needs ``Join`` or its own bookkeeping).
+
+``stream_padded`` and ``stream_truncated`` make the ranks' batch counts equal for every N,
+as ``DistributedSampler`` does with ``drop_last`` False and True: by repeating fewer than
+W x workers items, or by dropping fewer than W x workers. Which items they repeat or drop
+must not depend on how many workers read the data (``same_items_any_workers``; under the
+exact contracts that follows from every item exactly once, so they do not repeat it).
 """
 
 from __future__ import annotations
@@ -18,6 +24,11 @@ from sampler_conformance.core.contracts import Contract, Extension
 @dataclass(frozen=True, repr=False)
 class StreamContract(Contract):
     subject: ClassVar[str] = "iterable_dataset"
+
+    @property
+    def equalizes(self) -> bool:
+        """Whether it pads or drops to make the ranks' batch counts equal for every N (not only a multiple)."""
+        return bool(self.flags & {"padded_once", "truncated_once"})
 
     def why_not_extensible(self) -> str:
         return "the streaming contracts have no extensions yet (resume through StatefulDataLoader is planned)"
@@ -57,5 +68,29 @@ STREAM_EXACT = StreamContract(
     flags=_COMMON,
 )
 
-CONTRACTS: dict[str, StreamContract] = {c.name: c for c in (STREAM, STREAM_EXACT)}
+_EQUALIZED = (_COMMON - {"exactly_once"}) | {"even_batches", "same_items_any_workers"}
+_REFERENCES = "sampler_conformance.adapters.torch_iterable"
+STREAM_PADDED = StreamContract(
+    name="stream_padded",
+    family="streaming dataset",
+    description=(
+        "every rank the same number of batches for every N: every item at least once per epoch, fewer than "
+        "W x workers repeated to make the counts equal (DistributedSampler's padding), the same items whatever "
+        "num_workers"
+    ),
+    flags=_EQUALIZED | {"padded_once"},
+    reference=f"{_REFERENCES}:make_padded",
+)
+STREAM_TRUNCATED = StreamContract(
+    name="stream_truncated",
+    family="streaming dataset",
+    description=(
+        "every rank the same number of batches for every N: no item twice per epoch, fewer than W x workers "
+        "dropped to make the counts equal (DistributedSampler's drop_last), the same items whatever num_workers"
+    ),
+    flags=_EQUALIZED | {"truncated_once"},
+    reference=f"{_REFERENCES}:make_truncated",
+)
+
+CONTRACTS: dict[str, StreamContract] = {c.name: c for c in (STREAM, STREAM_EXACT, STREAM_PADDED, STREAM_TRUNCATED)}
 EXTENSIONS: dict[str, Extension] = {}

@@ -26,6 +26,11 @@ def epochs() -> st.SearchStrategy[int]:
     return st.one_of(st.integers(0, 10), st.integers(0, 2**31 - 1))
 
 
+def other_num_workers(num_workers: int, least: int) -> st.SearchStrategy[int]:
+    """A number of workers from ``least`` to MAX_WORKERS other than ``num_workers``."""
+    return st.sampled_from([k for k in range(least, MAX_WORKERS + 1) if k != num_workers])
+
+
 def shard_counts(streams: int) -> st.SearchStrategy[int]:
     """Around ``streams`` (ranks x workers): one, fewer, exactly as many, one more, a multiple, any."""
     edges = sorted({1, max(streams - 1, 1), streams, streams + 1, 2 * streams, 3 * streams + 1})

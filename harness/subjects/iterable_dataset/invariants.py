@@ -43,6 +43,30 @@ DECLARED: tuple[Invariant, ...] = (
         proven_under=_STREAM,
     ),
     Invariant(
+        "padded_once",
+        "every item at least once, fewer than W x workers repeated",
+        "equal counts bought with more repeats than needed: a short rank cycling its own shards until the longest "
+        "ends weighs them more in training and inflates evaluation",
+        f"{_BAD}:PadsShortRanks",
+        proven_under="stream_padded",
+    ),
+    Invariant(
+        "truncated_once",
+        "no item twice, fewer than W x workers dropped",
+        "equal counts bought by dropping more than needed: every rank cut to the shortest one's count "
+        "(ray-project/ray #63285)",
+        f"{_BAD}:TruncatesToShortestRank",
+        proven_under="stream_truncated",
+    ),
+    Invariant(
+        "same_items_any_workers",
+        "the same items whatever num_workers",
+        "padding or dropping decided per worker, so that the items repeated or dropped, and what training and "
+        "evaluation see, change with num_workers or persistent_workers",
+        f"{_BAD}:PadsPerWorker",
+        proven_under="stream_padded",
+    ),
+    Invariant(
         "even_batches",
         "every rank runs the same number of batches",
         "a rank that runs out of batches first while the others wait in a collective: DDP hangs "
