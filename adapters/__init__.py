@@ -20,9 +20,12 @@ what to ``pip install``.
 Streaming datasets are built by factories ``make(dataset_size, *, rank, world_size, ...)``
 (docs/streaming-datasets.md):
 
-    sampler_conformance.adapters.torch_iterable:make                      contract stream  (the reference)
+    sampler_conformance.adapters.torch_iterable:make                      contract stream            (the reference)
+    sampler_conformance.adapters.torch_iterable:make_padded               contract stream_padded     (the reference)
+    sampler_conformance.adapters.torch_iterable:make_truncated            contract stream_truncated  (the reference)
     sampler_conformance.adapters.torch_iterable:docs_example              contract stream  (the PyTorch docs' example)
     sampler_conformance.adapters.hf_datasets:split_by_node                contract stream_exact
+    sampler_conformance.adapters.webdataset_tar:split_by_node             contract stream
 """
 
 from __future__ import annotations

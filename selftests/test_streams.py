@@ -8,9 +8,11 @@ import inspect
 
 import pytest
 
-from sampler_conformance.adapters import SamplerPackageMissing, hf_datasets
+from sampler_conformance.adapters import SamplerPackageMissing, hf_datasets, webdataset_tar
 from sampler_conformance.subjects import GROUP_ONLY, REGISTRY, contract_named
 from sampler_conformance.subjects.iterable_dataset import SUBJECT
+from sampler_conformance.subjects.iterable_dataset.case import StreamCase
+from sampler_conformance.subjects.iterable_dataset.plug import load_plug
 
 from .catalogue import (
     STREAM_CONTRACT,
@@ -66,12 +68,14 @@ def test_a_dataset_given_as_a_file_reaches_real_loader_workers(pytester):
     assert run.statuses["exactly_once"] == "held", run.explain()
 
 
-def test_a_missing_library_is_named_with_what_to_install(monkeypatch):
-    hide_packages(monkeypatch, ("datasets",))
+@pytest.mark.parametrize(("adapter", "package"), [(hf_datasets, "datasets"), (webdataset_tar, "webdataset")])
+def test_a_missing_library_is_named_with_what_to_install(monkeypatch, tmp_path, adapter, package):
+    hide_packages(monkeypatch, (package,))
     with pytest.raises(SamplerPackageMissing) as raised:
-        hf_datasets.split_by_node(4, rank=0, world_size=1, seed=0, shuffle=False, shards=(range(4),))
-    assert "pip install datasets" in str(raised.value)
-    assert "sampler_conformance.adapters.hf_datasets:split_by_node" in str(raised.value)
+        plug = load_plug(f"{adapter.__name__}:split_by_node")
+        plug.build(4, 0, 1, **StreamCase(dataset_size=4, world_size=1, shard_sizes=(4,)).factory_options(str(tmp_path)))
+    assert f"pip install {package}" in str(raised.value)
+    assert f"{adapter.__name__}:split_by_node" in str(raised.value)
 
 
 def test_every_known_bad_dataset_is_catalogued_with_its_bug():

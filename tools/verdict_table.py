@@ -182,6 +182,13 @@ ROWS = (
         )
         for contract in ("stream_exact", "stream")
     ),
+    Row(
+        "WebDataset over tar shards, split_by_node",
+        "sampler_conformance.adapters.webdataset_tar:split_by_node",
+        "stream",
+        "webdataset",
+        "webdataset",
+    ),
 )
 
 

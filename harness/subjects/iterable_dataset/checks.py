@@ -226,26 +226,19 @@ def check_ranks_agree(epoch: StreamEpoch) -> list[Violation]:
 
 
 def check_reshuffles(epochs: Sequence[StreamEpoch]) -> list[Violation]:
+    """Two epochs of one dataset object, ``set_epoch`` called before each when it has one."""
     first, second = epochs
-    if not first.has_set_epoch:
-        return [
-            Violation(
-                "stream_reshuffles",
-                "the dataset has no set_epoch() method, so a training loop cannot move it to the next epoch, and with "
-                "shuffle=True every epoch repeats the first one's order",
-                every_case=True,
-            )
-        ]
     a, b = (np.concatenate(e.observation.indices or [np.empty(0, np.int64)]) for e in (first, second))
-    if a.size >= MIN_COMPARABLE_ITEMS and np.array_equal(a, b):
-        return [
-            Violation(
-                "stream_reshuffles",
-                f"set_epoch({first.case.epoch}) and set_epoch({second.case.epoch}) gave the same order on every rank, "
-                f"with shuffle=True: {shorten(a)} (ranks concatenated)",
-            )
-        ]
-    return []
+    if a.size < MIN_COMPARABLE_ITEMS or not np.array_equal(a, b):
+        return []
+    readers = f"read by {_readers(first.case)}"
+    if not first.has_set_epoch:
+        how = f"the dataset has no set_epoch(), and two epochs of it, {readers}, gave the same order"
+    else:
+        how = f"set_epoch({first.case.epoch}) and set_epoch({second.case.epoch}) gave the same order, {readers}"
+    return [
+        Violation("stream_reshuffles", f"{how} on every rank, with shuffle=True: {shorten(a)} (ranks concatenated)")
+    ]
 
 
 # The invariants judged on one epoch of every rank, each by its check: the tests of both runners are generated from it.

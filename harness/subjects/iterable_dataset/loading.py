@@ -15,6 +15,7 @@ first is seen at the step it ran out, and the suite never waits on it.
 
 from __future__ import annotations
 
+import os
 import pickle
 import random
 import warnings
@@ -94,6 +95,25 @@ def _as_worker(worker: int, num_workers: int, copy: Any, base_seed: int) -> Iter
         yield
     finally:
         torch_worker._worker_info = None
+
+
+@contextmanager
+def torchrun_environment(rank: int, world_size: int) -> Iterator[None]:
+    """The variables torchrun exports to a rank (and its DataLoader workers inherit), set for a
+    simulated rank while it builds and reads its dataset: libraries that take the rank from
+    the environment (webdataset's ``split_by_node``) read the simulated one. A real group's
+    rank processes export them themselves (``harness.execution.rank_body``)."""
+    values = {"RANK": rank, "LOCAL_RANK": rank, "WORLD_SIZE": world_size, "LOCAL_WORLD_SIZE": world_size}
+    before = {name: os.environ.get(name) for name in values}
+    os.environ.update({name: str(value) for name, value in values.items()})
+    try:
+        yield
+    finally:
+        for name, value in before.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 def simulated_epoch(rank: RankContext, dataset: Any, case: StreamCase) -> EpochReading:

@@ -16,6 +16,7 @@ import os
 import shutil
 import tempfile
 from collections.abc import Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass
 from functools import cache
 
@@ -27,7 +28,15 @@ from sampler_conformance.execution.scenario import RankContext, Ranks, Scenario,
 from .case import StreamCase
 from .contracts import StreamContract
 from .items import Batch
-from .loading import EpochReading, has_set_epoch, lockstep_epoch, real_loader, set_epoch, simulated_epoch
+from .loading import (
+    EpochReading,
+    has_set_epoch,
+    lockstep_epoch,
+    real_loader,
+    set_epoch,
+    simulated_epoch,
+    torchrun_environment,
+)
 from .plug import StreamPlug, load_plug
 from .runs import StreamEpoch
 
@@ -72,17 +81,22 @@ class ReadEpochs(Scenario):
         who = rank.rank if self.as_rank is None else self.as_rank
         options = case.factory_options(workdir_of(self.workdir_root, case))
         plug: StreamPlug = rank.plug
-        dataset = rank.call(
-            f"in make(N={case.dataset_size}, rank={who}, world_size={case.world_size}, ...)",
-            lambda: plug.build(case.dataset_size, who, case.world_size, **options),
-        )
-        loader = real_loader(case, dataset) if rank.backend is not None else None
-        readings = []
-        for epoch in self.epochs:
-            set_epoch(rank, dataset, epoch)
-            readings.append(
-                simulated_epoch(rank, dataset, case) if loader is None else lockstep_epoch(rank, loader, case)
+        simulated = rank.backend is None
+        # A real rank's process exports its own rank; a simulated one, or one building another
+        # rank's dataset (read without workers, who would not see it), is given the rank it plays.
+        plays = simulated or who != rank.rank
+        with torchrun_environment(who, case.world_size) if plays else nullcontext():
+            dataset = rank.call(
+                f"in make(N={case.dataset_size}, rank={who}, world_size={case.world_size}, ...)",
+                lambda: plug.build(case.dataset_size, who, case.world_size, **options),
             )
+            loader = None if simulated else real_loader(case, dataset)
+            readings = []
+            for epoch in self.epochs:
+                set_epoch(rank, dataset, epoch)
+                readings.append(
+                    simulated_epoch(rank, dataset, case) if loader is None else lockstep_epoch(rank, loader, case)
+                )
         return RankEpochs(rank.rank, tuple(readings), has_set_epoch(dataset))
 
 

@@ -1,0 +1,71 @@
+"""``webdataset`` (1.0.2) over tar shards in the suite's workdir, split across ranks with
+``webdataset.split_by_node``, as its docs show for multi-node training.
+
+    sampler_conformance.adapters.webdataset_tar:split_by_node   contract stream
+
+The factory writes each drawn shard once per layout, as ``shard-00003.tar`` holding one
+member ``00000012.id`` per item (the bytes of its id), then builds
+``WebDataset(urls, nodesplitter=split_by_node, shardshuffle=..., detshuffle=True, seed=seed)``
+with the library's other defaults: DataLoader workers split each rank's shards with
+``split_by_worker``, and a worker that gets no samples raises (``empty_check=True``).
+``split_by_node`` takes the rank from ``RANK`` and ``WORLD_SIZE`` (torchrun exports them;
+so do the suite's ranks, simulated or real), not from the factory's arguments. Each item is
+``{"id": i}``.
+
+``shardshuffle`` shuffles the shards of each worker after the split (webdataset 1.0.2,
+``WebDataset.__init__``: node split, worker split, then the shuffle stage), with
+``detshuffle``'s own epoch counter, which lives in the worker's copy: a fresh worker
+starts from the main process's copy every epoch. A ``WebDataset`` has no ``set_epoch``.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import io
+import os
+import tarfile
+from collections.abc import Sequence
+
+from . import require
+
+ADAPTER = f"{__name__}:split_by_node"
+DONE = "webdataset-shards.done"
+
+
+def _write_shards(workdir: str, shards: Sequence[range]) -> list[str]:
+    """The layout's tar files, written by the first rank to get the lock (the others wait for
+    it, then find them written)."""
+    paths = [os.path.join(workdir, f"shard-{k:05d}.tar") for k in range(len(shards))]
+    with open(os.path.join(workdir, "webdataset.lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not os.path.exists(os.path.join(workdir, DONE)):
+            for path, shard in zip(paths, shards, strict=True):
+                with tarfile.open(path, "w") as tar:
+                    for i in shard:
+                        data = str(i).encode()
+                        member = tarfile.TarInfo(f"{i:08d}.id")
+                        member.size = len(data)
+                        tar.addfile(member, io.BytesIO(data))
+            open(os.path.join(workdir, DONE), "w").close()
+    return paths
+
+
+def _item(sample: dict) -> dict[str, int]:
+    return {"id": int(sample["id"])}
+
+
+def split_by_node(dataset_size, *, rank, world_size, seed, shuffle, shards, workdir):
+    """A ``WebDataset`` over the layout's tar shards, split by node and by worker."""
+    wds = require("webdataset", "webdataset", ADAPTER)
+    urls = _write_shards(workdir, shards)
+    dataset = wds.WebDataset(
+        urls,
+        nodesplitter=wds.split_by_node,
+        shardshuffle=len(urls) if shuffle else False,
+        detshuffle=True,
+        seed=seed,
+    )
+    return dataset.map(_item)
+
+
+split_by_node.worker_modules = ("webdataset",)  # type: ignore[attr-defined]
