@@ -53,14 +53,15 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 @pytest.fixture(scope="session")
 def rank_pools(pytestconfig: pytest.Config) -> Iterator[RankPools]:
+    worker_modules = state(pytestconfig).plug.worker_modules
     started = started_pools(pytestconfig)
     if started is not None:  # rank 0 under torchrun: groups of its ranks (sampler_conformance.torchrun closes them)
+        started.worker_modules = (
+            worker_modules  # made by the torchrun plugin, which knows no plug: told before any group starts
+        )
         yield started
         return
-    pools = RankPools(
-        timeout_s=setting(pytestconfig, option_named("rank-timeout")),
-        worker_modules=state(pytestconfig).plug.worker_modules,
-    )
+    pools = RankPools(timeout_s=setting(pytestconfig, option_named("rank-timeout")), worker_modules=worker_modules)
     yield pools
     pools.close()
 

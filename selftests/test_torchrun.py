@@ -22,7 +22,7 @@ import pytest
 
 from sampler_conformance.subjects.index_sampler.contracts import TORCH
 
-from .suite_run import HYPOTHESIS_SEED, VERDICT_PREFIXES
+from .suite_run import HYPOTHESIS_SEED, REPO, VERDICT_PREFIXES
 from .test_rank_pool import _assert_no_orphans, tag  # noqa: F401 - tag is a fixture
 
 ENTRY = "sampler_conformance.torchrun"
@@ -152,6 +152,15 @@ def test_multiprocess_only_bug_is_rejected_as_by_plain_pytest(tmp_path, tag):  #
     assert run.verdict.startswith(f"VERDICT: {MULTIPROCESS_BAD} does NOT conform"), run.verdict
     assert HASH_SEEDED_ALWAYS_FAILS <= run.failed_invariants <= HASH_SEEDED_MAY_FAIL, run.explain()
     _assert_no_orphans(tag)
+
+
+def test_a_streaming_dataset_given_as_a_file_reaches_the_loader_workers_of_torchruns_ranks(tmp_path):
+    """Workers unpickle the rank's dataset: its module, loaded from a file, must be in theirs (worker_modules)."""
+    spec = f"{REPO / 'adapters' / 'torch_iterable.py'}:make"
+    run = _standalone(tmp_path, spec, "--contract=stream", "-k", "exactly_once and in_groups", nproc=2)
+    assert run.certificate is not None, run.explain()
+    statuses = {i["flag"]: i["status"] for i in run.certificate["invariants"]}
+    assert statuses["exactly_once"] == "held", run.explain()
 
 
 def test_bad_spec_is_one_error_line_and_the_same_exit_everywhere(tmp_path):

@@ -106,6 +106,7 @@ class Agent:
                 command.timeout_s,
                 local_ranks=(self.hello.rank,),
                 rendezvous=self._rendezvous(command),
+                worker_modules=command.worker_modules,
             )
             self.pools[key] = (command.generation, pool)
             started = pool.launch(should_stop=stop)

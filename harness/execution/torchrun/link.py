@@ -62,6 +62,7 @@ class RunScenario:
     generation: int
     timeout_s: float
     scenario: Scenario
+    worker_modules: tuple[str, ...] = ()  # what the ranks' loader workers start with (RankPool's)
 
 
 @dataclass(frozen=True)

@@ -51,9 +51,15 @@ class TorchrunPool(RankPool):
     """The group of torchrun's ranks 0..W-1, seen from rank 0."""
 
     def __init__(
-        self, commands: Commands, hellos: list[Hello], world_size: int, backend: str, timeout_s: float
+        self,
+        commands: Commands,
+        hellos: list[Hello],
+        world_size: int,
+        backend: str,
+        timeout_s: float,
+        worker_modules: tuple[str, ...] = (),
     ) -> None:
-        super().__init__(world_size, backend, timeout_s, local_ranks=())
+        super().__init__(world_size, backend, timeout_s, local_ranks=(), worker_modules=worker_modules)
         self.commands = commands
         self.link = commands.link
         self.hosts = {hello.rank: hello.host for hello in hellos[:world_size]}
@@ -94,7 +100,9 @@ class TorchrunPool(RankPool):
     def _exchange(self, request: Scenario) -> Collected:
         self.start()
         seq = self.commands.post(
-            RunScenario(self.world_size, self.backend or "", self._generation, self.timeout_s, request)
+            RunScenario(
+                self.world_size, self.backend or "", self._generation, self.timeout_s, request, self.worker_modules
+            )
         )
         outcomes, lost = self._gather(seq)
         collected = Collected({}, [], [], [])
@@ -176,7 +184,7 @@ class TorchrunPools(RankPools):
         return choose_backend(requested, world_size, with_gpu)
 
     def _new_pool(self, world_size: int, backend: str) -> TorchrunPool:
-        return TorchrunPool(self.commands, self.hellos, world_size, backend, self.timeout_s)
+        return TorchrunPool(self.commands, self.hellos, world_size, backend, self.timeout_s, self.worker_modules)
 
 
 def started_pools(config: Any) -> TorchrunPools | None:
