@@ -5,13 +5,17 @@ dataset through the whole suite, and rejects each bug of the corpus
 from __future__ import annotations
 
 import inspect
+import multiprocessing
 
 import pytest
+from torch.utils.data import DataLoader, IterableDataset, get_worker_info
 
 from sampler_conformance.adapters import SamplerPackageMissing, hf_datasets, webdataset_tar
+from sampler_conformance.execution.scenario import CallWatch, RankContext
 from sampler_conformance.subjects import GROUP_ONLY, REGISTRY, contract_named
 from sampler_conformance.subjects.iterable_dataset import SUBJECT
 from sampler_conformance.subjects.iterable_dataset.case import StreamCase
+from sampler_conformance.subjects.iterable_dataset.loading import loader_generator, simulated_epoch
 from sampler_conformance.subjects.iterable_dataset.plug import load_plug
 
 from .catalogue import (
@@ -91,3 +95,33 @@ def test_every_known_bad_dataset_is_catalogued_with_its_bug():
         if "Rejected by:" not in (inspect.getdoc(getattr(streams_bad, name.rpartition(":")[2])) or "")
     ]
     assert not undocumented
+
+
+class _WorkerSeeds(IterableDataset):
+    """Yields the seed its worker was given."""
+
+    def __iter__(self):
+        info = get_worker_info()
+        assert info is not None, "read by workers only"
+        yield info.seed
+
+
+def test_simulated_workers_get_the_seeds_a_real_dataloader_gives_them():
+    """Both draw each epoch's base seed from the loader's generator, seeded from the case: the same
+    command reads the same way in every run, and the simulation as a real loader does."""
+    case = StreamCase(dataset_size=2, world_size=1, shard_sizes=(2,), num_workers=2)
+    rank = RankContext(0, 1, None, CallWatch.create(multiprocessing.get_context("fork")))
+    generator = loader_generator(case, rank=0, reading=0)
+    simulated = [
+        [int(batch.ids[0]) for batch in simulated_epoch(rank, _WorkerSeeds(), case, generator).batches]
+        for _ in range(2)
+    ]
+    loader = DataLoader(
+        _WorkerSeeds(), batch_size=None, num_workers=2, generator=loader_generator(case, rank=0, reading=0)
+    )
+    assert simulated == [list(loader), list(loader)]
+    assert simulated[0] != simulated[1]  # a new base seed each epoch
+    other_run = [
+        int(b.ids[0]) for b in simulated_epoch(rank, _WorkerSeeds(), case, loader_generator(case, 0, 1)).batches
+    ]
+    assert other_run != simulated[0]

@@ -15,6 +15,7 @@ first is seen at the step it ran out, and the suite never waits on it.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import pickle
 import random
@@ -116,15 +117,25 @@ def torchrun_environment(rank: int, world_size: int) -> Iterator[None]:
                 os.environ[name] = value
 
 
-def simulated_epoch(rank: RankContext, dataset: Any, case: StreamCase) -> EpochReading:
-    """One epoch as a DataLoader with ``case.num_workers`` fresh workers reads it, in this process."""
+def loader_generator(case: StreamCase, rank: int, reading: int) -> torch.Generator:
+    """The generator a rank's DataLoader draws its workers' base seed from, each epoch (its
+    ``generator``): seeded from the case, the rank and the reading, so that the same command
+    reads the same way in every run. Another reading stands for another run of the training
+    script, which draws other worker seeds unless it seeds torch: a stream that follows them
+    rather than its ``seed`` fails ``stream_deterministic``."""
+    digest = hashlib.sha256(f"{case.describe()}, rank={rank}, reading={reading}".encode()).digest()
+    return torch.Generator().manual_seed(int.from_bytes(digest[:8], "little"))
+
+
+def simulated_epoch(rank: RankContext, dataset: Any, case: StreamCase, generator: torch.Generator) -> EpochReading:
+    """One epoch as a DataLoader with ``case.num_workers`` fresh workers, and ``generator``, reads it, in this process."""
     limit = read_limit(case.dataset_size)
     if case.num_workers == 0:
         return EpochReading(
             tuple(rank.call("while iterating", lambda: _batches(_take(dataset, limit), case, MAIN_PROCESS)))
         )
-    # The base seed a DataLoader draws from the main process's generator for each epoch's workers.
-    base_seed = int(torch.empty((), dtype=torch.int64).random_().item())
+    # The base seed a DataLoader draws from its generator for each epoch's workers.
+    base_seed = int(torch.empty((), dtype=torch.int64).random_(generator=generator).item())
     streams = []
     for worker in range(case.num_workers):
         copy = rank.call(
@@ -142,7 +153,7 @@ def simulated_epoch(rank: RankContext, dataset: Any, case: StreamCase) -> EpochR
     return EpochReading(tuple(s[step] for step in range(longest) for s in streams if step < len(s)))
 
 
-def real_loader(case: StreamCase, dataset: Any) -> DataLoader:
+def real_loader(case: StreamCase, dataset: Any, generator: torch.Generator) -> DataLoader:
     workers = case.num_workers
     # Up to 3 workers per rank on a machine of 2 cores: torch warns on every iterator, to no purpose here.
     warnings.filterwarnings("ignore", message="This DataLoader will create", category=UserWarning)
@@ -154,6 +165,7 @@ def real_loader(case: StreamCase, dataset: Any) -> DataLoader:
         persistent_workers=case.persistent_workers and workers > 0,
         multiprocessing_context=worker_start_method() if workers else None,
         collate_fn=collate_ids,
+        generator=generator,
     )
 
 

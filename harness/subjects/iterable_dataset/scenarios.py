@@ -31,6 +31,7 @@ from .items import Batch
 from .loading import (
     EpochReading,
     has_set_epoch,
+    loader_generator,
     lockstep_epoch,
     real_loader,
     set_epoch,
@@ -90,12 +91,15 @@ class ReadEpochs(Scenario):
                 f"in make(N={case.dataset_size}, rank={who}, world_size={case.world_size}, ...)",
                 lambda: plug.build(case.dataset_size, who, case.world_size, **options),
             )
-            loader = None if simulated else real_loader(case, dataset)
+            generator = loader_generator(case, who, self.reading)
+            loader = None if simulated else real_loader(case, dataset, generator)
             readings = []
             for epoch in self.epochs:
                 set_epoch(rank, dataset, epoch)
                 readings.append(
-                    simulated_epoch(rank, dataset, case) if loader is None else lockstep_epoch(rank, loader, case)
+                    simulated_epoch(rank, dataset, case, generator)
+                    if loader is None
+                    else lockstep_epoch(rank, loader, case)
                 )
         return RankEpochs(rank.rank, tuple(readings), has_set_epoch(dataset))
 
