@@ -136,12 +136,16 @@ def simulated_epoch(rank: RankContext, dataset: Any, case: StreamCase, generator
         )
     # The base seed a DataLoader draws from its generator for each epoch's workers.
     base_seed = int(torch.empty((), dtype=torch.int64).random_(generator=generator).item())
-    streams = []
-    for worker in range(case.num_workers):
-        copy = rank.call(
+    # Every worker's copy is made before any worker reads, as a DataLoader sends them when it starts.
+    copies = [
+        rank.call(
             f"while pickling it for worker {worker} (a DataLoader started by forkserver sends each worker a pickled copy)",
             lambda: pickle.loads(pickle.dumps(dataset)),
         )
+        for worker in range(case.num_workers)
+    ]
+    streams = []
+    for worker, copy in enumerate(copies):
         with _as_worker(worker, case.num_workers, copy, base_seed):
             streams.append(
                 rank.call(
