@@ -90,3 +90,48 @@ def test_a_separate_fork_server_has_its_own_parent_and_hash_seed(tmp_path):
     (first_parent, first_hash), (second_parent, second_hash), (third_parent, third_hash) = ast.literal_eval(run.stdout)
     assert len({first_parent, second_parent, third_parent}) == 2, run.stdout
     assert len({first_hash, second_hash, third_hash}) == 2, run.stdout
+
+
+STALE_SCRIPT = """
+import logging, os, sys
+from sampler_conformance.execution.fork_server import fork_server_context
+
+def log_a_warning(fresh_path):
+    handler = logging.getLogger("library").handlers[0]
+    # Open the fresh file until the handler's number is reached or passed: a closed number
+    # is handed out again, a number pointed at /dev/null is not.
+    fresh = os.open(fresh_path, os.O_RDWR | os.O_CREAT)
+    while fresh < handler.stream.fileno():
+        fresh = os.open(fresh_path, os.O_RDWR)
+    number = handler.stream.fileno()
+    print("the handler's number leads to", "/dev/null" if os.path.samestat(os.fstat(number), os.stat(os.devnull)) else "another file")
+    logging.getLogger("library").warning("Too many dataloader workers")
+    with open(fresh_path) as f:
+        print("fresh file holds", repr(f.read()))
+
+if __name__ == "__main__":
+    # As a library configures its logger on the stream it found (pytest's capture file).
+    # A high number, above the few a child opens while it starts.
+    os.dup2(os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT), 50)
+    logging.getLogger("library").addHandler(logging.StreamHandler(open(50, "w")))
+    child = fork_server_context(["json"]).Process(target=log_a_warning, args=(sys.argv[2],))
+    child.start()
+    child.join(60)
+    print("child exit", child.exitcode)
+"""
+
+
+def test_objects_inherited_from_the_parent_never_write_into_a_childs_files(tmp_path):
+    """A logging handler the parent set up before the server forked writes to a number the
+    server let go of: in a child its writes go nowhere, not into the file that took the number."""
+    script = tmp_path / "stale.py"
+    script.write_text(STALE_SCRIPT)
+    run = subprocess.run(
+        [sys.executable, str(script), str(tmp_path / "parent.log"), str(tmp_path / "fresh.bin")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stderr
+    expected = ["the handler's number leads to /dev/null", "fresh file holds ''", "child exit 0"]
+    assert run.stdout.splitlines() == expected, run.stdout + run.stderr

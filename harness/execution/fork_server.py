@@ -178,15 +178,34 @@ def _start_by_fork(preload: Sequence[str]) -> None:
         server._forkserver_pid = pid
 
 
+def _let_go_of_the_parents_descriptors(keep: set[int]) -> None:
+    """The parent's descriptors (pipes to its ranks, pytest's capture files) stay with the
+    parent: a rank's pipe held open here would hide that rank's death. Each is pointed at
+    /dev/null rather than closed. Python objects inherited from the parent still wrap those
+    numbers (a logging handler on pytest's capture file), and a closed number is the next
+    one a child's open() or shm_open() gets: their writes would land in that file. A
+    library's "WARNING" once overwrote a DataLoader's epoch in shared memory that way."""
+    listing = next((path for path in ("/proc/self/fd", "/dev/fd") if os.path.isdir(path)), None)
+    if listing is None:  # no way to list them: close them, as an exec'd server starts without them
+        bounds = sorted(keep)
+        for low, high in zip(bounds, [*bounds[1:], os.sysconf("SC_OPEN_MAX")], strict=True):
+            os.closerange(low + 1, high)
+        return
+    descriptors = [int(name) for name in os.listdir(listing)]
+    devnull = os.open(os.devnull, os.O_RDWR)
+    try:
+        for fd in descriptors:
+            if fd not in keep and fd != devnull:
+                os.dup2(devnull, fd)
+    finally:
+        os.close(devnull)
+
+
 def _serve(listener_fd: int, alive_r: int) -> None:
     """The forked server: keep only what an exec'd server would have, then serve. Never returns."""
     try:
-        # The parent's descriptors (pipes to its ranks, pytest's capture files) stay with
-        # the parent: a rank's pipe held open here would hide that rank's death.
-        faulthandler.disable()  # its file is one of them; each child enables its own
-        keep = sorted({0, 1, 2, listener_fd, alive_r})
-        for low, high in zip(keep, [*keep[1:], os.sysconf("SC_OPEN_MAX")], strict=True):
-            os.closerange(low + 1, high)
+        faulthandler.disable()  # its file is one of the parent's descriptors; each child enables its own
+        _let_go_of_the_parents_descriptors(keep={0, 1, 2, listener_fd, alive_r})
         # The parent's objects that wrap those descriptors must never be finalised here.
         gc.freeze()
         # Forked while the parent held it: unlocked here, or every child that starts a
