@@ -100,11 +100,12 @@ def _as_worker(worker: int, num_workers: int, copy: Any, base_seed: int) -> Iter
 
 @contextmanager
 def torchrun_environment(rank: int, world_size: int) -> Iterator[None]:
-    """The variables torchrun exports to a rank (and its DataLoader workers inherit), set for a
-    simulated rank while it builds and reads its dataset: libraries that take the rank from
-    the environment (webdataset's ``split_by_node``) read the simulated one. A real group's
-    rank processes export them themselves (``harness.execution.rank_body``)."""
-    values = {"RANK": rank, "LOCAL_RANK": rank, "WORLD_SIZE": world_size, "LOCAL_WORLD_SIZE": world_size}
+    """The rank and world size torchrun exports to a rank (and its DataLoader workers
+    inherit), set for a simulated rank while it builds and reads its dataset: libraries that
+    take the rank from the environment (webdataset's ``split_by_node``) read the one it
+    plays. A real group's rank processes export them themselves (``harness.execution.rank_body``).
+    LOCAL_RANK stays: it names the rank's GPU, which the suite's collectives use."""
+    values = {"RANK": rank, "WORLD_SIZE": world_size}
     before = {name: os.environ.get(name) for name in values}
     os.environ.update({name: str(value) for name, value in values.items()})
     try:
