@@ -59,6 +59,11 @@ def _part(items: list[int], part: int, parts: int) -> list[int]:
     return items[start : start + base + (part < extra)]
 
 
+def cycled(items: list[int], length: int) -> list[int]:
+    """``items`` repeated from its start until ``length`` (nothing, when there are none)."""
+    return (items * -(-length // len(items)))[:length] if items else []
+
+
 class RankWorkerSplit(IterableDataset):
     """The ids 0 .. N-1 (shuffled with seed + epoch when asked), cut into one part per rank,
     and each rank's part into one per worker, of sizes differing by at most one."""
@@ -103,8 +108,7 @@ class PaddedRankWorkerSplit(RankWorkerSplit):
 
     def rank_items(self, order: list[int]) -> list[int]:
         per_rank = -(-len(order) // self.world_size)
-        repeats = -(-per_rank * self.world_size // len(order)) if order else 0
-        return (order * repeats)[self.rank * per_rank : (self.rank + 1) * per_rank]
+        return cycled(order, per_rank * self.world_size)[self.rank * per_rank : (self.rank + 1) * per_rank]
 
 
 class TruncatedRankWorkerSplit(RankWorkerSplit):

@@ -12,7 +12,7 @@ import random
 import torch
 from torch.utils.data import get_worker_info
 
-from sampler_conformance.adapters.torch_iterable import PaddedRankWorkerSplit, RankWorkerSplit
+from sampler_conformance.adapters.torch_iterable import PaddedRankWorkerSplit, RankWorkerSplit, cycled
 
 
 class RefusesEmpty(RankWorkerSplit):
@@ -180,7 +180,7 @@ class PadsShortRanks(_WholeShardsPerRank):
         ranks = self.ranks_items(order)
         longest = max(len(items) for items in ranks)
         mine = ranks[self.rank] or order
-        return (mine * longest)[:longest] if mine else []
+        return cycled(mine, longest)
 
 
 class TruncatesToShortestRank(_WholeShardsPerRank):
@@ -207,5 +207,4 @@ class PadsPerWorker(PaddedRankWorkerSplit):
         worker, workers = self.worker()
         parts = self.world_size * workers
         per_part = -(-len(order) // parts)
-        repeats = -(-per_part * parts // len(order)) if order else 0
-        return (order * repeats)[self.rank * workers * per_part : (self.rank + 1) * workers * per_part]
+        return cycled(order, per_part * parts)[self.rank * workers * per_part : (self.rank + 1) * workers * per_part]

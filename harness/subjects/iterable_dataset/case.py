@@ -36,6 +36,11 @@ class StreamCase(Case):
         """The streams a rank's dataset is split into: its workers, or the rank itself without any."""
         return max(self.num_workers, 1)
 
+    @property
+    def streams(self) -> int:
+        """The (rank, worker) pairs that read the data: W x workers."""
+        return self.world_size * self.workers
+
     def factory_options(self, workdir: str) -> dict[str, Any]:
         """What the factory is called with besides N, rank and world size (the plug keeps what it takes)."""
         return {

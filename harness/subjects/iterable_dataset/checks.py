@@ -81,7 +81,7 @@ def _missing(epoch: StreamEpoch, counts: np.ndarray, flag: str) -> list[Violatio
 
 
 def _streams(case: StreamCase) -> str:
-    return f"W x workers = {case.world_size} x {case.workers} = {case.world_size * case.workers}"
+    return f"W x workers = {case.world_size} x {case.workers} = {case.streams}"
 
 
 def check_exactly_once(epoch: StreamEpoch) -> list[Violation]:
@@ -96,7 +96,7 @@ def check_padded_once(epoch: StreamEpoch) -> list[Violation]:
     counts = _item_counts(epoch)
     repeats = int(np.maximum(counts - 1, 0).sum())
     violations = _missing(epoch, counts, "padded_once")
-    if repeats >= epoch.case.world_size * epoch.case.workers:
+    if repeats >= epoch.case.streams:
         item = int(np.argmax(counts))
         violations.append(
             Violation(
@@ -114,7 +114,7 @@ def check_truncated_once(epoch: StreamEpoch) -> list[Violation]:
     counts = _item_counts(epoch)
     violations = _repeated(epoch, counts, "truncated_once", "only dropping may make the ranks' counts equal")
     missing = np.flatnonzero(counts == 0)
-    if missing.size >= epoch.case.world_size * epoch.case.workers:
+    if missing.size >= epoch.case.streams:
         violations.append(
             Violation(
                 "truncated_once",
@@ -128,7 +128,7 @@ def check_truncated_once(epoch: StreamEpoch) -> list[Violation]:
 def evenly_divisible(epoch: StreamEpoch) -> bool:
     """N fills every rank's workers' batches exactly: then equal counts cost no padding."""
     case = epoch.case
-    return case.dataset_size % (case.world_size * case.workers * case.batch_size) == 0
+    return case.dataset_size % (case.streams * case.batch_size) == 0
 
 
 def batch_counts(epoch: StreamEpoch) -> tuple[int, ...]:
@@ -158,7 +158,7 @@ def check_even_batches(epoch: StreamEpoch) -> list[Violation]:
 def starvation_judged(epoch: StreamEpoch) -> bool:
     """Every (rank, worker) pair can be given data: at least as many shards as pairs, none empty."""
     case = epoch.case
-    return len(case.shard_sizes) >= case.world_size * case.workers and min(case.shard_sizes, default=0) > 0
+    return len(case.shard_sizes) >= case.streams and min(case.shard_sizes, default=0) > 0
 
 
 def check_no_starved_worker(epoch: StreamEpoch) -> list[Violation]:
@@ -172,7 +172,7 @@ def check_no_starved_worker(epoch: StreamEpoch) -> list[Violation]:
                 Violation(
                     "no_starved_worker",
                     f"{names} yielded nothing, although the layout has {len(case.shard_sizes)} shards, none empty, "
-                    f"for {case.world_size * case.workers} (rank, worker) pairs: idle workers cost throughput, and "
+                    f"for {case.streams} (rank, worker) pairs: idle workers cost throughput, and "
                     f"their share went to the others",
                 )
             ]
