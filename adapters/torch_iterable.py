@@ -14,11 +14,14 @@ rank's part into one per worker, of sizes differing by at most one; the epoch li
 shared memory, so that ``set_epoch`` reaches persistent workers (what huggingface/datasets
 #6710 did for #6673). ``make_padded`` and ``make_truncated`` give every rank ceil(N/W) or
 floor(N/W) items, as ``DistributedSampler`` does, before its workers split them.
+All three have torch's Stateful protocol, which torchdata's ``StatefulDataLoader`` calls in
+each worker, and are the references of ``+resumable`` as well (``docs_example`` has none).
 """
 
 from __future__ import annotations
 
 import math
+from itertools import islice
 
 import torch
 from torch.utils.data import IterableDataset, get_worker_info
@@ -66,7 +69,15 @@ def cycled(items: list[int], length: int) -> list[int]:
 
 class RankWorkerSplit(IterableDataset):
     """The ids 0 .. N-1 (shuffled with seed + epoch when asked), cut into one part per rank,
-    and each rank's part into one per worker, of sizes differing by at most one."""
+    and each rank's part into one per worker, of sizes differing by at most one.
+
+    Its state (``state_dict``/``load_state_dict``) is what each reader (the main process, or
+    a worker's copy) reads: the epoch, and how many of its items it has yielded. A loaded
+    state is kept apart from the live position and used once, by the next iteration, and
+    only if that iteration reads the state's epoch: a loader resumed from a state taken at
+    an epoch's end starts an iteration, drops what its workers prefetched and starts the
+    next epoch again (torchdata 0.11 with persistent workers), which must begin at the
+    epoch's first item."""
 
     def __init__(self, dataset_size: int, rank: int, world_size: int, seed: int = 0, shuffle: bool = False) -> None:
         self.dataset_size = dataset_size
@@ -75,6 +86,8 @@ class RankWorkerSplit(IterableDataset):
         self.seed = seed
         self.shuffle = shuffle
         self._epoch = torch.zeros(1, dtype=torch.int64).share_memory_()  # shared with persistent workers
+        self._position = {"epoch": self.epoch, "yielded": 0}
+        self._loaded: dict[str, int] | None = None
 
     def set_epoch(self, epoch: int) -> None:
         self._epoch[0] = epoch
@@ -99,8 +112,25 @@ class RankWorkerSplit(IterableDataset):
         info = get_worker_info()
         return (0, 1) if info is None else (info.id, info.num_workers)
 
+    def reader_items(self) -> list[int]:
+        """What this reader yields of the epoch."""
+        return _part(self.rank_items(self.order()), *self.worker())
+
+    def state_dict(self) -> dict[str, int]:
+        return dict(self._position)  # a copy: the loader keeps it while the reader moves on
+
+    def load_state_dict(self, state: dict[str, int]) -> None:
+        self._loaded = {"epoch": int(state["epoch"]), "yielded": int(state["yielded"])}
+        self._position = dict(self._loaded)  # the state until the reader iterates again
+
     def __iter__(self):
-        return iter(_part(self.rank_items(self.order()), *self.worker()))
+        epoch = self.epoch
+        loaded, self._loaded = self._loaded, None
+        start = loaded["yielded"] if loaded is not None and loaded["epoch"] == epoch else 0
+        position = self._position = {"epoch": epoch, "yielded": start}
+        for item in islice(self.reader_items(), start, None):
+            position["yielded"] += 1
+            yield item
 
 
 class PaddedRankWorkerSplit(RankWorkerSplit):

@@ -18,6 +18,7 @@ from sampler_conformance.execution.backend import cuda_device_count
 from sampler_conformance.execution.rank_pool import RankPool, RankPools
 from sampler_conformance.execution.torchrun.pool import started_pools
 from sampler_conformance.plugin import option_named, probe, setting, state
+from sampler_conformance.subjects import REGISTRY
 
 NCCL_MARK = "nccl"
 SEED_EXPERIMENT_WORLD_SIZE = 2
@@ -101,3 +102,18 @@ def groups(request: pytest.FixtureRequest, rank_pools: RankPools, cuda_devices: 
 def pair(request: pytest.FixtureRequest, rank_pools: RankPools, cuda_devices: int) -> RankPool:
     """A 2-rank group, whatever --world-sizes says: the seed 001 experiment's set-up."""
     return _pool(request, rank_pools, SEED_EXPERIMENT_WORLD_SIZE, cuda_devices)
+
+
+@pytest.fixture
+def stateful_dataloader(request: pytest.FixtureRequest) -> None:
+    """Skip, saying how to install it, where torchdata's StatefulDataLoader cannot be imported
+    (the invariants that resume through it name the package)."""
+    try:
+        import torchdata.stateful_dataloader  # noqa: F401
+    except ImportError as exc:
+        marker = request.node.get_closest_marker("invariant")
+        flag = marker.args[0] if marker else "this test"
+        packages = " ".join(REGISTRY[flag].packages) if flag in REGISTRY else "torchdata"
+        pytest.skip(
+            f"{flag} needs torchdata's StatefulDataLoader ({type(exc).__name__}: {exc}): pip install {packages}"
+        )

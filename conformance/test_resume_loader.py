@@ -15,7 +15,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sampler_conformance.core.evidence import expect_holds
-from sampler_conformance.subjects import REGISTRY
 from sampler_conformance.subjects.index_sampler.resume_checks import (
     check_next_passes,
     compare_ranks,
@@ -32,16 +31,6 @@ from sampler_conformance.subjects.index_sampler.scenarios.resume_loader import (
 from .examples import MAX_LOADER_DATASET_SIZE, round_trips, with_workers
 
 FLAG = "resumes_through_loader"
-
-
-@pytest.fixture
-def stateful_dataloader() -> None:
-    """Skip, saying how to install it, where torchdata's StatefulDataLoader cannot be imported."""
-    try:
-        import torchdata.stateful_dataloader  # noqa: F401
-    except ImportError as exc:
-        packages = " ".join(REGISTRY[FLAG].packages)
-        pytest.skip(f"{FLAG} needs {LOADER} ({type(exc).__name__}: {exc}): pip install {packages}")
 
 
 def _resumes_through_loader(group, world_size, sampler_plug, contract, drop_last, num_workers, data):

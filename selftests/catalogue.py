@@ -279,6 +279,21 @@ STREAMS_EQUALIZING_BAD: dict[tuple[str, str], Rejection] = {
         "test_stream_epoch", "truncated_once"
     ),
 }
+# ...and the bugs of a resume through StatefulDataLoader, which real process groups show,
+# certified by the whole suite under stream+resumable.
+STREAM_RESUMABLE_CONTRACT = "stream+resumable"
+STREAMS_RESUME_BAD: dict[str, Rejection] = {
+    f"{STREAMS_BAD_MODULE}:IgnoresLoadedState": Rejection(
+        "test_stream_resume_continues",
+        "stream_resume_continues",
+        {"stream_resumes_compose": "its first resume already restarts the epoch, so a second one does too"},
+    ),
+    f"{STREAMS_BAD_MODULE}:StaleStateAfterResume": Rejection("test_stream_resumes_compose", "stream_resumes_compose"),
+    f"{STREAMS_BAD_MODULE}:OffsetOutlivesEpoch": Rejection(
+        "test_stream_epoch_after_resume", "stream_epoch_after_resume"
+    ),
+    f"{STREAMS_BAD_MODULE}:NumpyPosition": Rejection("test_stream_plain_state", "stream_plain_state"),
+}
 STREAM_WORLD_SIZES = "2"
 
 GOOD = (

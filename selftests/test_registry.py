@@ -23,9 +23,11 @@ from .catalogue import (
     RESUME_BAD,
     RESUME_GROUP_BAD,
     STREAM_CONTRACT,
+    STREAM_RESUMABLE_CONTRACT,
     STREAMS_BAD,
     STREAMS_EQUALIZING_BAD,
     STREAMS_GROUP_BAD,
+    STREAMS_RESUME_BAD,
 )
 from .suite_run import CONFORMANCE, PROPERTIES
 from .test_contracts import BAD, CONFORMANCE_BAD
@@ -55,6 +57,8 @@ def _proven() -> dict[tuple[str, str], set[str]]:
         proven[(spec, STREAM_CONTRACT)] = rejection.failed
     for (spec, contract), rejection in STREAMS_EQUALIZING_BAD.items():
         proven[(spec, contract)] = rejection.failed
+    for spec, rejection in STREAMS_RESUME_BAD.items():
+        proven[(spec, STREAM_RESUMABLE_CONTRACT)] = rejection.failed
     return proven
 
 

@@ -20,11 +20,13 @@ from sampler_conformance.subjects.iterable_dataset.plug import load_plug
 
 from .catalogue import (
     STREAM_CONTRACT,
+    STREAM_RESUMABLE_CONTRACT,
     STREAM_WORLD_SIZES,
     STREAMS_BAD,
     STREAMS_BAD_MODULE,
     STREAMS_EQUALIZING_BAD,
     STREAMS_GROUP_BAD,
+    STREAMS_RESUME_BAD,
 )
 from .corpus import streams_bad
 from .suite_run import CONFORMANCE, PROPERTIES, REPO, certify
@@ -34,9 +36,9 @@ CONTRACT_OPTION = f"--contract={STREAM_CONTRACT}"
 WHOLE_SUITE = (PROPERTIES, CONFORMANCE)
 
 
-@pytest.mark.parametrize("contract", ["stream", "stream_padded", "stream_truncated"])
+@pytest.mark.parametrize("contract", ["stream+resumable", "stream_padded+resumable", "stream_truncated+resumable"])
 def test_each_contracts_reference_holds_every_invariant_in_the_whole_suite(pytester, contract):
-    """Certified with no spec: the contract's reference is what runs."""
+    """Certified with no spec: the contract's reference is what runs, resumed too."""
     reference = contract_named(contract).reference or SUBJECT.default_spec
     run = certify(pytester, "", f"--contract={contract}", f"--world-sizes={STREAM_WORLD_SIZES}", paths=WHOLE_SUITE)
     assert run.exit_code == pytest.ExitCode.OK, run.explain()
@@ -65,6 +67,32 @@ def test_stream_bug_of_process_groups_fails_exactly_its_invariants_in_the_whole_
     run.assert_rejected(STREAMS_GROUP_BAD[spec])
 
 
+@pytest.mark.parametrize("spec", list(STREAMS_RESUME_BAD), ids=lambda spec: spec.rpartition(":")[2])
+def test_resume_bug_fails_exactly_its_invariants_in_the_whole_suite(pytester, spec):
+    contract = f"--contract={STREAM_RESUMABLE_CONTRACT}"
+    run = certify(pytester, spec, contract, f"--world-sizes={STREAM_WORLD_SIZES}", paths=WHOLE_SUITE)
+    run.assert_rejected(STREAMS_RESUME_BAD[spec])
+
+
+def test_a_dataset_without_state_dict_fails_every_resume_invariant_saying_why(pytester):
+    """The docs' example has no Stateful protocol: StatefulDataLoader would fast-forward it."""
+    spec = "sampler_conformance.adapters.torch_iterable:docs_example"
+    run = certify(
+        pytester,
+        spec,
+        f"--contract={STREAM_RESUMABLE_CONTRACT}",
+        "--world-sizes=2",
+        "-k",
+        "resume or plain",
+        paths=(CONFORMANCE,),
+    )
+    resume_flags = contract_named(STREAM_RESUMABLE_CONTRACT).flags - contract_named(STREAM_CONTRACT).flags
+    # and stream_runs: the example asserts end > start, so an empty dataset crashes it
+    assert run.failed_invariants == resume_flags | {"stream_runs"}, run.explain()
+    for flag in resume_flags:
+        assert "the dataset has no state_dict() and no load_state_dict()" in run.counterexamples(flag)[0]["message"]
+
+
 def test_a_dataset_given_as_a_file_reaches_real_loader_workers(pytester):
     """Workers unpickle the rank's dataset: its module, loaded from a file, must be in theirs."""
     spec = f"{REPO / 'adapters' / 'torch_iterable.py'}:make"
@@ -88,7 +116,9 @@ def test_every_known_bad_dataset_is_catalogued_with_its_bug():
         for name, obj in vars(streams_bad).items()
         if inspect.isclass(obj) and obj.__module__ == streams_bad.__name__ and not name.startswith("_")
     }
-    assert defined == set(STREAMS_BAD) | set(STREAMS_GROUP_BAD) | {spec for spec, _ in STREAMS_EQUALIZING_BAD}
+    assert defined == set(STREAMS_BAD) | set(STREAMS_GROUP_BAD) | set(STREAMS_RESUME_BAD) | {
+        spec for spec, _ in STREAMS_EQUALIZING_BAD
+    }
     undocumented = [
         name
         for name in defined

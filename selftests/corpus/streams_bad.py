@@ -8,7 +8,10 @@ Each is its own factory, called as ``Attr(dataset_size, rank=r, world_size=W, ..
 from __future__ import annotations
 
 import random
+from itertools import islice
+from typing import Any
 
+import numpy as np
 import torch
 from torch.utils.data import get_worker_info
 
@@ -208,3 +211,64 @@ class PadsPerWorker(PaddedRankWorkerSplit):
         parts = self.world_size * workers
         per_part = -(-len(order) // parts)
         return cycled(order, per_part * parts)[self.rank * workers * per_part : (self.rank + 1) * workers * per_part]
+
+
+class IgnoresLoadedState(RankWorkerSplit):
+    """Takes a state in ``load_state_dict`` but reads its stream from the start regardless,
+    as a dataset that restores its position only when it is built (mosaicml/streaming #437:
+    it "restarts from scratch despite load_state_dict"): a resumed run trains again on what
+    it had trained on.
+
+    Rejected by: a resume continues the epoch."""
+
+    def load_state_dict(self, state: dict[str, int]) -> None:
+        self.restored = dict(state)  # kept, never read
+
+
+class StaleStateAfterResume(RankWorkerSplit):
+    """Resumes right once, but the position it reports after a resume is a fresh zero that
+    never advances, as datasets 5.0's ``load_state_dict`` rebound the live state
+    (pytorch/torchtitan #3907, huggingface/datasets #8308): every checkpoint of the resumed
+    run is stale, and the second resume restarts the stream from its beginning.
+
+    Rejected by: a resumed run resumes again."""
+
+    def __iter__(self):
+        loaded = self._loaded
+        if loaded is None or loaded["epoch"] != self.epoch:
+            return super().__iter__()
+        self._loaded = None
+        self._position = {"epoch": self.epoch, "yielded": 0}  # reported from now on; the resume reads on elsewhere
+        return islice(self.reader_items(), loaded["yielded"], None)
+
+
+class OffsetOutlivesEpoch(RankWorkerSplit):
+    """Keeps the offset of the state it resumed from and skips it at the start of every
+    iteration, whatever the epoch (huggingface/datasets #7447: after a mid-epoch resume,
+    every later epoch iterates only the batches that were left; meta-pytorch/data #1437: a
+    state taken at an epoch's end empties the next one).
+
+    Rejected by: the epoch after a resume is whole."""
+
+    offset = 0
+
+    def load_state_dict(self, state: dict[str, int]) -> None:
+        super().load_state_dict(state)
+        self.offset = int(state["yielded"])
+
+    def __iter__(self):
+        self._loaded = None
+        position = self._position = {"epoch": self.epoch, "yielded": self.offset}
+        for item in islice(self.reader_items(), self.offset, None):
+            position["yielded"] += 1
+            yield item
+
+
+class NumpyPosition(RankWorkerSplit):
+    """Reports its position as numpy integers, as a dataset that computes it with numpy:
+    ``torch.load(weights_only=True)``, the way trainers load checkpoints, refuses them.
+
+    Rejected by: the state is plain data."""
+
+    def state_dict(self) -> dict[str, Any]:
+        return {key: np.int64(value) for key, value in super().state_dict().items()}

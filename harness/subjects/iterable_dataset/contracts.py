@@ -11,6 +11,10 @@ as ``DistributedSampler`` does with ``drop_last`` False and True: by repeating f
 W x workers items, or by dropping fewer than W x workers. Which items they repeat or drop
 must not depend on how many workers read the data (``same_items_any_workers``; under the
 exact contracts that follows from every item exactly once, so they do not repeat it).
+
+``+resumable`` composes with each: a checkpoint of torchdata's ``StatefulDataLoader``, taken
+anywhere in an epoch and loaded into a fresh dataset and loader, resumes the epoch where it
+was, batch for batch, whatever the contract's own rule for the epoch is.
 """
 
 from __future__ import annotations
@@ -29,9 +33,6 @@ class StreamContract(Contract):
     def equalizes(self) -> bool:
         """Whether it pads or drops to make the ranks' batch counts equal for every N (not only a multiple)."""
         return bool(self.flags & {"padded_once", "truncated_once"})
-
-    def why_not_extensible(self) -> str:
-        return "the streaming contracts have no extensions yet (resume through StatefulDataLoader is planned)"
 
 
 _COMMON = frozenset(
@@ -93,4 +94,17 @@ STREAM_TRUNCATED = StreamContract(
 )
 
 CONTRACTS: dict[str, StreamContract] = {c.name: c for c in (STREAM, STREAM_EXACT, STREAM_PADDED, STREAM_TRUNCATED)}
-EXTENSIONS: dict[str, Extension] = {}
+RESUMABLE = Extension(
+    name="resumable",
+    description=(
+        "a checkpoint of torchdata's StatefulDataLoader (loader.state_dict(), through torch.save and "
+        "torch.load(weights_only=True)), taken anywhere in an epoch and loaded into a fresh dataset and loader, "
+        "resumes exactly the rest of the epoch, batch for batch, then the same next epoch; a resumed run's "
+        "checkpoint resumes again (docs/streaming-datasets.md, 'Resume')"
+    ),
+    flags=frozenset(
+        {"stream_resume_continues", "stream_resumes_compose", "stream_epoch_after_resume", "stream_plain_state"}
+    ),
+)
+
+EXTENSIONS: dict[str, Extension] = {RESUMABLE.name: RESUMABLE}

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
+from sampler_conformance.core.counting import batch_count
+
 from .case import StreamCase
 from .plug import StreamPlug
 
@@ -106,3 +108,18 @@ def draw_stream_case(
         num_workers=num_workers,
         persistent_workers=persistent_workers,
     )
+
+
+def most_batches(case: StreamCase) -> int:
+    """Batches the longest rank yields in an epoch when the ranks' shares differ by at most one
+    item and its workers' by one (a contract that deals whole shards may yield more)."""
+    per_worker = batch_count(batch_count(case.dataset_size, case.world_size), case.workers)
+    return case.workers * batch_count(per_worker, case.batch_size)
+
+
+def checkpoints(case: StreamCase, at_epoch_end: bool = False) -> st.SearchStrategy[int | None]:
+    """Batches a rank takes before a checkpoint: none, all (after the last batch, the epoch not
+    yet ended), or any between; ``at_epoch_end``: also ``None``, a checkpoint once the epoch has ended."""
+    most = most_batches(case)
+    cuts: st.SearchStrategy[int | None] = st.one_of(st.sampled_from([0, most]), st.integers(0, most))
+    return st.one_of(st.none(), cuts) if at_epoch_end else cuts

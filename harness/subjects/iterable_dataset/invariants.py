@@ -11,6 +11,8 @@ from sampler_conformance.core.invariants import Invariant, Where
 
 _BAD = "selftests.corpus.streams_bad"
 _STREAM = "stream"
+_RESUMABLE = "stream+resumable"
+_LOADER = ("torchdata",)  # torchdata's StatefulDataLoader resumes the stream
 
 DECLARED: tuple[Invariant, ...] = (
     Invariant(
@@ -115,5 +117,47 @@ DECLARED: tuple[Invariant, ...] = (
         proven_under=_STREAM,
         where=Where.GROUPS,
         needs=("shuffle",),
+    ),
+    Invariant(
+        "stream_resume_continues",
+        "a resume continues the epoch",
+        "a loaded state the dataset ignores or restores only in part, so that the resumed run restarts its "
+        "epoch, repeating what was trained on, or skips part of it (mosaicml/streaming #437: restarts from "
+        "scratch despite load_state_dict)",
+        f"{_BAD}:IgnoresLoadedState",
+        proven_under=_RESUMABLE,
+        where=Where.GROUPS,
+        packages=_LOADER,
+    ),
+    Invariant(
+        "stream_resumes_compose",
+        "a resumed run resumes again",
+        "a resumed run whose checkpoints hold a stale, zero-initialized state, so that the second resume "
+        "restarts the stream from its beginning (pytorch/torchtitan #3907, huggingface/datasets #8308)",
+        f"{_BAD}:StaleStateAfterResume",
+        proven_under=_RESUMABLE,
+        where=Where.GROUPS,
+        packages=_LOADER,
+    ),
+    Invariant(
+        "stream_epoch_after_resume",
+        "the epoch after a resume is whole",
+        "the offset of a resume applied to later epochs too, so that every epoch after it is cut short "
+        "(huggingface/datasets #7447), or a state taken at an epoch's end that empties the next epoch "
+        "(meta-pytorch/data #1437)",
+        f"{_BAD}:OffsetOutlivesEpoch",
+        proven_under=_RESUMABLE,
+        where=Where.GROUPS,
+        packages=_LOADER,
+    ),
+    Invariant(
+        "stream_plain_state",
+        "the state is plain data",
+        "a state that torch.load(weights_only=True) refuses (numpy scalars, generators, objects): a checkpoint "
+        "that a trainer loading safely cannot load",
+        f"{_BAD}:NumpyPosition",
+        proven_under=_RESUMABLE,
+        where=Where.GROUPS,
+        packages=_LOADER,
     ),
 )

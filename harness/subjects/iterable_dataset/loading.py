@@ -74,10 +74,11 @@ def _batches(items: list[Any], case: StreamCase, worker: int) -> list[Batch]:
 
 
 def _read_worker(copy: Any, limit: int, case: StreamCase, worker: int) -> list[Batch]:
-    return _batches(_take(copy, limit), case, worker)
+    return _batches(read_to_end(copy, limit), case, worker)
 
 
-def _take(iterable: Any, limit: int) -> list[Any]:
+def read_to_end(iterable: Any, limit: int) -> list[Any]:
+    """Everything ``iterable`` yields; :class:`BadItem` once it has yielded more than ``limit``."""
     items = list(islice(iter(iterable), limit + 1))
     if len(items) > limit:
         _never_stops(limit)
@@ -133,7 +134,7 @@ def simulated_epoch(rank: RankContext, dataset: Any, case: StreamCase, generator
     limit = read_limit(case.dataset_size)
     if case.num_workers == 0:
         return EpochReading(
-            tuple(rank.call("while iterating", lambda: _batches(_take(dataset, limit), case, MAIN_PROCESS)))
+            tuple(rank.call("while iterating", lambda: _batches(read_to_end(dataset, limit), case, MAIN_PROCESS)))
         )
     # The base seed a DataLoader draws from its generator for each epoch's workers.
     base_seed = int(torch.empty((), dtype=torch.int64).random_(generator=generator).item())
@@ -158,11 +159,15 @@ def simulated_epoch(rank: RankContext, dataset: Any, case: StreamCase, generator
     return EpochReading(tuple(s[step] for step in range(longest) for s in streams if step < len(s)))
 
 
-def real_loader(case: StreamCase, dataset: Any, generator: torch.Generator) -> DataLoader:
+def real_loader(
+    case: StreamCase, dataset: Any, generator: torch.Generator, loader_class: type[DataLoader] = DataLoader
+) -> DataLoader:
+    """The DataLoader the suite puts over a rank's dataset (``loader_class``: torchdata's
+    ``StatefulDataLoader``, for a resume)."""
     workers = case.num_workers
     # Up to 3 workers per rank on a machine of 2 cores: torch warns on every iterator, to no purpose here.
     warnings.filterwarnings("ignore", message="This DataLoader will create", category=UserWarning)
-    return DataLoader(
+    return loader_class(
         dataset,
         batch_size=case.batch_size,
         drop_last=case.drop_last,

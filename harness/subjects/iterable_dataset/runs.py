@@ -25,3 +25,22 @@ class StreamEpoch:
         case = self.observation.case
         assert isinstance(case, StreamCase)
         return case
+
+
+@dataclass(frozen=True)
+class StreamResume:
+    """A run interrupted by checkpoints of torchdata's StatefulDataLoader, beside the
+    uninterrupted one: epoch e and e + 1 of each (``resume.resume_stream``)."""
+
+    cuts: tuple[int | None, ...]  # batches taken before each checkpoint; None: the whole epoch
+    uninterrupted: tuple[StreamEpoch, StreamEpoch]
+    interrupted: StreamEpoch  # epoch e: the batches before every checkpoint, then the rest after the last resume
+    after: StreamEpoch  # epoch e + 1, read by the resumed loader
+    not_plain: str | None  # why a state could not go through torch.save/torch.load(weights_only=True)
+    missing: tuple[str, ...] = ()  # Stateful methods the dataset lacks: nothing was read
+
+    @property
+    def epoch(self) -> int:
+        epoch = self.interrupted.case.epoch
+        assert epoch is not None
+        return epoch

@@ -119,25 +119,26 @@ def read_epochs(
     scenario = ReadEpochs(plug.spec, contract, case, layouts_root(), tuple(epochs), as_rank, reading)
     replies: list[RankEpochs] = ask(ranks, scenario)
     has_epoch = all(reply.has_set_epoch for reply in replies)
-    results = []
-    for k, epoch in enumerate(epochs):
-        per_rank = [reply.epochs[k].batches for reply in replies]
-        ids = tuple(_concatenated(batches) for batches in per_rank)
-        observation = Observation(
+    return tuple(
+        stream_epoch(
             case.with_(epoch=epoch),
-            ids,
-            tuple(NoLen.NOT_ASKED for _ in ids),
-            tuple(tuple(batch.ids for batch in batches) for batches in per_rank),
+            [reply.epochs[k].batches for reply in replies],
+            has_epoch,
+            replies[0].epochs[k].counts,
         )
-        results.append(
-            StreamEpoch(
-                observation,
-                tuple(tuple(batch.worker for batch in batches) for batches in per_rank),
-                replies[0].epochs[k].counts,
-                has_epoch,
-            )
-        )
-    return tuple(results)
+        for k, epoch in enumerate(epochs)
+    )
+
+
+def stream_epoch(
+    case: StreamCase, per_rank: Sequence[Sequence[Batch]], has_epoch: bool, counts: tuple[int, ...] | None = None
+) -> StreamEpoch:
+    """The view the checks read of every rank's batches of one epoch (``counts``: the lock step's)."""
+    ids = tuple(_concatenated(batches) for batches in per_rank)
+    observation = Observation(
+        case, ids, tuple(NoLen.NOT_ASKED for _ in ids), tuple(tuple(batch.ids for batch in b) for b in per_rank)
+    )
+    return StreamEpoch(observation, tuple(tuple(batch.worker for batch in b) for b in per_rank), counts, has_epoch)
 
 
 def _concatenated(batches: Sequence[Batch]) -> np.ndarray:

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sampler_conformance.core.case import Case, Observation
+from sampler_conformance.execution.checkpoint import missing_methods, through_checkpoint
 from sampler_conformance.execution.collectives import all_reduce_counts
 from sampler_conformance.execution.global_rng import seed_global_rngs
 from sampler_conformance.execution.scenario import RankContext, Ranks, ask
@@ -31,7 +32,7 @@ from ..plug import SamplerPlug
 from ..reading import Reading, observation_of, take
 from ..runs import ElasticRun
 from . import SamplerScenario
-from .resume import batches_in, items_in, missing_methods, through_checkpoint
+from .resume import batches_in, items_in
 from .steps import Build, build, read, set_epoch
 
 

@@ -18,16 +18,15 @@ before the resume to show the order does not depend on them.
 
 from __future__ import annotations
 
-import io
 from dataclasses import dataclass
 from itertools import islice
 from typing import Any
 
 import numpy as np
-import torch
 
 from sampler_conformance.core.case import Case, Observation
 from sampler_conformance.core.counting import batch_count
+from sampler_conformance.execution.checkpoint import missing_methods, through_checkpoint
 from sampler_conformance.execution.collectives import all_reduce_counts
 from sampler_conformance.execution.global_rng import seed_global_rngs
 from sampler_conformance.execution.scenario import RankContext, Ranks, ask
@@ -39,34 +38,6 @@ from ..reading import Reading, observation_of, read_limit, take
 from ..runs import ResumeRun
 from . import SamplerScenario
 from .steps import Build, build, has_set_epoch, read, set_epoch
-
-# torch's Stateful protocol: what a resumable sampler must have.
-STATEFUL_METHODS = ("state_dict", "load_state_dict")
-
-
-def missing_methods(sampler: Any) -> tuple[str, ...]:
-    return tuple(name for name in STATEFUL_METHODS if not callable(getattr(sampler, name, None)))
-
-
-def through_checkpoint(state: Any) -> tuple[Any, str | None]:
-    """``state`` after ``torch.save`` and ``torch.load(weights_only=True)``, as a checkpoint
-    file carries it; if it cannot make the trip, the state itself and why not."""
-    buffer = io.BytesIO()
-    try:
-        torch.save(state, buffer)
-        buffer.seek(0)
-        return torch.load(buffer, weights_only=True), None
-    except Exception as exc:  # any failure of the trip is the state's: it is not plain data
-        return state, _why_not_plain(exc)
-
-
-def _why_not_plain(exc: Exception) -> str:
-    """The line of torch's (long) message that names what was refused, e.g. ``Unsupported
-    global: GLOBAL numpy._core.multiarray.scalar was not an allowed global by default``."""
-    text = str(exc)
-    line = next((line for line in text.splitlines() if "Unsupported global" in line), text)
-    line = line.split("Unsupported global: ", 1)[-1].split(". Please use", 1)[0]
-    return f"{type(exc).__name__}: {' '.join(line.split())[:300]}"
 
 
 @dataclass(frozen=True)

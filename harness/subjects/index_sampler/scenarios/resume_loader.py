@@ -40,6 +40,7 @@ import numpy as np
 
 from sampler_conformance.core.case import Case, NoLen, Observation
 from sampler_conformance.core.counting import batch_count
+from sampler_conformance.execution.checkpoint import missing_methods, through_checkpoint
 from sampler_conformance.execution.collectives import worker_start_method
 from sampler_conformance.execution.global_rng import seed_global_rngs
 from sampler_conformance.execution.scenario import RankContext, Ranks, ask
@@ -50,7 +51,6 @@ from ..plug import SamplerPlug
 from ..reading import read_limit
 from ..runs import ResumeRun
 from . import SamplerScenario
-from .resume import missing_methods, through_checkpoint
 from .steps import Build, build, has_set_epoch, set_epoch
 
 # What the loader it drives is, for messages.

@@ -1,0 +1,126 @@
+"""The resumable streaming invariants, as pure functions over a run interrupted by
+checkpoints beside the uninterrupted one (``runs.StreamResume``).
+
+A resumed run is right when every rank yields what the uninterrupted run yields, batch for
+batch: whatever the contract's own rule for an epoch (exact, padded or truncated), a resume
+must not change it. A violation names the rank, the first batch where the runs part, and
+what the whole epoch gained or lost across the ranks.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from sampler_conformance.core.counting import index_counts
+from sampler_conformance.core.evidence import Violation, shorten
+
+from .runs import StreamEpoch, StreamResume
+
+
+def _batches(count: int) -> str:
+    return f"{count} batch{'' if count == 1 else 'es'}"
+
+
+def cuts_text(run: StreamResume) -> str:
+    """``after 3 batches``, ``after 3 batches, then 2 more``, ``at the end`` (a rank with fewer
+    batches left checkpoints after its last one)."""
+    parts = ["at the end" if cut is None else _batches(cut) for cut in run.cuts]
+    first = parts[0] if run.cuts[0] is None else f"after {parts[0]}"
+    return ", then ".join([first, *(f"{part} more" for part in parts[1:])])
+
+
+def how(run: StreamResume) -> str:
+    """How the run was interrupted and resumed, for messages."""
+    e = run.epoch
+    again = ", and again from the resumed run" if len(run.cuts) > 1 else ""
+    resumed_epoch = e + 1 if run.cuts[-1] is None else e  # a run checkpointed at an epoch's end goes on with the next
+    return (
+        f"checkpointed {cuts_text(run)} of epoch {e}{again} (loader.state_dict() through torch.save and "
+        f"torch.load(weights_only=True), load_state_dict(state) into a fresh dataset and StatefulDataLoader, "
+        f"set_epoch({resumed_epoch}))"
+    )
+
+
+def _first_difference(expected: tuple[np.ndarray, ...], got: tuple[np.ndarray, ...]) -> str:
+    """Where two ranks' batch sequences part: ``batch 3 should be [..], got [..]``."""
+    for k, (a, b) in enumerate(zip(expected, got, strict=False)):
+        if not np.array_equal(a, b):
+            return f"batch {k} should be {shorten(a)}, got {shorten(b)}"
+    return f"it yielded {_batches(len(got))} where {len(expected)} were due"
+
+
+def _gained_and_lost(expected: StreamEpoch, got: StreamEpoch) -> str:
+    """What the epoch gained and lost, all ranks together: ``4 items repeated (id 7, ...), none lost``."""
+    n = expected.case.dataset_size
+    due = index_counts([expected.observation], n)
+    came = index_counts([got.observation], n)
+    extra, missing = np.flatnonzero(came > due), np.flatnonzero(came < due)
+
+    def listed(ids: np.ndarray, what: str) -> str:
+        return f"{ids.size} ids {what} ({shorten(ids)})" if ids.size else f"none {what}"
+
+    return f"{listed(extra, 'yielded more often')}, {listed(missing, 'less often')}"
+
+
+def compare_epochs(flag: str, expected: StreamEpoch, got: StreamEpoch, what: str) -> list[Violation]:
+    """Every rank yields the batches ``expected`` holds, in its order."""
+    expected_batches = expected.observation.batches or ()
+    got_batches = got.observation.batches or ()
+    for rank, (a, b) in enumerate(zip(expected_batches, got_batches, strict=True)):
+        if len(a) != len(b) or not all(np.array_equal(x, y) for x, y in zip(a, b, strict=True)):
+            return [
+                Violation(
+                    flag,
+                    f"rank {rank}: {what}; {_first_difference(a, b)}. All ranks together, beside the "
+                    f"uninterrupted epoch: {_gained_and_lost(expected, got)}",
+                )
+            ]
+    return []
+
+
+def check_stateful(run: StreamResume, flag: str) -> list[Violation]:
+    """The one violation of a dataset without torch's Stateful protocol, for every resume invariant."""
+    if not run.missing:
+        return []
+    return [
+        Violation(
+            flag,
+            f"the dataset has no {' and no '.join(f'{name}()' for name in run.missing)}: a resumable dataset has "
+            f"state_dict() and load_state_dict(state) (torch's Stateful protocol), which StatefulDataLoader calls "
+            f"in each reader. Without them the loader fast-forwards it, re-reading every batch taken before the "
+            f"checkpoint, and torchdata 0.11's fast-forward skips batches on a second resume "
+            f"(docs/streaming-datasets.md, 'Resume')",
+        )
+    ]
+
+
+def check_resume_continues(run: StreamResume, flag: str = "stream_resume_continues") -> list[Violation]:
+    """The batches before the checkpoints and the resumed rest together are the uninterrupted
+    epoch, batch for batch (``stream_resumes_compose`` when there were two checkpoints)."""
+    return check_stateful(run, flag) or compare_epochs(
+        flag, run.uninterrupted[0], run.interrupted, f"{how(run)}, the epoch differs from the uninterrupted one"
+    )
+
+
+def check_epoch_after_resume(run: StreamResume) -> list[Violation]:
+    """The epoch after the resumed one is the uninterrupted run's, batch for batch."""
+    return check_stateful(run, "stream_epoch_after_resume") or compare_epochs(
+        "stream_epoch_after_resume",
+        run.uninterrupted[1],
+        run.after,
+        f"{how(run)}, epoch {run.epoch + 1} of the resumed loader differs from the uninterrupted run's",
+    )
+
+
+def check_plain_state(run: StreamResume) -> list[Violation]:
+    """Every checkpoint's state went through torch.save and torch.load(weights_only=True)."""
+    if run.missing or run.not_plain is None:
+        return check_stateful(run, "stream_plain_state")
+    return [
+        Violation(
+            "stream_plain_state",
+            f"{how(run)}: the loader's state does not load with torch.load(weights_only=True), as trainers load "
+            f"checkpoints ({run.not_plain}); the dataset's state_dict() must hold plain data: ints, floats, "
+            f"strings, tensors, and lists, tuples and dicts of them",
+        )
+    ]
