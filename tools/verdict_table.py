@@ -181,7 +181,7 @@ ROWS = (
             "datasets",
             "datasets",
         )
-        for contract in ("stream_exact", "stream")
+        for contract in ("stream_exact", "stream", "stream_exact+resumable")
     ),
     Row(
         "WebDataset over tar shards, split_by_node",
