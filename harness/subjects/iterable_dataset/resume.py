@@ -46,9 +46,6 @@ from .plug import StreamPlug, load_plug
 from .runs import StreamEpoch, StreamResume
 from .scenarios import layouts_root, stream_epoch, workdir_of
 
-# What the loader it drives is, for messages.
-LOADER = "torchdata's StatefulDataLoader"
-
 Batches = tuple[Batch, ...]
 
 
