@@ -290,7 +290,12 @@ STREAMS_RESUME_BAD: dict[str, Rejection] = {
     ),
     f"{STREAMS_BAD_MODULE}:StaleStateAfterResume": Rejection("test_stream_resumes_compose", "stream_resumes_compose"),
     f"{STREAMS_BAD_MODULE}:OffsetOutlivesEpoch": Rejection(
-        "test_stream_epoch_after_resume", "stream_epoch_after_resume"
+        "test_stream_epoch_after_resume",
+        "stream_epoch_after_resume",
+        sometimes={
+            "stream_resumes_compose": "checkpointed at an epoch's end, it carries the offset into the next epoch, "
+            "whose own checkpoint then holds it, so a second resume loses that epoch's start"
+        },
     ),
     f"{STREAMS_BAD_MODULE}:NumpyPosition": Rejection("test_stream_plain_state", "stream_plain_state"),
 }

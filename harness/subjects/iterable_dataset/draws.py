@@ -118,8 +118,9 @@ def most_batches(case: StreamCase) -> int:
 
 
 def checkpoints(case: StreamCase, at_epoch_end: bool = False) -> st.SearchStrategy[int | None]:
-    """Batches a rank takes before a checkpoint: none, all (after the last batch, the epoch not
-    yet ended), or any between; ``at_epoch_end``: also ``None``, a checkpoint once the epoch has ended."""
+    """Batches a rank takes before a checkpoint: half the time an edge (none; all, after the
+    last batch with the epoch not yet ended; and with ``at_epoch_end``, ``None``: once the
+    epoch has ended), half the time any number between."""
     most = most_batches(case)
-    cuts: st.SearchStrategy[int | None] = st.one_of(st.sampled_from([0, most]), st.integers(0, most))
-    return st.one_of(st.none(), cuts) if at_epoch_end else cuts
+    edges: list[int | None] = [0, most, None] if at_epoch_end else [0, most]
+    return st.one_of(st.sampled_from(edges), st.integers(0, most))

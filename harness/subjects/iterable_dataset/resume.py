@@ -2,14 +2,17 @@
 (docs/streaming-datasets.md, "Resume").
 
 Every rank builds its dataset and a ``StatefulDataLoader`` over it (the case's workers,
-persistent or not, and batch size). The uninterrupted loader reads epochs e and e + 1,
-``set_epoch`` before each. The interrupted run: a fresh dataset and loader, ``set_epoch(e)``,
-k batches, ``loader.state_dict()``; the state goes through ``torch.save`` and
-``torch.load(weights_only=True)`` into a fresh dataset and loader,
-``loader.load_state_dict(state)``, ``set_epoch(e)``; a second cut takes k' more batches and
-checkpoints again. After the last resume the loader reads the rest of epoch e, then
-``set_epoch(e + 1)`` and that epoch. A cut of ``None`` reads the epoch to its end before
-the checkpoint: the resumed run goes on with epoch e + 1.
+persistent or not, and batch size), and reads one request, which all the resume tests judge:
+
+1. The uninterrupted loader reads epochs e and e + 1, ``set_epoch`` before each.
+2. A fresh dataset and loader, ``set_epoch(e)``, k batches (``None``: the whole epoch),
+   ``loader.state_dict()``: checkpoint 1. Each state goes through ``torch.save`` and
+   ``torch.load(weights_only=True)``, as a checkpoint file carries it.
+3. A fresh dataset and loader resume it: ``loader.load_state_dict(state)``, ``set_epoch``
+   of the epoch checkpoint 1 left unfinished (e + 1 if it ended e), k' batches,
+   checkpoint 2 (the iterator goes on), the rest of that epoch, and, when it was e, epoch
+   e + 1.
+4. A fresh dataset and loader resume checkpoint 2 and read the rest of its epoch.
 
 What torchdata 0.11 does with the dataset (``torchdata/stateful_dataloader``):
 
@@ -30,6 +33,7 @@ from __future__ import annotations
 
 import logging
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from itertools import islice
@@ -53,8 +57,11 @@ Batches = tuple[Batch, ...]
 class ResumedRank:
     rank: int
     uninterrupted: tuple[Batches, Batches]  # epochs e and e + 1
-    legs: tuple[Batches, ...]  # the batches each run took before its checkpoint
-    resumed: tuple[Batches, ...]  # after the last resume: the rest of epoch e (unless it had ended), then e + 1
+    first: Batches  # before checkpoint 1
+    resumed: Batches  # after resuming checkpoint 1, before checkpoint 2
+    resumed_rest: Batches  # the rest of that epoch, the same loader going on
+    resumed_next: Batches  # then epoch e + 1 (nothing when checkpoint 1 ended epoch e)
+    resumed_again: Batches  # after resuming checkpoint 2, the rest of its epoch
     not_plain: str | None  # why a state could not go through torch.save/torch.load(weights_only=True)
     has_set_epoch: bool
     missing: tuple[str, ...] = ()  # Stateful methods the dataset lacks: nothing was read
@@ -66,7 +73,8 @@ class ResumeStream(Scenario):
     case: StreamCase
     workdir_root: str
     epoch: int
-    cuts: tuple[int | None, ...]  # batches taken before each checkpoint; None: the whole epoch
+    first_cut: int | None  # batches before checkpoint 1; None: the whole epoch e
+    second_cut: int  # batches after resuming it, before checkpoint 2
 
     def load(self) -> StreamPlug:
         return load_plug(self.spec)
@@ -74,44 +82,67 @@ class ResumeStream(Scenario):
     def run(self, rank: RankContext) -> ResumedRank:
         # torchdata logs a warning on every resume of a dataset without state_dict (fast-forwarded).
         logging.getLogger("torchdata.stateful_dataloader.stateful_dataloader").setLevel(logging.ERROR)
-        epochs = (self.epoch, self.epoch + 1)
+        e = self.epoch
         dataset, loader = self._fresh(rank)
         missing = missing_methods(dataset)
         if missing:  # fast-forwarded by the loader, not resumed: the checks charge it at once
-            return ResumedRank(rank.rank, ((), ()), (), ((),), None, has_set_epoch(dataset), missing=missing)
+            return ResumedRank(rank.rank, ((), ()), (), (), (), (), (), None, has_set_epoch(dataset), missing)
         uninterrupted = []
-        for epoch in epochs:
+        for epoch in (e, e + 1):
             set_epoch(rank, dataset, epoch)
             uninterrupted.append(self._read(rank, loader, None))
 
-        legs, state, not_plain = [], None, None
-        left = len(uninterrupted[0])
-        for cut in self.cuts:
-            dataset, loader = self._fresh(rank, state)
-            set_epoch(rank, dataset, self.epoch)
-            iterator = rank.call(f"in iter({self._text()})", partial(iter, loader), into_sampler=False)
-            # At most the batches left, so that a cut after the last one leaves the epoch unended, as a loop
-            # checkpointing at its last step does: asking for one more would end it (a cut of None).
-            legs.append(self._read(rank, iterator, None if cut is None else min(cut, left)))
-            left -= len(legs[-1])
-            state = rank.call(f"in {self._text()}.state_dict()", loader.state_dict, into_sampler=False)
-            state, why = through_checkpoint(state)  # a state that is not plain data is stream_plain_state's to charge
-            not_plain = not_plain or why
-            del iterator, loader  # the workers of the interrupted run stop here
+        # At most the batches left, so that a cut after the last one leaves the epoch unended, as a loop
+        # checkpointing at its last step does: asking for one more would end it (a first cut of None).
+        ended = self.first_cut is None
+        first_cut = None if ended else min(self.first_cut or 0, len(uninterrupted[0]))
+        first, state1, why1 = self._run_to_checkpoint(rank, None, e, first_cut)
 
-        dataset, loader = self._fresh(rank, state)
-        resumed = []
-        for epoch in epochs[1:] if self.cuts[-1] is None else epochs:
-            set_epoch(rank, dataset, epoch)
-            resumed.append(self._read(rank, loader, None))
+        resumed_epoch = e + 1 if ended else e
+        second_cut = min(self.second_cut, len(uninterrupted[resumed_epoch - e]) - len(() if ended else first))
+        dataset, loader = self._fresh(rank, state1)
+        set_epoch(rank, dataset, resumed_epoch)
+        iterator = rank.call(f"in iter({self._text()})", partial(iter, loader), into_sampler=False)
+        resumed = self._read(rank, iterator, second_cut)
+        state2, why2 = self._checkpoint(rank, loader)
+        resumed_rest = self._read(rank, iterator, None)
+        resumed_next: Batches = ()
+        if not ended:
+            set_epoch(rank, dataset, e + 1)
+            resumed_next = self._read(rank, loader, None)
+        del iterator, loader  # the workers of the resumed run stop here
+
+        dataset, loader = self._fresh(rank, state2)
+        set_epoch(rank, dataset, resumed_epoch)
+        resumed_again = self._read(rank, loader, None)
         return ResumedRank(
             rank.rank,
             (uninterrupted[0], uninterrupted[1]),
-            tuple(legs),
-            tuple(resumed),
-            not_plain,
+            first,
+            resumed,
+            resumed_rest,
+            resumed_next,
+            resumed_again,
+            why1 or why2,
             has_set_epoch(dataset),
         )
+
+    def _run_to_checkpoint(
+        self, rank: RankContext, state: Any, epoch: int, cut: int | None
+    ) -> tuple[Batches, Any, str | None]:
+        """A fresh run (resuming ``state``, if any): ``cut`` batches of ``epoch``, then its checkpoint."""
+        dataset, loader = self._fresh(rank, state)
+        set_epoch(rank, dataset, epoch)
+        iterator = rank.call(f"in iter({self._text()})", partial(iter, loader), into_sampler=False)
+        batches = self._read(rank, iterator, cut)
+        checkpoint, why = self._checkpoint(rank, loader)
+        del iterator, loader  # its workers stop here
+        return batches, checkpoint, why
+
+    def _checkpoint(self, rank: RankContext, loader: Any) -> tuple[Any, str | None]:
+        """``loader.state_dict()`` after its trip through a checkpoint file, and why it could not make it, if so."""
+        state = rank.call(f"in {self._text()}.state_dict()", loader.state_dict, into_sampler=False)
+        return through_checkpoint(state)  # a state that is not plain data is stream_plain_state's to charge
 
     def _fresh(self, rank: RankContext, state: Any = None) -> tuple[Any, Any]:
         """A fresh dataset for this rank and a StatefulDataLoader over it, given ``state`` when there is one."""
@@ -156,32 +187,31 @@ def resume_stream(
     case: StreamCase,
     *,
     epoch: int,
-    cuts: tuple[int | None, ...],
+    first_cut: int | None,
+    second_cut: int,
 ) -> StreamResume:
-    """Every rank's uninterrupted and resumed StatefulDataLoader, as the view the resume checks read."""
+    """Every rank's uninterrupted and resumed StatefulDataLoaders, as the view the resume checks read."""
     __tracebackhide__ = True  # failures point at the dataset, not the harness
-    scenario = ResumeStream(plug.spec, contract, case, workdir_root=layouts_root(), epoch=epoch, cuts=cuts)
+    scenario = ResumeStream(
+        plug.spec, contract, case, workdir_root=layouts_root(), epoch=epoch, first_cut=first_cut, second_cut=second_cut
+    )
     replies: list[ResumedRank] = ask(ranks, scenario)
     has_epoch = all(reply.has_set_epoch for reply in replies)
+    ended = first_cut is None  # checkpoint 1 was taken at the end of epoch e: the resumed epoch is e + 1
 
-    def view(at_epoch: int, per_rank: list[Batches]) -> StreamEpoch:
-        return stream_epoch(case.with_(epoch=at_epoch), per_rank, has_epoch)
+    def view(at_epoch: int, part: Callable[[ResumedRank], Batches]) -> StreamEpoch:
+        return stream_epoch(case.with_(epoch=at_epoch), [part(r) for r in replies], has_epoch)
 
-    ended = cuts[-1] is None  # the last checkpoint was taken at the epoch's end: nothing of it was left
-
-    def interrupted(reply: ResumedRank) -> Batches:
-        """Epoch e as the interrupted runs yielded it: the batches before every checkpoint, then the rest."""
-        rest = () if ended else reply.resumed[0]
-        return tuple(batch for part in (*reply.legs, rest) for batch in part)
+    def first(reply: ResumedRank) -> Batches:
+        return () if ended else reply.first  # an ended epoch e is not part of the resumed one
 
     return StreamResume(
-        cuts=cuts,
-        uninterrupted=(
-            view(epoch, [r.uninterrupted[0] for r in replies]),
-            view(epoch + 1, [r.uninterrupted[1] for r in replies]),
-        ),
-        interrupted=view(epoch, [interrupted(r) for r in replies]),
-        after=view(epoch + 1, [r.resumed[-1] for r in replies]),
+        first_cut=first_cut,
+        second_cut=second_cut,
+        uninterrupted=(view(epoch, lambda r: r.uninterrupted[0]), view(epoch + 1, lambda r: r.uninterrupted[1])),
+        resumed_once=view(epoch, lambda r: r.first if ended else r.first + r.resumed + r.resumed_rest),
+        resumed_twice=view(epoch + ended, lambda r: first(r) + r.resumed + r.resumed_again),
+        after=view(epoch + 1, lambda r: r.resumed + r.resumed_rest if ended else r.resumed_next),
         not_plain=next((r.not_plain for r in replies if r.not_plain), None),
         missing=replies[0].missing,
     )

@@ -21,24 +21,27 @@ def _batches(count: int) -> str:
     return f"{count} batch{'' if count == 1 else 'es'}"
 
 
-def cuts_text(run: StreamResume) -> str:
-    """``after 3 batches``, ``after 3 batches, then 2 more``, ``at the end`` (a rank with fewer
-    batches left checkpoints after its last one)."""
-    parts = ["at the end" if cut is None else _batches(cut) for cut in run.cuts]
-    first = parts[0] if run.cuts[0] is None else f"after {parts[0]}"
-    return ", then ".join([first, *(f"{part} more" for part in parts[1:])])
+_TRIP = "loader.state_dict() through torch.save and torch.load(weights_only=True)"
 
 
-def how(run: StreamResume) -> str:
-    """How the run was interrupted and resumed, for messages."""
+def resumed_once_text(run: StreamResume) -> str:
+    """How the run was checkpointed and resumed (a rank with fewer batches left checkpoints after its last one)."""
     e = run.epoch
-    again = ", and again from the resumed run" if len(run.cuts) > 1 else ""
-    resumed_epoch = e + 1 if run.cuts[-1] is None else e  # a run checkpointed at an epoch's end goes on with the next
+    if run.first_cut is None:
+        return (
+            f"checkpointed at the end of epoch {e} ({_TRIP}), resumed in a fresh dataset and StatefulDataLoader "
+            f"(load_state_dict(state), set_epoch({e + 1}))"
+        )
     return (
-        f"checkpointed {cuts_text(run)} of epoch {e}{again} (loader.state_dict() through torch.save and "
-        f"torch.load(weights_only=True), load_state_dict(state) into a fresh dataset and StatefulDataLoader, "
-        f"set_epoch({resumed_epoch}))"
+        f"checkpointed after {_batches(run.first_cut)} of epoch {e} ({_TRIP}), resumed in a fresh dataset and "
+        f"StatefulDataLoader (load_state_dict(state), set_epoch({e}))"
     )
+
+
+def resumed_twice_text(run: StreamResume) -> str:
+    """How the run was checkpointed and resumed twice."""
+    epoch = run.resumed_epoch.case.epoch
+    return f"{resumed_once_text(run)}, checkpointed again after {_batches(run.second_cut)} of epoch {epoch} and resumed again"
 
 
 def _first_difference(expected: tuple[np.ndarray, ...], got: tuple[np.ndarray, ...]) -> str:
@@ -94,21 +97,37 @@ def check_stateful(run: StreamResume, flag: str) -> list[Violation]:
     ]
 
 
-def check_resume_continues(run: StreamResume, flag: str = "stream_resume_continues") -> list[Violation]:
-    """The batches before the checkpoints and the resumed rest together are the uninterrupted
-    epoch, batch for batch (``stream_resumes_compose`` when there were two checkpoints)."""
+def check_resume_continues(run: StreamResume) -> list[Violation]:
+    """The batches before checkpoint 1 and the resumed run's rest of epoch e together are the
+    uninterrupted epoch, batch for batch."""
+    flag = "stream_resume_continues"
     return check_stateful(run, flag) or compare_epochs(
-        flag, run.uninterrupted[0], run.interrupted, f"{how(run)}, the epoch differs from the uninterrupted one"
+        flag,
+        run.uninterrupted[0],
+        run.resumed_once,
+        f"{resumed_once_text(run)}, epoch {run.epoch} differs from the uninterrupted one",
+    )
+
+
+def check_resumes_compose(run: StreamResume) -> list[Violation]:
+    """Resumed from checkpoint 2, taken by the resumed run: still the uninterrupted epoch."""
+    flag = "stream_resumes_compose"
+    return check_stateful(run, flag) or compare_epochs(
+        flag,
+        run.resumed_epoch,
+        run.resumed_twice,
+        f"{resumed_twice_text(run)}, epoch {run.resumed_epoch.case.epoch} differs from the uninterrupted one",
     )
 
 
 def check_epoch_after_resume(run: StreamResume) -> list[Violation]:
     """The epoch after the resumed one is the uninterrupted run's, batch for batch."""
-    return check_stateful(run, "stream_epoch_after_resume") or compare_epochs(
-        "stream_epoch_after_resume",
+    flag = "stream_epoch_after_resume"
+    return check_stateful(run, flag) or compare_epochs(
+        flag,
         run.uninterrupted[1],
         run.after,
-        f"{how(run)}, epoch {run.epoch + 1} of the resumed loader differs from the uninterrupted run's",
+        f"{resumed_once_text(run)}, epoch {run.epoch + 1} of the resumed loader differs from the uninterrupted run's",
     )
 
 
@@ -119,7 +138,7 @@ def check_plain_state(run: StreamResume) -> list[Violation]:
     return [
         Violation(
             "stream_plain_state",
-            f"{how(run)}: the loader's state does not load with torch.load(weights_only=True), as trainers load "
+            f"{resumed_twice_text(run)}: a state does not load with torch.load(weights_only=True), as trainers load "
             f"checkpoints ({run.not_plain}); the dataset's state_dict() must hold plain data: ints, floats, "
             f"strings, tensors, and lists, tuples and dicts of them",
         )

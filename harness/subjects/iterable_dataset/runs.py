@@ -29,18 +29,27 @@ class StreamEpoch:
 
 @dataclass(frozen=True)
 class StreamResume:
-    """A run interrupted by checkpoints of torchdata's StatefulDataLoader, beside the
-    uninterrupted one: epoch e and e + 1 of each (``resume.resume_stream``)."""
+    """A run checkpointed, resumed, checkpointed again and resumed again through torchdata's
+    StatefulDataLoader, beside the uninterrupted one (``resume.resume_stream``). The resumed
+    epoch is e, or e + 1 when checkpoint 1 was taken at the end of e."""
 
-    cuts: tuple[int | None, ...]  # batches taken before each checkpoint; None: the whole epoch
-    uninterrupted: tuple[StreamEpoch, StreamEpoch]
-    interrupted: StreamEpoch  # epoch e: the batches before every checkpoint, then the rest after the last resume
-    after: StreamEpoch  # epoch e + 1, read by the resumed loader
+    first_cut: int | None  # batches before checkpoint 1; None: the whole epoch e
+    second_cut: int  # batches after resuming it, before checkpoint 2
+    uninterrupted: tuple[StreamEpoch, StreamEpoch]  # epochs e and e + 1
+    resumed_once: StreamEpoch  # epoch e: the batches before checkpoint 1, then the resumed run's rest of it
+    resumed_twice: StreamEpoch  # the resumed epoch: checkpoint 2 resumed for its rest
+    after: StreamEpoch  # epoch e + 1 as the resumed run read it
     not_plain: str | None  # why a state could not go through torch.save/torch.load(weights_only=True)
     missing: tuple[str, ...] = ()  # Stateful methods the dataset lacks: nothing was read
 
     @property
     def epoch(self) -> int:
-        epoch = self.interrupted.case.epoch
+        """e: the epoch of checkpoint 1."""
+        epoch = self.uninterrupted[0].case.epoch
         assert epoch is not None
         return epoch
+
+    @property
+    def resumed_epoch(self) -> StreamEpoch:
+        """The uninterrupted run's reading of the resumed epoch."""
+        return self.uninterrupted[1] if self.first_cut is None else self.uninterrupted[0]
