@@ -60,7 +60,8 @@ def contract_named(text: str) -> Contract:
     known = subject_of(base).extensions
     unknown = [name for name in extension_names if name not in known]
     if unknown:
-        raise ValueError(f"{', '.join(map(repr, unknown))} is not an extension; write {CONTRACT_SYNTAX}")
+        of = f"an extension of {base_name!r} ({subject_of(base).name} contracts take {', '.join(known) or 'none'})"
+        raise ValueError(f"{', '.join(map(repr, unknown))} is not {of}; write {CONTRACT_SYNTAX}")
     if len(set(extension_names)) != len(extension_names):
         raise ValueError(f"an extension is named twice; write {CONTRACT_SYNTAX}")
     return compose(base, [known[name] for name in extension_names])
