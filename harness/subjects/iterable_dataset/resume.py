@@ -96,7 +96,7 @@ class ResumeStream(Scenario):
         # checkpointing at its last step does: asking for one more would end it (a first cut of None).
         ended = self.first_cut is None
         first_cut = None if ended else min(self.first_cut or 0, len(uninterrupted[0]))
-        first, state1, why1 = self._run_to_checkpoint(rank, None, e, first_cut)
+        first, state1, why1 = self._run_to_checkpoint(rank, e, first_cut)
 
         resumed_epoch = e + 1 if ended else e
         second_cut = min(self.second_cut, len(uninterrupted[resumed_epoch - e]) - len(() if ended else first))
@@ -127,11 +127,9 @@ class ResumeStream(Scenario):
             has_set_epoch(dataset),
         )
 
-    def _run_to_checkpoint(
-        self, rank: RankContext, state: Any, epoch: int, cut: int | None
-    ) -> tuple[Batches, Any, str | None]:
-        """A fresh run (resuming ``state``, if any): ``cut`` batches of ``epoch``, then its checkpoint."""
-        dataset, loader = self._fresh(rank, state)
+    def _run_to_checkpoint(self, rank: RankContext, epoch: int, cut: int | None) -> tuple[Batches, Any, str | None]:
+        """A fresh run: ``cut`` batches of ``epoch`` (``None``: all of it), then its checkpoint."""
+        dataset, loader = self._fresh(rank)
         set_epoch(rank, dataset, epoch)
         iterator = rank.call(f"in iter({self._text()})", partial(iter, loader), into_sampler=False)
         batches = self._read(rank, iterator, cut)
