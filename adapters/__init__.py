@@ -26,11 +26,15 @@ Streaming datasets are built by factories ``make(dataset_size, *, rank, world_si
     sampler_conformance.adapters.torch_iterable:docs_example              contract stream  (the PyTorch docs' example)
     sampler_conformance.adapters.hf_datasets:split_by_node                contract stream_exact
     sampler_conformance.adapters.webdataset_tar:split_by_node             contract stream
+    sampler_conformance.adapters.litdata_chunks:streaming_dataset         contract stream
 """
 
 from __future__ import annotations
 
+import fcntl
 import importlib
+import os
+from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
@@ -48,6 +52,17 @@ def require(module: str, distribution: str, adapter: str) -> ModuleType:
             f"{adapter} adapts a sampler from the PyPI package {distribution!r}, and importing "
             f"{module!r} failed ({exc}). Install it next to torch: pip install {distribution}"
         ) from exc
+
+
+def write_once(workdir: str, name: str, write: Callable[[], None]) -> None:
+    """Run ``write`` once per layout's workdir: the first rank process to take the lock
+    writes and leaves a mark named ``name``; the others wait for it, then find the files."""
+    with open(os.path.join(workdir, f"{name}.lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        mark = os.path.join(workdir, f"{name}.done")
+        if not os.path.exists(mark):
+            write()
+            open(mark, "w").close()
 
 
 def seeded_index_sampler(dataset: Any, shuffle: bool, seed: int) -> Any:

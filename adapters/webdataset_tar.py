@@ -20,33 +20,30 @@ starts from the main process's copy every epoch. A ``WebDataset`` has no ``set_e
 
 from __future__ import annotations
 
-import fcntl
 import io
 import os
 import tarfile
 from collections.abc import Sequence
 
-from . import require
+from . import require, write_once
 
 ADAPTER = f"{__name__}:split_by_node"
-DONE = "webdataset-shards.done"
 
 
 def _write_shards(workdir: str, shards: Sequence[range]) -> list[str]:
-    """The layout's tar files, written by the first rank to get the lock (the others wait for
-    it, then find them written)."""
+    """The layout's tar files, written once per layout (``write_once``)."""
     paths = [os.path.join(workdir, f"shard-{k:05d}.tar") for k in range(len(shards))]
-    with open(os.path.join(workdir, "webdataset.lock"), "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not os.path.exists(os.path.join(workdir, DONE)):
-            for path, shard in zip(paths, shards, strict=True):
-                with tarfile.open(path, "w") as tar:
-                    for i in shard:
-                        data = str(i).encode()
-                        member = tarfile.TarInfo(f"{i:08d}.id")
-                        member.size = len(data)
-                        tar.addfile(member, io.BytesIO(data))
-            open(os.path.join(workdir, DONE), "w").close()
+
+    def write() -> None:
+        for path, shard in zip(paths, shards, strict=True):
+            with tarfile.open(path, "w") as tar:
+                for i in shard:
+                    data = str(i).encode()
+                    member = tarfile.TarInfo(f"{i:08d}.id")
+                    member.size = len(data)
+                    tar.addfile(member, io.BytesIO(data))
+
+    write_once(workdir, "webdataset", write)
     return paths
 
 

@@ -10,7 +10,7 @@ import multiprocessing
 import pytest
 from torch.utils.data import DataLoader, IterableDataset, get_worker_info
 
-from sampler_conformance.adapters import SamplerPackageMissing, hf_datasets, webdataset_tar
+from sampler_conformance.adapters import SamplerPackageMissing, hf_datasets, litdata_chunks, webdataset_tar
 from sampler_conformance.execution.scenario import CallWatch, RankContext
 from sampler_conformance.subjects import GROUP_ONLY, REGISTRY, contract_named
 from sampler_conformance.subjects.iterable_dataset import SUBJECT
@@ -101,14 +101,22 @@ def test_a_dataset_given_as_a_file_reaches_real_loader_workers(pytester):
     assert run.statuses["exactly_once"] == "held", run.explain()
 
 
-@pytest.mark.parametrize(("adapter", "package"), [(hf_datasets, "datasets"), (webdataset_tar, "webdataset")])
-def test_a_missing_library_is_named_with_what_to_install(monkeypatch, tmp_path, adapter, package):
+@pytest.mark.parametrize(
+    ("factory", "package"),
+    [
+        (hf_datasets.split_by_node, "datasets"),
+        (webdataset_tar.split_by_node, "webdataset"),
+        (litdata_chunks.streaming_dataset, "litdata"),
+    ],
+)
+def test_a_missing_library_is_named_with_what_to_install(monkeypatch, tmp_path, factory, package):
     hide_packages(monkeypatch, (package,))
+    spec = f"{factory.__module__}:{factory.__name__}"
     with pytest.raises(SamplerPackageMissing) as raised:
-        plug = load_plug(f"{adapter.__name__}:split_by_node")
+        plug = load_plug(spec)
         plug.build(4, 0, 1, **StreamCase(dataset_size=4, world_size=1, shard_sizes=(4,)).factory_options(str(tmp_path)))
     assert f"pip install {package}" in str(raised.value)
-    assert f"{adapter.__name__}:split_by_node" in str(raised.value)
+    assert spec in str(raised.value)
 
 
 def test_every_known_bad_dataset_is_catalogued_with_its_bug():

@@ -190,6 +190,13 @@ ROWS = (
         "webdataset",
         "webdataset",
     ),
+    Row(
+        "StreamingDataset over chunks written by litdata's BinaryWriter",
+        "sampler_conformance.adapters.litdata_chunks:streaming_dataset",
+        "stream_truncated",
+        "litdata",
+        "litdata",
+    ),
 )
 
 

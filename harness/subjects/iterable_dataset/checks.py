@@ -20,6 +20,10 @@ from .runs import StreamEpoch
 # Below this many items two shuffled orders may coincide by chance (1/10! for a full
 # permutation of 10): the reshuffle tests draw datasets at least this large.
 MIN_COMPARABLE_ITEMS = 10
+# Epochs the reshuffle tests read. A shuffle with m equally likely orders gives the first
+# epoch's order to all the others with probability m**-(RESHUFFLE_EPOCHS - 1): 1/16 for a
+# shuffle of 2 shards and nothing else, 1/20,736 for m = 12, below 1e-8 for m >= 100.
+RESHUFFLE_EPOCHS = 5
 HANG = "the ranks with more batches wait in a collective the others never join, and DDP hangs"
 
 
@@ -226,18 +230,22 @@ def check_ranks_agree(epoch: StreamEpoch) -> list[Violation]:
 
 
 def check_reshuffles(epochs: Sequence[StreamEpoch]) -> list[Violation]:
-    """Two epochs of one dataset object, ``set_epoch`` called before each when it has one."""
-    first, second = epochs
-    a, b = (np.concatenate(e.observation.indices or [np.empty(0, np.int64)]) for e in (first, second))
-    if a.size < MIN_COMPARABLE_ITEMS or not np.array_equal(a, b):
+    """RESHUFFLE_EPOCHS epochs of one dataset object, ``set_epoch`` called before each when it
+    has one: not all in the first one's order. One repeat proves nothing: a shuffle of whole
+    shards may have few orders to give (litdata's, of 5 chunks, gave the same one to epochs 0
+    and 10, and 11 orders to epochs 0 to 11)."""
+    orders = [np.concatenate(e.observation.indices or [np.empty(0, np.int64)]) for e in epochs]
+    first = orders[0]
+    if first.size < MIN_COMPARABLE_ITEMS or any(not np.array_equal(first, other) for other in orders[1:]):
         return []
-    readers = f"read by {_readers(first.case)}"
-    if not first.has_set_epoch:
-        how = f"the dataset has no set_epoch(), and two epochs of it, {readers}, gave the same order"
+    readers = f"read by {_readers(epochs[0].case)}"
+    if not epochs[0].has_set_epoch:
+        how = f"the dataset has no set_epoch(), and {len(epochs)} epochs of it, {readers}, gave the same order"
     else:
-        how = f"set_epoch({first.case.epoch}) and set_epoch({second.case.epoch}) gave the same order, {readers}"
+        calls = ", ".join(f"set_epoch({e.case.epoch})" for e in epochs)
+        how = f"{calls} gave the same order, {readers}"
     return [
-        Violation("stream_reshuffles", f"{how} on every rank, with shuffle=True: {shorten(a)} (ranks concatenated)")
+        Violation("stream_reshuffles", f"{how} on every rank, with shuffle=True: {shorten(first)} (ranks concatenated)")
     ]
 
 
