@@ -96,13 +96,14 @@ class ResumeStream(Scenario):
         # checkpointing at its last step does: asking for one more would end it (a first cut of None).
         ended = self.first_cut is None
         first_cut = None if ended else min(self.first_cut or 0, len(uninterrupted[0]))
-        first, state1, why1 = self._run_to_checkpoint(rank, e, first_cut)
+        _, loader, iterator = self._started(rank, None, e)
+        first = self._read(rank, iterator, first_cut)
+        state1, why1 = self._checkpoint(rank, loader)
+        del iterator, loader  # the workers of the interrupted run stop here
 
         resumed_epoch = e + 1 if ended else e
         second_cut = min(self.second_cut, len(uninterrupted[resumed_epoch - e]) - len(() if ended else first))
-        dataset, loader = self._fresh(rank, state1)
-        set_epoch(rank, dataset, resumed_epoch)
-        iterator = rank.call(f"in iter({self._text()})", partial(iter, loader), into_sampler=False)
+        dataset, loader, iterator = self._started(rank, state1, resumed_epoch)
         resumed = self._read(rank, iterator, second_cut)
         state2, why2 = self._checkpoint(rank, loader)
         resumed_rest = self._read(rank, iterator, None)
@@ -112,9 +113,8 @@ class ResumeStream(Scenario):
             resumed_next = self._read(rank, loader, None)
         del iterator, loader  # the workers of the resumed run stop here
 
-        dataset, loader = self._fresh(rank, state2)
-        set_epoch(rank, dataset, resumed_epoch)
-        resumed_again = self._read(rank, loader, None)
+        dataset, loader, iterator = self._started(rank, state2, resumed_epoch)
+        resumed_again = self._read(rank, iterator, None)
         return ResumedRank(
             rank.rank,
             (uninterrupted[0], uninterrupted[1]),
@@ -127,15 +127,12 @@ class ResumeStream(Scenario):
             has_set_epoch(dataset),
         )
 
-    def _run_to_checkpoint(self, rank: RankContext, epoch: int, cut: int | None) -> tuple[Batches, Any, str | None]:
-        """A fresh run: ``cut`` batches of ``epoch`` (``None``: all of it), then its checkpoint."""
-        dataset, loader = self._fresh(rank)
+    def _started(self, rank: RankContext, state: Any, epoch: int) -> tuple[Any, Any, Any]:
+        """A fresh dataset and loader (given ``state``, if any), ``set_epoch(epoch)``, and the loader's iterator."""
+        dataset, loader = self._fresh(rank, state)
         set_epoch(rank, dataset, epoch)
         iterator = rank.call(f"in iter({self._text()})", partial(iter, loader), into_sampler=False)
-        batches = self._read(rank, iterator, cut)
-        checkpoint, why = self._checkpoint(rank, loader)
-        del iterator, loader  # its workers stop here
-        return batches, checkpoint, why
+        return dataset, loader, iterator
 
     def _checkpoint(self, rank: RankContext, loader: Any) -> tuple[Any, str | None]:
         """``loader.state_dict()`` after its trip through a checkpoint file, and why it could not make it, if so."""
