@@ -10,7 +10,13 @@ import multiprocessing
 import pytest
 from torch.utils.data import DataLoader, IterableDataset, get_worker_info
 
-from sampler_conformance.adapters import SamplerPackageMissing, hf_datasets, litdata_chunks, webdataset_tar
+from sampler_conformance.adapters import (
+    SamplerPackageMissing,
+    hf_datasets,
+    litdata_chunks,
+    mosaic_streaming,
+    webdataset_tar,
+)
 from sampler_conformance.execution.scenario import CallWatch, RankContext
 from sampler_conformance.subjects import GROUP_ONLY, REGISTRY, contract_named
 from sampler_conformance.subjects.iterable_dataset import SUBJECT
@@ -101,21 +107,46 @@ def test_a_dataset_given_as_a_file_reaches_real_loader_workers(pytester):
     assert run.statuses["exactly_once"] == "held", run.explain()
 
 
+GROUP_ONLY_STREAM = """
+import torch.distributed as dist
+
+from sampler_conformance.adapters.torch_iterable import make as reference
+
+
+def make(dataset_size, *, rank, world_size, seed, shuffle):
+    # Takes its rank from the process group, whatever it is told.
+    return reference(dataset_size, rank=dist.get_rank(), world_size=dist.get_world_size(), seed=seed, shuffle=shuffle)
+
+
+make.needs_process_group = True
+"""
+
+
+def test_a_dataset_that_takes_its_rank_from_the_group_is_judged_in_groups_saying_what_cannot_be(pytester):
+    pytester.makepyfile(group_only=GROUP_ONLY_STREAM)
+    spec = f"{pytester.path / 'group_only.py'}:make"
+    run = certify(pytester, spec, CONTRACT_OPTION, "--world-sizes=2", "-k", "agrees or exactly_once", paths=WHOLE_SUITE)
+    assert run.statuses["exactly_once"] == "held", run.explain()
+    assert run.statuses["stream_agrees"] == "not applicable", run.explain()
+    assert "a process cannot build another rank's dataset" in run.output, run.explain()
+
+
 @pytest.mark.parametrize(
-    ("factory", "package"),
+    ("factory", "module", "distribution"),
     [
-        (hf_datasets.split_by_node, "datasets"),
-        (webdataset_tar.split_by_node, "webdataset"),
-        (litdata_chunks.streaming_dataset, "litdata"),
+        (hf_datasets.split_by_node, "datasets", "datasets"),
+        (webdataset_tar.split_by_node, "webdataset", "webdataset"),
+        (litdata_chunks.streaming_dataset, "litdata", "litdata"),
+        (mosaic_streaming.streaming_dataset, "streaming", "mosaicml-streaming"),
     ],
 )
-def test_a_missing_library_is_named_with_what_to_install(monkeypatch, tmp_path, factory, package):
-    hide_packages(monkeypatch, (package,))
+def test_a_missing_library_is_named_with_what_to_install(monkeypatch, tmp_path, factory, module, distribution):
+    hide_packages(monkeypatch, (module,))
     spec = f"{factory.__module__}:{factory.__name__}"
     with pytest.raises(SamplerPackageMissing) as raised:
         plug = load_plug(spec)
         plug.build(4, 0, 1, **StreamCase(dataset_size=4, world_size=1, shard_sizes=(4,)).factory_options(str(tmp_path)))
-    assert f"pip install {package}" in str(raised.value)
+    assert f"pip install {distribution}" in str(raised.value)
     assert spec in str(raised.value)
 
 

@@ -1,5 +1,5 @@
 """The streaming dataset: a factory called in each rank as ``make(dataset_size, *, rank,
-world_size, seed, shuffle, num_shards, shards, workdir)``, returning that rank's
+world_size, seed, shuffle, num_shards, shards, batch_size, workdir)``, returning that rank's
 ``torch.utils.data.IterableDataset``, read through DataLoader workers the suite owns.
 
 Its plug, its cases and draws, how its items are read (``items``) and its epochs loaded

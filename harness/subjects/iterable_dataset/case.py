@@ -48,6 +48,7 @@ class StreamCase(Case):
             "shuffle": self.shuffle,
             "num_shards": len(self.shard_sizes),
             "shards": self.shards,
+            "batch_size": self.batch_size,
             "workdir": workdir,
         }
 

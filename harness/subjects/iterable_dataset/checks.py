@@ -176,7 +176,8 @@ def check_no_starved_worker(epoch: StreamEpoch) -> list[Violation]:
                 Violation(
                     "no_starved_worker",
                     f"{names} yielded nothing, although the layout has {len(case.shard_sizes)} shards, none empty, "
-                    f"for {case.streams} (rank, worker) pairs: idle workers cost throughput, and "
+                    f"and at least a batch of items for each of the {case.streams} (rank, worker) pairs: idle workers "
+                    f"cost throughput, and "
                     f"their share went to the others",
                 )
             ]

@@ -74,7 +74,9 @@ def draw_stream_case(
     group has the size it has). Options the factory lacks keep their defaults.
 
     ``divisible``: N a multiple of W x workers x batch_size, so the data fills every batch of
-    every (rank, worker) pair. ``fed``: at least one non-empty shard per pair."""
+    every (rank, worker) pair. ``fed``: at least one non-empty shard and one batch's worth of
+    items per pair (a dataset that deals whole batches to the workers, as mosaicml-streaming
+    does, rightly leaves a worker idle when there are fewer batches than workers)."""
     if world_size is None:
         world_size = data.draw(st.integers(1, MAX_SIMULATED_WORLD_SIZE), label="W (world size)")
     if num_workers is None:
@@ -85,7 +87,7 @@ def draw_stream_case(
         unit = streams * batch_size
         size = unit * data.draw(st.integers(0, max(max_dataset_size // unit, 1)), label="N / (W x workers x batch)")
     else:
-        least = max(min_dataset_size, streams if fed else 0)
+        least = max(min_dataset_size, streams * batch_size if fed else 0)
         most = max(max_dataset_size, least)
         edges = [
             n for n in (0, 1, streams - 1, streams, streams + 1, 2 * streams, 4 * streams + 3) if least <= n <= most

@@ -1,7 +1,7 @@
 """The plug: load the streaming dataset under test from a ``MODULE:ATTR`` spec.
 
 The spec names a factory called in each rank process (and, in-process, once per simulated
-rank): ``make(dataset_size, *, rank, world_size, seed, shuffle, num_shards, shards, workdir)``
+rank): ``make(dataset_size, *, rank, world_size, seed, shuffle, num_shards, shards, batch_size, workdir)``
 returns that rank's ``torch.utils.data.IterableDataset``. Only ``dataset_size``, ``rank`` and
 ``world_size`` are required; of the others the factory takes those it names (or all of them,
 with ``**kwargs``), and the invariants that need one it lacks are not applicable.
@@ -32,7 +32,7 @@ from ..specs import import_module, keyword_parameters, resolve_attribute, source
 DEFAULT_SPEC = "sampler_conformance.adapters.torch_iterable:make"
 REQUIRED_PARAMETERS = ("rank", "world_size")
 # Parameters a factory may lack; the invariants that need one are not applicable.
-OPTIONAL_PARAMETERS = ("seed", "shuffle", "num_shards", "shards", "workdir")
+OPTIONAL_PARAMETERS = ("seed", "shuffle", "num_shards", "shards", "batch_size", "workdir")
 SPEC_HELP = (
     "Give it as MODULE:ATTR, e.g. --sampler=sampler_conformance.adapters.torch_iterable:make "
     "or --sampler=path/to/my_dataset.py:make"
@@ -44,7 +44,7 @@ GROUP_ATTRIBUTE = "needs_process_group"
 # A factory may name the modules its dataset needs in DataLoader workers, as a tuple in this
 # attribute: every worker then starts with them imported, instead of importing them itself.
 WORKER_MODULES_ATTRIBUTE = "worker_modules"
-CONVENTION = "a factory called as make(dataset_size, *, rank, world_size, seed, shuffle, num_shards, shards, workdir)"
+CONVENTION = f"a factory called as make(dataset_size, *, {', '.join((*REQUIRED_PARAMETERS, *OPTIONAL_PARAMETERS))})"
 
 
 @dataclass(frozen=True, repr=False)
@@ -116,7 +116,7 @@ def _accepted_parameters(spec: str, factory: Callable[..., Any]) -> frozenset[st
         raise SpecError(
             f"--sampler={spec!r}: the factory does not accept the keyword argument(s) {', '.join(lacking)}. "
             f"The streaming-dataset contracts call {CONVENTION.removeprefix('a factory called as ')} in each rank, "
-            f"passing those of seed, shuffle, num_shards, shards and workdir it names; write a function that takes "
+            f"passing those of {', '.join(OPTIONAL_PARAMETERS)} it names; write a function that takes "
             f"them and returns the rank's IterableDataset (docs/streaming-datasets.md)."
         )
     return frozenset(p for p in OPTIONAL_PARAMETERS if p in keywords)
