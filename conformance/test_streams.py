@@ -116,6 +116,52 @@ def test_stream_agrees_across_processes(group, world_size, stream_plug, contract
     expect_holds(epoch.observation, check_ranks_agree(epoch))
 
 
+def _only_for_group_only(stream_plug) -> None:
+    """The in-process tests judge what a dataset does without workers, cheaply; a dataset that
+    takes its rank from the process group is read that way here instead."""
+    if not stream_plug.needs_process_group:
+        not_applicable("judged in-process (properties/test_streams.py); this test reads datasets judged only in groups")
+
+
+@pytest.mark.invariant("stream_deterministic")
+@round_trips
+@given(data=st.data())
+def test_stream_deterministic_in_groups(group, world_size, stream_plug, contract, data):
+    """Two fresh datasets for the same case, read the same way, yield the same stream on every rank."""
+    _only_for_group_only(stream_plug)
+    case = draw_stream_case(data, stream_plug, world_size=world_size, max_dataset_size=MAX_GROUP_DATASET_SIZE)
+    chosen = [data.draw(epochs(), label="epoch")]
+    (first,) = read_epochs(group, stream_plug, contract, case, chosen)
+    (second,) = read_epochs(group, stream_plug, contract, case, chosen, reading=1)
+    expect_holds(
+        second.observation,
+        check_same_stream(first, second, "stream_deterministic", "two datasets built alike and read alike differ"),
+    )
+
+
+@pytest.mark.invariant("stream_reshuffles")
+@round_trips
+@given(data=st.data())
+def test_stream_reshuffles_in_groups(group, world_size, stream_plug, contract, data):
+    """shuffle=True, RESHUFFLE_EPOCHS different epochs read without workers: not all in one order."""
+    _only_for_group_only(stream_plug)
+    requires_parameter(stream_plug, "shuffle")
+    case = draw_stream_case(
+        data,
+        stream_plug,
+        world_size=world_size,
+        num_workers=0,
+        shuffle=True,
+        min_dataset_size=MIN_COMPARABLE_ITEMS,
+        max_dataset_size=MAX_GROUP_DATASET_SIZE,
+    )
+    chosen = data.draw(
+        st.lists(epochs(), min_size=RESHUFFLE_EPOCHS, max_size=RESHUFFLE_EPOCHS, unique=True), label="epochs"
+    )
+    read = read_epochs(group, stream_plug, contract, case, chosen)
+    expect_holds(read[-1].observation, check_reshuffles(read))
+
+
 @pytest.mark.invariant("stream_reshuffles")
 @with_workers
 @given(data=st.data())

@@ -267,6 +267,16 @@ STREAMS_GROUP_BAD: dict[str, Rejection] = {
     f"{STREAMS_BAD_MODULE}:EpochInAttribute": Rejection(
         "test_epoch_reaches_persistent_workers", "epoch_reaches_workers"
     ),
+    # Datasets that take their rank from the group: only real groups can judge them.
+    f"{STREAMS_BAD_MODULE}:UnseededShuffleFromGroup": Rejection(
+        "test_stream_deterministic_in_groups",
+        "stream_deterministic",
+        {
+            "exactly_once": SHUFFLED_APART,
+            "epoch_reaches_workers": "every worker shuffles afresh, so fresh and persistent workers read different streams",
+        },
+    ),
+    f"{STREAMS_BAD_MODULE}:EpochIgnoredFromGroup": Rejection("test_stream_reshuffles_in_groups", "stream_reshuffles"),
 }
 # ...and the bugs of datasets that pad or drop to make the ranks' counts equal, certified
 # in-process under the contract their bug breaks.

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 import torch
+import torch.distributed as dist
 from torch.utils.data import get_worker_info
 
 from sampler_conformance.adapters.torch_iterable import PaddedRankWorkerSplit, RankWorkerSplit, cycled
@@ -141,6 +142,29 @@ class EpochIgnored(RankWorkerSplit):
         if not self.shuffle:
             return list(range(self.dataset_size))
         return torch.randperm(self.dataset_size, generator=torch.Generator().manual_seed(self.seed)).tolist()
+
+
+class _FromGroup:
+    """Takes its rank from the process group, whatever it is told, as mosaicml-streaming takes
+    it from the node: judged in real groups only (``needs_process_group``), where what the
+    in-process tests judge is read again without workers."""
+
+    needs_process_group = True
+
+    def __init__(self, dataset_size: int, rank: int, world_size: int, seed: int = 0, shuffle: bool = False) -> None:
+        super().__init__(dataset_size, dist.get_rank(), dist.get_world_size(), seed, shuffle)  # type: ignore[call-arg]
+
+
+class UnseededShuffleFromGroup(_FromGroup, UnseededShuffle):
+    """UnseededShuffle, taking its rank from the process group.
+
+    Rejected by: the same stream for the same seed and epoch."""
+
+
+class EpochIgnoredFromGroup(_FromGroup, EpochIgnored):
+    """EpochIgnored, taking its rank from the process group.
+
+    Rejected by: a new order after set_epoch."""
 
 
 class EpochInAttribute(RankWorkerSplit):

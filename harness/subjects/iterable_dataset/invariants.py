@@ -89,7 +89,7 @@ DECLARED: tuple[Invariant, ...] = (
         "unseeded shuffles, orders that depend on the process (webdataset #233)",
         f"{_BAD}:UnseededShuffle",
         proven_under=_STREAM,
-        where=Where.IN_PROCESS,
+        where=Where.BOTH,  # in groups for a dataset only they can judge (needs_process_group)
     ),
     Invariant(
         "stream_agrees",
