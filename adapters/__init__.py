@@ -25,6 +25,7 @@ Streaming datasets are built by factories ``make(dataset_size, *, rank, world_si
     sampler_conformance.adapters.torch_iterable:make_truncated            contract stream_truncated  (the reference)
     sampler_conformance.adapters.torch_iterable:docs_example              contract stream  (the PyTorch docs' example)
     sampler_conformance.adapters.hf_datasets:split_by_node                contract stream_exact
+    sampler_conformance.adapters.hf_datasets:arrow_files                  contract stream_exact
     sampler_conformance.adapters.webdataset_tar:split_by_node             contract stream
     sampler_conformance.adapters.litdata_chunks:streaming_dataset         contract stream_truncated
     sampler_conformance.adapters.mosaic_streaming:streaming_dataset       contract stream_padded     (real groups only)

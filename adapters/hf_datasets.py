@@ -10,13 +10,23 @@ shuffled list of shards is used on every node"), and moves to the next epoch wit
 dataset's own ``set_epoch``.
 Each item is ``{"id": i}``. DataLoader workers split each rank's shards among themselves
 (datasets' ``_iter_pytorch``).
+
+    sampler_conformance.adapters.hf_datasets:arrow_files     contract stream_exact
+
+``arrow_files`` streams the same layout from files: one Arrow IPC stream file per drawn
+shard in the suite's workdir (the format ``Dataset.save_to_disk`` writes, an empty shard a
+file of no rows), written once per layout and read with
+``load_dataset("arrow", data_files=..., split="train", streaming=True)``, then shuffled and
+split as above. (Parquet files are not used: datasets 5.2.0 refuses an empty one, and
+sleeps 5 s at the end of every shuffled epoch of them: docs/streaming-datasets.md.)
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator, Sequence
 
-from . import require
+from . import require, write_once
 
 ADAPTER = f"{__name__}:split_by_node"
 SHUFFLE_BUFFER = 64  # small against N, so that the buffer's reach shows in the order
@@ -43,3 +53,29 @@ def split_by_node(dataset_size, *, rank, world_size, seed, shuffle, shards):
 
 
 split_by_node.worker_modules = ("datasets",)  # type: ignore[attr-defined]
+
+
+def _write_arrow_files(workdir: str, shards: Sequence[range]) -> list[str]:
+    """The layout's Arrow stream files, written once per layout (``write_once``)."""
+    paths = [os.path.join(workdir, f"shard-{k:05d}.arrow") for k in range(len(shards))]
+
+    def write() -> None:
+        pyarrow = require("pyarrow", "datasets", ADAPTER)  # a dependency of datasets
+        for path, shard in zip(paths, shards, strict=True):
+            table = pyarrow.table({"id": pyarrow.array(shard, pyarrow.int64())})
+            with pyarrow.OSFile(path, "wb") as sink, pyarrow.ipc.new_stream(sink, table.schema) as writer:
+                writer.write_table(table)
+
+    write_once(workdir, "arrow", write)
+    return paths
+
+
+def arrow_files(dataset_size, *, rank, world_size, seed, shuffle, shards, workdir):
+    """``load_dataset("arrow", ..., streaming=True)`` over one file per drawn shard, split by node."""
+    datasets = require("datasets", "datasets", ADAPTER)
+    files = _write_arrow_files(workdir, shards)
+    dataset = datasets.load_dataset("arrow", data_files=files, split="train", streaming=True)
+    return _split(dataset, rank, world_size, seed, shuffle)
+
+
+arrow_files.worker_modules = ("datasets",)  # type: ignore[attr-defined]

@@ -14,6 +14,7 @@ from sampler_conformance.subjects.iterable_dataset.checks import (
     MIN_COMPARABLE_ITEMS,
     ONE_EPOCH,
     RESHUFFLE_EPOCHS,
+    check_deterministic,
     check_even_batches,
     check_no_starved_worker,
     check_ranks_agree,
@@ -29,7 +30,7 @@ from sampler_conformance.subjects.iterable_dataset.draws import (
     other_num_workers,
 )
 from sampler_conformance.subjects.iterable_dataset.fixtures import requires_parameter
-from sampler_conformance.subjects.iterable_dataset.scenarios import read_epochs
+from sampler_conformance.subjects.iterable_dataset.scenarios import read_epochs, read_twice
 
 from .examples import round_trips, with_workers
 
@@ -130,13 +131,8 @@ def test_stream_deterministic_in_groups(group, world_size, stream_plug, contract
     """Two fresh datasets for the same case, read the same way, yield the same stream on every rank."""
     _only_for_group_only(stream_plug)
     case = draw_stream_case(data, stream_plug, world_size=world_size, max_dataset_size=MAX_GROUP_DATASET_SIZE)
-    chosen = [data.draw(epochs(), label="epoch")]
-    (first,) = read_epochs(group, stream_plug, contract, case, chosen)
-    (second,) = read_epochs(group, stream_plug, contract, case, chosen, reading=1)
-    expect_holds(
-        second.observation,
-        check_same_stream(first, second, "stream_deterministic", "two datasets built alike and read alike differ"),
-    )
+    first, second = read_twice(group, stream_plug, contract, case, data.draw(epochs(), label="epoch"))
+    expect_holds(second.observation, check_deterministic(first, second))
 
 
 @pytest.mark.invariant("stream_reshuffles")

@@ -16,11 +16,11 @@ from sampler_conformance.subjects.iterable_dataset.checks import (
     MIN_COMPARABLE_ITEMS,
     ONE_EPOCH,
     RESHUFFLE_EPOCHS,
+    check_deterministic,
     check_even_batches,
     check_no_starved_worker,
     check_reshuffles,
     check_same_items,
-    check_same_stream,
 )
 from sampler_conformance.subjects.iterable_dataset.draws import (
     EDGE_SIZE,
@@ -29,7 +29,7 @@ from sampler_conformance.subjects.iterable_dataset.draws import (
     other_num_workers,
 )
 from sampler_conformance.subjects.iterable_dataset.fixtures import requires_parameter
-from sampler_conformance.subjects.iterable_dataset.scenarios import read_epochs
+from sampler_conformance.subjects.iterable_dataset.scenarios import read_epochs, read_twice
 
 
 @pytest.mark.invariant("stream_runs")
@@ -86,13 +86,8 @@ def test_same_items_any_workers(stream_plug, contract, data):
 def test_stream_deterministic(stream_plug, contract, data):
     """Two fresh datasets for the same case, read the same way, yield the same stream on every rank."""
     case = draw_stream_case(data, stream_plug)
-    chosen = [data.draw(epochs(), label="epoch")]
-    (first,) = read_epochs(SIMULATED, stream_plug, contract, case, chosen)
-    (second,) = read_epochs(SIMULATED, stream_plug, contract, case, chosen, reading=1)
-    expect_holds(
-        second.observation,
-        check_same_stream(first, second, "stream_deterministic", "two datasets built alike and read alike differ"),
-    )
+    first, second = read_twice(SIMULATED, stream_plug, contract, case, data.draw(epochs(), label="epoch"))
+    expect_holds(second.observation, check_deterministic(first, second))
 
 
 @pytest.mark.invariant("stream_reshuffles")

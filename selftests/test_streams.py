@@ -135,6 +135,7 @@ def test_a_dataset_that_takes_its_rank_from_the_group_is_judged_in_groups_saying
     ("factory", "module", "distribution"),
     [
         (hf_datasets.split_by_node, "datasets", "datasets"),
+        (hf_datasets.arrow_files, "datasets", "datasets"),
         (webdataset_tar.split_by_node, "webdataset", "webdataset"),
         (litdata_chunks.streaming_dataset, "litdata", "litdata"),
         (mosaic_streaming.streaming_dataset, "streaming", "mosaicml-streaming"),

@@ -184,6 +184,13 @@ ROWS = (
         for contract in ("stream_exact", "stream", "stream_exact+resumable")
     ),
     Row(
+        "split_dataset_by_node over Arrow files streamed with load_dataset",
+        "sampler_conformance.adapters.hf_datasets:arrow_files",
+        "stream_exact",
+        "datasets",
+        "datasets",
+    ),
+    Row(
         "WebDataset over tar shards, split_by_node",
         "sampler_conformance.adapters.webdataset_tar:split_by_node",
         "stream",

@@ -191,6 +191,10 @@ def check_same_stream(first: StreamEpoch, second: StreamEpoch, flag: str, what: 
     return []
 
 
+def check_deterministic(first: StreamEpoch, second: StreamEpoch) -> list[Violation]:
+    return check_same_stream(first, second, "stream_deterministic", "two datasets built alike and read alike differ")
+
+
 def check_same_items(first: StreamEpoch, second: StreamEpoch) -> list[Violation]:
     """The epoch's items, all ranks together, as a multiset: the same for both readings."""
     a, b = _item_counts(first), _item_counts(second)

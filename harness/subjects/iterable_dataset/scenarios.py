@@ -130,6 +130,17 @@ def read_epochs(
     )
 
 
+def read_twice(
+    ranks: Ranks, plug: StreamPlug, contract: StreamContract, case: StreamCase, epoch: int | None
+) -> tuple[StreamEpoch, StreamEpoch]:
+    """Two fresh datasets for the same case, each read once the same way (the second an
+    independent reading: another run of the training script)."""
+    __tracebackhide__ = True
+    (first,) = read_epochs(ranks, plug, contract, case, [epoch])
+    (second,) = read_epochs(ranks, plug, contract, case, [epoch], reading=1)
+    return first, second
+
+
 def stream_epoch(
     case: StreamCase, per_rank: Sequence[Sequence[Batch]], has_epoch: bool, counts: tuple[int, ...] | None = None
 ) -> StreamEpoch:
