@@ -1,0 +1,91 @@
+"""The frequency test behind the statistical invariants (harness/core/frequencies.py): its
+false-alarm rate is at most the one it is given, computed exactly on small cases, and it
+catches a distortion at the draws it asks for."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sampler_conformance.core.frequencies import (
+    FalseAlarmBudget,
+    detection_power,
+    draws_to_detect,
+    frequency_test,
+    kl_bernoulli,
+    two_sided_bound,
+)
+
+
+def _binomial_pmf(draws: int, probability: float) -> np.ndarray:
+    k = np.arange(draws + 1)
+    return np.array([math.comb(draws, int(j)) * probability**j * (1 - probability) ** (draws - j) for j in k])
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    draws=st.integers(1, 150),
+    probability=st.floats(0.001, 0.999),
+    alpha=st.floats(1e-9, 0.5),
+)
+def test_one_item_fails_by_chance_with_probability_at_most_alpha(draws, probability, alpha):
+    """Exactly, over every count: P(bound(X) <= alpha) <= alpha for X ~ Binomial(D, p)."""
+    pmf = _binomial_pmf(draws, probability)
+    flagged = np.array([two_sided_bound(k, draws, probability) <= alpha for k in range(draws + 1)])
+    assert pmf[flagged].sum() <= alpha * (1 + 1e-9)
+
+
+def test_a_conforming_sampler_fails_less_often_than_its_rate():
+    """2,000 multinomial draws of 20 unequal weights, 4,000 times, at a rate of 1%: the
+    Bonferroni-corrected bound is conservative, so fewer than 1% fail."""
+    rng = np.random.default_rng(0)
+    weights = np.arange(1, 21, dtype=float)
+    probabilities = weights / weights.sum()
+    runs, alpha = 4000, 0.01
+    failures = sum(
+        frequency_test(rng.multinomial(2000, probabilities), probabilities, alpha).fails for _ in range(runs)
+    )
+    assert failures < alpha * runs, failures
+
+
+def test_one_weight_doubled_among_100_is_caught_at_the_draws_the_test_asks_for():
+    alpha = FalseAlarmBudget(tests=200).per_test
+    declared = np.full(100, 0.01)
+    actual = np.full(100, 1.0)
+    actual[37] = 2.0
+    actual /= actual.sum()
+    draws = draws_to_detect(0.01, actual[37], 100, alpha)
+    assert detection_power(draws, 0.01, actual[37], 100, alpha) >= 0.999
+    rng = np.random.default_rng(1)
+    verdicts = [frequency_test(rng.multinomial(draws, actual), declared, alpha) for _ in range(50)]
+    assert all(v.fails and v.worst_item == 37 for v in verdicts), [v.describe() for v in verdicts if not v.fails]
+
+
+def test_items_of_probability_zero_are_left_to_their_own_invariant():
+    verdict = frequency_test([5, 5, 0], [0.5, 0.5, 0.0], 1e-6)
+    assert verdict.items_tested == 2 and not verdict.fails
+    assert frequency_test([0, 0], [0.5, 0.5], 1e-6).worst_item is None  # no draws: nothing to judge
+
+
+def test_the_verdict_says_what_was_tested():
+    verdict = frequency_test([90, 10], [0.5, 0.5], 1e-6)
+    assert verdict.fails and verdict.worst_item in (0, 1)
+    assert "100 draws" in verdict.describe() and "threshold of 5e-07" in verdict.describe()
+
+
+def test_kl_and_its_edges():
+    assert kl_bernoulli(0.5, 0.5) == 0.0
+    assert kl_bernoulli(1.0, 0.5) == pytest.approx(math.log(2))
+    assert kl_bernoulli(0.2, 0.0) == math.inf
+    assert two_sided_bound(0, 0, 0.3) == 1.0
+
+
+def test_bad_arguments_are_refused_saying_what_was_wrong():
+    with pytest.raises(ValueError, match="2 counts for 3 probabilities"):
+        frequency_test([1, 2], [0.2, 0.3, 0.5], 0.01)
+    with pytest.raises(ValueError, match="tests >= 1"):
+        FalseAlarmBudget(tests=0)
