@@ -29,6 +29,7 @@ from collections.abc import Iterator, Sequence
 from . import require, write_once
 
 ADAPTER = f"{__name__}:split_by_node"
+ARROW_ADAPTER = f"{__name__}:arrow_files"
 SHUFFLE_BUFFER = 64  # small against N, so that the buffer's reach shows in the order
 
 
@@ -38,8 +39,8 @@ def _items(shards: Sequence[range]) -> Iterator[dict[str, int]]:
             yield {"id": i}
 
 
-def _split(dataset, rank: int, world_size: int, seed: int, shuffle: bool):
-    split_dataset_by_node = require("datasets.distributed", "datasets", ADAPTER).split_dataset_by_node
+def _split(dataset, rank: int, world_size: int, seed: int, shuffle: bool, adapter: str = ADAPTER):
+    split_dataset_by_node = require("datasets.distributed", "datasets", adapter).split_dataset_by_node
     if shuffle:
         dataset = dataset.shuffle(seed=seed, buffer_size=SHUFFLE_BUFFER)
     return split_dataset_by_node(dataset, rank=rank, world_size=world_size)
@@ -60,7 +61,7 @@ def _write_arrow_files(workdir: str, shards: Sequence[range]) -> list[str]:
     paths = [os.path.join(workdir, f"shard-{k:05d}.arrow") for k in range(len(shards))]
 
     def write() -> None:
-        pyarrow = require("pyarrow", "datasets", ADAPTER)  # a dependency of datasets
+        pyarrow = require("pyarrow", "datasets", ARROW_ADAPTER)  # a dependency of datasets
         for path, shard in zip(paths, shards, strict=True):
             table = pyarrow.table({"id": pyarrow.array(shard, pyarrow.int64())})
             with pyarrow.OSFile(path, "wb") as sink, pyarrow.ipc.new_stream(sink, table.schema) as writer:
@@ -72,10 +73,10 @@ def _write_arrow_files(workdir: str, shards: Sequence[range]) -> list[str]:
 
 def arrow_files(dataset_size, *, rank, world_size, seed, shuffle, shards, workdir):
     """``load_dataset("arrow", ..., streaming=True)`` over one file per drawn shard, split by node."""
-    datasets = require("datasets", "datasets", ADAPTER)
+    datasets = require("datasets", "datasets", ARROW_ADAPTER)
     files = _write_arrow_files(workdir, shards)
     dataset = datasets.load_dataset("arrow", data_files=files, split="train", streaming=True)
-    return _split(dataset, rank, world_size, seed, shuffle)
+    return _split(dataset, rank, world_size, seed, shuffle, ARROW_ADAPTER)
 
 
 arrow_files.worker_modules = ("datasets",)  # type: ignore[attr-defined]

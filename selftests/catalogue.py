@@ -342,3 +342,29 @@ def property_table() -> str:
 
 if __name__ == "__main__":
     print(property_table())
+
+
+# The weighted samplers' bugs, certified under weighted by properties/ (selftests/test_weighted.py).
+WEIGHTED_BAD_MODULE = "selftests.corpus.weighted_bad"
+WEIGHTED_CONTRACT = "weighted"
+WEIGHTED_BAD: dict[str, Rejection] = {
+    f"{WEIGHTED_BAD_MODULE}:WithoutReplacement": Rejection("test_weighted_runs", "weighted_runs", crashes=True),
+    f"{WEIGHTED_BAD_MODULE}:TensorDraws": Rejection("test_weighted_epoch", "drawn_indices"),
+    f"{WEIGHTED_BAD_MODULE}:FlooredWeights": Rejection(
+        "test_weighted_epoch",
+        "zero_weight_never_drawn",
+        {"frequencies_match_weights": "the floor lifts the smallest positive weights too (weights spread over 10^6)"},
+    ),
+    f"{WEIGHTED_BAD_MODULE}:LenCountsEveryRank": Rejection("test_weighted_epoch", "draw_counts"),
+    f"{WEIGHTED_BAD_MODULE}:EveryRankSameStream": Rejection(
+        "test_ranks_draw_apart",
+        "ranks_draw_apart",
+        {"frequencies_match_weights": "W copies of n draws are not W x n draws: the counts stray W times as far"},
+    ),
+    f"{WEIGHTED_BAD_MODULE}:GlobalGenerator": Rejection("test_weighted_deterministic", "weighted_deterministic"),
+    f"{WEIGHTED_BAD_MODULE}:EpochNotPassedOn": Rejection("test_weighted_reshuffles", "weighted_reshuffles"),
+    f"{WEIGHTED_BAD_MODULE}:SeedIgnored": Rejection("test_weighted_seed_effective", "weighted_seed_effective"),
+    f"{WEIGHTED_BAD_MODULE}:PartitionWeighted": Rejection(
+        "test_frequencies_match_weights", "frequencies_match_weights"
+    ),
+}

@@ -28,6 +28,8 @@ from .catalogue import (
     STREAMS_EQUALIZING_BAD,
     STREAMS_GROUP_BAD,
     STREAMS_RESUME_BAD,
+    WEIGHTED_BAD,
+    WEIGHTED_CONTRACT,
 )
 from .suite_run import CONFORMANCE, PROPERTIES
 from .test_contracts import BAD, CONFORMANCE_BAD
@@ -59,6 +61,8 @@ def _proven() -> dict[tuple[str, str], set[str]]:
         proven[(spec, contract)] = rejection.failed
     for spec, rejection in STREAMS_RESUME_BAD.items():
         proven[(spec, STREAM_RESUMABLE_CONTRACT)] = rejection.failed
+    for spec, rejection in WEIGHTED_BAD.items():
+        proven[(spec, WEIGHTED_CONTRACT)] = rejection.failed
     return proven
 
 

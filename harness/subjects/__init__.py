@@ -1,7 +1,10 @@
 """Subjects: the kinds of thing under test, one folder each, and the registry of them.
 
 ``index_sampler``: an index sampler called the way DistributedSampler is.
-``iterable_dataset``: a streaming dataset, split across ranks and DataLoader workers. A kind is a folder here whose ``__init__`` declares its ``SUBJECT``
+``iterable_dataset``: a streaming dataset, split across ranks and DataLoader workers.
+``weighted_sampler``: a sampler drawing indices with replacement, by weight.
+
+A kind is a folder here whose ``__init__`` declares its ``SUBJECT``
 (``harness.core.subject.Subject``), and a line in ``SUBJECTS`` below. Loading this package
 enters every kind's invariants in the registry (``harness.core.invariants.REGISTRY``), and
 reads a contract's name (``BASE`` or ``BASE+EXTENSION``) across all kinds.
@@ -15,9 +18,11 @@ from sampler_conformance.core.contracts import Contract, compose
 from sampler_conformance.core.invariants import REGISTRY, Where, enter
 from sampler_conformance.core.subject import Subject
 
-from . import index_sampler, iterable_dataset
+from . import index_sampler, iterable_dataset, weighted_sampler
 
-SUBJECTS: dict[str, Subject] = {subject.name: subject for subject in (index_sampler.SUBJECT, iterable_dataset.SUBJECT)}
+SUBJECTS: dict[str, Subject] = {
+    subject.name: subject for subject in (index_sampler.SUBJECT, iterable_dataset.SUBJECT, weighted_sampler.SUBJECT)
+}
 DEFAULT_CONTRACT = "torch"
 
 for _subject in SUBJECTS.values():

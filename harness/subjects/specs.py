@@ -8,8 +8,9 @@ import importlib
 import inspect
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from sampler_conformance.core.subject import SpecError
 from sampler_conformance.execution.file_modules import NotAModule, is_file_module, load_file_module
@@ -130,3 +131,36 @@ def source_file(factory: Any, module: Any) -> str | None:
         except TypeError:
             continue
     return None
+
+
+@dataclass(frozen=True, repr=False)
+class FactoryPlug:
+    """A factory under test and the optional parameters of its subject's convention it takes
+    (``optional``): what the plugs of the factory subjects share."""
+
+    spec: str
+    factory: Callable[..., Any]
+    source_file: str | None
+    accepted: frozenset[str]
+    optional: ClassVar[tuple[str, ...]] = ()
+    called: ClassVar[str] = "factory"  # what the reasons call it: "the dataset factory"
+
+    def __repr__(self) -> str:  # short: Hypothesis prints it in every falsifying example
+        return f"{type(self).__name__}({self.spec!r})"
+
+    def _repr_pretty_(self, printer, cycle) -> None:  # the IPython protocol Hypothesis's printer follows
+        printer.text(repr(self))
+
+    def supports(self, parameter: str) -> bool:
+        return parameter in self.accepted
+
+    def missing_reason(self, parameter: str) -> str:
+        return f"the {self.called} has no `{parameter}` parameter"
+
+    @property
+    def missing(self) -> tuple[str, ...]:
+        return tuple(p for p in self.optional if p not in self.accepted)
+
+    @property
+    def is_factory(self) -> bool:
+        return not inspect.isclass(self.factory)

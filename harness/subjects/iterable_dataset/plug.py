@@ -18,16 +18,15 @@ mapping holding it under ``"id"``, or a tuple or list holding it first.
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from sampler_conformance.core.subject import SpecError
 from sampler_conformance.execution.file_modules import is_file_module
 
-from ..specs import import_module, keyword_parameters, resolve_attribute, source_file, split_spec
+from ..specs import FactoryPlug, import_module, keyword_parameters, resolve_attribute, source_file, split_spec
 
 DEFAULT_SPEC = "sampler_conformance.adapters.torch_iterable:make"
 REQUIRED_PARAMETERS = ("rank", "world_size")
@@ -48,37 +47,14 @@ CONVENTION = f"a factory called as make(dataset_size, *, {', '.join((*REQUIRED_P
 
 
 @dataclass(frozen=True, repr=False)
-class StreamPlug:
+class StreamPlug(FactoryPlug):
     """The dataset factory under test and the parameters it takes."""
 
-    spec: str
-    factory: Callable[..., Any]
-    source_file: str | None
-    accepted: frozenset[str]
     # The factory's module (a dotted name, or the path of its .py file) and those it names (WORKER_MODULES_ATTRIBUTE).
     worker_modules: tuple[str, ...] = ()
     needs_process_group: bool = False  # GROUP_ATTRIBUTE: in-process tests are not applicable
-
-    def __repr__(self) -> str:  # short: Hypothesis prints it in every falsifying example
-        return f"StreamPlug({self.spec!r})"
-
-    def _repr_pretty_(self, printer, cycle) -> None:  # the IPython protocol Hypothesis's printer follows
-        printer.text(repr(self))
-
-    def supports(self, parameter: str) -> bool:
-        return parameter in self.accepted
-
-    @staticmethod
-    def missing_reason(parameter: str) -> str:
-        return f"the dataset factory has no `{parameter}` parameter"
-
-    @property
-    def missing(self) -> tuple[str, ...]:
-        return tuple(p for p in OPTIONAL_PARAMETERS if p not in self.accepted)
-
-    @property
-    def is_factory(self) -> bool:
-        return not inspect.isclass(self.factory)
+    optional: ClassVar[tuple[str, ...]] = OPTIONAL_PARAMETERS
+    called: ClassVar[str] = "dataset factory"
 
     def build(self, dataset_size: int, rank: int, world_size: int, **options: Any) -> Any:
         """One rank's dataset; of ``options``, those the factory does not take are left out."""

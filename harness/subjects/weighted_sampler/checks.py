@@ -1,0 +1,107 @@
+"""The weighted sampler's checks: each reads the ranks' draws (``scenarios.DrawnEpoch``) and
+returns the violations of its invariant, worded for the user."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from sampler_conformance.core.evidence import Violation, shorten
+from sampler_conformance.core.frequencies import FrequencyVerdict, frequency_test
+
+from .runs import DrawnEpoch
+
+
+def _pooled_counts(epoch: DrawnEpoch) -> np.ndarray:
+    """How often every item was drawn, all ranks together (indices outside range(N) are drawn_indices')."""
+    size = epoch.case.dataset_size
+    drawn = np.concatenate(epoch.observation.indices) if epoch.observation.indices else np.empty(0, np.int64)
+    drawn = drawn[(drawn >= 0) & (drawn < size)]
+    return np.bincount(drawn, minlength=size)
+
+
+def check_in_range(epoch: DrawnEpoch) -> list[Violation]:
+    size = epoch.case.dataset_size
+    for rank, drawn in enumerate(epoch.observation.indices):
+        outside = drawn[(drawn < 0) | (drawn >= size)]
+        if outside.size:
+            return [Violation("drawn_indices", f"rank {rank} drew {shorten(outside)}, outside range(N={size})")]
+    return []
+
+
+def check_zero_weight(epoch: DrawnEpoch) -> list[Violation]:
+    zero = np.asarray(epoch.case.weights) == 0
+    for rank, drawn in enumerate(epoch.observation.indices):
+        inside = drawn[(drawn >= 0) & (drawn < zero.size)]
+        banned = np.unique(inside[zero[inside]])
+        if banned.size:
+            return [
+                Violation(
+                    "zero_weight_never_drawn",
+                    f"rank {rank} drew {shorten(banned)}, of weight 0: an item the weights exclude is trained on",
+                )
+            ]
+    return []
+
+
+def check_draw_counts(epoch: DrawnEpoch) -> list[Violation]:
+    expected = epoch.case.num_samples
+    for rank, (drawn, length) in enumerate(
+        zip(epoch.observation.indices, epoch.observation.reported_lengths, strict=True)
+    ):
+        if drawn.size != expected:
+            return [
+                Violation(
+                    "draw_counts",
+                    f"rank {rank} drew {drawn.size} indices where num_samples={expected}: ranks that run different "
+                    f"numbers of steps hang the job in a collective",
+                )
+            ]
+        if isinstance(length, int) and length != drawn.size:
+            return [Violation("draw_counts", f"rank {rank}: len() says {length}, but it drew {drawn.size} indices")]
+    return []
+
+
+def check_ranks_apart(epoch: DrawnEpoch) -> list[Violation]:
+    streams = epoch.observation.indices
+    if len(streams) > 1 and all(np.array_equal(streams[0], other) for other in streams[1:]):
+        return [
+            Violation(
+                "ranks_draw_apart",
+                f"all {len(streams)} ranks drew the same {streams[0].size} indices, {shorten(streams[0])}: "
+                f"each step trains on W copies of one batch",
+            )
+        ]
+    return []
+
+
+def check_same_stream(first: DrawnEpoch, second: DrawnEpoch, flag: str, what: str) -> list[Violation]:
+    for rank, (a, b) in enumerate(zip(first.observation.indices, second.observation.indices, strict=True)):
+        if not np.array_equal(a, b):
+            return [Violation(flag, f"{what}: rank {rank} drew {shorten(a)}, then {shorten(b)}")]
+    return []
+
+
+def check_streams_differ(first: DrawnEpoch, second: DrawnEpoch, flag: str, what: str) -> list[Violation]:
+    pairs = zip(first.observation.indices, second.observation.indices, strict=True)
+    if all(np.array_equal(a, b) for a, b in pairs):
+        return [
+            Violation(flag, f"{what}: every rank drew the same stream, rank 0 {shorten(first.observation.indices[0])}")
+        ]
+    return []
+
+
+def check_frequencies(epochs: Sequence[DrawnEpoch], alpha: float) -> tuple[list[Violation], FrequencyVerdict]:
+    """All ranks' draws of ``epochs`` together against the weights over the whole dataset, at
+    false-alarm rate ``alpha`` (``harness.core.frequencies``). Draws of items of weight 0 are
+    zero_weight_never_drawn's, and left out of the count."""
+    counts = sum(_pooled_counts(epoch) for epoch in epochs)
+    probabilities = epochs[0].case.probabilities
+    counts = np.where(probabilities > 0, counts, 0)
+    verdict = frequency_test(counts, probabilities, alpha)
+    if not verdict.fails:
+        return [], verdict
+    return [
+        Violation("frequencies_match_weights", f"the draws do not follow the weights: {verdict.describe()}")
+    ], verdict

@@ -1,0 +1,49 @@
+"""The weighted sampler's contracts.
+
+``weighted`` is what a distributed weighted sampler owes a training loop when the weights
+describe the whole dataset (catalyst's and Lightning's ``DistributedSamplerWrapper`` around a
+``WeightedRandomSampler``, torchdata's weighted mixing): each rank draws ``num_samples``
+indices per epoch, with replacement; the draws of all ranks together are draws of item ``i``
+with probability ``w_i / sum(w)``; an item of weight 0 is never drawn; the ranks draw
+different streams; the stream is a function of the seed and the epoch, and changes with
+either.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from sampler_conformance.core.contracts import Contract
+
+
+@dataclass(frozen=True, repr=False)
+class WeightedContract(Contract):
+    subject: ClassVar[str] = "weighted_sampler"
+
+
+WEIGHTED = WeightedContract(
+    name="weighted",
+    family="weighted sampler",
+    description=(
+        "each rank draws num_samples indices per epoch with replacement; all ranks' draws together follow the "
+        "weights over the whole dataset (statistical, false alarm at most 1e-6 per certification); weight 0 "
+        "never drawn; the ranks' streams differ; set by the seed and the epoch, and changed by either"
+    ),
+    flags=frozenset(
+        {
+            "weighted_runs",
+            "drawn_indices",
+            "zero_weight_never_drawn",
+            "draw_counts",
+            "ranks_draw_apart",
+            "weighted_deterministic",
+            "weighted_reshuffles",
+            "weighted_seed_effective",
+            "frequencies_match_weights",
+        }
+    ),
+    reference="sampler_conformance.adapters.torch_weighted:make",
+)
+
+CONTRACTS: dict[str, WeightedContract] = {WEIGHTED.name: WEIGHTED}

@@ -1,0 +1,82 @@
+"""Hypothesis strategies for weighted cases: weights (equal, skewed, with zeros and ties, one
+heavy item), world sizes, draws per rank, seeds and epochs. Every draw is labelled."""
+
+from __future__ import annotations
+
+import math
+
+from hypothesis import strategies as st
+
+from .case import WeightedCase
+from .plug import WeightedPlug
+
+MAX_DATASET_SIZE = 100  # the frequency test's power is stated up to here (docs/statistical-invariants.md)
+MAX_SIMULATED_WORLD_SIZE = 8
+MAX_NUM_SAMPLES = 64
+SEED_LIMIT = 2**32
+
+
+def epochs() -> st.SearchStrategy[int]:
+    return st.one_of(st.integers(0, 10), st.integers(0, 2**31 - 1))
+
+
+@st.composite
+def weight_vectors(draw: st.DrawFn, size: int, zeros: bool = True) -> tuple[float, ...]:
+    """``size`` weights, at least one positive: equal, small integers (ties), spread over
+    orders of magnitude, or one heavy item; some set to 0 when ``zeros``."""
+    shape = draw(st.sampled_from(["equal", "integers", "spread", "one heavy"]), label="weights")
+    if shape == "equal":
+        weights = [1.0] * size
+    elif shape == "integers":
+        weights = [float(w) for w in draw(st.lists(st.integers(1, 5), min_size=size, max_size=size), label="ints")]
+    elif shape == "spread":
+        exponents = draw(st.lists(st.integers(-3, 3), min_size=size, max_size=size), label="powers of 10")
+        weights = [10.0**e for e in exponents]
+    else:
+        heavy = draw(st.integers(0, size - 1), label="heavy item")
+        weights = [100.0 if i == heavy else 1.0 for i in range(size)]
+    if zeros and size > 1:
+        zeroed = draw(st.sets(st.integers(0, size - 1), max_size=size - 1), label="weights set to 0")
+        weights = [0.0 if i in zeroed else w for i, w in enumerate(weights)]
+    return tuple(weights)
+
+
+def draw_weighted_case(
+    data: st.DataObject,
+    plug: WeightedPlug,
+    *,
+    world_size: int | None = None,
+    min_dataset_size: int = 1,
+    num_samples: int | None = None,
+    zeros: bool = True,
+) -> WeightedCase:
+    """Draw one case for ``plug``; a value given fixes that field."""
+    if world_size is None:
+        world_size = data.draw(st.integers(1, MAX_SIMULATED_WORLD_SIZE), label="W (world size)")
+    size = data.draw(st.integers(min_dataset_size, MAX_DATASET_SIZE), label="N (dataset size)")
+    weights = data.draw(weight_vectors(size, zeros), label="weights")
+    if num_samples is None:
+        num_samples = data.draw(st.integers(0, MAX_NUM_SAMPLES), label="num_samples (per rank)")
+    seed = data.draw(st.one_of(st.sampled_from([0, 1, SEED_LIMIT - 1]), st.integers(0, SEED_LIMIT - 1)), label="seed")
+    return WeightedCase(
+        dataset_size=size,
+        world_size=world_size,
+        seed=seed if plug.supports("seed") else 0,
+        weights=weights,
+        num_samples=num_samples,
+    )
+
+
+# Two independent streams of n draws are equal with probability (sum p_i^2)^n: the checks that
+# streams differ judge only streams long enough to make that at most this (a conforming
+# sampler then fails them by chance with probability below 1e-12 per example).
+SAME_BY_CHANCE = 1e-12
+
+
+def draws_for_distinct_streams(probabilities) -> int | None:
+    """The draws per stream at which two independent streams are equal with probability at
+    most SAME_BY_CHANCE; None when one item carries all the weight (every stream is the same)."""
+    collision = float(sum(p * p for p in probabilities))
+    if collision >= 1.0 - 1e-12:
+        return None
+    return math.ceil(math.log(SAME_BY_CHANCE) / math.log(collision))

@@ -1,0 +1,64 @@
+"""The plug: load the weighted sampler under test from a ``MODULE:ATTR`` spec.
+
+The spec names a factory (or a class) called once per rank: ``make(weights, *, num_replicas,
+rank, num_samples, seed)`` returns that rank's sampler, an iterable of indices that may have
+``set_epoch(epoch)`` and ``__len__``. ``weights`` is a list of floats, one per item, some 0;
+``num_samples`` is how many indices the rank draws per epoch. ``seed`` is optional: the
+invariants that need it are not applicable to a factory without one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from sampler_conformance.core.subject import SpecError
+
+from ..specs import FactoryPlug, import_module, keyword_parameters, resolve_attribute, source_file, split_spec
+
+DEFAULT_SPEC = "sampler_conformance.adapters.torch_weighted:make"
+REQUIRED_PARAMETERS = ("num_replicas", "rank", "num_samples")
+OPTIONAL_PARAMETERS = ("seed",)
+SPEC_HELP = (
+    "Give it as MODULE:ATTR, e.g. --sampler=sampler_conformance.adapters.torch_weighted:make "
+    "or --sampler=path/to/my_sampler.py:make"
+)
+CONVENTION = f"a factory called as make(weights, *, {', '.join((*REQUIRED_PARAMETERS, *OPTIONAL_PARAMETERS))})"
+
+
+@dataclass(frozen=True, repr=False)
+class WeightedPlug(FactoryPlug):
+    """The weighted sampler factory under test and the parameters it takes."""
+
+    worker_modules: tuple[str, ...] = ()  # no DataLoader workers read it
+    needs_process_group: bool = False
+    optional: ClassVar[tuple[str, ...]] = OPTIONAL_PARAMETERS
+    called: ClassVar[str] = "sampler factory"
+
+    def build(self, weights: list[float], rank: int, world_size: int, **options: Any) -> Any:
+        """One rank's sampler; of ``options``, those the factory does not take are left out."""
+        taken = (*REQUIRED_PARAMETERS, *self.accepted)
+        kwargs = {name: value for name, value in options.items() if name in taken}
+        return self.factory(weights, num_replicas=world_size, rank=rank, **kwargs)
+
+
+def load_plug(spec: str) -> WeightedPlug:
+    """Resolve ``spec`` to a :class:`WeightedPlug`, or raise :class:`SpecError`."""
+    module_part, attr_part = split_spec(spec, SPEC_HELP)
+    module = import_module(spec, module_part, SPEC_HELP)
+    factory = resolve_attribute(spec, module, attr_part, CONVENTION)
+    keywords = keyword_parameters(factory)
+    if keywords is not None:
+        lacking = [p for p in REQUIRED_PARAMETERS if p not in keywords]
+        if lacking:
+            raise SpecError(
+                f"--sampler={spec!r}: the factory does not accept the keyword argument(s) {', '.join(lacking)}. "
+                f"The weighted contracts call {CONVENTION.removeprefix('a factory called as ')} in each rank; "
+                f"write a function that takes them and returns the rank's sampler (docs/weighted-samplers.md)."
+            )
+    accepted = (
+        frozenset(OPTIONAL_PARAMETERS)
+        if keywords is None
+        else frozenset(p for p in OPTIONAL_PARAMETERS if p in keywords)
+    )
+    return WeightedPlug(spec, factory, source_file(factory, module), accepted)

@@ -1,0 +1,113 @@
+"""The weighted sampler's scenario: what a rank does with its sampler for one request.
+
+``ReadDraws`` builds the rank's sampler (``make(weights, num_replicas=W, rank=r, ...)``), then
+reads the epochs asked for, ``set_epoch(e)`` before each when it has one, as a training loop
+does; ``reading`` asks for an independent second reading (``ask`` runs each distinct request
+once per session).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import partial
+from itertools import islice
+from typing import Any
+
+import numpy as np
+
+from sampler_conformance.core.case import Observation, ReportedLength
+from sampler_conformance.execution.scenario import BadItems, RankContext, Ranks, Scenario, ask
+
+from ..index_sampler.reading import BadIndex, as_index_array, reported_len
+from .case import WeightedCase
+from .contracts import WeightedContract
+from .plug import WeightedPlug, load_plug
+from .runs import DrawnEpoch
+
+
+class BadDraw(BadItems):
+    """A draw that is not an int index, or more draws than the bound allows."""
+
+    flag = "drawn_indices"
+
+
+def read_limit(num_samples: int) -> int:
+    """Draws one rank may yield in an epoch before it counts as never stopping."""
+    return 4 * num_samples + 64
+
+
+def read_draws(sampler: Any, limit: int) -> np.ndarray:
+    """One epoch of ``sampler`` as int64 indices; :class:`BadDraw` for anything else."""
+    __tracebackhide__ = True  # failures point at the sampler, not the harness
+    items = list(islice(iter(sampler), limit + 1))
+    if len(items) > limit:
+        raise BadDraw(f"yielded more than {limit} indices in one epoch without stopping (an epoch must end)")
+    try:
+        return as_index_array(items)
+    except BadIndex as exc:  # the index sampler's words, charged to this subject's flag
+        raise BadDraw(str(exc)) from None
+
+
+@dataclass(frozen=True)
+class RankDraws:
+    rank: int
+    epochs: tuple[tuple[np.ndarray, ReportedLength], ...]  # per epoch: the draws, then len()
+    has_set_epoch: bool
+
+
+def has_set_epoch(sampler: Any) -> bool:
+    return callable(getattr(sampler, "set_epoch", None))
+
+
+@dataclass(frozen=True)
+class ReadDraws(Scenario):
+    contract: WeightedContract
+    case: WeightedCase
+    epochs: tuple[int | None, ...] = (None,)
+    reading: int = 0
+
+    def load(self) -> WeightedPlug:
+        return load_plug(self.spec)
+
+    def run(self, rank: RankContext) -> RankDraws:
+        case = self.case
+        plug: WeightedPlug = rank.plug
+        sampler = rank.call(
+            f"in make(weights, num_replicas={case.world_size}, rank={rank.rank}, ...)",
+            lambda: plug.build(list(case.weights), rank.rank, case.world_size, **case.sampler_options()),
+        )
+        readings = []
+        for epoch in self.epochs:
+            rank.epoch = epoch
+            if epoch is not None and has_set_epoch(sampler):
+                rank.call(f"in set_epoch({epoch})", partial(sampler.set_epoch, epoch))
+            draws = rank.call("while iterating", lambda: read_draws(sampler, read_limit(case.num_samples)))
+            readings.append((draws, reported_len(sampler, "in __len__", rank.call)))
+        return RankDraws(rank.rank, tuple(readings), has_set_epoch(sampler))
+
+
+def read_epochs(
+    ranks: Ranks,
+    plug: WeightedPlug,
+    contract: WeightedContract,
+    case: WeightedCase,
+    epochs: Sequence[int | None] = (None,),
+    *,
+    reading: int = 0,
+) -> tuple[DrawnEpoch, ...]:
+    """Every rank's draws of ``epochs`` of ``case``, one DrawnEpoch per epoch."""
+    __tracebackhide__ = True  # failures point at the sampler, not the harness
+    replies: list[RankDraws] = ask(ranks, ReadDraws(plug.spec, contract, case, tuple(epochs), reading))
+    has_epoch = all(reply.has_set_epoch for reply in replies)
+    return tuple(
+        DrawnEpoch(
+            Observation(
+                case.with_(epoch=epoch),
+                tuple(reply.epochs[k][0] for reply in replies),
+                tuple(reply.epochs[k][1] for reply in replies),
+            ),
+            has_epoch,
+        )
+        for k, epoch in enumerate(epochs)
+    )

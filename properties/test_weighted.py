@@ -1,0 +1,141 @@
+"""The weighted sampler's invariants, in-process: every simulated rank's sampler built for the
+drawn weights, ``set_epoch`` before each epoch, its draws read and judged together."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sampler_conformance.core.evidence import expect_holds
+from sampler_conformance.core.frequencies import FalseAlarmBudget
+from sampler_conformance.execution.simulator import SIMULATED
+from sampler_conformance.pytest_plugin.crashes import judge_only_if
+from sampler_conformance.subjects.weighted_sampler.checks import (
+    check_draw_counts,
+    check_frequencies,
+    check_in_range,
+    check_ranks_apart,
+    check_same_stream,
+    check_streams_differ,
+    check_zero_weight,
+)
+from sampler_conformance.subjects.weighted_sampler.draws import (
+    MAX_SIMULATED_WORLD_SIZE,
+    SEED_LIMIT,
+    draw_weighted_case,
+    draws_for_distinct_streams,
+    epochs,
+)
+from sampler_conformance.subjects.weighted_sampler.fixtures import requires_parameter
+from sampler_conformance.subjects.weighted_sampler.scenarios import read_epochs
+
+# What one epoch shows, each by its check.
+ONE_EPOCH = {
+    "drawn_indices": check_in_range,
+    "zero_weight_never_drawn": check_zero_weight,
+    "draw_counts": check_draw_counts,
+}
+# Streams compared for a difference are at least this long, and at most this: a case whose
+# weights need more to tell two streams apart (nearly all weight on one item) is not judged.
+MAX_COMPARED_DRAWS = 4096
+# All ranks' draws of one epoch, together, in the frequency test: enough to catch one weight
+# of 100 doubled with probability 0.999 at the budget below (docs/statistical-invariants.md).
+FREQUENCY_DRAWS = 16384
+
+
+def _comparable(data, weighted_plug, **fixed):
+    """A case whose streams are long enough that two independent ones differ but by a chance below 1e-12."""
+    case = draw_weighted_case(data, weighted_plug, min_dataset_size=2, **fixed)
+    needed = draws_for_distinct_streams(case.probabilities)
+    judge_only_if(needed is not None and needed <= MAX_COMPARED_DRAWS)
+    assert needed is not None
+    return case.with_(num_samples=max(case.num_samples, needed))
+
+
+@pytest.mark.invariant("weighted_runs")
+@given(data=st.data())
+def test_weighted_runs(weighted_plug, contract, data):
+    """One item or a hundred, no draws or many, more ranks than items: each epoch ends without raising."""
+    case = draw_weighted_case(data, weighted_plug)
+    (epoch,) = read_epochs(SIMULATED, weighted_plug, contract, case, [data.draw(epochs(), label="epoch")])
+    expect_holds(epoch.observation, [])
+
+
+@pytest.mark.parametrize("flag", [pytest.param(f, marks=pytest.mark.invariant(f), id=f) for f in ONE_EPOCH])
+@given(data=st.data())
+def test_weighted_epoch(weighted_plug, contract, flag, data):
+    """One epoch of every rank."""
+    case = draw_weighted_case(data, weighted_plug)
+    (epoch,) = read_epochs(SIMULATED, weighted_plug, contract, case, [data.draw(epochs(), label="epoch")])
+    expect_holds(epoch.observation, ONE_EPOCH[flag](epoch))
+
+
+@pytest.mark.invariant("ranks_draw_apart")
+@given(data=st.data())
+def test_ranks_draw_apart(weighted_plug, contract, data):
+    """W >= 2: the ranks' streams of one epoch are not all the same."""
+    world_size = data.draw(st.integers(2, MAX_SIMULATED_WORLD_SIZE), label="W (world size)")
+    case = _comparable(data, weighted_plug, world_size=world_size)
+    (epoch,) = read_epochs(SIMULATED, weighted_plug, contract, case, [data.draw(epochs(), label="epoch")])
+    expect_holds(epoch.observation, check_ranks_apart(epoch))
+
+
+@pytest.mark.invariant("weighted_deterministic")
+@given(data=st.data())
+def test_weighted_deterministic(weighted_plug, contract, data):
+    """Two samplers built alike, read at the same epoch, draw the same streams."""
+    requires_parameter(weighted_plug, "seed")
+    case = draw_weighted_case(data, weighted_plug)
+    chosen = [data.draw(epochs(), label="epoch")]
+    (first,) = read_epochs(SIMULATED, weighted_plug, contract, case, chosen)
+    (second,) = read_epochs(SIMULATED, weighted_plug, contract, case, chosen, reading=1)
+    expect_holds(
+        second.observation,
+        check_same_stream(first, second, "weighted_deterministic", "two samplers built alike and read alike differ"),
+    )
+
+
+@pytest.mark.invariant("weighted_reshuffles")
+@given(data=st.data())
+def test_weighted_reshuffles(weighted_plug, contract, data):
+    """One sampler per rank, set_epoch before each of two epochs: the streams differ."""
+    case = _comparable(data, weighted_plug)
+    chosen = data.draw(st.lists(epochs(), min_size=2, max_size=2, unique=True), label="epochs")
+    first, second = read_epochs(SIMULATED, weighted_plug, contract, case, chosen)
+    how = (
+        f"set_epoch({chosen[0]}) then set_epoch({chosen[1]})"
+        if first.has_set_epoch
+        else f"the sampler has no set_epoch(), and two epochs of it, {chosen[0]} and {chosen[1]}"
+    )
+    expect_holds(second.observation, check_streams_differ(first, second, "weighted_reshuffles", how))
+
+
+@pytest.mark.invariant("weighted_seed_effective")
+@given(data=st.data())
+def test_weighted_seed_effective(weighted_plug, contract, data):
+    """Two samplers built with different seeds, read at the same epoch: the streams differ."""
+    requires_parameter(weighted_plug, "seed")
+    case = _comparable(data, weighted_plug)
+    other = data.draw(st.integers(0, SEED_LIMIT - 1).filter(lambda s: s != case.seed), label="other seed")
+    chosen = [data.draw(epochs(), label="epoch")]
+    (first,) = read_epochs(SIMULATED, weighted_plug, contract, case, chosen)
+    (second,) = read_epochs(SIMULATED, weighted_plug, contract, case.with_(seed=other), chosen)
+    expect_holds(
+        second.observation,
+        check_streams_differ(first, second, "weighted_seed_effective", f"seeds {case.seed} and {other}"),
+    )
+
+
+@pytest.mark.invariant("frequencies_match_weights")
+@given(data=st.data())
+def test_frequencies_match_weights(weighted_plug, contract, data):
+    """All ranks' draws of one epoch together (FREQUENCY_DRAWS of them) follow the weights over
+    the whole dataset. This test's examples share the certification's false-alarm budget
+    (harness.core.frequencies): a conforming sampler fails it by chance with probability at
+    most 1e-6."""
+    world_size = data.draw(st.integers(1, MAX_SIMULATED_WORLD_SIZE), label="W (world size)")
+    case = draw_weighted_case(data, weighted_plug, world_size=world_size, num_samples=-(-FREQUENCY_DRAWS // world_size))
+    epoch = read_epochs(SIMULATED, weighted_plug, contract, case, [data.draw(epochs(), label="epoch")])
+    violations, _ = check_frequencies(epoch, FalseAlarmBudget(tests=settings().max_examples).per_test)
+    expect_holds(epoch[0].observation, violations)
