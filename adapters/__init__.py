@@ -17,6 +17,12 @@ what to ``pip install``.
     sampler_conformance.adapters.accelerate:SkipFirstBatchesResume        contract batch+resumable  (skip_first_batches)
     sampler_conformance.adapters.torch_elastic:ElasticDistributedSampler  contract torch+elastic    (start_index)
 
+Weighted samplers are built by factories ``make(weights, *, num_replicas, rank, num_samples, seed)``
+(docs/weighted-samplers.md):
+
+    sampler_conformance.adapters.torch_weighted:make                      contract weighted  (the reference)
+    sampler_conformance.adapters.lightning:WeightedDistributedSamplerWrapper  contract weighted
+
 Streaming datasets are built by factories ``make(dataset_size, *, rank, world_size, ...)``
 (docs/streaming-datasets.md):
 

@@ -4,6 +4,10 @@
   DistributedSampler over the positions of another sampler's output, used for custom
   samplers. Built here as the Trainer builds it (shuffle and seed forwarded) around what
   a user's DataLoader holds: a seeded RandomSampler, or a SequentialSampler.
+- ``WeightedDistributedSamplerWrapper``, contract ``weighted``: the same wrapper around a
+  ``WeightedRandomSampler`` (with replacement, on a generator seeded with the seed), as users
+  give the Trainer a weighted sampler: every rank draws the same ``num_samples x W``
+  indices, and the wrapper deals their positions to the ranks.
 - ``UnrepeatedDistributedSampler``, contract ``partition``: the Trainer's sampler for
   prediction, documented as "doesn't repeat data, ... off-by-one" per rank.
 """
@@ -38,6 +42,22 @@ def DistributedSamplerWrapper(
         seed=seed,
         drop_last=drop_last,
     )
+
+
+def WeightedDistributedSamplerWrapper(
+    weights: Any, *, num_replicas: int, rank: int, num_samples: int, seed: int = 0
+) -> Any:
+    import torch
+    from torch.utils.data import WeightedRandomSampler
+
+    fabric = require(
+        "lightning_fabric.utilities.distributed",
+        DISTRIBUTION,
+        "sampler_conformance.adapters.lightning:WeightedDistributedSamplerWrapper",
+    )
+    generator = torch.Generator().manual_seed(seed)
+    inner = WeightedRandomSampler(weights, num_samples * num_replicas, replacement=True, generator=generator)
+    return fabric.DistributedSamplerWrapper(inner, num_replicas=num_replicas, rank=rank, seed=seed)
 
 
 def UnrepeatedDistributedSampler(

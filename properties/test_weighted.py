@@ -84,16 +84,19 @@ def test_ranks_draw_apart(weighted_plug, contract, data):
 @pytest.mark.invariant("weighted_deterministic")
 @given(data=st.data())
 def test_weighted_deterministic(weighted_plug, contract, data):
-    """Two samplers built alike, read at the same epoch, draw the same streams."""
+    """The stream of epoch e is a function of the seed and e: a sampler that read another epoch
+    first, and a fresh one (a run resumed at e, or another run of the script), draw the same."""
     requires_parameter(weighted_plug, "seed")
     case = draw_weighted_case(data, weighted_plug)
-    chosen = [data.draw(epochs(), label="epoch")]
-    (first,) = read_epochs(SIMULATED, weighted_plug, contract, case, chosen)
-    (second,) = read_epochs(SIMULATED, weighted_plug, contract, case, chosen, reading=1)
-    expect_holds(
-        second.observation,
-        check_same_stream(first, second, "weighted_deterministic", "two samplers built alike and read alike differ"),
+    before, epoch = data.draw(st.lists(epochs(), min_size=2, max_size=2, unique=True), label="epochs")
+    _, first = read_epochs(SIMULATED, weighted_plug, contract, case, [before, epoch])
+    (second,) = read_epochs(SIMULATED, weighted_plug, contract, case, [epoch], reading=1)
+    what = (
+        f"epoch {epoch} read after epoch {before}, and by a fresh sampler, differs"
+        if first.has_set_epoch
+        else "the sampler has no set_epoch(): its second epoch, and a fresh sampler's first, differ"
     )
+    expect_holds(second.observation, check_same_stream(first, second, "weighted_deterministic", what))
 
 
 @pytest.mark.invariant("weighted_reshuffles")

@@ -197,6 +197,14 @@ ROWS = (
         "webdataset",
         "webdataset",
     ),
+    # Weighted samplers (docs/weighted-samplers.md).
+    Row(
+        "DistributedSamplerWrapper around WeightedRandomSampler",
+        "sampler_conformance.adapters.lightning:WeightedDistributedSamplerWrapper",
+        "weighted",
+        "pytorch-lightning",
+        "pytorch-lightning",
+    ),
     Row(
         "StreamingDataset over chunks written by litdata's BinaryWriter",
         "sampler_conformance.adapters.litdata_chunks:streaming_dataset",

@@ -56,7 +56,7 @@ def draw_weighted_case(
     size = data.draw(st.integers(min_dataset_size, MAX_DATASET_SIZE), label="N (dataset size)")
     weights = data.draw(weight_vectors(size, zeros), label="weights")
     if num_samples is None:
-        num_samples = data.draw(st.integers(0, MAX_NUM_SAMPLES), label="num_samples (per rank)")
+        num_samples = data.draw(st.integers(1, MAX_NUM_SAMPLES), label="num_samples (per rank)")
     seed = data.draw(st.one_of(st.sampled_from([0, 1, SEED_LIMIT - 1]), st.integers(0, SEED_LIMIT - 1)), label="seed")
     return WeightedCase(
         dataset_size=size,

@@ -55,7 +55,8 @@ DECLARED: tuple[Invariant, ...] = (
         "weighted_deterministic",
         "the same stream for the same seed and epoch",
         "draws from the process's global generator (MONAI's DistributedWeightedRandomSampler with its default "
-        "generator=None): a run cannot be reproduced, and the ranks depend on their processes' histories",
+        "generator=None), or from a generator that carries over from epoch to epoch: a run cannot be reproduced, "
+        "nor resumed at an epoch with the stream the uninterrupted run drew",
         "GlobalGenerator",
         needs=("seed",),
     ),
