@@ -21,7 +21,9 @@ Weighted samplers are built by factories ``make(weights, *, num_replicas, rank, 
 (docs/weighted-samplers.md):
 
     sampler_conformance.adapters.torch_weighted:make                      contract weighted  (the reference)
+    sampler_conformance.adapters.torch_weighted:make_partitioned          contract weighted_partition  (the reference)
     sampler_conformance.adapters.lightning:WeightedDistributedSamplerWrapper  contract weighted
+    sampler_conformance.adapters.monai:DistributedWeightedRandomSampler   contract weighted_partition
 
 Streaming datasets are built by factories ``make(dataset_size, *, rank, world_size, ...)``
 (docs/streaming-datasets.md):

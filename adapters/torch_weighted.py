@@ -1,6 +1,7 @@
 """The weighted contract's reference: a distributed weighted sampler built on torch alone.
 
-    sampler_conformance.adapters.torch_weighted:make   contract weighted   (the reference)
+    sampler_conformance.adapters.torch_weighted:make               contract weighted             (the reference)
+    sampler_conformance.adapters.torch_weighted:make_partitioned   contract weighted_partition   (the reference)
 
 Each epoch it draws ``num_samples x num_replicas`` indices with replacement, item ``i`` with
 probability ``w_i / sum(w)`` (``torch.multinomial``), from a generator seeded with
@@ -12,9 +13,10 @@ is a function of the seed and the epoch alone, in any process.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from typing import cast
 
 import torch
-from torch.utils.data import Sampler
+from torch.utils.data import Dataset, DistributedSampler, Sampler
 
 
 class DistributedWeightedSampler(Sampler[int]):
@@ -45,3 +47,36 @@ class DistributedWeightedSampler(Sampler[int]):
 
 
 make = DistributedWeightedSampler
+
+
+class PartitionedWeightedSampler(DistributedWeightedSampler):
+    """The ``weighted_partition`` reference: rank ``r`` draws ``num_samples`` indices over its
+    ``DistributedSampler`` partition (shuffled by ``seed`` and the epoch), by the partition's
+    weights, from a generator seeded with the seed, the epoch and the rank. A partition of
+    weight 0 only draws by the weights of the whole dataset, so that every rank draws as
+    many and no item of weight 0 comes back."""
+
+    def partition(self) -> list[int]:
+        return partition_of(self.weights.numel(), self.num_replicas, self.rank, self.seed, self.epoch)
+
+    def __iter__(self) -> Iterator[int]:
+        part = self.partition()
+        weights = self.weights[part]
+        if float(weights.sum()) == 0:
+            part, weights = list(range(self.weights.numel())), self.weights
+        generator = torch.Generator().manual_seed((self.seed + self.epoch) * self.num_replicas + self.rank)
+        drawn = torch.multinomial(weights, self.num_samples, replacement=True, generator=generator)
+        return iter(part[i] for i in drawn.tolist())
+
+
+def partition_of(dataset_size: int, num_replicas: int, rank: int, seed: int, epoch: int) -> list[int]:
+    """Rank ``rank``'s indices from torch's ``DistributedSampler`` (shuffled, padded) at ``epoch``."""
+    indices = cast("Dataset[int]", range(dataset_size))  # DistributedSampler needs only its len()
+    sampler: DistributedSampler[int] = DistributedSampler(
+        indices, num_replicas=num_replicas, rank=rank, shuffle=True, seed=seed
+    )
+    sampler.set_epoch(epoch)
+    return list(sampler)
+
+
+make_partitioned = PartitionedWeightedSampler

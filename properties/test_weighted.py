@@ -15,10 +15,12 @@ from sampler_conformance.subjects.weighted_sampler.checks import (
     check_draw_counts,
     check_frequencies,
     check_in_range,
+    check_partition_frequencies,
     check_ranks_apart,
     check_same_stream,
     check_streams_differ,
     check_zero_weight,
+    distributed_sampler_partitions,
 )
 from sampler_conformance.subjects.weighted_sampler.draws import (
     MAX_SIMULATED_WORLD_SIZE,
@@ -142,3 +144,19 @@ def test_frequencies_match_weights(weighted_plug, contract, data):
     epoch = read_epochs(SIMULATED, weighted_plug, contract, case, [data.draw(epochs(), label="epoch")])
     violations, _ = check_frequencies(epoch, FalseAlarmBudget(tests=settings().max_examples).per_test)
     expect_holds(epoch[0].observation, violations)
+
+
+@pytest.mark.invariant("frequencies_in_partition")
+@given(data=st.data())
+def test_frequencies_in_partition(weighted_plug, contract, data):
+    """Each rank's draws of one epoch (FREQUENCY_DRAWS / W of them) follow the weights of its
+    DistributedSampler partition at that epoch. A test per rank: the examples' tests share the
+    certification's false-alarm budget of 1e-6."""
+    world_size = data.draw(st.integers(1, MAX_SIMULATED_WORLD_SIZE), label="W (world size)")
+    case = draw_weighted_case(data, weighted_plug, world_size=world_size, num_samples=-(-FREQUENCY_DRAWS // world_size))
+    chosen = data.draw(epochs(), label="epoch")
+    (epoch,) = read_epochs(SIMULATED, weighted_plug, contract, case, [chosen])
+    partitions = distributed_sampler_partitions(case.dataset_size, world_size, case.seed, chosen)
+    budget = FalseAlarmBudget(tests=settings().max_examples * MAX_SIMULATED_WORLD_SIZE)
+    violations, _ = check_partition_frequencies(epoch, partitions, budget.per_test)
+    expect_holds(epoch.observation, violations)

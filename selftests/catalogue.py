@@ -368,3 +368,10 @@ WEIGHTED_BAD: dict[str, Rejection] = {
         "test_frequencies_match_weights", "frequencies_match_weights"
     ),
 }
+# ...and under weighted_partition, what MONAI's DistributedWeightedRandomSampler promises.
+WEIGHTED_PARTITION_CONTRACT = "weighted_partition"
+WEIGHTED_PARTITION_BAD: dict[str, Rejection] = {
+    f"{WEIGHTED_BAD_MODULE}:UnshuffledPartition": Rejection(
+        "test_frequencies_in_partition", "frequencies_in_partition"
+    ),
+}

@@ -30,6 +30,8 @@ from .catalogue import (
     STREAMS_RESUME_BAD,
     WEIGHTED_BAD,
     WEIGHTED_CONTRACT,
+    WEIGHTED_PARTITION_BAD,
+    WEIGHTED_PARTITION_CONTRACT,
 )
 from .suite_run import CONFORMANCE, PROPERTIES
 from .test_contracts import BAD, CONFORMANCE_BAD
@@ -63,6 +65,8 @@ def _proven() -> dict[tuple[str, str], set[str]]:
         proven[(spec, STREAM_RESUMABLE_CONTRACT)] = rejection.failed
     for spec, rejection in WEIGHTED_BAD.items():
         proven[(spec, WEIGHTED_CONTRACT)] = rejection.failed
+    for spec, rejection in WEIGHTED_PARTITION_BAD.items():
+        proven[(spec, WEIGHTED_PARTITION_CONTRACT)] = rejection.failed
     return proven
 
 

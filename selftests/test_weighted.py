@@ -7,21 +7,31 @@ import inspect
 
 import pytest
 
+from sampler_conformance.adapters import SamplerPackageMissing, lightning, monai
 from sampler_conformance.subjects import contract_named
 
-from .catalogue import WEIGHTED_BAD, WEIGHTED_BAD_MODULE, WEIGHTED_CONTRACT
+from .catalogue import (
+    WEIGHTED_BAD,
+    WEIGHTED_BAD_MODULE,
+    WEIGHTED_CONTRACT,
+    WEIGHTED_PARTITION_BAD,
+    WEIGHTED_PARTITION_CONTRACT,
+)
 from .corpus import weighted_bad
 from .suite_run import certify
+from .test_adapters import hide_packages
 
 CONTRACT_OPTION = f"--contract={WEIGHTED_CONTRACT}"
 
 
-def test_the_reference_holds_every_invariant_of_the_contract(pytester):
-    run = certify(pytester, "", CONTRACT_OPTION)
+@pytest.mark.parametrize("contract", [WEIGHTED_CONTRACT, WEIGHTED_PARTITION_CONTRACT])
+def test_each_contracts_reference_holds_every_invariant(pytester, contract):
+    """Certified with no spec: the contract's reference is what runs."""
+    run = certify(pytester, "", f"--contract={contract}")
     assert run.exit_code == pytest.ExitCode.OK, run.explain()
     held = {flag for flag, status in run.statuses.items() if status == "held"}
-    assert held == contract_named(WEIGHTED_CONTRACT).flags, run.explain()
-    assert run.verdict.startswith("VERDICT: sampler_conformance.adapters.torch_weighted:make conforms"), run.verdict
+    assert held == contract_named(contract).flags, run.explain()
+    assert run.verdict.startswith(f"VERDICT: {contract_named(contract).reference} conforms"), run.verdict
 
 
 @pytest.mark.parametrize("spec", list(WEIGHTED_BAD), ids=lambda spec: spec.rpartition(":")[2])
@@ -30,11 +40,32 @@ def test_weighted_bug_fails_exactly_its_invariants(pytester, spec):
     run.assert_rejected(WEIGHTED_BAD[spec])
 
 
+@pytest.mark.parametrize("spec", list(WEIGHTED_PARTITION_BAD), ids=lambda spec: spec.rpartition(":")[2])
+def test_partition_bug_fails_exactly_its_invariants(pytester, spec):
+    run = certify(pytester, spec, f"--contract={WEIGHTED_PARTITION_CONTRACT}")
+    run.assert_rejected(WEIGHTED_PARTITION_BAD[spec])
+
+
 def test_every_known_bad_weighted_sampler_is_catalogued_with_its_bug():
     defined = {
         f"{WEIGHTED_BAD_MODULE}:{name}"
         for name, obj in vars(weighted_bad).items()
         if inspect.isclass(obj) and obj.__module__ == weighted_bad.__name__
     }
-    assert defined == set(WEIGHTED_BAD)
+    assert defined == set(WEIGHTED_BAD) | set(WEIGHTED_PARTITION_BAD)
     assert all("Rejected by:" in (inspect.getdoc(getattr(weighted_bad, s.rpartition(":")[2])) or "") for s in defined)
+
+
+@pytest.mark.parametrize(
+    ("factory", "packages", "distribution"),
+    [
+        (lightning.WeightedDistributedSamplerWrapper, ("lightning_fabric", "pytorch_lightning"), "pytorch-lightning"),
+        (monai.DistributedWeightedRandomSampler, ("monai",), "monai"),
+    ],
+)
+def test_a_missing_library_is_named_with_what_to_install(monkeypatch, factory, packages, distribution):
+    hide_packages(monkeypatch, packages)
+    with pytest.raises(SamplerPackageMissing) as raised:
+        factory([1.0, 2.0], num_replicas=2, rank=0, num_samples=4, seed=0)
+    assert f"pip install {distribution}" in str(raised.value)
+    assert f"{factory.__module__}:{factory.__name__}" in str(raised.value)

@@ -206,6 +206,13 @@ ROWS = (
         "pytorch-lightning",
     ),
     Row(
+        "DistributedWeightedRandomSampler",
+        "sampler_conformance.adapters.monai:DistributedWeightedRandomSampler",
+        "weighted_partition",
+        "monai",
+        "monai",
+    ),
+    Row(
         "StreamingDataset over chunks written by litdata's BinaryWriter",
         "sampler_conformance.adapters.litdata_chunks:streaming_dataset",
         "stream_truncated",

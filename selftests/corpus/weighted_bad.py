@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 import torch
 
-from sampler_conformance.adapters.torch_weighted import DistributedWeightedSampler
+from sampler_conformance.adapters.torch_weighted import DistributedWeightedSampler, PartitionedWeightedSampler
 
 
 class WithoutReplacement(DistributedWeightedSampler):
@@ -118,3 +118,16 @@ class PartitionWeighted(DistributedWeightedSampler):
         generator = torch.Generator().manual_seed(self.seed + self.epoch + 7919 * self.rank)
         drawn = torch.multinomial(weights, self.num_samples, replacement=True, generator=generator)
         return iter(part[drawn].tolist())
+
+
+class UnshuffledPartition(PartitionedWeightedSampler):
+    """Draws over the partition an unshuffled DistributedSampler gives (items r, r + W, ...),
+    whatever the seed and the epoch: the shuffle never reaches the partition, so a rank draws
+    over items that are not its own (certified under ``weighted_partition``).
+
+    Rejected by: each rank's draws follow its partition's weights."""
+
+    def partition(self) -> list[int]:
+        size = self.weights.numel()
+        padded = -(-size // self.num_replicas) * self.num_replicas
+        return [i % size for i in range(self.rank, padded, self.num_replicas)]

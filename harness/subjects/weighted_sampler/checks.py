@@ -6,10 +6,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+from torch.utils.data import DistributedSampler
 
 from sampler_conformance.core.evidence import Violation, shorten
 from sampler_conformance.core.frequencies import FrequencyVerdict, frequency_test
 
+from ..index_sampler.dataset import IndexDataset
 from .runs import DrawnEpoch
 
 
@@ -105,3 +107,52 @@ def check_frequencies(epochs: Sequence[DrawnEpoch], alpha: float) -> tuple[list[
     return [
         Violation("frequencies_match_weights", f"the draws do not follow the weights: {verdict.describe()}")
     ], verdict
+
+
+def check_partition_frequencies(
+    epoch: DrawnEpoch, partitions: Sequence[Sequence[int]], alpha: float
+) -> tuple[list[Violation], list[FrequencyVerdict]]:
+    """Each rank's draws against the weights of its partition (``partitions[r]``, an index once
+    per place it holds: a padded partition weighs a repeated index twice), normalised on their
+    own, at rate ``alpha`` per rank. A rank whose partition carries no weight is not judged."""
+    weights = np.asarray(epoch.case.weights, dtype=np.float64)
+    size = weights.size
+    verdicts: list[FrequencyVerdict] = []
+    for rank, (drawn, part) in enumerate(zip(epoch.observation.indices, partitions, strict=True)):
+        mass = np.bincount(np.asarray(part, dtype=np.int64), weights=weights[part], minlength=size)
+        if mass.sum() == 0:
+            continue
+        inside = drawn[(drawn >= 0) & (drawn < size)]
+        foreign = np.unique(inside[(mass[inside] == 0) & (weights[inside] > 0)])
+        if foreign.size:
+            return [
+                Violation(
+                    "frequencies_in_partition",
+                    f"rank {rank} drew {shorten(foreign)}, outside its partition {shorten(np.unique(part))}",
+                )
+            ], verdicts
+        counts = np.bincount(inside, minlength=size)
+        probabilities = mass / mass.sum()
+        verdict = frequency_test(np.where(probabilities > 0, counts, 0), probabilities, alpha)
+        verdicts.append(verdict)
+        if verdict.fails:
+            return [
+                Violation(
+                    "frequencies_in_partition",
+                    f"rank {rank}'s draws do not follow its partition's weights: {verdict.describe()}",
+                )
+            ], verdicts
+    return [], verdicts
+
+
+def distributed_sampler_partitions(dataset_size: int, world_size: int, seed: int, epoch: int) -> list[list[int]]:
+    """Every rank's indices from torch's ``DistributedSampler`` (shuffled, padded) at ``epoch``:
+    the partitions the ``weighted_partition`` contract draws over."""
+    partitions = []
+    for rank in range(world_size):
+        sampler: DistributedSampler[int] = DistributedSampler(
+            IndexDataset(dataset_size), num_replicas=world_size, rank=rank, shuffle=True, seed=seed
+        )
+        sampler.set_epoch(epoch)
+        partitions.append(list(sampler))
+    return partitions

@@ -7,6 +7,12 @@ indices per epoch, with replacement; the draws of all ranks together are draws o
 with probability ``w_i / sum(w)``; an item of weight 0 is never drawn; the ranks draw
 different streams; the stream is a function of the seed and the epoch, and changes with
 either.
+
+``weighted_partition`` is what MONAI's ``DistributedWeightedRandomSampler`` promises: each rank
+draws over its own partition of the data, the indices torch's ``DistributedSampler`` gives it
+(shuffled by the seed and the epoch, padded to equal parts), by that partition's weights
+normalised on their own. The draws of all ranks together then follow the weights only when
+every partition carries the same total weight.
 """
 
 from __future__ import annotations
@@ -46,4 +52,15 @@ WEIGHTED = WeightedContract(
     reference="sampler_conformance.adapters.torch_weighted:make",
 )
 
-CONTRACTS: dict[str, WeightedContract] = {WEIGHTED.name: WEIGHTED}
+WEIGHTED_PARTITION = WeightedContract(
+    name="weighted_partition",
+    family="weighted sampler",
+    description=(
+        "as weighted, except that each rank's draws follow the weights of its own DistributedSampler partition "
+        "(shuffled by seed and epoch), normalised on their own (MONAI's DistributedWeightedRandomSampler)"
+    ),
+    flags=(WEIGHTED.flags - {"frequencies_match_weights"}) | {"frequencies_in_partition"},
+    reference="sampler_conformance.adapters.torch_weighted:make_partitioned",
+)
+
+CONTRACTS: dict[str, WeightedContract] = {c.name: c for c in (WEIGHTED, WEIGHTED_PARTITION)}

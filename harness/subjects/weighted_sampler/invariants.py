@@ -82,4 +82,13 @@ DECLARED: tuple[Invariant, ...] = (
         "light partitions",
         "PartitionWeighted",
     ),
+    Invariant(
+        "frequencies_in_partition",
+        "each rank's draws follow its partition's weights",
+        "a partition other than DistributedSampler's: the shuffle, the seed or the epoch left out, so a rank "
+        "draws over items that are not its own",
+        f"{_BAD}:UnshuffledPartition",
+        proven_under="weighted_partition",
+        where=Where.IN_PROCESS,
+    ),
 )
