@@ -46,7 +46,11 @@ import importlib
 import os
 from collections.abc import Callable
 from types import ModuleType
-from typing import Any
+from typing import Any, TypeVar
+
+from sampler_conformance.subjects.specs import PACKAGE_ATTRIBUTE
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 class SamplerPackageMissing(ImportError):
@@ -62,6 +66,19 @@ def require(module: str, distribution: str, adapter: str) -> ModuleType:
             f"{adapter} adapts a sampler from the PyPI package {distribution!r}, and importing "
             f"{module!r} failed ({exc}). Install it next to torch: pip install {distribution}"
         ) from exc
+
+
+def needs(module: str, distribution: str) -> Callable[[F], F]:
+    """Declare that a factory adapts a sampler from the PyPI package ``distribution``, which
+    provides ``module``: loading its spec checks that it is installed, so that a missing
+    package stops the run with what to install, before any test, and is never charged to
+    the sampler (``harness.subjects.specs``)."""
+
+    def mark(factory: F) -> F:
+        setattr(factory, PACKAGE_ATTRIBUTE, (module, distribution))
+        return factory
+
+    return mark
 
 
 def write_once(workdir: str, name: str, write: Callable[[], None]) -> None:

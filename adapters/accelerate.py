@@ -12,9 +12,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from . import fill_from_process_group, require, seeded_index_sampler
+from . import fill_from_process_group, needs, require, seeded_index_sampler
 
 
+@needs("accelerate", "accelerate")
 def BatchSamplerShard(
     dataset: Any,
     num_replicas: int | None = None,
@@ -34,6 +35,7 @@ def BatchSamplerShard(
     return data_loader.BatchSamplerShard(batches, num_processes=num_processes, process_index=process_index)
 
 
+@needs("accelerate", "accelerate")
 def SkipFirstBatchesResume(
     dataset: Any,
     num_replicas: int | None = None,

@@ -26,7 +26,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Sequence
 
-from . import require, write_once
+from . import needs, require, write_once
 
 ADAPTER = f"{__name__}:split_by_node"
 ARROW_ADAPTER = f"{__name__}:arrow_files"
@@ -46,6 +46,7 @@ def _split(dataset, rank: int, world_size: int, seed: int, shuffle: bool, adapte
     return split_dataset_by_node(dataset, rank=rank, world_size=world_size)
 
 
+@needs("datasets", "datasets")
 def split_by_node(dataset_size, *, rank, world_size, seed, shuffle, shards):
     """``IterableDataset.from_generator`` over the drawn shards, split by node."""
     datasets = require("datasets", "datasets", ADAPTER)
@@ -71,6 +72,7 @@ def _write_arrow_files(workdir: str, shards: Sequence[range]) -> list[str]:
     return paths
 
 
+@needs("datasets", "datasets")
 def arrow_files(dataset_size, *, rank, world_size, seed, shuffle, shards, workdir):
     """``load_dataset("arrow", ..., streaming=True)`` over one file per drawn shard, split by node."""
     datasets = require("datasets", "datasets", ARROW_ADAPTER)

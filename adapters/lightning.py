@@ -16,11 +16,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import require, seeded_index_sampler
+from . import needs, require, seeded_index_sampler
 
 DISTRIBUTION = "pytorch-lightning"
 
 
+@needs("lightning_fabric", "pytorch-lightning")
 def DistributedSamplerWrapper(
     dataset: Any,
     num_replicas: int | None = None,
@@ -44,6 +45,7 @@ def DistributedSamplerWrapper(
     )
 
 
+@needs("lightning_fabric", "pytorch-lightning")
 def WeightedDistributedSamplerWrapper(
     weights: Any, *, num_replicas: int, rank: int, num_samples: int, seed: int = 0
 ) -> Any:
@@ -60,6 +62,7 @@ def WeightedDistributedSamplerWrapper(
     return fabric.DistributedSamplerWrapper(inner, num_replicas=num_replicas, rank=rank, seed=seed)
 
 
+@needs("pytorch_lightning", "pytorch-lightning")
 def UnrepeatedDistributedSampler(
     dataset: Any,
     num_replicas: int | None = None,

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from . import require, write_once
+from . import needs, require, write_once
 
 ADAPTER = f"{__name__}:streaming_dataset"
 
@@ -44,6 +44,7 @@ def _write_chunks(workdir: str, shards: Sequence[range]) -> None:
     writer.merge()
 
 
+@needs("litdata", "litdata")
 def streaming_dataset(dataset_size, *, rank, world_size, seed, shuffle, shards, workdir):
     """A ``StreamingDataset`` over the layout's chunks, for ``rank`` of ``world_size``."""
     litdata = require("litdata", "litdata", ADAPTER)

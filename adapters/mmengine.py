@@ -21,13 +21,14 @@ import threading
 from typing import Any
 from unittest import mock
 
-from . import fill_from_process_group, require
+from . import fill_from_process_group, needs, require
 
 DISTRIBUTION = "mmengine"
 # mock.patch swaps a module attribute: ranks built from several threads must take turns.
 _PATCH_LOCK = threading.Lock()
 
 
+@needs("mmengine", "mmengine")
 def DefaultSampler(
     dataset: Any, num_replicas: int | None = None, rank: int | None = None, shuffle: bool = True, seed: int = 0
 ) -> Any:
@@ -43,6 +44,7 @@ def DefaultSampler(
     )
 
 
+@needs("mmengine", "mmengine")
 def DefaultSamplerNoRoundUp(
     dataset: Any, num_replicas: int | None = None, rank: int | None = None, shuffle: bool = True, seed: int = 0
 ) -> Any:
@@ -58,6 +60,7 @@ def DefaultSamplerNoRoundUp(
     )
 
 
+@needs("mmengine", "mmengine")
 def InfiniteSampler(
     dataset: Any, num_replicas: int | None = None, rank: int | None = None, shuffle: bool = True, seed: int = 0
 ) -> Any:

@@ -13,11 +13,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import require
+from . import needs, require
 
 ADAPTER = f"{__name__}:DistributedWeightedRandomSampler"
 
 
+@needs("monai", "monai")
 def DistributedWeightedRandomSampler(weights: Any, *, num_replicas: int, rank: int, num_samples: int, seed: int = 0):
     samplers = require("monai.data.samplers", "monai", ADAPTER)
     dataset = range(len(weights))  # DistributedSampler needs only its len()

@@ -30,7 +30,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
-from . import require, write_once
+from . import needs, require, write_once
 
 ADAPTER = f"{__name__}:streaming_dataset"
 
@@ -46,6 +46,7 @@ def _write_shards(folder: str, shards: Sequence[range]) -> None:
                 writer._reset_cache()
 
 
+@needs("streaming", "mosaicml-streaming")
 def streaming_dataset(dataset_size, *, rank, world_size, seed, shuffle, shards, batch_size, workdir):
     """A ``StreamingDataset`` over the layout's MDS shards; the rank comes from the environment."""
     streaming = require("streaming", "mosaicml-streaming", ADAPTER)

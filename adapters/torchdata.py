@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import require
+from . import needs, require
 
 
+@needs("torchdata", "torchdata")
 def StatefulDistributedSampler(
     dataset: Any,
     num_replicas: int | None = None,

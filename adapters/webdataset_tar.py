@@ -25,7 +25,7 @@ import os
 import tarfile
 from collections.abc import Sequence
 
-from . import require, write_once
+from . import needs, require, write_once
 
 ADAPTER = f"{__name__}:split_by_node"
 
@@ -51,6 +51,7 @@ def _item(sample: dict) -> dict[str, int]:
     return {"id": int(sample["id"])}
 
 
+@needs("webdataset", "webdataset")
 def split_by_node(dataset_size, *, rank, world_size, seed, shuffle, shards, workdir):
     """A ``WebDataset`` over the layout's tar shards, split by node and by worker."""
     wds = require("webdataset", "webdataset", ADAPTER)

@@ -8,7 +8,9 @@ import pytest
 
 from sampler_conformance import adapters
 from sampler_conformance.adapters import SamplerPackageMissing, accelerate, lightning, mmengine, torchdata  # noqa: F401
+from sampler_conformance.core.subject import SpecError
 from sampler_conformance.subjects.index_sampler.dataset import IndexDataset
+from sampler_conformance.subjects.index_sampler.plug import load_plug
 
 # (factory, PyPI distribution that provides it, its top-level import packages, extra options)
 ADAPTERS = [
@@ -87,3 +89,14 @@ def test_installed_package_builds_a_sampler(factory, distribution, packages, opt
 def test_mmengine_adapter_refuses_a_rank_outside_the_world():
     with pytest.raises(ValueError, match="Invalid rank 2"):
         adapters.mmengine.DefaultSampler(IndexDataset(6), num_replicas=2, rank=2)
+
+
+@pytest.mark.parametrize(("factory", "distribution", "packages", "options"), ADAPTERS)
+def test_a_spec_whose_package_is_missing_is_refused_before_any_test(
+    monkeypatch, factory, distribution, packages, options
+):
+    """Loading the spec names what to install: a missing package is never charged to the sampler."""
+    hide_packages(monkeypatch, packages)
+    spec = f"{factory.__module__}:{factory.__name__}"
+    with pytest.raises(SpecError, match=f"pip install {distribution}"):
+        load_plug(spec)

@@ -17,6 +17,7 @@ from sampler_conformance.adapters import (
     mosaic_streaming,
     webdataset_tar,
 )
+from sampler_conformance.core.subject import SpecError
 from sampler_conformance.execution.scenario import CallWatch, RankContext
 from sampler_conformance.subjects import GROUP_ONLY, REGISTRY, contract_named
 from sampler_conformance.subjects.iterable_dataset import SUBJECT
@@ -144,11 +145,14 @@ def test_a_dataset_that_takes_its_rank_from_the_group_is_judged_in_groups_saying
 def test_a_missing_library_is_named_with_what_to_install(monkeypatch, tmp_path, factory, module, distribution):
     hide_packages(monkeypatch, (module,))
     spec = f"{factory.__module__}:{factory.__name__}"
-    with pytest.raises(SamplerPackageMissing) as raised:
-        plug = load_plug(spec)
-        plug.build(4, 0, 1, **StreamCase(dataset_size=4, world_size=1, shard_sizes=(4,)).factory_options(str(tmp_path)))
-    assert f"pip install {distribution}" in str(raised.value)
-    assert spec in str(raised.value)
+    with pytest.raises(SpecError) as refused:  # the spec, before any test
+        load_plug(spec)
+    options = StreamCase(dataset_size=4, world_size=1, shard_sizes=(4,)).factory_options(str(tmp_path))
+    taken = inspect.signature(factory).parameters
+    with pytest.raises(SamplerPackageMissing) as raised:  # the factory itself, called anyway
+        factory(4, rank=0, world_size=1, **{name: value for name, value in options.items() if name in taken})
+    for error in (refused.value, raised.value):
+        assert f"pip install {distribution}" in str(error) and spec in str(error)
 
 
 def test_every_known_bad_dataset_is_catalogued_with_its_bug():

@@ -8,7 +8,9 @@ import inspect
 import pytest
 
 from sampler_conformance.adapters import SamplerPackageMissing, lightning, monai
+from sampler_conformance.core.subject import SpecError
 from sampler_conformance.subjects import contract_named
+from sampler_conformance.subjects.weighted_sampler.plug import load_plug
 
 from .catalogue import (
     WEIGHTED_BAD,
@@ -65,7 +67,10 @@ def test_every_known_bad_weighted_sampler_is_catalogued_with_its_bug():
 )
 def test_a_missing_library_is_named_with_what_to_install(monkeypatch, factory, packages, distribution):
     hide_packages(monkeypatch, packages)
-    with pytest.raises(SamplerPackageMissing) as raised:
+    spec = f"{factory.__module__}:{factory.__name__}"
+    with pytest.raises(SpecError) as refused:  # the spec, before any test
+        load_plug(spec)
+    with pytest.raises(SamplerPackageMissing) as raised:  # the factory itself, called anyway
         factory([1.0, 2.0], num_replicas=2, rank=0, num_samples=4, seed=0)
-    assert f"pip install {distribution}" in str(raised.value)
-    assert f"{factory.__module__}:{factory.__name__}" in str(raised.value)
+    for error in (refused.value, raised.value):
+        assert f"pip install {distribution}" in str(error) and spec in str(error)

@@ -5,6 +5,7 @@ saying what was wrong and how to fix it."""
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import inspect
 import re
 from collections.abc import Callable
@@ -15,6 +16,9 @@ from typing import Any, ClassVar
 from sampler_conformance.core.subject import SpecError
 from sampler_conformance.execution.file_modules import NotAModule, is_file_module, load_file_module
 
+# A factory carries this attribute, (module, PyPI distribution), when it adapts a sampler
+# from a package that may not be installed (``adapters.needs``).
+PACKAGE_ATTRIBUTE = "needs_package"
 _DOTTED_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 
 
@@ -100,6 +104,7 @@ def resolve_attribute(spec: str, module: Any, attr_part: str, convention: str) -
             f"--sampler={spec!r}: {attr_part!r} is a {type(target).__name__}, not a class or "
             f"function. Name {convention}."
         )
+    require_package(spec, target)
     return target
 
 
@@ -164,3 +169,20 @@ class FactoryPlug:
     @property
     def is_factory(self) -> bool:
         return not inspect.isclass(self.factory)
+
+
+def require_package(spec: str, factory: Any) -> None:
+    """A SpecError naming what to install when ``factory`` needs a package that is not installed."""
+    needed = getattr(factory, PACKAGE_ATTRIBUTE, None)
+    if needed is None:
+        return
+    module, distribution = needed
+    try:
+        installed = importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        installed = False
+    if not installed:
+        raise SpecError(
+            f"--sampler={spec!r} adapts a sampler from the PyPI package {distribution!r}, which is not installed "
+            f"here ({module!r} does not import). Install it next to torch: pip install {distribution}"
+        )
