@@ -82,7 +82,9 @@ def draw_stream_case(
     if num_workers is None:
         num_workers = data.draw(st.integers(0, MAX_WORKERS), label="num_workers")
     streams = world_size * max(num_workers, 1)
-    batch_size = data.draw(st.integers(1, MAX_BATCH_SIZE), label="batch_size")
+    # Fed cases look for idle workers, which a split of whole items leaves most often with batches of one.
+    batches = st.one_of(st.just(1), st.integers(1, MAX_BATCH_SIZE)) if fed else st.integers(1, MAX_BATCH_SIZE)
+    batch_size = data.draw(batches, label="batch_size")
     if divisible:
         unit = streams * batch_size
         size = unit * data.draw(st.integers(0, max(max_dataset_size // unit, 1)), label="N / (W x workers x batch)")
