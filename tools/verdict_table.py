@@ -197,6 +197,13 @@ ROWS = (
         "webdataset",
         "webdataset",
     ),
+    Row(
+        "StreamingDataset over chunks written by litdata's BinaryWriter",
+        "sampler_conformance.adapters.litdata_chunks:streaming_dataset",
+        "stream_truncated",
+        "litdata",
+        "litdata",
+    ),
     # Weighted samplers (docs/weighted-samplers.md).
     Row(
         "DistributedSamplerWrapper around WeightedRandomSampler",
@@ -211,13 +218,6 @@ ROWS = (
         "weighted_partition",
         "monai",
         "monai",
-    ),
-    Row(
-        "StreamingDataset over chunks written by litdata's BinaryWriter",
-        "sampler_conformance.adapters.litdata_chunks:streaming_dataset",
-        "stream_truncated",
-        "litdata",
-        "litdata",
     ),
 )
 
