@@ -1,4 +1,4 @@
-"""The weighted sampler's checks: each reads the ranks' draws (``scenarios.DrawnEpoch``) and
+"""The weighted sampler's checks: each reads the ranks' draws (``runs.DrawnEpoch``) and
 returns the violations of its invariant, worded for the user."""
 
 from __future__ import annotations
