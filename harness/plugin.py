@@ -8,6 +8,7 @@ Each certification test's report carries what it judged (``report/properties.py`
 
 from __future__ import annotations
 
+import json
 import platform
 from collections.abc import Callable
 from pathlib import Path
@@ -23,7 +24,7 @@ from .core.subject import Plug, SpecError
 from .execution import simulator
 from .execution.backend import BackendChoice, choose_backend, cuda_device_count
 from .execution.scenario import Ranks, handle_faults_with
-from .pytest_plugin import crashes, profiles
+from .pytest_plugin import crashes, profiles, statistics
 from .pytest_plugin.folders import CERTIFICATION_DIRS, IN_PROCESS_DIR
 from .pytest_plugin.options import OPTIONS, add_options, option_named, setting
 from .pytest_plugin.state import STATE_KEY, ConformanceState, state
@@ -40,6 +41,7 @@ from .report.results import (
     NOT_RUN,
     SET_ASIDE_KEY,
     SKIP_KIND_KEY,
+    STATISTICS_KEY,
     VIOLATION_KEY,
 )
 from .report.summary import ConformanceReport
@@ -173,6 +175,7 @@ def _invariant(item: pytest.Item) -> str | None:
 def pytest_runtest_setup(item: pytest.Item) -> None:
     flag = _invariant(item)
     crashes.begin_test(flag, subject_of(state(item.config).contract).crash_flag)
+    statistics.begin_test()
     function = _hypothesis_test(item)
     if function is not None:
         crashes.count_examples(function)
@@ -225,6 +228,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
         properties.append((SET_ASIDE_KEY, len(set_aside)))
         # A test without Hypothesis judges its one fixed case, if it passes.
         properties.append((JUDGED_KEY, crashes.judged() if _hypothesis_test(item) else int(report.passed)))
+        tested = statistics.summary()
+        if tested is not None:
+            properties.append((STATISTICS_KEY, json.dumps(tested)))
         if (
             set_aside
             and call.excinfo is not None

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from sampler_conformance.core.evidence import expect_holds
 from sampler_conformance.core.frequencies import FalseAlarmBudget
 from sampler_conformance.execution.simulator import SIMULATED
+from sampler_conformance.pytest_plugin import statistics
 from sampler_conformance.pytest_plugin.crashes import judge_only_if
 from sampler_conformance.subjects.weighted_sampler.checks import (
     check_draw_counts,
@@ -142,7 +143,8 @@ def test_frequencies_match_weights(weighted_plug, contract, data):
     world_size = data.draw(st.integers(1, MAX_SIMULATED_WORLD_SIZE), label="W (world size)")
     case = draw_weighted_case(data, weighted_plug, world_size=world_size, num_samples=-(-FREQUENCY_DRAWS // world_size))
     epoch = read_epochs(SIMULATED, weighted_plug, contract, case, [data.draw(epochs(), label="epoch")])
-    violations, _ = check_frequencies(epoch, FalseAlarmBudget(tests=settings().max_examples).per_test)
+    violations, verdict = check_frequencies(epoch, FalseAlarmBudget(tests=settings().max_examples).per_test)
+    statistics.record(verdict)
     expect_holds(epoch[0].observation, violations)
 
 
@@ -158,5 +160,6 @@ def test_frequencies_in_partition(weighted_plug, contract, data):
     (epoch,) = read_epochs(SIMULATED, weighted_plug, contract, case, [chosen])
     partitions = distributed_sampler_partitions(case.dataset_size, world_size, case.seed, chosen)
     budget = FalseAlarmBudget(tests=settings().max_examples * MAX_SIMULATED_WORLD_SIZE)
-    violations, _ = check_partition_frequencies(epoch, partitions, budget.per_test)
+    violations, verdicts = check_partition_frequencies(epoch, partitions, budget.per_test)
+    statistics.record(verdicts)
     expect_holds(epoch.observation, violations)

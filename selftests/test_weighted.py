@@ -34,6 +34,10 @@ def test_each_contracts_reference_holds_every_invariant(pytester, contract):
     held = {flag for flag, status in run.statuses.items() if status == "held"}
     assert held == contract_named(contract).flags, run.explain()
     assert run.verdict.startswith(f"VERDICT: {contract_named(contract).reference} conforms"), run.verdict
+    # The certificate records the statistical invariant's frequency tests, held within the budget.
+    (recorded,) = [i["statistics"] for i in run.written["invariants"] if i["statistics"] is not None]
+    assert recorded["tests_run"] >= 25 and recorded["false_alarm_budget"] == 1e-6, recorded
+    assert recorded["closest"]["p_value_bound"] > recorded["closest"]["threshold"], recorded
 
 
 @pytest.mark.parametrize("spec", list(WEIGHTED_BAD), ids=lambda spec: spec.rpartition(":")[2])

@@ -27,10 +27,12 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 CERTIFICATION_FALSE_ALARM = 1e-6  # the chance that a conforming sampler fails a whole certification
+TEST_NAME = "per-item Chernoff-KL bound on the two-sided binomial p-value, Bonferroni over the items"
 
 
 @dataclass(frozen=True)
@@ -149,3 +151,39 @@ def draws_to_detect(declared: float, actual: float, items: int, alpha: float, po
         else:
             low = middle
     return high
+
+
+def summarize(verdicts: Sequence[FrequencyVerdict]) -> dict[str, Any] | None:
+    """What the certificate says of some frequency tests: how many ran, their draws, and the
+    one closest to failing (its bound on a p-value against its threshold); None for none."""
+    tested = [v for v in verdicts if v.worst_item is not None]
+    if not tested:
+        return None
+    closest = min(tested, key=lambda v: v.p_value_bound / v.threshold)
+    return {
+        "test": TEST_NAME,
+        "false_alarm_budget": CERTIFICATION_FALSE_ALARM,
+        "tests_run": len(tested),
+        "fewest_draws": min(v.draws for v in tested),
+        "most_draws": max(v.draws for v in tested),
+        "closest": {
+            "p_value_bound": closest.p_value_bound,
+            "threshold": closest.threshold,
+            "describe": closest.describe(),
+        },
+    }
+
+
+def merge_summaries(summaries: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
+    """Several tests' summaries (``summarize``) as one, for the invariant they judge."""
+    if not summaries:
+        return None
+    closest = min((s["closest"] for s in summaries), key=lambda c: c["p_value_bound"] / c["threshold"])
+    return {
+        "test": TEST_NAME,
+        "false_alarm_budget": CERTIFICATION_FALSE_ALARM,
+        "tests_run": sum(s["tests_run"] for s in summaries),
+        "fewest_draws": min(s["fewest_draws"] for s in summaries),
+        "most_draws": max(s["most_draws"] for s in summaries),
+        "closest": closest,
+    }

@@ -27,6 +27,7 @@ from typing import Any
 import pytest
 
 from sampler_conformance.core.contracts import Contract
+from sampler_conformance.core.frequencies import merge_summaries
 from sampler_conformance.core.invariants import title
 from sampler_conformance.subjects import subject_of
 
@@ -44,6 +45,9 @@ HARNESS_ERROR_KEY = "harness_error"  # the suite failed, not the sampler: the ca
 SKIP_KIND_KEY = "skip_kind"  # NOT_APPLICABLE, NOT_RUN or NOT_JUDGED, for a skipped test
 SET_ASIDE_KEY = "set_aside"  # examples set aside because the sampler crashed on them (harness.pytest_plugin.crashes)
 JUDGED_KEY = "judged"  # examples that ran to the end and judged the test's invariant (harness.pytest_plugin.crashes)
+STATISTICS_KEY = (
+    "statistics"  # JSON: the frequency tests a statistical invariant's test ran (harness.pytest_plugin.statistics)
+)
 
 NO_TEST_RAN = "no test for it ran in this session (deselected with -k, or not in the paths given)"
 CRASHED_EVERYWHERE = "the sampler crashed on every case this test drew"
@@ -64,6 +68,7 @@ class InvariantResult:
     failed_tests: list[str] = field(default_factory=list)  # the tests whose violations name it
     examples: int = 0
     judged: int = 0  # cases its tests judged to the end, in all (a held one: at least the floor)
+    statistics: dict[str, Any] | None = None  # a statistical invariant's frequency tests, summed up
 
 
 @dataclass
@@ -78,6 +83,7 @@ class _TestOutcome:
     skip_reason: str
     set_aside: int = 0
     judged: int = 0
+    statistics: dict[str, Any] | None = None
 
 
 def skip_reason(report: pytest.TestReport) -> str:
@@ -120,6 +126,7 @@ class ResultCollector:
                 skip_reason=skip_reason(report) if report.skipped else "",
                 set_aside=int(dict(properties).get(SET_ASIDE_KEY, 0)),
                 judged=int(dict(properties).get(JUDGED_KEY, 0)),
+                statistics=json.loads(values(STATISTICS_KEY)[0]) if values(STATISTICS_KEY) else None,
             )
         )
 
@@ -149,6 +156,7 @@ class ResultCollector:
         # invariant's violation may never have reached its own check.
         judged = [o for o in own if o.outcome == "passed"]
         result.judged = sum(o.judged for o in judged)
+        result.statistics = merge_summaries([o.statistics for o in own if o.statistics is not None])
         subject = subject_of(self.contract)
         if flag == subject.crash_flag and judged:
             # Every case any test judged ran without a crash: evidence for it too, beyond its own edge cases.
@@ -195,6 +203,8 @@ class ResultCollector:
             inapplicable = bool(skipped) and all(o.skip_kind == NOT_APPLICABLE for o in skipped)
             result.status = NOT_APPLICABLE if inapplicable else NOT_RUN
             result.details = [f"{o.name}: {o.skip_reason}" for o in skipped] or [NO_TEST_RAN]
+        if result.statistics is not None and result.status == HELD:
+            result.details.append(statistics_line(result.statistics))
         return result
 
 
@@ -284,3 +294,14 @@ def verdict(spec: str, contract: Contract, results: list[InvariantResult], inter
             PARTIAL, f"PARTIAL: no failure, but not every invariant was checked for {subject} ({counts}); {unchecked}"
         )
     return Verdict(CONFORMS, f"VERDICT: {spec} conforms to contract {contract.name!r} ({counts})")
+
+
+def statistics_line(summary: dict[str, Any]) -> str:
+    """A held statistical invariant's frequency tests, in a line."""
+    draws = summary["fewest_draws"], summary["most_draws"]
+    closest = summary["closest"]
+    return (
+        f"frequency tests: {summary['tests_run']} run, {draws[0] if draws[0] == draws[1] else f'{draws[0]} to {draws[1]}'} "
+        f"draws each; the closest to failing bounded its p-value by {closest['p_value_bound']:.3g} against a "
+        f"threshold of {closest['threshold']:.3g} (at most {summary['false_alarm_budget']:g} false alarm per certification)"
+    )
