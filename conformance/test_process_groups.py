@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from sampler_conformance.core.comparing import check_same_indices
 from sampler_conformance.core.evidence import expect_holds
 from sampler_conformance.plugin import not_applicable
 from sampler_conformance.pytest_plugin.crashes import judge_only_if
@@ -22,7 +23,6 @@ from sampler_conformance.subjects.index_sampler.order_checks import (
     MIN_COMPARABLE_ITEMS,
     check_orders_differ,
     check_ranks_agree,
-    check_same_indices,
     missing_set_epoch,
     orders_comparable,
 )

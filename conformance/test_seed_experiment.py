@@ -11,10 +11,11 @@ import numpy as np
 import pytest
 
 from sampler_conformance.core.case import Case, Observation
+from sampler_conformance.core.comparing import check_same_indices
 from sampler_conformance.core.evidence import expect_holds, fail, shorten
 from sampler_conformance.subjects.index_sampler.checks import check_pads_from_head, structural_violations
 from sampler_conformance.subjects.index_sampler.loader_checks import loader_violations
-from sampler_conformance.subjects.index_sampler.order_checks import check_same_indices, missing_set_epoch
+from sampler_conformance.subjects.index_sampler.order_checks import missing_set_epoch
 from sampler_conformance.subjects.index_sampler.runs import LoaderEpochRun
 from sampler_conformance.subjects.index_sampler.scenarios.loader import run_loader
 

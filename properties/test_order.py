@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from sampler_conformance.core.comparing import check_same_indices
 from sampler_conformance.core.evidence import Violation, expect_holds
 from sampler_conformance.execution.simulator import SIMULATED
 from sampler_conformance.pytest_plugin.crashes import judge_only_if
@@ -17,7 +18,6 @@ from sampler_conformance.subjects.index_sampler.fixtures import requires_paramet
 from sampler_conformance.subjects.index_sampler.order_checks import (
     MIN_COMPARABLE_ITEMS,
     check_orders_differ,
-    check_same_indices,
     missing_set_epoch,
     orders_comparable,
 )

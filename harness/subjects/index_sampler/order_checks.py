@@ -17,13 +17,6 @@ from sampler_conformance.core.evidence import Violation, shorten
 MIN_COMPARABLE_ITEMS = 10
 
 
-def check_same_indices(first: Observation, second: Observation, flag: str, what: str) -> list[Violation]:
-    for rank, (a, b) in enumerate(zip(first.indices, second.indices, strict=True)):
-        if not np.array_equal(a, b):
-            return [Violation(flag, f"{what}: rank {rank} first yielded {shorten(a)}, then {shorten(b)}")]
-    return []
-
-
 def orders_comparable(observation: Observation) -> bool:
     """Enough items that two orders cannot coincide by chance: below that, "the order
     changed" judges nothing, and a test rejects the example rather than count it."""

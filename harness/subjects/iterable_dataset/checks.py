@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from sampler_conformance.core.comparing import check_same_indices
 from sampler_conformance.core.counting import index_counts
 from sampler_conformance.core.evidence import Violation, shorten
 
@@ -185,10 +186,7 @@ def check_no_starved_worker(epoch: StreamEpoch) -> list[Violation]:
 
 
 def check_same_stream(first: StreamEpoch, second: StreamEpoch, flag: str, what: str) -> list[Violation]:
-    for rank, (a, b) in enumerate(zip(first.observation.indices, second.observation.indices, strict=True)):
-        if not np.array_equal(a, b):
-            return [Violation(flag, f"{what}: rank {rank} first yielded {shorten(a)}, then {shorten(b)}")]
-    return []
+    return check_same_indices(first.observation, second.observation, flag, what)
 
 
 def check_deterministic(first: StreamEpoch, second: StreamEpoch) -> list[Violation]:

@@ -78,13 +78,6 @@ def check_ranks_apart(epoch: DrawnEpoch) -> list[Violation]:
     return []
 
 
-def check_same_stream(first: DrawnEpoch, second: DrawnEpoch, flag: str, what: str) -> list[Violation]:
-    for rank, (a, b) in enumerate(zip(first.observation.indices, second.observation.indices, strict=True)):
-        if not np.array_equal(a, b):
-            return [Violation(flag, f"{what}: rank {rank} drew {shorten(a)}, then {shorten(b)}")]
-    return []
-
-
 def check_streams_differ(first: DrawnEpoch, second: DrawnEpoch, flag: str, what: str) -> list[Violation]:
     pairs = zip(first.observation.indices, second.observation.indices, strict=True)
     if all(np.array_equal(a, b) for a, b in pairs):
