@@ -25,6 +25,15 @@ Weighted samplers are built by factories ``make(weights, *, num_replicas, rank, 
     sampler_conformance.adapters.lightning:WeightedDistributedSamplerWrapper  contract weighted
     sampler_conformance.adapters.monai:DistributedWeightedRandomSampler   contract weighted_partition
 
+Batch samplers that form their own batches are built by factories ``make(lengths, *,
+num_replicas, rank, max_tokens or sample_rate, seed)`` (docs/batch-samplers.md):
+
+    sampler_conformance.adapters.budget_batches:make                      contract dynamic_batches  (the reference)
+    sampler_conformance.adapters.budget_batches:poisson                   contract poisson          (the reference)
+    sampler_conformance.adapters.lhotse:DynamicBucketingSampler           contract dynamic_batches
+    sampler_conformance.adapters.lhotse:SimpleCutSampler                  contract dynamic_batches
+    sampler_conformance.adapters.opacus:DistributedUniformWithReplacementSampler  contract poisson
+
 Streaming datasets are built by factories ``make(dataset_size, *, rank, world_size, ...)``
 (docs/streaming-datasets.md):
 

@@ -73,6 +73,8 @@ def pytest_configure(config: pytest.Config) -> None:
     subject = subject_of(contract)
     try:
         plug = subject.load(options["sampler"] or contract.reference or subject.default_spec)
+        if subject.check_fit is not None:
+            subject.check_fit(plug, contract)
     except SpecError as exc:
         raise pytest.UsageError(str(exc)) from None
     config.pluginmanager.import_plugin(subject.fixtures)  # the fixtures its tests use

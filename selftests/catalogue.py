@@ -375,3 +375,47 @@ WEIGHTED_PARTITION_BAD: dict[str, Rejection] = {
         "test_frequencies_in_partition", "frequencies_in_partition"
     ),
 }
+
+# Known-bad batch samplers (selftests/corpus/batch_bad.py), under dynamic_batches...
+BATCH_BAD_MODULE = "selftests.corpus.batch_bad"
+DYNAMIC_BATCHES_CONTRACT = "dynamic_batches"
+_CACHED_PLAN = "each process plans its own batches, so in a job the ranks' parts overlap and leave items out"
+DYNAMIC_BATCHES_BAD: dict[str, Rejection] = {
+    f"{BATCH_BAD_MODULE}:RefusesLongItem": Rejection("test_batches_run", "batches_run", crashes=True),
+    f"{BATCH_BAD_MODULE}:EmptyBucketFlushed": Rejection("test_batch_epoch", "batch_items"),
+    f"{BATCH_BAD_MODULE}:UnevenRoundRobin": Rejection("test_batch_epoch", "equal_batch_counts"),
+    f"{BATCH_BAD_MODULE}:LenOfGlobalPlan": Rejection("test_batch_len_matches", "batch_len_matches"),
+    f"{BATCH_BAD_MODULE}:GeneratorCarriedOver": Rejection("test_batches_deterministic", "batches_deterministic"),
+    f"{BATCH_BAD_MODULE}:EpochIgnored": Rejection("test_batches_reshuffle", "batches_reshuffle"),
+    f"{BATCH_BAD_MODULE}:PlanCachedPerProcess": Rejection(
+        "test_batch_plan_agrees_across_processes",
+        "batch_plan_agrees",
+        {
+            "each_item_once": _CACHED_PLAN,
+            "batches_deterministic": "numpy's unseeded generator: the script run again (or the cache refilled by "
+            "another case) plans other batches",
+        },
+        sometimes={"equal_batch_counts": "two processes' plans have as many batches only by chance"},
+    ),
+    f"{BATCH_BAD_MODULE}:ClosesAfterOverflow": Rejection(
+        "test_batch_epoch",
+        "within_budget",
+        {"each_item_once": "its batches overflow, so the dropped last round holds more than W - 1 budgets"},
+    ),
+    f"{BATCH_BAD_MODULE}:PadsByRepeating": Rejection("test_batch_epoch", "each_item_once"),
+}
+# ...and under poisson.
+POISSON_CONTRACT = "poisson"
+POISSON_BAD: dict[str, Rejection] = {
+    f"{BATCH_BAD_MODULE}:SkipsEmptyBatches": Rejection(
+        "test_batch_epoch",
+        "equal_batch_counts",
+        {"batch_len_matches": "len() counts the steps, the empty ones it skipped too"},
+    ),
+    f"{BATCH_BAD_MODULE}:PoissonNotSharded": Rejection(
+        "test_batch_epoch",
+        "poisson_shards_disjoint",
+        {"poisson_rate": "every item is drawn by every rank: W times the declared rate"},
+    ),
+    f"{BATCH_BAD_MODULE}:RateSplitAcrossRanks": Rejection("test_poisson_rate", "poisson_rate"),
+}

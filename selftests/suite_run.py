@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 REPO = Path(__file__).resolve().parent.parent
 PROPERTIES = REPO / "properties"
 CONFORMANCE = REPO / "conformance"
+WHOLE_SUITE = (PROPERTIES, CONFORMANCE)  # a certification as a user runs it: in-process and in real groups
 # One certification under the dev profile takes 3-25 s on 2 busy cores; a run that
 # takes this long is a hang, and the selftest fails instead of waiting forever.
 RUN_TIMEOUT_S = 240

@@ -10,9 +10,8 @@ from sampler_conformance.subjects import REGISTRY, contract_named
 from sampler_conformance.subjects.index_sampler.contracts import ELASTIC, RESUMABLE, TORCH
 
 from .catalogue import ELASTIC_BAD, ELASTIC_CONTRACT, ELASTIC_WORLD_SIZES
-from .suite_run import CONFORMANCE, PROPERTIES, certify
+from .suite_run import WHOLE_SUITE, certify
 
-WHOLE_SUITE = (PROPERTIES, CONFORMANCE)
 OPTIONS = (f"--contract={ELASTIC_CONTRACT}", f"--world-sizes={ELASTIC_WORLD_SIZES}")
 GOOD_ELASTIC = "selftests.corpus.elastic:ElasticSampler"
 

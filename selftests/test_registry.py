@@ -16,9 +16,13 @@ from sampler_conformance.subjects.index_sampler.checks import PER_EPOCH, PER_EPO
 from sampler_conformance.subjects.index_sampler.contracts import TORCH
 
 from .catalogue import (
+    DYNAMIC_BATCHES_BAD,
+    DYNAMIC_BATCHES_CONTRACT,
     ELASTIC_BAD,
     ELASTIC_CONTRACT,
     KNOWN_BAD,
+    POISSON_BAD,
+    POISSON_CONTRACT,
     RESUMABLE_CONTRACT,
     RESUME_BAD,
     RESUME_GROUP_BAD,
@@ -67,6 +71,10 @@ def _proven() -> dict[tuple[str, str], set[str]]:
         proven[(spec, WEIGHTED_CONTRACT)] = rejection.failed
     for spec, rejection in WEIGHTED_PARTITION_BAD.items():
         proven[(spec, WEIGHTED_PARTITION_CONTRACT)] = rejection.failed
+    for spec, rejection in DYNAMIC_BATCHES_BAD.items():
+        proven[(spec, DYNAMIC_BATCHES_CONTRACT)] = rejection.failed
+    for spec, rejection in POISSON_BAD.items():
+        proven[(spec, POISSON_CONTRACT)] = rejection.failed
     return proven
 
 

@@ -36,11 +36,10 @@ from .catalogue import (
     STREAMS_RESUME_BAD,
 )
 from .corpus import streams_bad
-from .suite_run import CONFORMANCE, PROPERTIES, REPO, certify
+from .suite_run import CONFORMANCE, REPO, WHOLE_SUITE, certify
 from .test_adapters import hide_packages
 
 CONTRACT_OPTION = f"--contract={STREAM_CONTRACT}"
-WHOLE_SUITE = (PROPERTIES, CONFORMANCE)
 
 
 # The three references share their state (torch_iterable.RankWorkerSplit): one of them is resumed.

@@ -63,16 +63,25 @@ class FrequencyVerdict:
     worst_expected: float
     p_value_bound: float
     threshold: float  # alpha / items_tested: the test fails when p_value_bound <= threshold
+    steps: bool = False  # ``draws`` are steps at which every item is drawn or not (rate_test)
 
     @property
     def fails(self) -> bool:
         return self.p_value_bound <= self.threshold
 
+    @property
+    def _worst(self) -> str:
+        if self.worst_item == ALL_ITEMS:
+            return "all items together"
+        return f"item {self.worst_item}"
+
     def describe(self) -> str:
         if self.worst_item is None:
             return f"{self.draws} draws, no item of non-zero probability to test"
+        tested = f"{self.items_tested - 1} items and their total" if self.steps else f"{self.items_tested} items"
+        trials = f"{self.draws} steps each" if self.steps else f"{self.draws} draws"
         return (
-            f"Chernoff-KL test over {self.items_tested} items, {self.draws} draws: item {self.worst_item} was drawn "
+            f"Chernoff-KL test over {tested}, {trials}: {self._worst} was drawn "
             f"{self.worst_count} times where {self.worst_expected:.1f} were expected, a p-value of at most "
             f"{self.p_value_bound:.3g} against a threshold of {self.threshold:.3g}"
         )
@@ -117,6 +126,38 @@ def frequency_test(counts: Sequence[int] | np.ndarray, probabilities: Sequence[f
         worst_expected=draws * float(probabilities[worst]),
         p_value_bound=min(bounds),
         threshold=alpha / tested.size,
+    )
+
+
+ALL_ITEMS = -1  # FrequencyVerdict.worst_item of rate_test's pooled count: every item together
+
+
+def rate_test(counts: Sequence[int] | np.ndarray, steps: int, rate: float, alpha: float) -> FrequencyVerdict:
+    """Test counts of items each drawn or not at each of ``steps`` steps, with probability
+    ``rate`` each time (Poisson subsampling: item i's count is Binomial(steps, rate)), at
+    false-alarm rate ``alpha``: each item by the same per-item bound, and all items' counts
+    together as one more test (Binomial(n x steps, rate): a rate off for every item at once is
+    caught far sooner so), Bonferroni over the n + 1 tests."""
+    counts = np.asarray(counts, dtype=np.int64)
+    if steps == 0 or counts.size == 0 or not 0 < rate <= 1:
+        return FrequencyVerdict(steps, 0, None, 0, 0.0, 1.0, alpha, steps=True)
+    bounds = [two_sided_bound(int(count), steps, rate) for count in counts]
+    pooled = two_sided_bound(int(counts.sum()), steps * counts.size, rate)
+    worst = int(np.argmin(bounds))
+    tested = counts.size + 1
+    if pooled < bounds[worst]:
+        return FrequencyVerdict(
+            steps, tested, ALL_ITEMS, int(counts.sum()), steps * counts.size * rate, pooled, alpha / tested, True
+        )
+    return FrequencyVerdict(
+        draws=steps,
+        items_tested=tested,
+        worst_item=worst,
+        worst_count=int(counts[worst]),
+        worst_expected=steps * rate,
+        p_value_bound=bounds[worst],
+        threshold=alpha / tested,
+        steps=True,
     )
 
 

@@ -61,6 +61,9 @@ class Subject:
     # What to learn of a plug once per process before its first test, on the ranks given:
     # probe(ranks, plug, contract, world_size) -> a finding to report, or None.
     probe: Callable[..., str | None] | None = None
+    # Raises SpecError when a loaded plug cannot be certified under a contract of this subject
+    # (a factory that does not take what the contract gives it); None: every plug fits.
+    check_fit: Callable[[Plug, Contract], None] | None = None
 
     def __post_init__(self) -> None:
         declared = {invariant.flag for invariant in self.invariants}

@@ -3,6 +3,7 @@
 ``index_sampler``: an index sampler called the way DistributedSampler is.
 ``iterable_dataset``: a streaming dataset, split across ranks and DataLoader workers.
 ``weighted_sampler``: a sampler drawing indices with replacement, by weight.
+``batch_sampler``: a batch sampler forming its own batches, by a token budget or a Poisson rate.
 
 A kind is a folder here whose ``__init__`` declares its ``SUBJECT``
 (``harness.core.subject.Subject``), and a line in ``SUBJECTS`` below. Loading this package
@@ -18,10 +19,16 @@ from sampler_conformance.core.contracts import Contract, compose
 from sampler_conformance.core.invariants import REGISTRY, Where, enter
 from sampler_conformance.core.subject import Subject
 
-from . import index_sampler, iterable_dataset, weighted_sampler
+from . import batch_sampler, index_sampler, iterable_dataset, weighted_sampler
 
 SUBJECTS: dict[str, Subject] = {
-    subject.name: subject for subject in (index_sampler.SUBJECT, iterable_dataset.SUBJECT, weighted_sampler.SUBJECT)
+    subject.name: subject
+    for subject in (
+        index_sampler.SUBJECT,
+        iterable_dataset.SUBJECT,
+        weighted_sampler.SUBJECT,
+        batch_sampler.SUBJECT,
+    )
 }
 DEFAULT_CONTRACT = "torch"
 

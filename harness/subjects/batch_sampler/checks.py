@@ -1,0 +1,224 @@
+"""The batch sampler's checks: each reads the ranks' batches (``runs.PlannedEpoch``) and
+returns the violations of its invariant, worded for the user."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from sampler_conformance.core.case import NoLen
+from sampler_conformance.core.evidence import Violation, shorten
+from sampler_conformance.core.frequencies import FrequencyVerdict, rate_test
+
+from .contracts import BatchContract
+from .plug import BatchPlug
+from .runs import PlannedEpoch
+
+
+def check_batch_items(epoch: PlannedEpoch, contract: BatchContract) -> list[Violation]:
+    size = epoch.case.dataset_size
+    for rank, batches in enumerate(epoch.batches):
+        for step, batch in enumerate(batches):
+            outside = batch[(batch < 0) | (batch >= size)]
+            if outside.size:
+                return [
+                    Violation(
+                        "batch_items", f"rank {rank}'s batch {step} holds {shorten(outside)}, outside range(N={size})"
+                    )
+                ]
+            if not batch.size and not contract.empty_batches:
+                return [
+                    Violation(
+                        "batch_items",
+                        f"rank {rank}'s batch {step} is empty: a step with nothing to train on, which a collate "
+                        f"function or a loss over the batch may refuse",
+                    )
+                ]
+    return []
+
+
+def check_equal_counts(epoch: PlannedEpoch) -> list[Violation]:
+    counts = epoch.batch_counts
+    if len(set(counts)) <= 1:
+        return []
+    fewest = min(counts)
+    short = [rank for rank, count in enumerate(counts) if count == fewest]
+    on = [rank for rank, count in enumerate(counts) if count > fewest]
+    return [
+        Violation(
+            "equal_batch_counts",
+            f"rank(s) {', '.join(map(str, short))} ran out after {fewest} batches, while rank(s) "
+            f"{', '.join(map(str, on))} went on to step {fewest} (batches per rank: {list(counts)}): under DDP the "
+            f"ranks that go on wait forever in the gradient all-reduce of step {fewest}",
+        )
+    ]
+
+
+def check_len(epoch: PlannedEpoch, contract: BatchContract) -> list[Violation]:
+    for rank, (length, batches) in enumerate(zip(epoch.observation.reported_lengths, epoch.batches, strict=True)):
+        if length is NoLen.UNDEFINED:
+            if contract.requires_len:
+                return [
+                    Violation(
+                        "batch_len_matches",
+                        f"the sampler has no __len__, which the {contract.name} contract promises: the accountant "
+                        f"and the scheduler plan the epoch's steps from it",
+                        every_case=True,
+                    )
+                ]
+            continue
+        if isinstance(length, int) and length != len(batches):
+            return [
+                Violation(
+                    "batch_len_matches", f"rank {rank}: len() says {length}, but it yielded {len(batches)} batches"
+                )
+            ]
+    return []
+
+
+def check_within_budget(epoch: PlannedEpoch, plug: BatchPlug) -> list[Violation]:
+    lengths = np.asarray(epoch.case.lengths, dtype=np.int64)
+    budget = epoch.case.max_tokens
+    size = lengths.size
+    for rank, batches in enumerate(epoch.batches):
+        for step, batch in enumerate(batches):
+            batch = batch[(batch >= 0) & (batch < size)]  # outside range(N): batch_items'
+            cost = plug.batch_costs(lengths, batch)
+            if cost <= budget or batch.size == 1:  # an item over the budget, alone: the documented rule
+                continue
+            over = batch[lengths[batch] > budget]
+            if over.size:
+                why = (
+                    f"item {int(over[0])} is longer than the budget itself ({int(lengths[over[0]])}) and must go alone"
+                )
+            else:
+                why = f"its {plug.cost} cost is {cost}"
+            return [
+                Violation(
+                    "within_budget",
+                    f"rank {rank}'s batch {step}, {shorten(batch)} of lengths {shorten(lengths[batch])}, exceeds "
+                    f"max_tokens={budget}: {why}",
+                )
+            ]
+    return []
+
+
+def check_each_item_once(epoch: PlannedEpoch) -> list[Violation]:
+    """No item twice across ranks; those never yielded would fit in W - 1 batches: their
+    lengths, each counted at most the budget, add up to at most (W - 1) x max_tokens."""
+    case = epoch.case
+    size = case.dataset_size
+    drawn = np.concatenate(epoch.observation.indices) if epoch.observation.indices else np.empty(0, np.int64)
+    drawn = drawn[(drawn >= 0) & (drawn < size)]
+    counts = np.bincount(drawn, minlength=size)
+    twice = np.flatnonzero(counts > 1)
+    if twice.size:
+        return [
+            Violation(
+                "each_item_once",
+                f"{twice.size} item(s) yielded more than once in the epoch, {shorten(twice)} (item {int(twice[0])} "
+                f"{int(counts[twice[0]])} times): trained on twice, and counted twice in an evaluation",
+            )
+        ]
+    missing = np.flatnonzero(counts == 0)
+    lengths = np.asarray(case.lengths, dtype=np.int64)
+    left_out = int(np.minimum(lengths[missing], case.max_tokens).sum()) if missing.size else 0
+    allowed = (case.world_size - 1) * case.max_tokens
+    if left_out > allowed:
+        return [
+            Violation(
+                "each_item_once",
+                f"{missing.size} item(s) never yielded, {shorten(missing)}, of total length {left_out} (each counted "
+                f"at most max_tokens): more than the {case.world_size - 1} batch(es) of an incomplete last round "
+                f"could hold ({allowed})",
+            )
+        ]
+    return []
+
+
+def check_same_plan(first: PlannedEpoch, second: PlannedEpoch, flag: str, what: str) -> list[Violation]:
+    for rank, (a, b) in enumerate(zip(first.batches, second.batches, strict=True)):
+        if not _same_batches(a, b):
+            step = next(
+                (k for k, (x, y) in enumerate(zip(a, b, strict=False)) if not np.array_equal(x, y)), min(len(a), len(b))
+            )
+            shown = [shorten(batches[step]) if step < len(batches) else "(none)" for batches in (a, b)]
+            return [Violation(flag, f"{what}: rank {rank}'s batch {step} was first {shown[0]}, then {shown[1]}")]
+    return []
+
+
+def check_plans_differ(first: PlannedEpoch, second: PlannedEpoch, flag: str, what: str) -> list[Violation]:
+    pairs = zip(first.batches, second.batches, strict=True)
+    if all(_same_batches(a, b) for a, b in pairs):
+        shown = ", ".join(shorten(batch) for batch in first.batches[0][:3])
+        return [Violation(flag, f"{what}: every rank yielded the same batches, rank 0's beginning {shown}")]
+    return []
+
+
+def check_processes_agree(epoch: PlannedEpoch, as_rank: int) -> list[Violation]:
+    """Every process built rank ``as_rank``'s sampler for the same case: all must plan alike."""
+    plans = epoch.batches
+    for process, plan in enumerate(plans[1:], start=1):
+        if not _same_batches(plans[0], plan):
+            return [
+                Violation(
+                    "batch_plan_agrees",
+                    f"the processes of ranks 0 and {process} each built rank {as_rank}'s sampler for the same case, and "
+                    f"planned different batches ({len(plans[0])} and {len(plan)} batches, beginning "
+                    f"{shorten(plans[0][0]) if plans[0] else '(none)'} and {shorten(plan[0]) if plan else '(none)'}): "
+                    f"in a job each rank takes its part of a plan the others do not share, so items are lost, "
+                    f"repeated, or the ranks run unequal steps",
+                )
+            ]
+    return []
+
+
+def check_shards_disjoint(epoch: PlannedEpoch) -> list[Violation]:
+    owner: dict[int, int] = {}
+    for rank, drawn in enumerate(epoch.observation.indices):
+        for item in np.unique(drawn).tolist():
+            if owner.setdefault(item, rank) != rank:
+                return [
+                    Violation(
+                        "poisson_shards_disjoint",
+                        f"item {item} was drawn by rank {owner[item]} and by rank {rank} in the same epoch: the ranks "
+                        f"do not draw from disjoint shards",
+                    )
+                ]
+    return []
+
+
+def poisson_steps(epoch: PlannedEpoch) -> int | None:
+    """The steps every rank ran in ``epoch``: the ranks' common len() (an empty batch skipped
+    is still a step of the plan), else their common count of batches; None if they differ."""
+    lengths = set(epoch.observation.reported_lengths)
+    if len(lengths) == 1:
+        (length,) = lengths
+        if isinstance(length, int):
+            return length
+    counts = set(epoch.batch_counts)
+    return counts.pop() if len(counts) == 1 else None
+
+
+def check_poisson_rate(
+    epochs: Sequence[PlannedEpoch], steps: int, alpha: float
+) -> tuple[list[Violation], FrequencyVerdict]:
+    """Each item's draws over ``epochs`` (``steps`` steps in all) against Binomial(steps,
+    sample_rate), at false-alarm rate ``alpha`` (``harness.core.frequencies.rate_test``)."""
+    case = epochs[0].case
+    size = case.dataset_size
+    counts = np.zeros(size, dtype=np.int64)
+    for epoch in epochs:
+        for drawn in epoch.observation.indices:
+            counts += np.bincount(drawn[(drawn >= 0) & (drawn < size)], minlength=size)
+    verdict = rate_test(counts, steps, case.sample_rate, alpha)
+    if not verdict.fails:
+        return [], verdict
+    return [
+        Violation("poisson_rate", f"the items are not drawn at sample_rate={case.sample_rate}: {verdict.describe()}")
+    ], verdict
+
+
+def _same_batches(a: Sequence[np.ndarray], b: Sequence[np.ndarray]) -> bool:
+    return len(a) == len(b) and all(np.array_equal(x, y) for x, y in zip(a, b, strict=True))

@@ -1,0 +1,189 @@
+"""The batch sampler's scenario: what a rank does with its sampler for one request.
+
+``ReadBatches`` builds the rank's sampler (``make(lengths, num_replicas=W, rank=r, ...)``),
+then reads the epochs asked for, ``set_epoch(e)`` before each when it has one, as a training
+loop does. In a real group the ranks read in lock step: at every step each says whether it
+has a batch (an all-reduce), as a training loop's gradient all-reduce makes them wait for
+each other, so that a rank that runs out is seen at the step it ran out and the suite never
+waits on it. ``as_rank`` has every process build that one rank's sampler (do the processes
+plan the same batches?); ``reading`` asks for an independent second reading (``ask`` runs each
+distinct request once per session).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from functools import partial
+from typing import Any
+
+import numpy as np
+import torch
+
+from sampler_conformance.core.case import Observation, ReportedLength
+from sampler_conformance.execution.collectives import all_reduce_counts
+from sampler_conformance.execution.scenario import BadItems, RankContext, Ranks, Scenario, StepFailed, ask
+
+from ..index_sampler.reading import BadIndex, batch_arrays, reported_len
+from .case import BatchCase
+from .contracts import BatchContract
+from .plug import BatchPlug, load_plug
+from .runs import PlannedEpoch
+
+
+class BadBatch(BadItems):
+    """A batch that is not a list of int indices, or more batches than the bound allows."""
+
+    flag = "batch_items"
+
+
+def read_limit(case: BatchCase) -> int:
+    """Batches one rank may yield in an epoch before it counts as never stopping: every item in
+    a batch of its own, or every Poisson step, four times over."""
+    steps = round(1 / case.sample_rate) if case.sample_rate else 0
+    return 4 * (case.dataset_size + steps) + 64
+
+
+def checked_batch(batch: Any) -> np.ndarray:
+    """One batch as an int64 array; :class:`BadBatch` for anything else. A one-dimensional
+    tensor or array of integers is a batch too: a DataLoader indexes the dataset with its
+    elements (opacus' samplers yield them)."""
+    __tracebackhide__ = True  # failures point at the sampler, not the harness
+    if isinstance(batch, (torch.Tensor, np.ndarray)) and batch.ndim == 1 and not _is_float(batch):
+        batch = batch.tolist()
+    try:
+        (array,) = batch_arrays([batch])
+    except BadIndex as exc:  # the index sampler's words, charged to this subject's flag
+        raise BadBatch(str(exc)) from None
+    return array
+
+
+def _is_float(array: torch.Tensor | np.ndarray) -> bool:
+    if isinstance(array, torch.Tensor):
+        return array.is_floating_point() or array.is_complex() or array.dtype == torch.bool
+    return not np.issubdtype(array.dtype, np.integer)
+
+
+def _never_stops(limit: int) -> None:
+    raise BadBatch(f"yielded more than {limit} batches in one epoch without stopping (an epoch must end)")
+
+
+def read_alone(rank: RankContext, sampler: Any, limit: int) -> tuple[np.ndarray, ...]:
+    """One epoch of one rank's batches, read on its own (a simulated rank)."""
+    iterator: Iterator[Any] = rank.call("while starting an epoch", lambda: iter(sampler))
+    batches: list[np.ndarray] = []
+    for step in range(limit + 1):
+        batch = rank.call(f"while yielding batch {step}", partial(next, iterator, None))
+        if batch is None:
+            return tuple(batches)
+        batches.append(rank.call(f"in batch {step}", partial(checked_batch, batch)))
+    rank.call("while iterating", lambda: _never_stops(limit))
+    raise AssertionError("unreachable")
+
+
+def read_in_lockstep(rank: RankContext, sampler: Any, limit: int) -> tuple[tuple[np.ndarray, ...], tuple[int, ...]]:
+    """One epoch of a rank in a real group, the ranks in lock step: at each step every rank says
+    whether it has a batch, until none has. A rank whose sampler raises keeps stepping with the
+    others and raises once none has a batch left, so its peers are never left waiting."""
+    batches: list[np.ndarray] = []
+    counts = [0] * rank.world_size
+    failed: StepFailed | None = None
+    iterator: Iterator[Any] | None = None
+    try:
+        iterator = rank.call("while starting an epoch", lambda: iter(sampler))
+    except StepFailed as exc:
+        failed = exc
+    for step in range(limit + 1):
+        batch = None
+        if iterator is not None and failed is None:
+            try:
+                batch = rank.call(f"while yielding batch {step}", partial(next, iterator, None))
+                if batch is not None:
+                    batches.append(rank.call(f"in batch {step}", partial(checked_batch, batch)))
+            except StepFailed as exc:
+                failed, batch = exc, None
+        has = all_reduce_counts(rank, int(batch is not None))
+        if not any(has):
+            if failed is not None:
+                raise failed
+            return tuple(batches), tuple(counts)
+        counts = [count + flag for count, flag in zip(counts, has, strict=True)]
+    rank.call("while iterating", lambda: _never_stops(limit))
+    raise AssertionError("unreachable")
+
+
+@dataclass(frozen=True)
+class RankBatches:
+    rank: int
+    epochs: tuple[tuple[tuple[np.ndarray, ...], ReportedLength, tuple[int, ...] | None], ...]
+    has_set_epoch: bool
+
+
+def has_set_epoch(sampler: Any) -> bool:
+    return callable(getattr(sampler, "set_epoch", None))
+
+
+@dataclass(frozen=True)
+class ReadBatches(Scenario):
+    contract: BatchContract
+    case: BatchCase
+    epochs: tuple[int | None, ...] = (None,)
+    as_rank: int | None = None
+    reading: int = 0
+
+    def load(self) -> BatchPlug:
+        return load_plug(self.spec)
+
+    def run(self, rank: RankContext) -> RankBatches:
+        case = self.case
+        plug: BatchPlug = rank.plug
+        built = rank.rank if self.as_rank is None else self.as_rank
+        sampler = rank.call(
+            f"in make(lengths, num_replicas={case.world_size}, rank={built}, ...)",
+            lambda: plug.build(list(case.lengths), built, case.world_size, **case.sampler_options()),
+        )
+        limit = read_limit(case)
+        readings = []
+        for epoch in self.epochs:
+            rank.epoch = epoch
+            if epoch is not None and has_set_epoch(sampler):
+                rank.call(f"in set_epoch({epoch})", partial(sampler.set_epoch, epoch))
+            if rank.backend is None or self.as_rank is not None:
+                batches, counts = read_alone(rank, sampler, limit), None
+            else:
+                batches, counts = read_in_lockstep(rank, sampler, limit)
+            readings.append((batches, reported_len(sampler, "in __len__", rank.call), counts))
+        return RankBatches(rank.rank, tuple(readings), has_set_epoch(sampler))
+
+
+def _concatenated(batches: Sequence[np.ndarray]) -> np.ndarray:
+    return np.concatenate(batches) if batches else np.empty(0, dtype=np.int64)
+
+
+def read_epochs(
+    ranks: Ranks,
+    plug: BatchPlug,
+    contract: BatchContract,
+    case: BatchCase,
+    epochs: Sequence[int | None] = (None,),
+    *,
+    as_rank: int | None = None,
+    reading: int = 0,
+) -> tuple[PlannedEpoch, ...]:
+    """Every rank's batches of ``epochs`` of ``case``, one PlannedEpoch per epoch."""
+    __tracebackhide__ = True  # failures point at the sampler, not the harness
+    replies: list[RankBatches] = ask(ranks, ReadBatches(plug.spec, contract, case, tuple(epochs), as_rank, reading))
+    has_epoch = all(reply.has_set_epoch for reply in replies)
+    return tuple(
+        PlannedEpoch(
+            Observation(
+                case.with_(epoch=epoch),
+                tuple(_concatenated(reply.epochs[k][0]) for reply in replies),
+                tuple(reply.epochs[k][1] for reply in replies),
+                tuple(reply.epochs[k][0] for reply in replies),
+            ),
+            has_epoch,
+            replies[0].epochs[k][2],
+        )
+        for k, epoch in enumerate(epochs)
+    )

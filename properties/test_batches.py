@@ -1,0 +1,155 @@
+"""The batch sampler's invariants, in-process: every simulated rank's sampler built for the
+drawn lengths and budget (or rate), ``set_epoch`` before each epoch, its batches read and
+judged together."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sampler_conformance.core.case import NoLen
+from sampler_conformance.core.evidence import expect_holds, not_applicable
+from sampler_conformance.core.frequencies import FalseAlarmBudget
+from sampler_conformance.execution.simulator import SIMULATED
+from sampler_conformance.pytest_plugin import statistics
+from sampler_conformance.pytest_plugin.crashes import judge_only_if
+from sampler_conformance.subjects.batch_sampler.checks import (
+    check_batch_items,
+    check_each_item_once,
+    check_equal_counts,
+    check_len,
+    check_plans_differ,
+    check_poisson_rate,
+    check_same_plan,
+    check_shards_disjoint,
+    check_within_budget,
+    poisson_steps,
+)
+from sampler_conformance.subjects.batch_sampler.draws import (
+    MIN_COMPARED_BATCHES_PER_RANK,
+    MIN_COMPARED_ITEMS,
+    comparable,
+    draw_batch_case,
+    epochs,
+)
+from sampler_conformance.subjects.batch_sampler.fixtures import requires_parameter
+from sampler_conformance.subjects.batch_sampler.scenarios import read_epochs
+
+# What one epoch shows, each by its check (the contract decides which apply).
+ONE_EPOCH = {
+    "batch_items": lambda epoch, plug, contract: check_batch_items(epoch, contract),
+    "equal_batch_counts": lambda epoch, plug, contract: check_equal_counts(epoch),
+    "within_budget": lambda epoch, plug, contract: check_within_budget(epoch, plug),
+    "each_item_once": lambda epoch, plug, contract: check_each_item_once(epoch),
+    "poisson_shards_disjoint": lambda epoch, plug, contract: check_shards_disjoint(epoch),
+}
+# The Poisson rate test pools epochs until every item had this many steps to be drawn at
+# (docs/statistical-invariants.md: what that catches at the certification's budget).
+RATE_STEPS = 4096
+MAX_RATE_EPOCHS = 1024
+
+
+def _one_epoch(data, batch_plug, contract, **fixed):
+    case = draw_batch_case(data, batch_plug, contract, **fixed)
+    (epoch,) = read_epochs(SIMULATED, batch_plug, contract, case, [data.draw(epochs(), label="epoch")])
+    return epoch
+
+
+def _comparable(data, batch_plug, contract):
+    """A case whose plans are long enough that two shuffled ones differ but by a negligible chance."""
+    case = draw_batch_case(data, batch_plug, contract, min_dataset_size=MIN_COMPARED_ITEMS)
+    if case.max_tokens:
+        per_batch = sum(case.lengths) // (MIN_COMPARED_BATCHES_PER_RANK * case.world_size)
+        case = case.with_(max_tokens=max(1, min(case.max_tokens, per_batch)))
+    judge_only_if(comparable(case))
+    return case
+
+
+@pytest.mark.invariant("batches_run")
+@given(data=st.data())
+def test_batches_run(batch_plug, contract, data):
+    """Empty datasets, one item, more ranks than batches, items over the budget: each epoch ends without raising."""
+    epoch = _one_epoch(data, batch_plug, contract, max_dataset_size=12)
+    expect_holds(epoch.observation, [])
+
+
+@pytest.mark.parametrize("flag", [pytest.param(f, marks=pytest.mark.invariant(f), id=f) for f in ONE_EPOCH])
+@given(data=st.data())
+def test_batch_epoch(batch_plug, contract, flag, data):
+    """One epoch of every rank, judged together."""
+    epoch = _one_epoch(data, batch_plug, contract)
+    expect_holds(epoch.observation, ONE_EPOCH[flag](epoch, batch_plug, contract))
+
+
+@pytest.mark.invariant("batch_len_matches")
+@given(data=st.data())
+def test_batch_len_matches(batch_plug, contract, data):
+    """len(), asked after the epoch, counts the batches the rank yielded. Not applicable to a
+    sampler without __len__ unless the contract promises one."""
+    epoch = _one_epoch(data, batch_plug, contract)
+    if NoLen.UNDEFINED in epoch.observation.reported_lengths and not contract.requires_len:
+        not_applicable(f"the sampler has no __len__, which the {contract.name} contract does not require")
+    expect_holds(epoch.observation, check_len(epoch, contract))
+
+
+@pytest.mark.invariant("batches_deterministic")
+@given(data=st.data())
+def test_batches_deterministic(batch_plug, contract, data):
+    """The batches of epoch e are a function of the seed and e: a sampler that read another
+    epoch first, and a fresh one (a run resumed at e, or the script run again), plan the same."""
+    requires_parameter(batch_plug, "seed")
+    case = draw_batch_case(data, batch_plug, contract)
+    before, epoch = data.draw(st.lists(epochs(), min_size=2, max_size=2, unique=True), label="epochs")
+    _, first = read_epochs(SIMULATED, batch_plug, contract, case, [before, epoch])
+    (second,) = read_epochs(SIMULATED, batch_plug, contract, case, [epoch], reading=1)
+    what = (
+        f"epoch {epoch} read after epoch {before}, and by a fresh sampler, differs"
+        if first.has_set_epoch
+        else "the sampler has no set_epoch(): its second epoch, and a fresh sampler's first, differ"
+    )
+    expect_holds(second.observation, check_same_plan(first, second, "batches_deterministic", what))
+
+
+@pytest.mark.invariant("batches_reshuffle")
+@given(data=st.data())
+def test_batches_reshuffle(batch_plug, contract, data):
+    """One sampler per rank, set_epoch before each of two epochs: the plans differ."""
+    case = _comparable(data, batch_plug, contract)
+    chosen = data.draw(st.lists(epochs(), min_size=2, max_size=2, unique=True), label="epochs")
+    first, second = read_epochs(SIMULATED, batch_plug, contract, case, chosen)
+    how = (
+        f"set_epoch({chosen[0]}) then set_epoch({chosen[1]})"
+        if first.has_set_epoch
+        else f"the sampler has no set_epoch(), and two epochs of it, {chosen[0]} and {chosen[1]}"
+    )
+    expect_holds(second.observation, check_plans_differ(first, second, "batches_reshuffle", how))
+
+
+@pytest.mark.invariant("poisson_rate")
+@given(data=st.data())
+def test_poisson_rate(batch_plug, contract, data):
+    """Every item's draws over enough epochs that it had RATE_STEPS steps to be drawn at (or
+    MAX_RATE_EPOCHS) against Binomial(steps, sample_rate). The examples' tests share
+    the certification's false-alarm budget of 1e-6 (harness.core.frequencies)."""
+    case = draw_batch_case(data, batch_plug, contract, min_dataset_size=1, max_dataset_size=100)
+    first = data.draw(st.integers(0, 2**20), label="first epoch")
+    (probe,) = read_epochs(SIMULATED, batch_plug, contract, case, [first])
+    steps = poisson_steps(probe)
+    judge_only_if(steps is not None and steps > 0)  # unequal or no steps: equal_batch_counts' and batch_len_matches'
+    assert steps is not None
+    read = read_epochs(
+        SIMULATED,
+        batch_plug,
+        contract,
+        case,
+        [first + k for k in range(min(MAX_RATE_EPOCHS, math.ceil(RATE_STEPS / steps)))],
+    )
+    judge_only_if(all(poisson_steps(epoch) == steps for epoch in read))
+    violations, verdict = check_poisson_rate(
+        read, steps * len(read), FalseAlarmBudget(tests=settings().max_examples).per_test
+    )
+    statistics.record(verdict)
+    expect_holds(read[0].observation, violations)

@@ -1,0 +1,194 @@
+"""Known-bad batch samplers: each is a reference (``adapters/budget_batches.py``) with one bug
+a real project shipped, named in its docstring.
+
+Each is called as ``Attr(lengths, num_replicas=W, rank=r, max_tokens=b, seed=s)`` (the
+Poisson ones with ``sample_rate=q`` instead of ``max_tokens``); ``selftests/test_batches.py``
+certifies each and asserts its exact set of failed invariants.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+import torch
+
+from sampler_conformance.adapters.budget_batches import PoissonBatchSampler, TokenBudgetBatchSampler
+
+
+class RefusesLongItem(TokenBudgetBatchSampler):
+    """Raises on an item longer than the budget instead of yielding it alone.
+
+    Rejected by: the sampler runs without crashing."""
+
+    def plan(self) -> list[list[int]]:
+        longest = max(self.lengths, default=0)
+        if longest > self.max_tokens:
+            raise ValueError(f"an item of length {longest} does not fit max_tokens={self.max_tokens}")
+        return super().plan()
+
+
+class EmptyBucketFlushed(TokenBudgetBatchSampler):
+    """Flushes its open batch when the epoch ends, even when it is empty: every rank's last
+    batch is empty (``len()`` counts it too).
+
+    Rejected by: batches are lists of int indices in range(N)."""
+
+    def __iter__(self) -> Iterator[list[int]]:
+        yield from super().__iter__()
+        yield []
+
+    def __len__(self) -> int:
+        return super().__len__() + 1
+
+
+class UnevenRoundRobin(TokenBudgetBatchSampler):
+    """Deals the global batches round robin and keeps the incomplete last round: with B
+    batches on W ranks, the first B mod W ranks run one step more (lhotse-speech/lhotse #646).
+
+    Rejected by: every rank yields the same number of batches per epoch."""
+
+    def plan(self) -> list[list[int]]:
+        kept = self.num_replicas
+        self.num_replicas = 1  # nothing dropped
+        try:
+            return super().plan()
+        finally:
+            self.num_replicas = kept
+
+    def __len__(self) -> int:
+        return len(self.plan()[self.rank :: self.num_replicas])
+
+
+class LenOfGlobalPlan(TokenBudgetBatchSampler):
+    """``len()`` is the number of batches in the global plan, every rank's together
+    (pytorch/audio #3068: ``len()`` disagreeing with what is yielded).
+
+    Rejected by: len() counts the batches the rank yields."""
+
+    def __len__(self) -> int:
+        return len(self.plan())
+
+
+class GeneratorCarriedOver(TokenBudgetBatchSampler):
+    """Makes its generator once, from the seed, and draws every epoch's order from it: each
+    epoch differs, but epoch e's batches depend on how many epochs this sampler read before.
+
+    Rejected by: the same batches for the same seed and epoch."""
+
+    def __init__(self, lengths, num_replicas, rank, max_tokens, seed=0) -> None:
+        super().__init__(lengths, num_replicas, rank, max_tokens, seed)
+        self.generator = torch.Generator().manual_seed(seed)
+        self.offset = 0
+
+    def __iter__(self) -> Iterator[list[int]]:
+        self.offset = int(torch.randint(0, 2**31, (1,), generator=self.generator))
+        return super().__iter__()
+
+    def plan(self) -> list[list[int]]:
+        epoch = self.epoch
+        self.epoch = epoch + self.offset
+        try:
+            return super().plan()
+        finally:
+            self.epoch = epoch
+
+
+class EpochIgnored(TokenBudgetBatchSampler):
+    """``set_epoch`` stores the epoch, and the plan never reads it: every epoch the same batches.
+
+    Rejected by: other batches after set_epoch."""
+
+    def set_epoch(self, epoch: int) -> None:
+        self.last_epoch = epoch
+
+
+class PlanCachedPerProcess(TokenBudgetBatchSampler):
+    """Builds the global plan once per process and epoch with numpy's global generator, which
+    the OS seeds differently in every process, and caches it for the process's other samplers:
+    ranks simulated in one process share the plan, ranks of a job each plan their own.
+
+    Rejected by: every process plans the same batches."""
+
+    cache: dict[tuple[tuple[int, ...], int, int, int], list[list[int]]] = {}
+
+    def plan(self) -> list[list[int]]:
+        key = (tuple(self.lengths), self.max_tokens, self.num_replicas, self.epoch)
+        if key not in self.cache:
+            self.cache.clear()
+            order = np.random.default_rng().permutation(len(self.lengths)).tolist()
+            batches: list[list[int]] = []
+            for index in order:
+                if batches and sum(self.lengths[i] for i in batches[-1]) + self.lengths[index] <= self.max_tokens:
+                    batches[-1].append(index)
+                else:
+                    batches.append([index])
+            self.cache[key] = batches[: len(batches) - len(batches) % self.num_replicas]
+        return self.cache[key]
+
+
+class ClosesAfterOverflow(TokenBudgetBatchSampler):
+    """Adds the item first and closes the batch only once it costs more than the budget, so
+    the batch it closes holds one item too many.
+
+    Rejected by: every batch within max_tokens (an item over it alone)."""
+
+    def plan(self) -> list[list[int]]:
+        generator = torch.Generator().manual_seed(self.seed + self.epoch)
+        order = torch.randperm(len(self.lengths), generator=generator).tolist()
+        batches: list[list[int]] = [[]]
+        for index in order:
+            batches[-1].append(index)
+            if sum(self.lengths[i] for i in batches[-1]) > self.max_tokens:
+                batches.append([])
+        batches = [batch for batch in batches if batch]
+        return batches[: len(batches) - len(batches) % self.num_replicas]
+
+
+class PadsByRepeating(TokenBudgetBatchSampler):
+    """Completes the last round with batches repeated from the start of the plan, as
+    DistributedSampler pads indices: every rank runs as many steps, and the repeated
+    batches are trained on twice (and counted twice in an evaluation).
+
+    Rejected by: each item at most once per epoch, those left out fitting in W - 1 batches."""
+
+    def plan(self) -> list[list[int]]:
+        kept = self.num_replicas
+        self.num_replicas = 1
+        try:
+            batches = super().plan()
+        finally:
+            self.num_replicas = kept
+        short = -len(batches) % self.num_replicas
+        return batches + (batches * self.num_replicas)[:short]
+
+
+class SkipsEmptyBatches(PoissonBatchSampler):
+    """Skips the steps that drew nothing while ``len()`` still counts them, as opacus'
+    ``DistributedUniformWithReplacementSampler`` does: the ranks run different numbers of steps.
+
+    Rejected by: every rank yields the same number of batches per epoch."""
+
+    def __iter__(self) -> Iterator[list[int]]:
+        return (batch for batch in super().__iter__() if batch)
+
+
+class PoissonNotSharded(PoissonBatchSampler):
+    """Draws from the whole dataset on every rank, as opacus' ``UniformWithReplacementSampler``
+    does when a DDP script keeps it.
+
+    Rejected by: no item drawn by two ranks in one epoch."""
+
+    def shard(self) -> torch.Tensor:
+        return torch.arange(self.dataset_size)
+
+
+class RateSplitAcrossRanks(PoissonBatchSampler):
+    """Divides the sample rate by the number of ranks, "so that the global batch keeps its
+    expected size": each item of a shard is drawn W times too rarely.
+
+    Rejected by: each item drawn at each step with probability sample_rate."""
+
+    def __init__(self, lengths, num_replicas, rank, sample_rate, seed=0) -> None:
+        super().__init__(lengths, num_replicas, rank, sample_rate, seed)
+        self.sample_rate = sample_rate / num_replicas

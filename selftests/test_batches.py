@@ -1,0 +1,101 @@
+"""The batch sampler subject: its references conform, and each known-bad sampler of
+selftests/corpus/batch_bad.py fails exactly the invariants its bug breaks."""
+
+from __future__ import annotations
+
+import inspect
+
+import pytest
+
+from sampler_conformance.adapters import SamplerPackageMissing, lhotse, opacus
+from sampler_conformance.core.subject import SpecError
+from sampler_conformance.subjects import contract_named
+from sampler_conformance.subjects.batch_sampler.plug import check_fit, load_plug
+
+from .catalogue import BATCH_BAD_MODULE, DYNAMIC_BATCHES_BAD, DYNAMIC_BATCHES_CONTRACT, POISSON_BAD, POISSON_CONTRACT
+from .corpus import batch_bad
+from .suite_run import WHOLE_SUITE, certify
+from .test_adapters import hide_packages
+
+# One world size in groups: the lock-step and agreement tests judge the same at W=2 as at more.
+GROUP_OPTION = "--world-sizes=2"
+
+
+@pytest.mark.parametrize("contract", [DYNAMIC_BATCHES_CONTRACT, POISSON_CONTRACT])
+def test_each_contracts_reference_holds_every_invariant(pytester, contract):
+    """Certified with no spec: the contract's reference is what runs, in-process and in real groups."""
+    run = certify(pytester, "", f"--contract={contract}", GROUP_OPTION, paths=WHOLE_SUITE)
+    assert run.exit_code == pytest.ExitCode.OK, run.explain()
+    held = {flag for flag, status in run.statuses.items() if status == "held"}
+    assert held == contract_named(contract).flags, run.explain()
+    assert run.verdict.startswith(f"VERDICT: {contract_named(contract).reference} conforms"), run.verdict
+    recorded = [i["statistics"] for i in run.written["invariants"] if i["statistics"] is not None]
+    if contract == POISSON_CONTRACT:  # the rate test's record, held within the budget
+        (rate,) = recorded
+        assert rate["tests_run"] >= 25 and rate["false_alarm_budget"] == 1e-6, rate
+        assert rate["closest"]["p_value_bound"] > rate["closest"]["threshold"], rate
+    else:
+        assert recorded == [], recorded
+
+
+@pytest.mark.parametrize("spec", list(DYNAMIC_BATCHES_BAD), ids=lambda spec: spec.rpartition(":")[2])
+def test_dynamic_batch_bug_fails_exactly_its_invariants(pytester, spec):
+    run = certify(pytester, spec, f"--contract={DYNAMIC_BATCHES_CONTRACT}", GROUP_OPTION, paths=WHOLE_SUITE)
+    run.assert_rejected(DYNAMIC_BATCHES_BAD[spec])
+
+
+@pytest.mark.parametrize("spec", list(POISSON_BAD), ids=lambda spec: spec.rpartition(":")[2])
+def test_poisson_bug_fails_exactly_its_invariants(pytester, spec):
+    run = certify(pytester, spec, f"--contract={POISSON_CONTRACT}", GROUP_OPTION, paths=WHOLE_SUITE)
+    run.assert_rejected(POISSON_BAD[spec])
+
+
+def test_every_known_bad_batch_sampler_is_catalogued_with_its_bug():
+    defined = {
+        f"{BATCH_BAD_MODULE}:{name}"
+        for name, obj in vars(batch_bad).items()
+        if inspect.isclass(obj) and obj.__module__ == batch_bad.__name__
+    }
+    assert defined == set(DYNAMIC_BATCHES_BAD) | set(POISSON_BAD)
+    assert all("Rejected by:" in (inspect.getdoc(getattr(batch_bad, s.rpartition(":")[2])) or "") for s in defined)
+
+
+def test_a_factory_without_the_contracts_parameter_is_refused_before_any_test():
+    """A budget sampler certified as Poisson (it takes no sample_rate) is a usage error naming
+    what is missing, not a run of failures."""
+    plug = load_plug("sampler_conformance.adapters.budget_batches:make")
+    with pytest.raises(SpecError, match="takes no 'sample_rate'"):
+        check_fit(plug, contract_named(POISSON_CONTRACT))
+    check_fit(plug, contract_named(DYNAMIC_BATCHES_CONTRACT))
+
+
+def test_a_cost_that_is_neither_sum_nor_padded_is_refused(tmp_path):
+    module = tmp_path / "odd_cost.py"
+    module.write_text(
+        "from sampler_conformance.adapters.budget_batches import make as _make\n"
+        "def make(lengths, *, num_replicas, rank, max_tokens, seed=0):\n"
+        "    return _make(lengths, num_replicas, rank, max_tokens, seed)\n"
+        "make.batch_cost = 'tokens'\n"
+    )
+    with pytest.raises(SpecError, match="declare one of 'sum', 'padded'"):
+        load_plug(f"{module}:make")
+
+
+@pytest.mark.parametrize(
+    ("factory", "options"),
+    [
+        (lhotse.DynamicBucketingSampler, {"max_tokens": 4}),
+        (lhotse.SimpleCutSampler, {"max_tokens": 4}),
+        (opacus.DistributedUniformWithReplacementSampler, {"sample_rate": 0.5}),
+    ],
+)
+def test_a_missing_library_is_named_with_what_to_install(monkeypatch, factory, options):
+    distribution = factory.needs_package[1]
+    hide_packages(monkeypatch, (distribution,))
+    spec = f"{factory.__module__}:{factory.__name__}"
+    with pytest.raises(SpecError) as refused:  # the spec, before any test
+        load_plug(spec)
+    with pytest.raises(SamplerPackageMissing) as raised:  # the factory itself, called anyway
+        factory([1, 2], num_replicas=2, rank=0, seed=0, **options)
+    for error in (refused.value, raised.value):
+        assert f"pip install {distribution}" in str(error) and spec in str(error)
