@@ -16,6 +16,7 @@ what to ``pip install``.
     sampler_conformance.adapters.accelerate:BatchSamplerShard             contract batch
     sampler_conformance.adapters.accelerate:SkipFirstBatchesResume        contract batch+resumable  (skip_first_batches)
     sampler_conformance.adapters.torch_elastic:ElasticDistributedSampler  contract torch+elastic    (start_index)
+    sampler_conformance.adapters.transformers:DistributedLengthGroupedSampler  contract torch
 
 Weighted samplers are built by factories ``make(weights, *, num_replicas, rank, num_samples, seed)``
 (docs/weighted-samplers.md):
@@ -32,6 +33,7 @@ num_replicas, rank, max_tokens or sample_rate, seed)`` (docs/batch-samplers.md):
     sampler_conformance.adapters.budget_batches:poisson                   contract poisson          (the reference)
     sampler_conformance.adapters.lhotse:DynamicBucketingSampler           contract dynamic_batches
     sampler_conformance.adapters.lhotse:SimpleCutSampler                  contract dynamic_batches
+    sampler_conformance.adapters.speechbrain:DynamicBatchSampler          contract dynamic_batches
     sampler_conformance.adapters.opacus:DistributedUniformWithReplacementSampler  contract poisson
 
 Streaming datasets are built by factories ``make(dataset_size, *, rank, world_size, ...)``

@@ -7,7 +7,14 @@ import sys
 import pytest
 
 from sampler_conformance import adapters
-from sampler_conformance.adapters import SamplerPackageMissing, accelerate, lightning, mmengine, torchdata  # noqa: F401
+from sampler_conformance.adapters import (  # noqa: F401
+    SamplerPackageMissing,
+    accelerate,
+    lightning,
+    mmengine,
+    torchdata,
+    transformers,
+)
 from sampler_conformance.core.subject import SpecError
 from sampler_conformance.subjects.index_sampler.dataset import IndexDataset
 from sampler_conformance.subjects.index_sampler.plug import load_plug
@@ -100,3 +107,13 @@ def test_a_spec_whose_package_is_missing_is_refused_before_any_test(
     spec = f"{factory.__module__}:{factory.__name__}"
     with pytest.raises(SpecError, match=f"pip install {distribution}"):
         load_plug(spec)
+
+
+def test_the_length_grouped_adapter_names_transformers_when_it_is_missing(monkeypatch):
+    """It takes no shuffle (the sampler always shuffles), so it is not among ADAPTERS above."""
+    hide_packages(monkeypatch, ("transformers",))
+    factory = adapters.transformers.DistributedLengthGroupedSampler
+    with pytest.raises(SamplerPackageMissing, match="pip install transformers"):
+        factory(IndexDataset(6), num_replicas=2, rank=0, seed=0)
+    with pytest.raises(SpecError, match="pip install transformers"):
+        load_plug(f"{factory.__module__}:{factory.__name__}")

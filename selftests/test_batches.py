@@ -7,7 +7,7 @@ import inspect
 
 import pytest
 
-from sampler_conformance.adapters import SamplerPackageMissing, lhotse, opacus
+from sampler_conformance.adapters import SamplerPackageMissing, lhotse, opacus, speechbrain
 from sampler_conformance.core.subject import SpecError
 from sampler_conformance.subjects import contract_named
 from sampler_conformance.subjects.batch_sampler.plug import check_fit, load_plug
@@ -87,6 +87,7 @@ def test_a_cost_that_is_neither_sum_nor_padded_is_refused(tmp_path):
         (lhotse.DynamicBucketingSampler, {"max_tokens": 4}),
         (lhotse.SimpleCutSampler, {"max_tokens": 4}),
         (opacus.DistributedUniformWithReplacementSampler, {"sample_rate": 0.5}),
+        (speechbrain.DynamicBatchSampler, {"max_tokens": 4}),
     ],
 )
 def test_a_missing_library_is_named_with_what_to_install(monkeypatch, factory, options):

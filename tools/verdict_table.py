@@ -103,6 +103,13 @@ ROWS = (
         "accelerate",
         "accelerate",
     ),
+    Row(
+        "DistributedLengthGroupedSampler (lengths 1 to 509, batch_size 4)",
+        "sampler_conformance.adapters.transformers:DistributedLengthGroupedSampler",
+        "torch",
+        "transformers",
+        "transformers",
+    ),
     # Resumable and elastic: each certified under both extensions of the base it fits.
     *(
         Row(sampler, spec, f"{base}+{extension}", requirement, version_of, origin)
@@ -218,6 +225,31 @@ ROWS = (
         "weighted_partition",
         "monai",
         "monai",
+    ),
+    # Batch samplers that form their own batches (docs/batch-samplers.md).
+    *(
+        Row(
+            f"{name} (duration budget)",
+            f"sampler_conformance.adapters.lhotse:{name}",
+            "dynamic_batches",
+            "lhotse",
+            "lhotse",
+        )
+        for name in ("SimpleCutSampler", "DynamicBucketingSampler")
+    ),
+    Row(
+        "DynamicBatchSampler in DistributedSamplerWrapper, as Brain wraps it (torchaudio stubbed)",
+        "sampler_conformance.adapters.speechbrain:DynamicBatchSampler",
+        "dynamic_batches",
+        "speechbrain",
+        "speechbrain",
+    ),
+    Row(
+        "DistributedUniformWithReplacementSampler (Poisson)",
+        "sampler_conformance.adapters.opacus:DistributedUniformWithReplacementSampler",
+        "poisson",
+        "opacus",
+        "opacus",
     ),
 )
 
