@@ -138,6 +138,39 @@ def source_file(factory: Any, module: Any) -> str | None:
     return None
 
 
+@dataclass(frozen=True)
+class FactoryConvention:
+    """How a factory subject calls what the spec names: ``call`` (``make(weights, *, ...)``),
+    with keywords ``required`` always and those of ``optional`` it takes; ``contracts`` and
+    ``returns`` say it in the error, ``guide`` is the page that has the convention."""
+
+    call: str
+    required: tuple[str, ...]
+    optional: tuple[str, ...]
+    contracts: str  # "the weighted contracts"
+    returns: str  # "the rank's sampler"
+    guide: str  # "docs/weighted-samplers.md"
+
+    @property
+    def described(self) -> str:
+        return f"a factory called as {self.call}"
+
+    def accepted(self, spec: str, factory: Callable[..., Any]) -> frozenset[str]:
+        """The optional parameters ``factory`` takes (all of them when it takes ``**kwargs``);
+        a SpecError that says what to write when it lacks a required one."""
+        keywords = keyword_parameters(factory)
+        if keywords is None:
+            return frozenset(self.optional)
+        lacking = [p for p in self.required if p not in keywords]
+        if lacking:
+            raise SpecError(
+                f"--sampler={spec!r}: the factory does not accept the keyword argument(s) {', '.join(lacking)}. "
+                f"The {self.contracts} call {self.call} in each rank, passing those of {', '.join(self.optional)} it "
+                f"names; write a function that takes them and returns {self.returns} ({self.guide})."
+            )
+        return frozenset(p for p in self.optional if p in keywords)
+
+
 @dataclass(frozen=True, repr=False)
 class FactoryPlug:
     """A factory under test and the optional parameters of its subject's convention it takes

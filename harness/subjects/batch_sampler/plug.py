@@ -23,7 +23,7 @@ import numpy as np
 from sampler_conformance.core.contracts import Contract
 from sampler_conformance.core.subject import Plug, SpecError
 
-from ..specs import FactoryPlug, import_module, keyword_parameters, resolve_attribute, source_file, split_spec
+from ..specs import FactoryConvention, FactoryPlug, import_module, resolve_attribute, source_file, split_spec
 from .contracts import BatchContract
 
 DEFAULT_SPEC = "sampler_conformance.adapters.budget_batches:make"
@@ -36,7 +36,14 @@ SPEC_HELP = (
     "Give it as MODULE:ATTR, e.g. --sampler=sampler_conformance.adapters.budget_batches:make "
     "or --sampler=path/to/my_sampler.py:make"
 )
-CONVENTION = "a factory called as make(lengths, *, num_replicas, rank, max_tokens or sample_rate, seed)"
+CONVENTION = FactoryConvention(
+    call="make(lengths, *, num_replicas, rank, max_tokens or sample_rate, seed)",
+    required=REQUIRED_PARAMETERS,
+    optional=OPTIONAL_PARAMETERS,
+    contracts="batch contracts",
+    returns="the rank's batch sampler",
+    guide="docs/batch-samplers.md",
+)
 
 
 @dataclass(frozen=True, repr=False)
@@ -66,27 +73,14 @@ def load_plug(spec: str) -> BatchPlug:
     """Resolve ``spec`` to a :class:`BatchPlug`, or raise :class:`SpecError`."""
     module_part, attr_part = split_spec(spec, SPEC_HELP)
     module = import_module(spec, module_part, SPEC_HELP)
-    factory = resolve_attribute(spec, module, attr_part, CONVENTION)
-    keywords = keyword_parameters(factory)
-    if keywords is not None:
-        lacking = [p for p in REQUIRED_PARAMETERS if p not in keywords]
-        if lacking:
-            raise SpecError(
-                f"--sampler={spec!r}: the factory does not accept the keyword argument(s) {', '.join(lacking)}. "
-                f"The batch contracts call {CONVENTION.removeprefix('a factory called as ')} in each rank; "
-                f"write a function that takes them and returns the rank's batch sampler (docs/batch-samplers.md)."
-            )
+    factory = resolve_attribute(spec, module, attr_part, CONVENTION.described)
+    accepted = CONVENTION.accepted(spec, factory)
     cost = getattr(factory, COST_ATTRIBUTE, "sum")
     if cost not in COSTS:
         raise SpecError(
             f"--sampler={spec!r}: its {COST_ATTRIBUTE} is {cost!r}; declare one of {', '.join(map(repr, COSTS))} "
             f"(sum: the items' lengths added up; padded: the longest item times the batch size)."
         )
-    accepted = (
-        frozenset(OPTIONAL_PARAMETERS)
-        if keywords is None
-        else frozenset(p for p in OPTIONAL_PARAMETERS if p in keywords)
-    )
     return BatchPlug(spec, factory, source_file(factory, module), accepted, cost)
 
 
@@ -96,7 +90,7 @@ def check_fit(plug: Plug, contract: Contract) -> None:
     if not plug.supports(contract.parameter):
         raise SpecError(
             f"--sampler={plug.spec!r}: the factory takes no {contract.parameter!r}, which --contract={contract.name} "
-            f"gives it: {CONVENTION.removeprefix('a factory called as ')}. Write a factory that passes it on to "
+            f"gives it: {CONVENTION.call}. Write a factory that passes it on to "
             f"the sampler (docs/batch-samplers.md), or choose the contract the sampler follows "
             f"(--list-contracts)."
         )

@@ -18,7 +18,6 @@ mapping holding it under ``"id"``, or a tuple or list holding it first.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -26,7 +25,7 @@ from typing import Any, ClassVar
 from sampler_conformance.core.subject import SpecError
 from sampler_conformance.execution.file_modules import is_file_module
 
-from ..specs import FactoryPlug, import_module, keyword_parameters, resolve_attribute, source_file, split_spec
+from ..specs import FactoryConvention, FactoryPlug, import_module, resolve_attribute, source_file, split_spec
 
 DEFAULT_SPEC = "sampler_conformance.adapters.torch_iterable:make"
 REQUIRED_PARAMETERS = ("rank", "world_size")
@@ -43,7 +42,14 @@ GROUP_ATTRIBUTE = "needs_process_group"
 # A factory may name the modules its dataset needs in DataLoader workers, as a tuple in this
 # attribute: every worker then starts with them imported, instead of importing them itself.
 WORKER_MODULES_ATTRIBUTE = "worker_modules"
-CONVENTION = f"a factory called as make(dataset_size, *, {', '.join((*REQUIRED_PARAMETERS, *OPTIONAL_PARAMETERS))})"
+CONVENTION = FactoryConvention(
+    call=f"make(dataset_size, *, {', '.join((*REQUIRED_PARAMETERS, *OPTIONAL_PARAMETERS))})",
+    required=REQUIRED_PARAMETERS,
+    optional=OPTIONAL_PARAMETERS,
+    contracts="streaming-dataset contracts",
+    returns="the rank's IterableDataset",
+    guide="docs/streaming-datasets.md",
+)
 
 
 @dataclass(frozen=True, repr=False)
@@ -66,7 +72,7 @@ def load_plug(spec: str) -> StreamPlug:
     """Resolve ``spec`` to a :class:`StreamPlug`, or raise :class:`SpecError`."""
     module_part, attr_part = split_spec(spec, SPEC_HELP)
     module = import_module(spec, module_part, SPEC_HELP)
-    factory = resolve_attribute(spec, module, attr_part, CONVENTION)
+    factory = resolve_attribute(spec, module, attr_part, CONVENTION.described)
     named = getattr(factory, WORKER_MODULES_ATTRIBUTE, ())
     if isinstance(named, str) or not all(isinstance(name, str) for name in named):
         raise SpecError(
@@ -77,22 +83,7 @@ def load_plug(spec: str) -> StreamPlug:
         spec,
         factory,
         source_file(factory, module),
-        _accepted_parameters(spec, factory),
+        CONVENTION.accepted(spec, factory),
         (*own, *named),
         getattr(factory, GROUP_ATTRIBUTE, False) is True,
     )
-
-
-def _accepted_parameters(spec: str, factory: Callable[..., Any]) -> frozenset[str]:
-    keywords = keyword_parameters(factory)
-    if keywords is None:
-        return frozenset(OPTIONAL_PARAMETERS)
-    lacking = [p for p in REQUIRED_PARAMETERS if p not in keywords]
-    if lacking:
-        raise SpecError(
-            f"--sampler={spec!r}: the factory does not accept the keyword argument(s) {', '.join(lacking)}. "
-            f"The streaming-dataset contracts call {CONVENTION.removeprefix('a factory called as ')} in each rank, "
-            f"passing those of {', '.join(OPTIONAL_PARAMETERS)} it names; write a function that takes "
-            f"them and returns the rank's IterableDataset (docs/streaming-datasets.md)."
-        )
-    return frozenset(p for p in OPTIONAL_PARAMETERS if p in keywords)

@@ -12,9 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from sampler_conformance.core.subject import SpecError
-
-from ..specs import FactoryPlug, import_module, keyword_parameters, resolve_attribute, source_file, split_spec
+from ..specs import FactoryConvention, FactoryPlug, import_module, resolve_attribute, source_file, split_spec
 
 DEFAULT_SPEC = "sampler_conformance.adapters.torch_weighted:make"
 REQUIRED_PARAMETERS = ("num_replicas", "rank", "num_samples")
@@ -23,7 +21,14 @@ SPEC_HELP = (
     "Give it as MODULE:ATTR, e.g. --sampler=sampler_conformance.adapters.torch_weighted:make "
     "or --sampler=path/to/my_sampler.py:make"
 )
-CONVENTION = f"a factory called as make(weights, *, {', '.join((*REQUIRED_PARAMETERS, *OPTIONAL_PARAMETERS))})"
+CONVENTION = FactoryConvention(
+    call=f"make(weights, *, {', '.join((*REQUIRED_PARAMETERS, *OPTIONAL_PARAMETERS))})",
+    required=REQUIRED_PARAMETERS,
+    optional=OPTIONAL_PARAMETERS,
+    contracts="weighted contracts",
+    returns="the rank's sampler",
+    guide="docs/weighted-samplers.md",
+)
 
 
 @dataclass(frozen=True, repr=False)
@@ -46,19 +51,6 @@ def load_plug(spec: str) -> WeightedPlug:
     """Resolve ``spec`` to a :class:`WeightedPlug`, or raise :class:`SpecError`."""
     module_part, attr_part = split_spec(spec, SPEC_HELP)
     module = import_module(spec, module_part, SPEC_HELP)
-    factory = resolve_attribute(spec, module, attr_part, CONVENTION)
-    keywords = keyword_parameters(factory)
-    if keywords is not None:
-        lacking = [p for p in REQUIRED_PARAMETERS if p not in keywords]
-        if lacking:
-            raise SpecError(
-                f"--sampler={spec!r}: the factory does not accept the keyword argument(s) {', '.join(lacking)}. "
-                f"The weighted contracts call {CONVENTION.removeprefix('a factory called as ')} in each rank; "
-                f"write a function that takes them and returns the rank's sampler (docs/weighted-samplers.md)."
-            )
-    accepted = (
-        frozenset(OPTIONAL_PARAMETERS)
-        if keywords is None
-        else frozenset(p for p in OPTIONAL_PARAMETERS if p in keywords)
-    )
+    factory = resolve_attribute(spec, module, attr_part, CONVENTION.described)
+    accepted = CONVENTION.accepted(spec, factory)
     return WeightedPlug(spec, factory, source_file(factory, module), accepted)
