@@ -12,7 +12,6 @@ from sampler_conformance.core.evidence import expect_holds
 from sampler_conformance.core.frequencies import FalseAlarmBudget
 from sampler_conformance.execution.simulator import SIMULATED
 from sampler_conformance.pytest_plugin import statistics
-from sampler_conformance.pytest_plugin.crashes import judge_only_if
 from sampler_conformance.subjects.weighted_sampler.checks import (
     check_draw_counts,
     check_frequencies,
@@ -27,10 +26,9 @@ from sampler_conformance.subjects.weighted_sampler.draws import (
     MAX_SIMULATED_WORLD_SIZE,
     SEED_LIMIT,
     draw_weighted_case,
-    draws_for_distinct_streams,
     epochs,
 )
-from sampler_conformance.subjects.weighted_sampler.fixtures import requires_parameter
+from sampler_conformance.subjects.weighted_sampler.fixtures import draw_comparable_case, requires_parameter
 from sampler_conformance.subjects.weighted_sampler.scenarios import read_epochs
 
 # What one epoch shows, each by its check.
@@ -39,21 +37,9 @@ ONE_EPOCH = {
     "zero_weight_never_drawn": check_zero_weight,
     "draw_counts": check_draw_counts,
 }
-# Streams compared for a difference are at least this long, and at most this: a case whose
-# weights need more to tell two streams apart (nearly all weight on one item) is not judged.
-MAX_COMPARED_DRAWS = 4096
 # All ranks' draws of one epoch, together, in the frequency test: enough to catch one weight
 # of 100 doubled with probability 0.999 at the budget below (docs/statistical-invariants.md).
 FREQUENCY_DRAWS = 16384
-
-
-def _comparable(data, weighted_plug, **fixed):
-    """A case whose streams are long enough that two independent ones differ but by a chance below 1e-12."""
-    case = draw_weighted_case(data, weighted_plug, min_dataset_size=2, **fixed)
-    needed = draws_for_distinct_streams(case.probabilities)
-    judge_only_if(needed is not None and needed <= MAX_COMPARED_DRAWS)
-    assert needed is not None
-    return case.with_(num_samples=max(case.num_samples, needed))
 
 
 @pytest.mark.invariant("weighted_runs")
@@ -79,7 +65,7 @@ def test_weighted_epoch(weighted_plug, contract, flag, data):
 def test_ranks_draw_apart(weighted_plug, contract, data):
     """W >= 2: the ranks' streams of one epoch are not all the same."""
     world_size = data.draw(st.integers(2, MAX_SIMULATED_WORLD_SIZE), label="W (world size)")
-    case = _comparable(data, weighted_plug, world_size=world_size)
+    case = draw_comparable_case(data, weighted_plug, world_size=world_size)
     (epoch,) = read_epochs(SIMULATED, weighted_plug, contract, case, [data.draw(epochs(), label="epoch")])
     expect_holds(epoch.observation, check_ranks_apart(epoch))
 
@@ -109,7 +95,7 @@ def test_weighted_deterministic(weighted_plug, contract, data):
 @given(data=st.data())
 def test_weighted_reshuffles(weighted_plug, contract, data):
     """One sampler per rank, set_epoch before each of two epochs: the streams differ."""
-    case = _comparable(data, weighted_plug)
+    case = draw_comparable_case(data, weighted_plug)
     chosen = data.draw(st.lists(epochs(), min_size=2, max_size=2, unique=True), label="epochs")
     first, second = read_epochs(SIMULATED, weighted_plug, contract, case, chosen)
     how = (
@@ -125,7 +111,7 @@ def test_weighted_reshuffles(weighted_plug, contract, data):
 def test_weighted_seed_effective(weighted_plug, contract, data):
     """Two samplers built with different seeds, read at the same epoch: the streams differ."""
     requires_parameter(weighted_plug, "seed")
-    case = _comparable(data, weighted_plug)
+    case = draw_comparable_case(data, weighted_plug)
     other = data.draw(st.integers(0, SEED_LIMIT - 1).filter(lambda s: s != case.seed), label="other seed")
     chosen = [data.draw(epochs(), label="epoch")]
     (first,) = read_epochs(SIMULATED, weighted_plug, contract, case, chosen)

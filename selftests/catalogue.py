@@ -362,6 +362,11 @@ WEIGHTED_BAD: dict[str, Rejection] = {
         {"frequencies_match_weights": "W copies of n draws are not W x n draws: the counts stray W times as far"},
     ),
     f"{WEIGHTED_BAD_MODULE}:GlobalGenerator": Rejection("test_weighted_deterministic", "weighted_deterministic"),
+    f"{WEIGHTED_BAD_MODULE}:UnshardedGlobalStream": Rejection(
+        "test_ranks_draw_apart_in_groups",
+        "ranks_draw_apart",
+        {"weighted_deterministic": "the global generator: a fresh sampler draws on from wherever the process is"},
+    ),
     f"{WEIGHTED_BAD_MODULE}:EpochNotPassedOn": Rejection("test_weighted_reshuffles", "weighted_reshuffles"),
     f"{WEIGHTED_BAD_MODULE}:SeedIgnored": Rejection("test_weighted_seed_effective", "weighted_seed_effective"),
     f"{WEIGHTED_BAD_MODULE}:PartitionWeighted": Rejection(

@@ -20,16 +20,18 @@ from .catalogue import (
     WEIGHTED_PARTITION_CONTRACT,
 )
 from .corpus import weighted_bad
-from .suite_run import certify
+from .suite_run import WHOLE_SUITE, certify
 from .test_adapters import hide_packages
 
 CONTRACT_OPTION = f"--contract={WEIGHTED_CONTRACT}"
+# One world size in groups: the per-process tests judge the same at W=2 as at more.
+GROUP_OPTION = "--world-sizes=2"
 
 
 @pytest.mark.parametrize("contract", [WEIGHTED_CONTRACT, WEIGHTED_PARTITION_CONTRACT])
 def test_each_contracts_reference_holds_every_invariant(pytester, contract):
     """Certified with no spec: the contract's reference is what runs."""
-    run = certify(pytester, "", f"--contract={contract}")
+    run = certify(pytester, "", f"--contract={contract}", GROUP_OPTION, paths=WHOLE_SUITE)
     assert run.exit_code == pytest.ExitCode.OK, run.explain()
     held = {flag for flag, status in run.statuses.items() if status == "held"}
     assert held == contract_named(contract).flags, run.explain()
@@ -42,13 +44,13 @@ def test_each_contracts_reference_holds_every_invariant(pytester, contract):
 
 @pytest.mark.parametrize("spec", list(WEIGHTED_BAD), ids=lambda spec: spec.rpartition(":")[2])
 def test_weighted_bug_fails_exactly_its_invariants(pytester, spec):
-    run = certify(pytester, spec, CONTRACT_OPTION)
+    run = certify(pytester, spec, CONTRACT_OPTION, GROUP_OPTION, paths=WHOLE_SUITE)
     run.assert_rejected(WEIGHTED_BAD[spec])
 
 
 @pytest.mark.parametrize("spec", list(WEIGHTED_PARTITION_BAD), ids=lambda spec: spec.rpartition(":")[2])
 def test_partition_bug_fails_exactly_its_invariants(pytester, spec):
-    run = certify(pytester, spec, f"--contract={WEIGHTED_PARTITION_CONTRACT}")
+    run = certify(pytester, spec, f"--contract={WEIGHTED_PARTITION_CONTRACT}", GROUP_OPTION, paths=WHOLE_SUITE)
     run.assert_rejected(WEIGHTED_PARTITION_BAD[spec])
 
 

@@ -79,6 +79,21 @@ class GlobalGenerator(DistributedWeightedSampler):
         return torch.multinomial(self.weights, total, replacement=True)
 
 
+class UnshardedGlobalStream(DistributedWeightedSampler):
+    """A ``WeightedRandomSampler`` kept as it is under DDP: every rank draws ``num_samples``
+    from the process's global generator, knowing nothing of its rank
+    (Lightning-AI/pytorch-lightning #3716). Ranks simulated in one process draw one after
+    another from one generator, so they differ; the processes of a job start that generator
+    alike, and draw the same stream.
+
+    Rejected by: the ranks draw different streams (in real groups)."""
+
+    def __iter__(self) -> Iterator[int]:
+        if self.num_samples == 0:
+            return iter([])
+        return iter(torch.multinomial(self.weights, self.num_samples, replacement=True).tolist())
+
+
 class EpochNotPassedOn(DistributedWeightedSampler):
     """Has ``set_epoch`` but keeps it from the generator, as ``DistributedSamplerWrapper``
     keeps it from the sampler it wraps (Lightning-AI/pytorch-lightning #21454).

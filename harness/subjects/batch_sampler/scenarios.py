@@ -93,15 +93,17 @@ def read_in_lockstep(rank: RankContext, sampler: Any, limit: int) -> tuple[tuple
         iterator = rank.call("while starting an epoch", lambda: iter(sampler))
     except StepFailed as exc:
         failed = exc
+    running = iterator is not None
     for step in range(limit + 1):
         batch = None
-        if iterator is not None and failed is None:
+        if running and iterator is not None:
             try:
                 batch = rank.call(f"while yielding batch {step}", partial(next, iterator, None))
                 if batch is not None:
                     batches.append(rank.call(f"in batch {step}", partial(checked_batch, batch)))
             except StepFailed as exc:
                 failed, batch = exc, None
+            running = batch is not None  # never asked again once it ended or raised
         has = all_reduce_counts(rank, int(batch is not None))
         if not any(has):
             if failed is not None:

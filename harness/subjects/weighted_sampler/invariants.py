@@ -13,8 +13,8 @@ _BAD = "selftests.corpus.weighted_bad"
 _WEIGHTED = "weighted"
 
 
-def _declared(flag: str, title: str, guards: str, bad: str, **more) -> Invariant:
-    return Invariant(flag, title, guards, f"{_BAD}:{bad}", proven_under=_WEIGHTED, where=Where.IN_PROCESS, **more)
+def _declared(flag: str, title: str, guards: str, bad: str, where: Where = Where.IN_PROCESS, **more) -> Invariant:
+    return Invariant(flag, title, guards, f"{_BAD}:{bad}", proven_under=_WEIGHTED, where=where, **more)
 
 
 DECLARED: tuple[Invariant, ...] = (
@@ -30,12 +30,14 @@ DECLARED: tuple[Invariant, ...] = (
         "draws are int indices",
         "draws yielded as tensors or floats, which a DataLoader's dataset may index wrongly or refuse",
         "TensorDraws",
+        Where.BOTH,
     ),
     _declared(
         "zero_weight_never_drawn",
         "an item of weight 0 is never drawn",
         "weights smoothed or floored so that excluded items come back into training",
         "FlooredWeights",
+        Where.BOTH,
     ),
     _declared(
         "draw_counts",
@@ -43,13 +45,16 @@ DECLARED: tuple[Invariant, ...] = (
         "len() counting every rank's draws, or ranks drawing different numbers, which hangs a collective "
         "(pytorch/vision #9127: len() disagreeing with what is yielded)",
         "LenCountsEveryRank",
+        Where.BOTH,
     ),
     _declared(
         "ranks_draw_apart",
         "the ranks draw different streams",
         "every rank drawing the same weighted stream: W times the same data, the epoch W times too long "
-        "(Lightning-AI/pytorch-lightning #3716)",
+        "(Lightning-AI/pytorch-lightning #3716); in real groups every process starts from the same global "
+        "generator state, as fresh processes and seed_everything leave them, so a sampler that draws on it is seen",
         "EveryRankSameStream",
+        Where.BOTH,
     ),
     _declared(
         "weighted_deterministic",

@@ -3,7 +3,9 @@
 ``ReadDraws`` builds the rank's sampler (``make(weights, num_replicas=W, rank=r, ...)``), then
 reads the epochs asked for, ``set_epoch(e)`` before each when it has one, as a training loop
 does; ``reading`` asks for an independent second reading (``ask`` runs each distinct request
-once per session).
+once per session). In a real group every rank first seeds the process's global generators
+alike, as they are in the processes of a job: fresh processes start torch's from one fixed
+seed, and ``seed_everything(seed)`` seeds every rank the same.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from sampler_conformance.core.case import Observation, ReportedLength
+from sampler_conformance.execution.global_rng import seed_global_rngs
 from sampler_conformance.execution.scenario import BadItems, RankContext, Ranks, Scenario, ask
 
 from ..index_sampler.reading import BadIndex, as_index_array, reported_len
@@ -73,6 +76,8 @@ class ReadDraws(Scenario):
     def run(self, rank: RankContext) -> RankDraws:
         case = self.case
         plug: WeightedPlug = rank.plug
+        if rank.backend is not None:
+            seed_global_rngs(case.seed)
         sampler = rank.call(
             f"in make(weights, num_replicas={case.world_size}, rank={rank.rank}, ...)",
             lambda: plug.build(list(case.weights), rank.rank, case.world_size, **case.sampler_options()),

@@ -1,11 +1,11 @@
-"""Speed figures for the weighted-sampler subject (issue 20).
+"""Speed figures for the weighted-sampler and batch-sampler subjects (issue 20).
 
 Prints, in one run: the wall time of the default certification (the console script's run,
-the `dev` profile) of each weighted contract's reference, and of the real weighted samplers
-installed here, against a 60 s target (2 cores). The frequency test's own figures are
-benchmarks/bench_frequencies.py's.
+the `dev` profile, in-process and in real groups) of each weighted and batch contract's
+reference, and of the real samplers of those contracts installed here, against a 60 s target
+(2 cores). The frequency test's own figures are benchmarks/bench_frequencies.py's.
 
-Run from the repo root: python benchmarks/bench_weighted.py
+Run from the repo root: python benchmarks/bench_factory_contracts.py
 """
 
 from __future__ import annotations
@@ -25,6 +25,12 @@ CERTIFICATIONS = (
     ("sampler_conformance.adapters.torch_weighted:make_partitioned", "weighted_partition", "torch"),
     ("sampler_conformance.adapters.lightning:WeightedDistributedSamplerWrapper", "weighted", "lightning_fabric"),
     ("sampler_conformance.adapters.monai:DistributedWeightedRandomSampler", "weighted_partition", "monai"),
+    ("sampler_conformance.adapters.budget_batches:make", "dynamic_batches", "torch"),
+    ("sampler_conformance.adapters.budget_batches:poisson", "poisson", "torch"),
+    ("sampler_conformance.adapters.lhotse:SimpleCutSampler", "dynamic_batches", "lhotse"),
+    ("sampler_conformance.adapters.lhotse:DynamicBucketingSampler", "dynamic_batches", "lhotse"),
+    ("sampler_conformance.adapters.speechbrain:DynamicBatchSampler", "dynamic_batches", "speechbrain"),
+    ("sampler_conformance.adapters.opacus:DistributedUniformWithReplacementSampler", "poisson", "opacus"),
 )
 
 
