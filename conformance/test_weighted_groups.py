@@ -9,14 +9,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sampler_conformance.core.evidence import expect_holds
+from sampler_conformance.pytest_plugin.crashes import judge_only_if
 from sampler_conformance.subjects.weighted_sampler.checks import (
     check_draw_counts,
     check_in_range,
     check_ranks_apart,
     check_zero_weight,
 )
-from sampler_conformance.subjects.weighted_sampler.draws import draw_weighted_case, epochs
-from sampler_conformance.subjects.weighted_sampler.fixtures import draw_comparable_case
+from sampler_conformance.subjects.weighted_sampler.draws import draw_comparable_case, draw_weighted_case, epochs
 from sampler_conformance.subjects.weighted_sampler.scenarios import read_epochs
 
 from .examples import round_trips
@@ -47,5 +47,7 @@ def test_ranks_draw_apart_in_groups(group, world_size, weighted_plug, contract, 
     if world_size < 2:
         pytest.skip("one rank draws apart from no other")
     case = draw_comparable_case(data, weighted_plug, world_size=world_size)
+    judge_only_if(case is not None)
+    assert case is not None
     (epoch,) = read_epochs(group, weighted_plug, contract, case, [data.draw(epochs(), label="epoch")])
     expect_holds(epoch.observation, check_ranks_apart(epoch))

@@ -12,6 +12,7 @@ from sampler_conformance.core.evidence import expect_holds
 from sampler_conformance.core.frequencies import FalseAlarmBudget
 from sampler_conformance.execution.simulator import SIMULATED
 from sampler_conformance.pytest_plugin import statistics
+from sampler_conformance.pytest_plugin.crashes import judge_only_if
 from sampler_conformance.subjects.weighted_sampler.checks import (
     check_draw_counts,
     check_frequencies,
@@ -25,10 +26,11 @@ from sampler_conformance.subjects.weighted_sampler.checks import (
 from sampler_conformance.subjects.weighted_sampler.draws import (
     MAX_SIMULATED_WORLD_SIZE,
     SEED_LIMIT,
+    draw_comparable_case,
     draw_weighted_case,
     epochs,
 )
-from sampler_conformance.subjects.weighted_sampler.fixtures import draw_comparable_case, requires_parameter
+from sampler_conformance.subjects.weighted_sampler.fixtures import requires_parameter
 from sampler_conformance.subjects.weighted_sampler.scenarios import read_epochs
 
 # What one epoch shows, each by its check.
@@ -66,6 +68,8 @@ def test_ranks_draw_apart(weighted_plug, contract, data):
     """W >= 2: the ranks' streams of one epoch are not all the same."""
     world_size = data.draw(st.integers(2, MAX_SIMULATED_WORLD_SIZE), label="W (world size)")
     case = draw_comparable_case(data, weighted_plug, world_size=world_size)
+    judge_only_if(case is not None)
+    assert case is not None
     (epoch,) = read_epochs(SIMULATED, weighted_plug, contract, case, [data.draw(epochs(), label="epoch")])
     expect_holds(epoch.observation, check_ranks_apart(epoch))
 
@@ -96,6 +100,8 @@ def test_weighted_deterministic(weighted_plug, contract, data):
 def test_weighted_reshuffles(weighted_plug, contract, data):
     """One sampler per rank, set_epoch before each of two epochs: the streams differ."""
     case = draw_comparable_case(data, weighted_plug)
+    judge_only_if(case is not None)
+    assert case is not None
     chosen = data.draw(st.lists(epochs(), min_size=2, max_size=2, unique=True), label="epochs")
     first, second = read_epochs(SIMULATED, weighted_plug, contract, case, chosen)
     how = (
@@ -112,6 +118,8 @@ def test_weighted_seed_effective(weighted_plug, contract, data):
     """Two samplers built with different seeds, read at the same epoch: the streams differ."""
     requires_parameter(weighted_plug, "seed")
     case = draw_comparable_case(data, weighted_plug)
+    judge_only_if(case is not None)
+    assert case is not None
     other = data.draw(st.integers(0, SEED_LIMIT - 1).filter(lambda s: s != case.seed), label="other seed")
     chosen = [data.draw(epochs(), label="epoch")]
     (first,) = read_epochs(SIMULATED, weighted_plug, contract, case, chosen)

@@ -80,3 +80,18 @@ def draws_for_distinct_streams(probabilities) -> int | None:
     if collision >= 1.0 - 1e-12:
         return None
     return math.ceil(math.log(SAME_BY_CHANCE) / math.log(collision))
+
+
+# Streams compared for a difference are at least long enough to tell two apart, and at most
+# this: a case whose weights need more (nearly all weight on one item) is not judged.
+MAX_COMPARED_DRAWS = 4096
+
+
+def draw_comparable_case(data: st.DataObject, plug: WeightedPlug, **fixed) -> WeightedCase | None:
+    """A case whose streams are long enough that two independent ones differ but by a chance
+    below 1e-12; None when its weights would need more than MAX_COMPARED_DRAWS (not judged)."""
+    case = draw_weighted_case(data, plug, min_dataset_size=2, **fixed)
+    needed = draws_for_distinct_streams(case.probabilities)
+    if needed is None or needed > MAX_COMPARED_DRAWS:
+        return None
+    return case.with_(num_samples=max(case.num_samples, needed))
