@@ -135,3 +135,68 @@ def test_objects_inherited_from_the_parent_never_write_into_a_childs_files(tmp_p
     assert run.returncode == 0, run.stderr
     expected = ["the handler's number leads to /dev/null", "fresh file holds ''", "child exit 0"]
     assert run.stdout.splitlines() == expected, run.stdout + run.stderr
+
+
+RANK_KILLED_SCRIPT = """
+import os, signal, sys, time
+import torch
+from torch.utils.data import IterableDataset
+from sampler_conformance.execution.fork_server import fork_server_context, leave_the_parent_server
+
+class Endless(IterableDataset):  # at module level: a worker started by a fork server unpickles it
+    def __iter__(self):
+        while True:
+            yield torch.zeros(1)
+
+def rank(queue):
+    # What a rank does (harness.execution.rank_body): let go of the server it came from, start
+    # its own for its loader workers, then read through a DataLoader that has workers.
+    leave_the_parent_server()
+    fork_server_context(["torch"])
+    from multiprocessing import forkserver
+    from torch.utils.data import DataLoader
+    from sampler_conformance.execution.collectives import loader_worker_options
+
+    batches = iter(DataLoader(Endless(), batch_size=1, num_workers=2, **loader_worker_options(2)))
+    next(batches)
+    queue.put([forkserver._forkserver._forkserver_pid] + [worker.pid for worker in batches._workers])
+    time.sleep(600)
+
+def running(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+if __name__ == "__main__":
+    context = fork_server_context(["torch"])
+    queue = context.Queue()
+    child = context.Process(target=rank, args=(queue,))
+    child.start()
+    server_and_workers = queue.get(timeout=60)
+    os.kill(child.pid, signal.SIGKILL)  # as a rank dies with a killed controller (PR_SET_PDEATHSIG)
+    child.join(10)
+    deadline = time.monotonic() + 30  # torch's worker watchdog looks every 5 s
+    while time.monotonic() < deadline and any(map(running, server_and_workers)):
+        time.sleep(0.5)
+    print([pid for pid in server_and_workers if running(pid)])
+    for pid in server_and_workers:  # leave nothing behind, whatever the verdict
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+"""
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads process states from /proc")
+def test_a_killed_ranks_loader_workers_and_their_server_end_with_it(tmp_path):
+    """A rank killed mid-epoch (its controller killed) leaves no loader worker and no fork
+    server behind: the workers let go of their server's "alive" pipe as they start
+    (collectives.loader_worker_options), so the server ends with the rank, and the workers,
+    whose parent it is, with the server."""
+    script = tmp_path / "rank_killed.py"
+    script.write_text(RANK_KILLED_SCRIPT)
+    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=180)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "[]", f"still running after the rank was killed: {run.stdout}{run.stderr}"

@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+from typing import Any
 
 import torch
 import torch.distributed as dist
 
 from .backend import rank_device
+from .fork_server import leave_the_parent_server
 from .scenario import RankContext
 
 
@@ -28,6 +30,25 @@ def all_reduce_counts(rank: RankContext, count: int) -> tuple[int, ...]:
     finally:
         rank.watch.in_collective.value = 0
     return tuple(int(c) for c in counts.cpu().tolist())
+
+
+def loader_worker_options(num_workers: int) -> dict[str, Any]:
+    """How the suite's DataLoaders start their workers (``DataLoader(**options)``): from a fork
+    server (:func:`worker_start_method`), each worker letting go of that server's "alive" pipe
+    as it starts (:func:`release_fork_server`). A worker's parent is the fork server, not the
+    rank, so torch's watchdog in the worker watches the server; and a server runs while any
+    holder of its pipe lives. A worker that kept it would keep the server alive, and the
+    server the worker, after the rank was killed (seen: a rank's server and two workers left
+    running when the controller was killed). Let go, the server ends with the rank, and the
+    workers with the server."""
+    if not num_workers:
+        return {}
+    return {"multiprocessing_context": worker_start_method(), "worker_init_fn": release_fork_server}
+
+
+def release_fork_server(worker_id: int) -> None:
+    """A DataLoader's ``worker_init_fn``: stop holding the fork server that started the worker open."""
+    leave_the_parent_server()
 
 
 def worker_start_method() -> str:

@@ -32,7 +32,7 @@ import torch
 from torch.utils.data import DataLoader
 from torch.utils.data._utils import worker as torch_worker
 
-from sampler_conformance.execution.collectives import all_reduce_counts, worker_start_method
+from sampler_conformance.execution.collectives import all_reduce_counts, loader_worker_options
 from sampler_conformance.execution.scenario import RankContext, StepFailed
 
 from .case import StreamCase
@@ -173,7 +173,7 @@ def real_loader(
         drop_last=case.drop_last,
         num_workers=workers,
         persistent_workers=case.persistent_workers and workers > 0,
-        multiprocessing_context=worker_start_method() if workers else None,
+        **loader_worker_options(workers),
         collate_fn=collate_ids,
         generator=generator,
     )

@@ -21,7 +21,7 @@ import numpy as np
 from torch.utils.data import DataLoader
 
 from sampler_conformance.core.case import Case, Observation, ReportedLength
-from sampler_conformance.execution.collectives import all_reduce_counts, worker_start_method
+from sampler_conformance.execution.collectives import all_reduce_counts, loader_worker_options
 from sampler_conformance.execution.scenario import RankContext, Ranks, ask
 
 from ..contracts import SamplerContract
@@ -70,7 +70,7 @@ class RunLoader(SamplerScenario):
                 else dict(batch_size=case.batch_size, sampler=sampler, drop_last=self.loader_drop_last)
             ),
             num_workers=self.num_workers,
-            multiprocessing_context=worker_start_method() if self.num_workers else None,
+            **loader_worker_options(self.num_workers),
             collate_fn=collate_indices,
         )
         limit = read_limit(case.dataset_size)

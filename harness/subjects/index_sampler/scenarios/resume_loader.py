@@ -41,7 +41,7 @@ import numpy as np
 from sampler_conformance.core.case import Case, NoLen, Observation
 from sampler_conformance.core.counting import batch_count
 from sampler_conformance.execution.checkpoint import missing_methods, through_checkpoint
-from sampler_conformance.execution.collectives import worker_start_method
+from sampler_conformance.execution.collectives import loader_worker_options
 from sampler_conformance.execution.global_rng import seed_global_rngs
 from sampler_conformance.execution.scenario import RankContext, Ranks, ask
 
@@ -127,7 +127,7 @@ class ResumeThroughLoader(SamplerScenario):
                 IndexDataset(self.case.dataset_size),
                 **batching,
                 num_workers=self.num_workers,
-                multiprocessing_context=worker_start_method() if self.num_workers else None,
+                **loader_worker_options(self.num_workers),
                 collate_fn=collate_indices,  # as harness.subjects.index_sampler.scenarios.loader: an empty batch stays one
             )
         return sampler, loader
