@@ -36,6 +36,7 @@ from .report.results import (
     HARNESS_ERROR_KEY,
     INVARIANT_KEY,
     JUDGED_KEY,
+    MEASUREMENTS_KEY,
     NOT_APPLICABLE,
     NOT_JUDGED,
     NOT_RUN,
@@ -233,6 +234,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
         tested = statistics.summary()
         if tested is not None:
             properties.append((STATISTICS_KEY, json.dumps(tested)))
+        measured = statistics.measured()
+        if measured is not None:
+            properties.append((MEASUREMENTS_KEY, json.dumps(measured)))
         if (
             set_aside
             and call.excinfo is not None

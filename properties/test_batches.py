@@ -26,6 +26,7 @@ from sampler_conformance.subjects.batch_sampler.checks import (
     check_same_plan,
     check_shards_disjoint,
     check_within_budget,
+    padding_wasted,
     poisson_steps,
 )
 from sampler_conformance.subjects.batch_sampler.draws import (
@@ -46,6 +47,7 @@ ONE_EPOCH = {
     "each_item_once": lambda epoch, plug, contract: check_each_item_once(epoch),
     "poisson_shards_disjoint": lambda epoch, plug, contract: check_shards_disjoint(epoch),
 }
+PADDING_WASTED = "padding wasted per batch"
 # The Poisson rate test pools epochs until every item had this many steps to be drawn at
 # (docs/statistical-invariants.md: what that catches at the certification's budget).
 RATE_STEPS = 4096
@@ -79,8 +81,11 @@ def test_batches_run(batch_plug, contract, data):
 @pytest.mark.parametrize("flag", [pytest.param(f, marks=pytest.mark.invariant(f), id=f) for f in ONE_EPOCH])
 @given(data=st.data())
 def test_batch_epoch(batch_plug, contract, flag, data):
-    """One epoch of every rank, judged together."""
+    """One epoch of every rank, judged together. With the budget, the padding its batches
+    waste is measured too (reported in the certificate, not judged)."""
     epoch = _one_epoch(data, batch_plug, contract)
+    if flag == "within_budget":
+        statistics.measure(PADDING_WASTED, padding_wasted(epoch))
     expect_holds(epoch.observation, ONE_EPOCH[flag](epoch, batch_plug, contract))
 
 

@@ -4,11 +4,14 @@ selftests/corpus/batch_bad.py fails exactly the invariants its bug breaks."""
 from __future__ import annotations
 
 import inspect
+import json
 
+import jsonschema
 import pytest
 
 from sampler_conformance.adapters import SamplerPackageMissing, lhotse, opacus, speechbrain
 from sampler_conformance.core.subject import SpecError
+from sampler_conformance.report.certificate import SCHEMA_PATH
 from sampler_conformance.subjects import contract_named
 from sampler_conformance.subjects.batch_sampler.plug import check_fit, load_plug
 
@@ -36,6 +39,11 @@ def test_each_contracts_reference_holds_every_invariant(pytester, contract):
         assert rate["closest"]["p_value_bound"] > rate["closest"]["threshold"], rate
     else:
         assert recorded == [], recorded
+        # The padding its batches waste is measured, and reported without a verdict.
+        (measured,) = [i["measurements"] for i in run.written["invariants"] if i["measurements"] is not None]
+        padding = measured["padding wasted per batch"]
+        assert padding["values"] > 0 and 0 <= padding["mean"] <= padding["max"] <= 1, measured
+    jsonschema.validate(run.written, json.loads(SCHEMA_PATH.read_text()))
 
 
 @pytest.mark.parametrize("spec", list(DYNAMIC_BATCHES_BAD), ids=lambda spec: spec.rpartition(":")[2])

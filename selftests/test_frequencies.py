@@ -11,12 +11,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from sampler_conformance.core import measurements
 from sampler_conformance.core.frequencies import (
+    ALL_ITEMS,
     FalseAlarmBudget,
     detection_power,
     draws_to_detect,
     frequency_test,
     kl_bernoulli,
+    rate_test,
     two_sided_bound,
 )
 
@@ -89,3 +92,32 @@ def test_bad_arguments_are_refused_saying_what_was_wrong():
         frequency_test([1, 2], [0.2, 0.3, 0.5], 0.01)
     with pytest.raises(ValueError, match="tests >= 1"):
         FalseAlarmBudget(tests=0)
+
+
+def test_a_conforming_poisson_sampler_fails_the_rate_test_less_often_than_its_rate():
+    """30 items drawn each at 300 steps with probability 0.1, 4,000 times, at a rate of 1%: each
+    item and their total are Binomial counts, and the Bonferroni-corrected bound over the 31
+    tests is conservative, so fewer than 1% fail."""
+    rng = np.random.default_rng(2)
+    runs, alpha = 4000, 0.01
+    failures = sum(rate_test(rng.binomial(300, 0.1, size=30), 300, 0.1, alpha).fails for _ in range(runs))
+    assert failures < alpha * runs, failures
+
+
+def test_a_rate_halved_for_every_item_is_caught_by_their_total():
+    """Each item drawn at half the declared rate, too few steps to see it in any one item: the
+    total sees it (ALL_ITEMS), at the certification's per-test budget."""
+    alpha = FalseAlarmBudget(tests=100).per_test
+    rng = np.random.default_rng(3)
+    verdicts = [rate_test(rng.binomial(200, 0.025, size=100), 200, 0.05, alpha) for _ in range(20)]
+    assert all(v.fails and v.worst_item == ALL_ITEMS for v in verdicts), [v.describe() for v in verdicts]
+    assert "all items together" in verdicts[0].describe() and "200 steps each" in verdicts[0].describe()
+
+
+def test_measurements_merge_into_their_mean_and_largest():
+    one = measurements.summarize({"padding": [0.0, 0.5]})
+    two = measurements.summarize({"padding": [1.0], "unused": []})
+    assert two == {"padding": {"values": 1, "mean": 1.0, "max": 1.0}}
+    assert one is not None and two is not None
+    assert measurements.merge([one, two]) == {"padding": {"values": 3, "mean": 0.5, "max": 1.0}}
+    assert measurements.summarize({}) is None and measurements.merge([]) is None

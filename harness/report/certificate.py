@@ -22,7 +22,7 @@ from sampler_conformance.core.contracts import Contract
 from .results import FAILED, InvariantResult, Verdict, counterexample_text
 
 SCHEMA_PATH = Path(__file__).with_name("certificate.schema.json")
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4  # 4: each invariant's measurements
 
 
 class Certified(Protocol):

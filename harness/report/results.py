@@ -26,6 +26,7 @@ from typing import Any
 
 import pytest
 
+from sampler_conformance.core import measurements
 from sampler_conformance.core.contracts import Contract
 from sampler_conformance.core.frequencies import merge_summaries
 from sampler_conformance.core.invariants import title
@@ -48,6 +49,7 @@ JUDGED_KEY = "judged"  # examples that ran to the end and judged the test's inva
 STATISTICS_KEY = (
     "statistics"  # JSON: the frequency tests a statistical invariant's test ran (harness.pytest_plugin.statistics)
 )
+MEASUREMENTS_KEY = "measurements"  # JSON: what a test measured without judging it (harness.pytest_plugin.statistics)
 
 NO_TEST_RAN = "no test for it ran in this session (deselected with -k, or not in the paths given)"
 CRASHED_EVERYWHERE = "the sampler crashed on every case this test drew"
@@ -69,6 +71,7 @@ class InvariantResult:
     examples: int = 0
     judged: int = 0  # cases its tests judged to the end, in all (a held one: at least the floor)
     statistics: dict[str, Any] | None = None  # a statistical invariant's frequency tests, summed up
+    measurements: dict[str, Any] | None = None  # what its tests measured without judging it, summed up
 
 
 @dataclass
@@ -84,6 +87,7 @@ class _TestOutcome:
     set_aside: int = 0
     judged: int = 0
     statistics: dict[str, Any] | None = None
+    measurements: dict[str, Any] | None = None
 
 
 def skip_reason(report: pytest.TestReport) -> str:
@@ -127,6 +131,7 @@ class ResultCollector:
                 set_aside=int(dict(properties).get(SET_ASIDE_KEY, 0)),
                 judged=int(dict(properties).get(JUDGED_KEY, 0)),
                 statistics=json.loads(values(STATISTICS_KEY)[0]) if values(STATISTICS_KEY) else None,
+                measurements=json.loads(values(MEASUREMENTS_KEY)[0]) if values(MEASUREMENTS_KEY) else None,
             )
         )
 
@@ -157,6 +162,7 @@ class ResultCollector:
         judged = [o for o in own if o.outcome == "passed"]
         result.judged = sum(o.judged for o in judged)
         result.statistics = merge_summaries([o.statistics for o in own if o.statistics is not None])
+        result.measurements = measurements.merge([o.measurements for o in own if o.measurements is not None])
         subject = subject_of(self.contract)
         if flag == subject.crash_flag and judged:
             # Every case any test judged ran without a crash: evidence for it too, beyond its own edge cases.
@@ -205,6 +211,8 @@ class ResultCollector:
             result.details = [f"{o.name}: {o.skip_reason}" for o in skipped] or [NO_TEST_RAN]
         if result.statistics is not None and result.status == HELD:
             result.details.append(statistics_line(result.statistics))
+        if result.measurements is not None:
+            result.details.append(measurements.describe(result.measurements))
         return result
 
 

@@ -104,6 +104,19 @@ def check_within_budget(epoch: PlannedEpoch, plug: BatchPlug) -> list[Violation]
     return []
 
 
+def padding_wasted(epoch: PlannedEpoch) -> list[float]:
+    """Per non-empty batch, the share of its padded size (longest item times count) that is
+    padding: what bucketing saves. A measurement, not an invariant."""
+    lengths = np.asarray(epoch.case.lengths, dtype=np.int64)
+    wasted = []
+    for batches in epoch.batches:
+        for batch in batches:
+            taken = lengths[batch[(batch >= 0) & (batch < lengths.size)]]
+            if taken.size:
+                wasted.append(1.0 - float(taken.sum()) / (float(taken.max()) * taken.size))
+    return wasted
+
+
 def check_each_item_once(epoch: PlannedEpoch) -> list[Violation]:
     """No item twice across ranks; those never yielded would fit in W - 1 batches: their
     lengths, each counted at most the budget, add up to at most (W - 1) x max_tokens."""
