@@ -9,14 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sampler_conformance.core.evidence import expect_holds
-from sampler_conformance.subjects.batch_sampler.checks import (
-    check_batch_items,
-    check_each_item_once,
-    check_equal_counts,
-    check_processes_agree,
-    check_shards_disjoint,
-    check_within_budget,
-)
+from sampler_conformance.subjects.batch_sampler.checks import ONE_EPOCH, check_processes_agree
 from sampler_conformance.subjects.batch_sampler.draws import draw_batch_case, epochs
 from sampler_conformance.subjects.batch_sampler.scenarios import read_epochs
 
@@ -25,14 +18,6 @@ from .examples import round_trips
 # Every step of a lock-step epoch is an all-reduce, and so is every step of shrinking a failing
 # case: keep N where that is quick (the in-process tests draw up to 200).
 MAX_GROUP_DATASET_SIZE = 48
-
-ONE_EPOCH = {
-    "batch_items": lambda epoch, plug, contract: check_batch_items(epoch, contract),
-    "equal_batch_counts": lambda epoch, plug, contract: check_equal_counts(epoch),
-    "within_budget": lambda epoch, plug, contract: check_within_budget(epoch, plug),
-    "each_item_once": lambda epoch, plug, contract: check_each_item_once(epoch),
-    "poisson_shards_disjoint": lambda epoch, plug, contract: check_shards_disjoint(epoch),
-}
 
 
 @pytest.mark.parametrize("flag", [pytest.param(f, marks=pytest.mark.invariant(f), id=f) for f in ONE_EPOCH])

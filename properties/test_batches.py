@@ -17,15 +17,11 @@ from sampler_conformance.execution.simulator import SIMULATED
 from sampler_conformance.pytest_plugin import statistics
 from sampler_conformance.pytest_plugin.crashes import judge_only_if
 from sampler_conformance.subjects.batch_sampler.checks import (
-    check_batch_items,
-    check_each_item_once,
-    check_equal_counts,
+    ONE_EPOCH,
     check_len,
     check_plans_differ,
     check_poisson_rate,
     check_same_plan,
-    check_shards_disjoint,
-    check_within_budget,
     padding_wasted,
     poisson_steps,
 )
@@ -39,17 +35,9 @@ from sampler_conformance.subjects.batch_sampler.draws import (
 from sampler_conformance.subjects.batch_sampler.fixtures import requires_parameter
 from sampler_conformance.subjects.batch_sampler.scenarios import read_epochs
 
-# What one epoch shows, each by its check (the contract decides which apply).
-ONE_EPOCH = {
-    "batch_items": lambda epoch, plug, contract: check_batch_items(epoch, contract),
-    "equal_batch_counts": lambda epoch, plug, contract: check_equal_counts(epoch),
-    "within_budget": lambda epoch, plug, contract: check_within_budget(epoch, plug),
-    "each_item_once": lambda epoch, plug, contract: check_each_item_once(epoch),
-    "poisson_shards_disjoint": lambda epoch, plug, contract: check_shards_disjoint(epoch),
-}
 PADDING_WASTED = "padding wasted per batch"
 # The Poisson rate test pools epochs until every item had this many steps to be drawn at
-# (docs/statistical-invariants.md: what that catches at the certification's budget).
+# (docs/batch-samplers.md: what that catches at the certification's budget).
 RATE_STEPS = 4096
 MAX_RATE_EPOCHS = 1024
 

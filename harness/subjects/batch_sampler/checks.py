@@ -235,3 +235,14 @@ def check_poisson_rate(
 
 def _same_batches(a: Sequence[np.ndarray], b: Sequence[np.ndarray]) -> bool:
     return len(a) == len(b) and all(np.array_equal(x, y) for x, y in zip(a, b, strict=True))
+
+
+# What one epoch shows, each by its check (the contract decides which apply): judged
+# in-process (properties/test_batches.py) and in real groups (conformance/test_batch_groups.py).
+ONE_EPOCH = {
+    "batch_items": lambda epoch, plug, contract: check_batch_items(epoch, contract),
+    "equal_batch_counts": lambda epoch, plug, contract: check_equal_counts(epoch),
+    "within_budget": lambda epoch, plug, contract: check_within_budget(epoch, plug),
+    "each_item_once": lambda epoch, plug, contract: check_each_item_once(epoch),
+    "poisson_shards_disjoint": lambda epoch, plug, contract: check_shards_disjoint(epoch),
+}
