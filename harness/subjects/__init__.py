@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sampler_conformance.core.contracts import Contract, compose
+from sampler_conformance.core.contracts import Contract, Extension, compose
 from sampler_conformance.core.invariants import REGISTRY, Where, enter
 from sampler_conformance.core.subject import Subject
 
@@ -79,6 +79,15 @@ def contract_named(text: str) -> Contract:
     return compose(base, [known[name] for name in extension_names])
 
 
+def _bases_of(subject: Subject, extension: Extension) -> list[str]:
+    """The base contracts ``extension`` composes with (``compose`` refuses the others)."""
+    return [
+        name
+        for name, contract in subject.contracts.items()
+        if not contract.why_not_extensible() and (not extension.bases or name in extension.bases)
+    ]
+
+
 def describe_contracts() -> str:
     """The text of --list-contracts."""
     lines = []
@@ -88,7 +97,8 @@ def describe_contracts() -> str:
             for c in subject.contracts.values()
         ]
         promises += [
-            (f"+{e.name} (extension, {CONTRACT_SYNTAX}): {e.description}", e.flags) for e in subject.extensions.values()
+            (f"+{e.name} (extension of {', '.join(_bases_of(subject, e))}): {e.description}", e.flags)
+            for e in subject.extensions.values()
         ]
         for heading, flags in promises:
             lines.append(heading)
