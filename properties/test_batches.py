@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sampler_conformance.core.case import NoLen
+from sampler_conformance.core.comparing import reread_differs, two_epochs
 from sampler_conformance.core.evidence import expect_holds, not_applicable
 from sampler_conformance.core.frequencies import FalseAlarmBudget
 from sampler_conformance.execution.simulator import SIMULATED
@@ -98,11 +99,7 @@ def test_batches_deterministic(batch_plug, contract, data):
     before, epoch = data.draw(st.lists(epochs(), min_size=2, max_size=2, unique=True), label="epochs")
     _, first = read_epochs(SIMULATED, batch_plug, contract, case, [before, epoch])
     (second,) = read_epochs(SIMULATED, batch_plug, contract, case, [epoch], reading=1)
-    what = (
-        f"epoch {epoch} read after epoch {before}, and by a fresh sampler, differs"
-        if first.has_set_epoch
-        else "the sampler has no set_epoch(): its second epoch, and a fresh sampler's first, differ"
-    )
+    what = reread_differs(first.has_set_epoch, before, epoch)
     expect_holds(second.observation, check_same_plan(first, second, "batches_deterministic", what))
 
 
@@ -113,11 +110,7 @@ def test_batches_reshuffle(batch_plug, contract, data):
     case = _comparable(data, batch_plug, contract)
     chosen = data.draw(st.lists(epochs(), min_size=2, max_size=2, unique=True), label="epochs")
     first, second = read_epochs(SIMULATED, batch_plug, contract, case, chosen)
-    how = (
-        f"set_epoch({chosen[0]}) then set_epoch({chosen[1]})"
-        if first.has_set_epoch
-        else f"the sampler has no set_epoch(), and two epochs of it, {chosen[0]} and {chosen[1]}"
-    )
+    how = two_epochs(first.has_set_epoch, *chosen)
     expect_holds(second.observation, check_plans_differ(first, second, "batches_reshuffle", how))
 
 

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sampler_conformance.core.comparing import check_same_indices
+from sampler_conformance.core.comparing import check_same_indices, reread_differs, two_epochs
 from sampler_conformance.core.evidence import expect_holds
 from sampler_conformance.core.frequencies import FalseAlarmBudget
 from sampler_conformance.execution.simulator import SIMULATED
@@ -84,11 +84,7 @@ def test_weighted_deterministic(weighted_plug, contract, data):
     before, epoch = data.draw(st.lists(epochs(), min_size=2, max_size=2, unique=True), label="epochs")
     _, first = read_epochs(SIMULATED, weighted_plug, contract, case, [before, epoch])
     (second,) = read_epochs(SIMULATED, weighted_plug, contract, case, [epoch], reading=1)
-    what = (
-        f"epoch {epoch} read after epoch {before}, and by a fresh sampler, differs"
-        if first.has_set_epoch
-        else "the sampler has no set_epoch(): its second epoch, and a fresh sampler's first, differ"
-    )
+    what = reread_differs(first.has_set_epoch, before, epoch)
     expect_holds(
         second.observation,
         check_same_indices(first.observation, second.observation, "weighted_deterministic", what),
@@ -104,11 +100,7 @@ def test_weighted_reshuffles(weighted_plug, contract, data):
     assert case is not None
     chosen = data.draw(st.lists(epochs(), min_size=2, max_size=2, unique=True), label="epochs")
     first, second = read_epochs(SIMULATED, weighted_plug, contract, case, chosen)
-    how = (
-        f"set_epoch({chosen[0]}) then set_epoch({chosen[1]})"
-        if first.has_set_epoch
-        else f"the sampler has no set_epoch(), and two epochs of it, {chosen[0]} and {chosen[1]}"
-    )
+    how = two_epochs(first.has_set_epoch, *chosen)
     expect_holds(second.observation, check_streams_differ(first, second, "weighted_reshuffles", how))
 
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -73,6 +75,26 @@ def hide_packages(monkeypatch: pytest.MonkeyPatch, packages: tuple[str, ...]) ->
         monkeypatch.setitem(sys.modules, name, None)
 
 
+def assert_missing_package_is_named(
+    monkeypatch: pytest.MonkeyPatch,
+    factory: Any,
+    packages: tuple[str, ...],
+    distribution: str,
+    load: Callable[[str], Any],
+    build: Callable[[], Any],
+) -> None:
+    """With ``packages`` hidden, loading ``factory``'s spec (before any test) and calling it
+    anyway (``build``) each say what to pip install, naming the spec."""
+    hide_packages(monkeypatch, packages)
+    spec = f"{factory.__module__}:{factory.__name__}"
+    with pytest.raises(SpecError) as refused:
+        load(spec)
+    with pytest.raises(SamplerPackageMissing) as raised:
+        build()
+    for error in (refused.value, raised.value):
+        assert f"pip install {distribution}" in str(error) and spec in str(error)
+
+
 @pytest.mark.parametrize(("factory", "distribution", "packages", "options"), ADAPTERS)
 def test_missing_package_is_named(monkeypatch, factory, distribution, packages, options):
     hide_packages(monkeypatch, packages)
@@ -111,9 +133,12 @@ def test_a_spec_whose_package_is_missing_is_refused_before_any_test(
 
 def test_the_length_grouped_adapter_names_transformers_when_it_is_missing(monkeypatch):
     """It takes no shuffle (the sampler always shuffles), so it is not among ADAPTERS above."""
-    hide_packages(monkeypatch, ("transformers",))
     factory = adapters.transformers.DistributedLengthGroupedSampler
-    with pytest.raises(SamplerPackageMissing, match="pip install transformers"):
-        factory(IndexDataset(6), num_replicas=2, rank=0, seed=0)
-    with pytest.raises(SpecError, match="pip install transformers"):
-        load_plug(f"{factory.__module__}:{factory.__name__}")
+    assert_missing_package_is_named(
+        monkeypatch,
+        factory,
+        ("transformers",),
+        "transformers",
+        load_plug,
+        lambda: factory(IndexDataset(6), num_replicas=2, rank=0, seed=0),
+    )

@@ -7,8 +7,7 @@ import inspect
 
 import pytest
 
-from sampler_conformance.adapters import SamplerPackageMissing, lightning, monai
-from sampler_conformance.core.subject import SpecError
+from sampler_conformance.adapters import lightning, monai
 from sampler_conformance.subjects import contract_named
 from sampler_conformance.subjects.weighted_sampler.plug import load_plug
 
@@ -21,7 +20,7 @@ from .catalogue import (
 )
 from .corpus import weighted_bad
 from .suite_run import WHOLE_SUITE, certify
-from .test_adapters import hide_packages
+from .test_adapters import assert_missing_package_is_named
 
 CONTRACT_OPTION = f"--contract={WEIGHTED_CONTRACT}"
 # One world size in groups: the per-process tests judge the same at W=2 as at more.
@@ -72,11 +71,11 @@ def test_every_known_bad_weighted_sampler_is_catalogued_with_its_bug():
     ],
 )
 def test_a_missing_library_is_named_with_what_to_install(monkeypatch, factory, packages, distribution):
-    hide_packages(monkeypatch, packages)
-    spec = f"{factory.__module__}:{factory.__name__}"
-    with pytest.raises(SpecError) as refused:  # the spec, before any test
-        load_plug(spec)
-    with pytest.raises(SamplerPackageMissing) as raised:  # the factory itself, called anyway
-        factory([1.0, 2.0], num_replicas=2, rank=0, num_samples=4, seed=0)
-    for error in (refused.value, raised.value):
-        assert f"pip install {distribution}" in str(error) and spec in str(error)
+    assert_missing_package_is_named(
+        monkeypatch,
+        factory,
+        packages,
+        distribution,
+        load_plug,
+        lambda: factory([1.0, 2.0], num_replicas=2, rank=0, num_samples=4, seed=0),
+    )
