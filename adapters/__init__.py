@@ -25,6 +25,7 @@ Weighted samplers are built by factories ``make(weights, *, num_replicas, rank, 
     sampler_conformance.adapters.torch_weighted:make_partitioned          contract weighted_partition  (the reference)
     sampler_conformance.adapters.lightning:WeightedDistributedSamplerWrapper  contract weighted
     sampler_conformance.adapters.monai:DistributedWeightedRandomSampler   contract weighted_partition
+    sampler_conformance.adapters.torchdata:MultiNodeWeightedSampler       contract weighted
 
 Batch samplers that form their own batches are built by factories ``make(lengths, *,
 num_replicas, rank, max_tokens or sample_rate, seed)`` (docs/batch-samplers.md):

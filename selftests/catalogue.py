@@ -362,6 +362,9 @@ WEIGHTED_BAD: dict[str, Rejection] = {
         {"frequencies_match_weights": "W copies of n draws are not W x n draws: the counts stray W times as far"},
     ),
     f"{WEIGHTED_BAD_MODULE}:GlobalGenerator": Rejection("test_weighted_deterministic", "weighted_deterministic"),
+    f"{WEIGHTED_BAD_MODULE}:GlobalGeneratorWithoutSetEpoch": Rejection(
+        "test_weighted_deterministic", "weighted_deterministic"
+    ),
     f"{WEIGHTED_BAD_MODULE}:UnshardedGlobalStream": Rejection(
         "test_ranks_draw_apart_in_groups",
         "ranks_draw_apart",

@@ -226,6 +226,13 @@ ROWS = (
         "monai",
         "monai",
     ),
+    Row(
+        "MultiNodeWeightedSampler (one source per item)",
+        "sampler_conformance.adapters.torchdata:MultiNodeWeightedSampler",
+        "weighted",
+        "torchdata",
+        "torchdata",
+    ),
     # Batch samplers that form their own batches (docs/batch-samplers.md).
     *(
         Row(

@@ -17,12 +17,21 @@ def check_same_indices(first: Observation, second: Observation, flag: str, what:
     return []
 
 
+def fresh_epochs(has_set_epoch: bool, before: int, epoch: int) -> list[int]:
+    """What a determinism check's fresh sampler reads, to be compared, by its last epoch, with
+    a sampler that read ``before`` then ``epoch``: ``epoch`` alone, as a run resumed there does.
+    A sampler without set_epoch can only tell its passes apart by counting them (torchdata's
+    ``MultiNodeWeightedSampler`` reseeds each pass from the seed and the pass count): its
+    fresh twin reads the same passes, and pass 2 is compared with pass 2."""
+    return [epoch] if has_set_epoch else [before, epoch]
+
+
 def reread_differs(has_set_epoch: bool, before: int, epoch: int) -> str:
-    """What a determinism check says when epoch ``epoch``, read after epoch ``before`` and by a
-    fresh sampler, differs (without set_epoch: its second reading and a fresh first one)."""
+    """What a determinism check says when the last epochs of its two readings
+    (:func:`fresh_epochs`) differ."""
     if has_set_epoch:
         return f"epoch {epoch} read after epoch {before}, and by a fresh sampler, differs"
-    return "the sampler has no set_epoch(): its second epoch, and a fresh sampler's first, differ"
+    return "the sampler has no set_epoch(): its second pass, and a fresh sampler's second pass, differ"
 
 
 def two_epochs(has_set_epoch: bool, first: int, second: int) -> str:

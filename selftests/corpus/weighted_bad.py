@@ -79,6 +79,17 @@ class GlobalGenerator(DistributedWeightedSampler):
         return torch.multinomial(self.weights, total, replacement=True)
 
 
+class GlobalGeneratorWithoutSetEpoch(GlobalGenerator):
+    """No ``set_epoch``, and every pass drawn from the process's global generator, as a
+    ``WeightedRandomSampler`` with its default ``generator=None`` (torch's own docs example):
+    each pass differs from the one before, and a run of the script repeats none of them.
+
+    Rejected by: the same stream for the same seed and epoch (without set_epoch, pass k of two
+    samplers built alike)."""
+
+    set_epoch = None  # type: ignore[assignment]
+
+
 class UnshardedGlobalStream(DistributedWeightedSampler):
     """A ``WeightedRandomSampler`` kept as it is under DDP: every rank draws ``num_samples``
     from the process's global generator, knowing nothing of its rank
