@@ -17,6 +17,7 @@ what to ``pip install``.
     sampler_conformance.adapters.accelerate:SkipFirstBatchesResume        contract batch+resumable  (skip_first_batches)
     sampler_conformance.adapters.torch_elastic:ElasticDistributedSampler  contract torch+elastic    (start_index)
     sampler_conformance.adapters.transformers:DistributedLengthGroupedSampler  contract torch
+    sampler_conformance.adapters.transformers:TrainerGroupByLength        contract batch     (with accelerate)
 
 Weighted samplers are built by factories ``make(weights, *, num_replicas, rank, num_samples, seed)``
 (docs/weighted-samplers.md):
@@ -84,10 +85,12 @@ def needs(module: str, distribution: str) -> Callable[[F], F]:
     """Declare that a factory adapts a sampler from the PyPI package ``distribution``, which
     provides ``module``: loading its spec checks that it is installed, so that a missing
     package stops the run with what to install, before any test, and is never charged to
-    the sampler (``harness.subjects.specs``)."""
+    the sampler (``harness.subjects.specs``). A factory that needs several packages takes one
+    ``@needs`` for each, checked in the order they are written."""
 
     def mark(factory: F) -> F:
-        setattr(factory, PACKAGE_ATTRIBUTE, (module, distribution))
+        # Decorators apply from the bottom up: put this one ahead of those below it.
+        setattr(factory, PACKAGE_ATTRIBUTE, ((module, distribution), *getattr(factory, PACKAGE_ATTRIBUTE, ())))
         return factory
 
     return mark

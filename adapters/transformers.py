@@ -1,10 +1,11 @@
-"""Hugging Face transformers (PyPI ``transformers``): ``DistributedLengthGroupedSampler``, the
-length-grouped sampler of ``Trainer(group_by_length=True)`` under DDP before 4.31.0, still
-shipped in ``transformers.trainer_pt_utils``.
+"""Hugging Face transformers (PyPI ``transformers``): the length-grouped samplers of
+``Trainer(group_by_length=True)``.
 
     sampler_conformance.adapters.transformers:DistributedLengthGroupedSampler   contract torch
+    sampler_conformance.adapters.transformers:TrainerGroupByLength              contract batch
 
-It is torch's ``DistributedSampler`` with another global order: a permutation seeded with
+``DistributedLengthGroupedSampler`` is what the Trainer used under DDP before 4.31.0, still
+shipped in ``transformers.trainer_pt_utils``. It is torch's ``DistributedSampler`` with another global order: a permutation seeded with
 ``seed + epoch``, cut into mega-batches sorted by length, the longest item first; then padded
 from the head (or cut, with ``drop_last``) and dealt strided. The suite's dataset has no
 lengths, so item ``i`` is given ``ITEM_LENGTH(i)``, a spread of 1 to 509 that is the same in
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import needs, require
+from . import fill_from_process_group, needs, require
 
 BATCH_SIZE = 4
 
@@ -41,3 +42,47 @@ def DistributedLengthGroupedSampler(
         drop_last=drop_last,
         lengths=[ITEM_LENGTH(i) for i in range(len(dataset))],
     )
+
+
+# TrainingArguments.gradient_accumulation_steps: the Trainer groups by length over this many batches.
+GRADIENT_ACCUMULATION_STEPS = 1
+
+
+@needs("transformers", "transformers")
+@needs("accelerate", "accelerate")
+def TrainerGroupByLength(
+    dataset: Any,
+    num_replicas: int | None = None,
+    rank: int | None = None,
+    seed: int = 42,
+    drop_last: bool = False,
+    batch_size: int = 1,
+) -> Any:
+    """What ``Trainer(train_sampling_strategy="group_by_length")`` feeds process ``rank``
+    since 4.31.0 (transformers 5.23.0 with accelerate 1.15.0):
+
+    - ``LengthGroupedSampler(batch_size * gradient_accumulation_steps, lengths=...)`` with no
+      generator (``trainer.py:1100-1105``): each pass draws ``torch.randperm`` from the
+      process's global generator (``trainer_pt_utils.py:504``);
+    - in the DataLoader's ``BatchSampler`` (``trainer.py:1040-1049``), which
+      ``accelerator.prepare`` wraps in a ``BatchSamplerShard`` with the defaults
+      (``split_batches=False``, ``even_batches=True``). The Trainer's accelerator has
+      ``use_seedable_sampler=True`` (``trainer_pt_utils.py:1508``), so accelerate attaches no
+      generator and synchronizes none (``accelerate/data_loader.py:1245-1272``): the ranks
+      agree only while every process has drawn alike from its global generator;
+    - ``set_seed(seed)``, as ``Trainer.__init__`` does (``trainer.py:419``), when it is built.
+
+    At ``num_replicas=1`` accelerate would not shard; this wraps anyway, as
+    ``accelerate.BatchSamplerShard`` here does. It has no ``shuffle``: it always shuffles.
+    """
+    pt_utils = require("transformers.trainer_pt_utils", "transformers", f"{__name__}:TrainerGroupByLength")
+    trainer_utils = require("transformers.trainer_utils", "transformers", f"{__name__}:TrainerGroupByLength")
+    data_loader = require("accelerate.data_loader", "accelerate", f"{__name__}:TrainerGroupByLength")
+    from torch.utils.data import BatchSampler
+
+    num_processes, process_index = fill_from_process_group(num_replicas, rank)
+    lengths = [ITEM_LENGTH(i) for i in range(len(dataset))]
+    sampler = pt_utils.LengthGroupedSampler(batch_size * GRADIENT_ACCUMULATION_STEPS, lengths=lengths)
+    batches = BatchSampler(sampler, batch_size=batch_size, drop_last=drop_last)
+    trainer_utils.set_seed(seed)
+    return data_loader.BatchSamplerShard(batches, num_processes=num_processes, process_index=process_index)

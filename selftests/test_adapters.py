@@ -20,6 +20,7 @@ from sampler_conformance.adapters import (  # noqa: F401
 from sampler_conformance.core.subject import SpecError
 from sampler_conformance.subjects.index_sampler.dataset import IndexDataset
 from sampler_conformance.subjects.index_sampler.plug import load_plug
+from sampler_conformance.subjects.specs import require_package
 
 # (factory, PyPI distribution that provides it, its top-level import packages, extra options)
 ADAPTERS = [
@@ -131,14 +132,34 @@ def test_a_spec_whose_package_is_missing_is_refused_before_any_test(
         load_plug(spec)
 
 
-def test_the_length_grouped_adapter_names_transformers_when_it_is_missing(monkeypatch):
-    """It takes no shuffle (the sampler always shuffles), so it is not among ADAPTERS above."""
-    factory = adapters.transformers.DistributedLengthGroupedSampler
+@pytest.mark.parametrize(
+    ("factory", "options"),
+    [
+        (adapters.transformers.DistributedLengthGroupedSampler, {}),
+        (adapters.transformers.TrainerGroupByLength, {"batch_size": 2}),
+    ],
+    ids=lambda value: getattr(value, "__name__", ""),
+)
+def test_the_length_grouped_adapters_name_transformers_when_it_is_missing(monkeypatch, factory, options):
+    """They take no shuffle (the samplers always shuffle), so they are not among ADAPTERS above."""
     assert_missing_package_is_named(
         monkeypatch,
         factory,
         ("transformers",),
         "transformers",
         load_plug,
-        lambda: factory(IndexDataset(6), num_replicas=2, rank=0, seed=0),
+        lambda: factory(IndexDataset(6), num_replicas=2, rank=0, seed=0, **options),
     )
+
+
+def test_a_factory_that_needs_two_packages_names_the_one_missing(monkeypatch):
+    """The Trainer's adapter needs transformers and accelerate: each is checked."""
+
+    @adapters.needs("json", "a-package-that-is-installed")
+    @adapters.needs("torchdata", "torchdata")
+    def factory() -> None: ...
+
+    require_package("spec", factory)
+    hide_packages(monkeypatch, ("torchdata",))
+    with pytest.raises(SpecError, match="pip install torchdata"):
+        require_package("spec", factory)

@@ -51,7 +51,7 @@ class Row:
     sampler: str  # as people know it
     spec: str  # --sampler
     contract: str  # the contract the sampler claims
-    requirement: str | None  # what to pip install; None: ships with torch or with this repo
+    requirement: str | None  # what to pip install (space-separated); None: ships with torch or with this repo
     version_of: str | None  # distribution whose version the row shows; None: not a PyPI package
     origin: str = ""  # shown instead of a version when version_of is None
 
@@ -108,6 +108,13 @@ ROWS = (
         "sampler_conformance.adapters.transformers:DistributedLengthGroupedSampler",
         "torch",
         "transformers",
+        "transformers",
+    ),
+    Row(
+        "LengthGroupedSampler as Trainer(group_by_length) feeds a rank, sharded by accelerate",
+        "sampler_conformance.adapters.transformers:TrainerGroupByLength",
+        "batch",
+        "transformers accelerate",
         "transformers",
     ),
     # Resumable and elastic: each certified under both extensions of the base it fits.
@@ -299,7 +306,7 @@ class Environment:
     def install(self, requirement: str) -> str | None:
         """Install once; None when installed, else why not."""
         if requirement not in self.install_errors:
-            self.install_errors[requirement] = self._pip_install(requirement, what=requirement)
+            self.install_errors[requirement] = self._pip_install(*requirement.split(), what=requirement)
         return self.install_errors[requirement]
 
     def _pip_install(self, *arguments: str, what: str, required: bool = False) -> str | None:

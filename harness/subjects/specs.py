@@ -206,16 +206,13 @@ class FactoryPlug:
 
 def require_package(spec: str, factory: Any) -> None:
     """A SpecError naming what to install when ``factory`` needs a package that is not installed."""
-    needed = getattr(factory, PACKAGE_ATTRIBUTE, None)
-    if needed is None:
-        return
-    module, distribution = needed
-    try:
-        installed = importlib.util.find_spec(module) is not None
-    except (ImportError, ValueError):
-        installed = False
-    if not installed:
-        raise SpecError(
-            f"--sampler={spec!r} adapts a sampler from the PyPI package {distribution!r}, which is not installed "
-            f"here ({module!r} does not import). Install it next to torch: pip install {distribution}"
-        )
+    for module, distribution in getattr(factory, PACKAGE_ATTRIBUTE, ()):
+        try:
+            installed = importlib.util.find_spec(module) is not None
+        except (ImportError, ValueError):
+            installed = False
+        if not installed:
+            raise SpecError(
+                f"--sampler={spec!r} adapts a sampler from the PyPI package {distribution!r}, which is not installed "
+                f"here ({module!r} does not import). Install it next to torch: pip install {distribution}"
+            )
