@@ -99,7 +99,7 @@ def test_a_cost_that_is_neither_sum_nor_padded_is_refused(tmp_path):
     ],
 )
 def test_a_missing_library_is_named_with_what_to_install(monkeypatch, factory, options):
-    distribution = factory.needs_package[1]
+    ((_, distribution),) = factory.needs_package
     assert_missing_package_is_named(
         monkeypatch,
         factory,
