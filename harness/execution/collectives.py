@@ -1,19 +1,23 @@
 """What a rank does with its peers and its loader workers, for every subject: the suite's own
-all-reduce (marked, so that a rank left waiting there by a peer's fault is not blamed), and
-how DataLoader workers start."""
+all-reduce (marked, so that a rank left waiting there by a peer's fault is not blamed), an
+epoch read with the ranks in lock step, and how DataLoader workers start."""
 
 from __future__ import annotations
 
 import multiprocessing
 import os
-from typing import Any
+from collections.abc import Callable, Iterator
+from functools import partial
+from typing import Any, TypeVar
 
 import torch
 import torch.distributed as dist
 
 from .backend import rank_device
 from .fork_server import leave_the_parent_server
-from .scenario import RankContext
+from .scenario import RankContext, StepFailed
+
+T = TypeVar("T")
 
 
 def all_reduce_counts(rank: RankContext, count: int) -> tuple[int, ...]:
@@ -30,6 +34,65 @@ def all_reduce_counts(rank: RankContext, count: int) -> tuple[int, ...]:
     finally:
         rank.watch.in_collective.value = 0
     return tuple(int(c) for c in counts.cpu().tolist())
+
+
+def read_in_lockstep(
+    rank: RankContext,
+    start: Callable[[], Iterator[Any]],
+    check: Callable[[Any], T],
+    limit: int,
+    never_stops: Callable[[], None],
+    *,
+    what: str,
+    into_sampler: bool = True,
+    read_on_after_bad: bool = False,
+) -> tuple[list[T], tuple[int, ...]]:
+    """One epoch of a rank in a real group, the ranks in lock step, as a training loop's
+    gradient all-reduce makes them: at each step every rank says whether it has a batch (an
+    all-reduce), until none has. Returns the batches ``check`` made of what the iterator
+    ``start()`` yielded, and every rank's batch count, so that a rank that ran out first is
+    seen at the step it ran out.
+
+    A rank whose iterator raises, or yields a batch ``check`` refuses, keeps stepping with
+    the others and raises once none has a batch left: its peers are never left waiting in the
+    all-reduce. After a refused batch it asks for no more, unless ``read_on_after_bad``
+    (a DataLoader's workers left mid-epoch take seconds to shut down). More than ``limit``
+    steps: ``never_stops`` raises what to say. ``into_sampler=False`` when ``start`` and the
+    iterator are machinery driving the sampler (``RankContext.call``)."""
+    batches: list[T] = []
+    counts = [0] * rank.world_size
+    failed: StepFailed | None = None
+    iterator: Iterator[Any] | None = None
+    try:
+        iterator = rank.call(f"while starting {what}", start, into_sampler=into_sampler)
+    except StepFailed as exc:
+        failed = exc
+    for step in range(limit + 1):
+        batch = None
+        if iterator is not None:
+            try:
+                batch = rank.call(
+                    f"while reading batch {step} of {what}", partial(next, iterator, None), into_sampler=into_sampler
+                )
+            except StepFailed as exc:
+                failed = exc
+        if batch is not None and failed is None:
+            try:
+                batches.append(rank.call(f"in batch {step}", partial(check, batch)))
+            except StepFailed as exc:
+                failed = exc
+                if not read_on_after_bad:
+                    batch = None
+        if batch is None:
+            iterator = None  # never asked again once it ended, raised or was refused
+        has = all_reduce_counts(rank, int(batch is not None))
+        if not any(has):
+            if failed is not None:
+                raise failed
+            return batches, tuple(counts)
+        counts = [count + flag for count, flag in zip(counts, has, strict=True)]
+    rank.call("while iterating", never_stops)
+    raise AssertionError("unreachable")
 
 
 def loader_worker_options(num_workers: int) -> dict[str, Any]:

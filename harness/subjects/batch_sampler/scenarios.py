@@ -21,8 +21,8 @@ import numpy as np
 import torch
 
 from sampler_conformance.core.case import Observation, ReportedLength
-from sampler_conformance.execution.collectives import all_reduce_counts
-from sampler_conformance.execution.scenario import BadItems, RankContext, Ranks, Scenario, StepFailed, ask
+from sampler_conformance.execution.collectives import read_in_lockstep
+from sampler_conformance.execution.scenario import BadItems, RankContext, Ranks, Scenario, ask
 
 from ..index_sampler.reading import BadIndex, batch_arrays, reported_len
 from .case import BatchCase
@@ -68,48 +68,19 @@ def _never_stops(limit: int) -> None:
     raise BadBatch(f"yielded more than {limit} batches in one epoch without stopping (an epoch must end)")
 
 
+# What a rank reads, in the words of a sampler's faults ("... while starting an epoch").
+EPOCH = "an epoch"
+
+
 def read_alone(rank: RankContext, sampler: Any, limit: int) -> tuple[np.ndarray, ...]:
     """One epoch of one rank's batches, read on its own (a simulated rank)."""
-    iterator: Iterator[Any] = rank.call("while starting an epoch", lambda: iter(sampler))
+    iterator: Iterator[Any] = rank.call(f"while starting {EPOCH}", lambda: iter(sampler))
     batches: list[np.ndarray] = []
     for step in range(limit + 1):
-        batch = rank.call(f"while yielding batch {step}", partial(next, iterator, None))
+        batch = rank.call(f"while reading batch {step} of {EPOCH}", partial(next, iterator, None))
         if batch is None:
             return tuple(batches)
         batches.append(rank.call(f"in batch {step}", partial(checked_batch, batch)))
-    rank.call("while iterating", lambda: _never_stops(limit))
-    raise AssertionError("unreachable")
-
-
-def read_in_lockstep(rank: RankContext, sampler: Any, limit: int) -> tuple[tuple[np.ndarray, ...], tuple[int, ...]]:
-    """One epoch of a rank in a real group, the ranks in lock step: at each step every rank says
-    whether it has a batch, until none has. A rank whose sampler raises keeps stepping with the
-    others and raises once none has a batch left, so its peers are never left waiting."""
-    batches: list[np.ndarray] = []
-    counts = [0] * rank.world_size
-    failed: StepFailed | None = None
-    iterator: Iterator[Any] | None = None
-    try:
-        iterator = rank.call("while starting an epoch", lambda: iter(sampler))
-    except StepFailed as exc:
-        failed = exc
-    running = iterator is not None
-    for step in range(limit + 1):
-        batch = None
-        if running and iterator is not None:
-            try:
-                batch = rank.call(f"while yielding batch {step}", partial(next, iterator, None))
-                if batch is not None:
-                    batches.append(rank.call(f"in batch {step}", partial(checked_batch, batch)))
-            except StepFailed as exc:
-                failed, batch = exc, None
-            running = batch is not None  # never asked again once it ended or raised
-        has = all_reduce_counts(rank, int(batch is not None))
-        if not any(has):
-            if failed is not None:
-                raise failed
-            return tuple(batches), tuple(counts)
-        counts = [count + flag for count, flag in zip(counts, has, strict=True)]
     rank.call("while iterating", lambda: _never_stops(limit))
     raise AssertionError("unreachable")
 
@@ -153,7 +124,10 @@ class ReadBatches(Scenario):
             if rank.backend is None or self.as_rank is not None:
                 batches, counts = read_alone(rank, sampler, limit), None
             else:
-                batches, counts = read_in_lockstep(rank, sampler, limit)
+                read, counts = read_in_lockstep(
+                    rank, partial(iter, sampler), checked_batch, limit, partial(_never_stops, limit), what=EPOCH
+                )
+                batches = tuple(read)
             readings.append((batches, reported_len(sampler, "in __len__", rank.call), counts))
         return RankBatches(rank.rank, tuple(readings), has_set_epoch(sampler))
 

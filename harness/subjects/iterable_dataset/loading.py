@@ -32,8 +32,8 @@ import torch
 from torch.utils.data import DataLoader
 from torch.utils.data._utils import worker as torch_worker
 
-from sampler_conformance.execution.collectives import all_reduce_counts, loader_worker_options
-from sampler_conformance.execution.scenario import RankContext, StepFailed
+from sampler_conformance.execution.collectives import loader_worker_options, read_in_lockstep
+from sampler_conformance.execution.scenario import RankContext
 
 from .case import StreamCase
 from .items import MAIN_PROCESS, BadItem, Batch, batch_of, checked, collate_ids
@@ -180,45 +180,22 @@ def real_loader(
 
 
 def lockstep_epoch(rank: RankContext, loader: DataLoader, case: StreamCase) -> EpochReading:
-    """One epoch of a real DataLoader, the ranks in lock step: at each step every rank says
-    whether it has a batch (an all-reduce), until none has.
-
-    A rank whose dataset raises, or yields an item without an id, keeps stepping with the
-    others and raises once none has a batch left: its peers are never left waiting in the
-    all-reduce, so the group goes on to the next case as it is."""
+    """One epoch of a real DataLoader, the ranks in lock step
+    (:func:`~sampler_conformance.execution.collectives.read_in_lockstep`). A rank whose
+    dataset yields an item without an id reads on to the end of its epoch, so that its
+    loader's workers shut down as at any epoch's end."""
     limit = read_limit(case.dataset_size)
-    what = f"DataLoader(num_workers={case.num_workers}, persistent_workers={case.persistent_workers})"
-    batches: list[Batch] = []
-    counts = [0] * rank.world_size
-    failed: StepFailed | None = None
-    try:
-        iterator = rank.call(f"while starting {what}", lambda: iter(loader), into_sampler=False)
-    except StepFailed as exc:
-        failed = exc
-    running = failed is None
-    for step in range(limit + 1):
-        batch = None
-        if running:
-            try:
-                batch = rank.call(
-                    f"while reading batch {step} of {what}", partial(next, iterator, None), into_sampler=False
-                )
-            except StepFailed as exc:  # the loader raised, and its workers are gone
-                failed = exc
-            running = batch is not None
-        if batch is not None and failed is None:
-            try:
-                batches.append(rank.call(f"in batch {step}", partial(checked, batch)))
-            except StepFailed as exc:  # read on to the end: workers left mid-epoch take seconds to shut down
-                failed = exc
-        has = all_reduce_counts(rank, int(batch is not None))
-        if not any(has):
-            if failed is not None:
-                raise failed
-            return EpochReading(tuple(batches), tuple(counts))
-        counts = [count + flag for count, flag in zip(counts, has, strict=True)]
-    rank.call("while iterating", lambda: _never_stops(limit))
-    raise AssertionError("unreachable")
+    batches, counts = read_in_lockstep(
+        rank,
+        partial(iter, loader),
+        checked,
+        limit,
+        partial(_never_stops, limit),
+        what=f"DataLoader(num_workers={case.num_workers}, persistent_workers={case.persistent_workers})",
+        into_sampler=False,
+        read_on_after_bad=True,
+    )
+    return EpochReading(tuple(batches), counts)
 
 
 def _never_stops(limit: int) -> None:
