@@ -25,6 +25,7 @@ CERTIFICATIONS = (
     ("sampler_conformance.adapters.torch_weighted:make_partitioned", "weighted_partition", "torch"),
     ("sampler_conformance.adapters.lightning:WeightedDistributedSamplerWrapper", "weighted", "lightning_fabric"),
     ("sampler_conformance.adapters.monai:DistributedWeightedRandomSampler", "weighted_partition", "monai"),
+    ("sampler_conformance.adapters.torchdata:MultiNodeWeightedSampler", "weighted", "torchdata"),
     ("sampler_conformance.adapters.budget_batches:make", "dynamic_batches", "torch"),
     ("sampler_conformance.adapters.budget_batches:poisson", "poisson", "torch"),
     ("sampler_conformance.adapters.lhotse:SimpleCutSampler", "dynamic_batches", "lhotse"),

@@ -25,6 +25,7 @@ from sampler_conformance.subjects.iterable_dataset.checks import (
 from sampler_conformance.subjects.iterable_dataset.draws import (
     EDGE_SIZE,
     MAX_WORKERS,
+    consecutive_epochs,
     draw_stream_case,
     epochs,
     other_num_workers,
@@ -139,7 +140,7 @@ def test_stream_deterministic_in_groups(group, world_size, stream_plug, contract
 @round_trips
 @given(data=st.data())
 def test_stream_reshuffles_in_groups(group, world_size, stream_plug, contract, data):
-    """shuffle=True, RESHUFFLE_EPOCHS different epochs read without workers: not all in one order."""
+    """shuffle=True, RESHUFFLE_EPOCHS consecutive epochs read without workers: not all in one order."""
     _only_for_group_only(stream_plug)
     requires_parameter(stream_plug, "shuffle")
     case = draw_stream_case(
@@ -151,9 +152,7 @@ def test_stream_reshuffles_in_groups(group, world_size, stream_plug, contract, d
         min_dataset_size=MIN_COMPARABLE_ITEMS,
         max_dataset_size=MAX_GROUP_DATASET_SIZE,
     )
-    chosen = data.draw(
-        st.lists(epochs(), min_size=RESHUFFLE_EPOCHS, max_size=RESHUFFLE_EPOCHS, unique=True), label="epochs"
-    )
+    chosen = data.draw(consecutive_epochs(RESHUFFLE_EPOCHS), label="epochs")
     read = read_epochs(group, stream_plug, contract, case, chosen)
     expect_holds(read[-1].observation, check_reshuffles(read))
 
@@ -162,7 +161,7 @@ def test_stream_reshuffles_in_groups(group, world_size, stream_plug, contract, d
 @with_workers
 @given(data=st.data())
 def test_stream_reshuffles_through_workers(group, world_size, stream_plug, contract, data):
-    """shuffle=True, RESHUFFLE_EPOCHS different epochs read by fresh workers: not all in one order."""
+    """shuffle=True, RESHUFFLE_EPOCHS consecutive epochs read by fresh workers: not all in one order."""
     case, chosen = _shuffled_through_workers(data, stream_plug, world_size, MIN_COMPARABLE_ITEMS, RESHUFFLE_EPOCHS)
     read = read_epochs(group, stream_plug, contract, case, chosen)
     expect_holds(read[-1].observation, check_reshuffles(read))
@@ -191,7 +190,7 @@ def test_epoch_reaches_persistent_workers(group, world_size, stream_plug, contra
 
 
 def _shuffled_through_workers(data, stream_plug, world_size, min_dataset_size=0, count=2):
-    """A case with shuffle=True read by 1 to 3 workers per rank, and ``count`` different epochs."""
+    """A case with shuffle=True read by 1 to 3 workers per rank, and ``count`` consecutive epochs."""
     requires_parameter(stream_plug, "shuffle")
     case = draw_stream_case(
         data,
@@ -202,4 +201,4 @@ def _shuffled_through_workers(data, stream_plug, world_size, min_dataset_size=0,
         min_dataset_size=min_dataset_size,
         max_dataset_size=MAX_GROUP_DATASET_SIZE,
     )
-    return case, data.draw(st.lists(epochs(), min_size=count, max_size=count, unique=True), label="epochs")
+    return case, data.draw(consecutive_epochs(count), label="epochs")
