@@ -73,7 +73,7 @@ def TrainerGroupByLength(
     - ``set_seed(seed)``, as ``Trainer.__init__`` does (``trainer.py:419``), when it is built.
 
     At ``num_replicas=1`` accelerate would not shard; this wraps anyway, as
-    ``accelerate.BatchSamplerShard`` here does. It has no ``shuffle``: it always shuffles.
+    ``adapters/accelerate.py``'s ``BatchSamplerShard`` does. It has no ``shuffle``: it always shuffles.
     """
     pt_utils = require("transformers.trainer_pt_utils", "transformers", f"{__name__}:TrainerGroupByLength")
     trainer_utils = require("transformers.trainer_utils", "transformers", f"{__name__}:TrainerGroupByLength")
