@@ -267,6 +267,9 @@ STREAMS_GROUP_BAD: dict[str, Rejection] = {
     f"{STREAMS_BAD_MODULE}:EpochInAttribute": Rejection(
         "test_epoch_reaches_persistent_workers", "epoch_reaches_workers"
     ),
+    f"{STREAMS_BAD_MODULE}:EpochCountedByCopies": Rejection(
+        "test_epoch_reaches_persistent_workers", "epoch_reaches_workers"
+    ),
     # Datasets that take their rank from the group: only real groups can judge them.
     f"{STREAMS_BAD_MODULE}:UnseededShuffleFromGroup": Rejection(
         "test_stream_deterministic_in_groups",

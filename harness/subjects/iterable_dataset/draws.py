@@ -35,7 +35,8 @@ def consecutive_epochs(count: int) -> st.SearchStrategy[list[int]]:
     """``count`` consecutive epochs from a drawn first one, as a training loop reads them. One
     value to shrink, where ``count`` independent epochs shrink one at a time, and in a real
     group each of those steps reads every epoch again, through fresh loader workers: shrinking
-    one known-bad's five epochs took 81 readings and 25 s."""
+    one known-bad's five epochs took 81 readings and 25 s. Not for what only epochs apart
+    show: a copy that counts its own epochs on from the first follows consecutive ones."""
     return epochs().map(lambda first: [min(first, MAX_EPOCH + 1 - count) + k for k in range(count)])
 
 
