@@ -184,22 +184,13 @@ class EpochInAttribute(RankWorkerSplit):
         return self.plain_epoch
 
 
-class EpochCountedByCopies(RankWorkerSplit):
+class EpochCountedByCopies(EpochInAttribute):
     """``set_epoch`` sets the epoch of the main process's copy, and every copy counts its own
     epochs on from it, one more each time it runs out, as litdata's ``StreamingDataset``
     does (``current_epoch += 1``). Persistent workers follow ``set_epoch`` only while the
     epochs come one after another.
 
     Rejected by: set_epoch reaches persistent workers (epochs drawn apart)."""
-
-    plain_epoch = 0
-
-    def set_epoch(self, epoch: int) -> None:
-        self.plain_epoch = epoch
-
-    @property
-    def epoch(self) -> int:
-        return self.plain_epoch
 
     def __iter__(self):
         yield from super().__iter__()
