@@ -75,9 +75,10 @@ def TrainerGroupByLength(
     At ``num_replicas=1`` accelerate would not shard; this wraps anyway, as
     ``adapters/accelerate.py``'s ``BatchSamplerShard`` does. It has no ``shuffle``: it always shuffles.
     """
-    pt_utils = require("transformers.trainer_pt_utils", "transformers", f"{__name__}:TrainerGroupByLength")
-    trainer_utils = require("transformers.trainer_utils", "transformers", f"{__name__}:TrainerGroupByLength")
-    data_loader = require("accelerate.data_loader", "accelerate", f"{__name__}:TrainerGroupByLength")
+    adapter = f"{__name__}:TrainerGroupByLength"
+    pt_utils = require("transformers.trainer_pt_utils", "transformers", adapter)
+    trainer_utils = require("transformers.trainer_utils", "transformers", adapter)
+    data_loader = require("accelerate.data_loader", "accelerate", adapter)
     from torch.utils.data import BatchSampler
 
     num_processes, process_index = fill_from_process_group(num_replicas, rank)

@@ -46,7 +46,7 @@ def read_in_lockstep(
     what: str,
     into_sampler: bool = True,
     read_on_after_bad: bool = False,
-) -> tuple[list[T], tuple[int, ...]]:
+) -> tuple[tuple[T, ...], tuple[int, ...]]:
     """One epoch of a rank in a real group, the ranks in lock step, as a training loop's
     gradient all-reduce makes them: at each step every rank says whether it has a batch (an
     all-reduce), until none has. Returns the batches ``check`` made of what the iterator
@@ -89,7 +89,7 @@ def read_in_lockstep(
         if not any(has):
             if failed is not None:
                 raise failed
-            return batches, tuple(counts)
+            return tuple(batches), tuple(counts)
         counts = [count + flag for count, flag in zip(counts, has, strict=True)]
     rank.call("while iterating", never_stops)
     raise AssertionError("unreachable")

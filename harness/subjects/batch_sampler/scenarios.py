@@ -124,10 +124,9 @@ class ReadBatches(Scenario):
             if rank.backend is None or self.as_rank is not None:
                 batches, counts = read_alone(rank, sampler, limit), None
             else:
-                read, counts = read_in_lockstep(
+                batches, counts = read_in_lockstep(
                     rank, partial(iter, sampler), checked_batch, limit, partial(_never_stops, limit), what=EPOCH
                 )
-                batches = tuple(read)
             readings.append((batches, reported_len(sampler, "in __len__", rank.call), counts))
         return RankBatches(rank.rank, tuple(readings), has_set_epoch(sampler))
 

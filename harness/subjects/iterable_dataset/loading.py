@@ -195,7 +195,7 @@ def lockstep_epoch(rank: RankContext, loader: DataLoader, case: StreamCase) -> E
         into_sampler=False,
         read_on_after_bad=True,
     )
-    return EpochReading(tuple(batches), counts)
+    return EpochReading(batches, counts)
 
 
 def _never_stops(limit: int) -> None:
