@@ -124,10 +124,17 @@ class RankWorkerSplit(IterableDataset):
         self._position = dict(self._loaded)  # the state until the reader iterates again
 
     def __iter__(self):
+        # Not a generator function: the position moves to the new iteration's start when the
+        # iterator is made, not at its first item. torchdata's workers make it, then report the
+        # state before they fetch (a persistent worker resumed for the next epoch), which must
+        # be where this iteration starts, not where the last one ended.
         epoch = self.epoch
         loaded, self._loaded = self._loaded, None
         start = loaded["yielded"] if loaded is not None and loaded["epoch"] == epoch else 0
         position = self._position = {"epoch": epoch, "yielded": start}
+        return self._items(position, start)
+
+    def _items(self, position: dict[str, int], start: int):
         for item in islice(self.reader_items(), start, None):
             position["yielded"] += 1
             yield item

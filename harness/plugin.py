@@ -19,7 +19,7 @@ import pytest
 from hypothesis.errors import Unsatisfiable
 
 from .core.contracts import Contract
-from .core.evidence import NotApplicable, not_applicable
+from .core.evidence import NotApplicable, NotPromised, not_applicable, note_judged_with
 from .core.subject import Plug, SpecError
 from .execution import simulator
 from .execution.backend import BackendChoice, choose_backend, cuda_device_count
@@ -30,7 +30,7 @@ from .pytest_plugin.options import OPTIONS, add_options, option_named, setting
 from .pytest_plugin.state import STATE_KEY, ConformanceState, state
 from .report.properties import failure_properties, violation_properties
 from .report.results import (
-    CRASHED_EVERYWHERE,
+    EVERY_CASE_SET_ASIDE,
     EXAMPLES_KEY,
     FINDING_KEY,
     HARNESS_ERROR_KEY,
@@ -39,11 +39,15 @@ from .report.results import (
     MEASUREMENTS_KEY,
     NOT_APPLICABLE,
     NOT_JUDGED,
+    NOT_PROMISED,
     NOT_RUN,
+    SET_ASIDE_BY_KEY,
     SET_ASIDE_KEY,
     SKIP_KIND_KEY,
     STATISTICS_KEY,
+    TOO_FEW_ITEMS_KEY,
     VIOLATION_KEY,
+    set_aside_reasons,
 )
 from .report.summary import ConformanceReport
 from .subjects import REGISTRY, contract_named, describe_contracts, subject_of, subject_tested
@@ -82,6 +86,8 @@ def pytest_configure(config: pytest.Config) -> None:
     simulator.configure(timeout_s=options["rank_timeout"])
     # A sampler's fault inside a Hypothesis test that judges another invariant is set aside.
     handle_faults_with(crashes.set_aside_or_raise)
+    # A case counts as judged only if it could have failed the invariant (an empty epoch cannot).
+    note_judged_with(crashes.note_judged)
     profiles.use_group_world_sizes(len(options["world_sizes"]))
     current = ConformanceState(plug=plug, contract=contract, options=options)
     current.seed = profiles.fixed_seed(config.getoption("hypothesis_seed", None))
@@ -182,6 +188,8 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     function = _hypothesis_test(item)
     if function is not None:
         crashes.count_examples(function)
+        if flag in state(item.config).failed_flags:
+            _without_shrinking(item, function)
     if flag is not None:
         current = state(item.config)
         promise(current.contract, flag)
@@ -193,6 +201,27 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         if not current.plug.needs_process_group:  # one that does is probed in its group (conformance/)
             probe(item.config, simulator.SIMULATED)
     simulator.begin_test()  # after the probe: a case it hung on does not stop this test
+
+
+# The item whose Hypothesis settings _without_shrinking changed: its test function's own, restored at teardown.
+_SETTINGS_BEFORE = pytest.StashKey[hypothesis.settings]()
+
+
+def _without_shrinking(item: pytest.Item, function: Callable[..., Any]) -> None:
+    """This item draws as usual but reports its first failing example as it is: its invariant
+    failed already, with a shrunk counterexample. The function is shared by the parametrized
+    variants of a test, so its settings come back at teardown."""
+    before = function._hypothesis_internal_use_settings  # type: ignore[attr-defined]  # set by @given
+    item.stash[_SETTINGS_BEFORE] = before
+    phases = [phase for phase in before.phases if phase is not hypothesis.Phase.shrink]
+    function._hypothesis_internal_use_settings = hypothesis.settings(before, phases=phases)  # type: ignore[attr-defined]
+
+
+def pytest_runtest_teardown(item: pytest.Item) -> None:
+    before = item.stash.get(_SETTINGS_BEFORE, None)
+    function = _hypothesis_test(item)
+    if before is not None and function is not None:
+        function._hypothesis_internal_use_settings = before  # type: ignore[attr-defined]  # set by @given
 
 
 def probe(config: pytest.Config, ranks: Ranks, world_size: int = 1) -> None:
@@ -212,6 +241,7 @@ def probe(config: pytest.Config, ranks: Ranks, world_size: int = 1) -> None:
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
     # Before pytest's own hooks turn it into a plain skip: raised by a test or a fixture (``not_applicable``).
     inapplicable = call.excinfo is not None and call.excinfo.errisinstance(NotApplicable)
+    unpromised = call.excinfo is not None and call.excinfo.errisinstance(NotPromised)
     report = yield
     flag = _invariant(item)
     if flag is None:
@@ -225,12 +255,18 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
         properties += [(FINDING_KEY, f) for f in current.findings_by_test.pop(item.nodeid, [])]
         properties += [(FINDING_KEY, f) for f in current.pending_findings]
         current.pending_findings.clear()
-        crash_flag = subject_of(current.contract).crash_flag
+        subject = subject_of(current.contract)
         set_aside = crashes.take_set_aside()
-        properties += violation_properties(set_aside[:1], crash_flag)  # the smallest case each test crashed on
+        set_aside_by = crashes.set_aside_by_flag(set_aside, subject.crash_flag)
+        properties += violation_properties(set_aside[:1], subject.crash_flag)  # the smallest case each test crashed on
         properties.append((SET_ASIDE_KEY, len(set_aside)))
-        # A test without Hypothesis judges its one fixed case, if it passes.
-        properties.append((JUDGED_KEY, crashes.judged() if _hypothesis_test(item) else int(report.passed)))
+        properties.append((SET_ASIDE_BY_KEY, json.dumps(set_aside_by)))
+        if _hypothesis_test(item):
+            judged, too_few_items = crashes.judged(), crashes.too_few_items()
+        else:  # a test without Hypothesis judges its one fixed case, if it passes on enough items
+            judged = crashes.judged_fixed_case(report.passed)
+            too_few_items = int(report.passed) - judged
+        properties += [(JUDGED_KEY, judged), (TOO_FEW_ITEMS_KEY, too_few_items)]
         tested = statistics.summary()
         if tested is not None:
             properties.append((STATISTICS_KEY, json.dumps(tested)))
@@ -242,17 +278,21 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
             and call.excinfo is not None
             and call.excinfo.errisinstance((Unsatisfiable, crashes.EnoughSetAside))
         ):
-            if call.excinfo.errisinstance(crashes.EnoughSetAside) and crashes.judged():
-                # stopped early, having judged the cases that did not crash
+            if call.excinfo.errisinstance(crashes.EnoughSetAside) and crashes.ran_to_the_end():
+                # stopped early, having judged the cases that were not set aside (the floor counts those that could fail)
                 report.outcome, report.longrepr = "passed", None
-            else:  # every example crashed, so nothing was judged: not a failure of this invariant
+            else:  # every example was set aside, so nothing was judged: not a failure of this invariant
                 report.outcome = "skipped"
-                report.longrepr = (str(item.path), 0, f"{CRASHED_EVERYWHERE} (see {crash_flag})")
+                reasons = ", ".join(set_aside_reasons(set_aside_by, subject))
+                report.longrepr = (str(item.path), 0, f"{EVERY_CASE_SET_ASIDE}: {reasons}")
                 properties.append((SKIP_KIND_KEY, NOT_JUDGED))
     if call.excinfo is not None and report.failed:
         properties += failure_properties(call.excinfo.value, subject_of(state(item.config).contract).crash_flag)
     if report.skipped and not any(key == SKIP_KIND_KEY for key, _ in properties):
-        properties.append((SKIP_KIND_KEY, NOT_APPLICABLE if inapplicable else NOT_RUN))
+        properties.append((SKIP_KIND_KEY, NOT_APPLICABLE if inapplicable else NOT_PROMISED if unpromised else NOT_RUN))
+    state(item.config).failed_flags.update(
+        json.loads(str(value))["flag"] for key, value in properties if key == VIOLATION_KEY
+    )
     report.user_properties = [*report.user_properties, *properties]
     return report
 

@@ -11,7 +11,15 @@ from sampler_conformance.core.evidence import expect_holds, fail
 from sampler_conformance.execution.simulator import SIMULATED
 from sampler_conformance.plugin import not_applicable
 from sampler_conformance.subjects.index_sampler.checks import structural_violations
+from sampler_conformance.subjects.index_sampler.fixtures import requires_parameter
+from sampler_conformance.subjects.index_sampler.plug import DEFAULT_SPEC
 from sampler_conformance.subjects.index_sampler.scenarios.refusal import refusal
+from sampler_conformance.subjects.index_sampler.seed_range import (
+    PROBE_SIZE,
+    late_refusal,
+    reference_seed_range,
+    seed_range,
+)
 from sampler_conformance.subjects.index_sampler.simulated import observe
 
 
@@ -23,6 +31,20 @@ def invalid_ranks() -> st.SearchStrategy[tuple[int, int]]:
         st.tuples(st.integers(1, 64), st.integers(-8, -1)),
         st.tuples(st.integers(-4, 0), st.integers(-2, 4)),
     )
+
+
+@pytest.mark.invariant("edge_sizes")
+def test_seeds_the_reference_accepts(sampler_plug, contract):
+    """A seed that torch's DistributedSampler, the reference, accepts with every epoch the tests
+    set is accepted too, or refused when the sampler is built: one that raises later, at the
+    epoch that reaches it, crashes a job hours in (numpy's RandomState at seed + epoch = 2**32).
+    The seed range is probed once per process, before the first test (seed_range.py)."""
+    requires_parameter(sampler_plug, "seed")
+    reference = reference_seed_range(SIMULATED, DEFAULT_SPEC)
+    message = late_refusal(seed_range(sampler_plug), reference, DEFAULT_SPEC)
+    if message is not None:
+        seed, epoch, _ = seed_range(sampler_plug).refused_late  # type: ignore[misc]  # set where message is
+        fail("edge_sizes", message, Case(dataset_size=PROBE_SIZE, world_size=1, seed=seed, epoch=epoch))
 
 
 @pytest.mark.invariant("validates_arguments")

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from sampler_conformance.core.case import NoLen
 from sampler_conformance.core.comparing import fresh_epochs, reread_differs, two_epochs
-from sampler_conformance.core.evidence import expect_holds, not_applicable
+from sampler_conformance.core.evidence import expect_holds, not_promised
 from sampler_conformance.core.frequencies import FalseAlarmBudget
 from sampler_conformance.execution.simulator import SIMULATED
 from sampler_conformance.pytest_plugin import statistics
@@ -81,11 +81,11 @@ def test_batch_epoch(batch_plug, contract, flag, data):
 @pytest.mark.invariant("batch_len_matches")
 @given(data=st.data())
 def test_batch_len_matches(batch_plug, contract, data):
-    """len(), asked after the epoch, counts the batches the rank yielded. Not applicable to a
-    sampler without __len__ unless the contract promises one."""
+    """len(), asked after the epoch, counts the batches the rank yielded. Not promised to a
+    sampler without __len__ unless the contract requires one."""
     epoch = _one_epoch(data, batch_plug, contract)
     if NoLen.UNDEFINED in epoch.observation.reported_lengths and not contract.requires_len:
-        not_applicable(f"the sampler has no __len__, which the {contract.name} contract does not require")
+        not_promised(f"the sampler has no __len__, which the {contract.name} contract does not require")
     expect_holds(epoch.observation, check_len(epoch, contract))
 
 

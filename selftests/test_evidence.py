@@ -5,6 +5,15 @@ its count, never "held"."""
 
 from __future__ import annotations
 
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sampler_conformance.core.case import Case, Observation
+from sampler_conformance.core.evidence import expect_holds, note_judged_with
+from sampler_conformance.pytest_plugin import crashes
+
 from .suite_run import CONFORMANCE, PROPERTIES, certify
 
 CRASHES_ON_SMALL = "selftests.corpus.evidence:CrashesOnSmallDatasets"
@@ -31,3 +40,31 @@ def test_an_invariant_judged_on_fewer_cases_than_the_floor_is_not_judged(pyteste
     assert f"judged on {defaults['judged']} cases in all, fewer than the floor of {floor}" in defaults["details"][0]
     # Nothing else ran, and nothing reached the floor: no verdict, and no success exit.
     assert run.verdict.startswith("NO VERDICT") and "1 not judged" in run.verdict and run.exit_code == 5, run.verdict
+
+
+@pytest.mark.parametrize(
+    ("flag", "judged_from"),
+    [("exactly_once", 1), ("stream_deterministic", 2), ("stream_runs", 0)],
+    ids=["items", "an order", "a crash"],
+)
+def test_an_example_counts_as_judged_only_if_it_read_enough_items_to_fail(flag, judged_from):
+    """The counting itself (``pytest_plugin.crashes``): every observation ``expect_holds``
+    finds held reaches the plugin's hook, and an example whose observations read fewer items
+    than its invariant's ``judged_from`` (an empty epoch; one item where an order is compared)
+    is not judged: it is counted apart and rejected, so Hypothesis draws another. A crash can
+    happen on an empty epoch, so for the crash flag every example counts."""
+    note_judged_with(crashes.note_judged)  # as the plugin does at configure
+    ran: list[int] = []
+
+    @settings(max_examples=12, derandomize=True, database=None)
+    @given(size=st.integers(0, 100))
+    def judges(size):
+        ran.append(size)
+        expect_holds(Observation(Case(size, 1), (np.arange(size),), (size,)), [])
+
+    crashes.begin_test(flag, "stream_runs")
+    crashes.count_examples(judges)
+    judges()
+    assert 0 in ran and crashes.examples() == len(ran)
+    assert crashes.judged() == sum(size >= judged_from for size in ran) == 12  # the profile's examples
+    assert crashes.too_few_items() == sum(size < judged_from for size in ran)

@@ -1,7 +1,7 @@
 """A sampler without ``__len__`` (torch's Sampler does not require one) is judged on
 everything that does not need ``len()``: it fails ``len_matches_iter`` alone, with one
 counterexample that says how to fix it, in-process and in real process groups. A
-``__len__`` that exists and raises is a crash, as any other."""
+``__len__`` that exists and raises fails ``len_matches_iter`` alone."""
 
 from __future__ import annotations
 
@@ -42,10 +42,31 @@ def test_sampler_without_len_fails_only_len_matches_iter_once(pytester):
     assert "[sampler fault]" not in run.output, run.explain()
 
 
-def test_len_that_raises_is_a_crash(pytester):
-    run = certify(pytester, f"{CORPUS}:LenFromBaseWithoutLen", "-k", "len_matches_iter or edge_sizes")
-    assert run.failed_invariants == {"edge_sizes"}, run.explain()
-    expected = "rank 0: the sampler raised AttributeError in __len__: 'super' object has no attribute '__len__'"
-    assert all(c["message"] == expected for c in run.counterexamples("edge_sizes")), run.counterexamples("edge_sizes")
-    # Every case crashed at len(), so len_matches_iter judged nothing; it was not charged.
-    assert run.statuses["len_matches_iter"] == "not judged", run.statuses
+def test_len_that_raises_fails_len_matches_iter_alone(pytester):
+    """The pass was read before len() was asked: what it yielded is judged by every other
+    invariant, and the raise is the length invariant's alone, not a crash."""
+    run = certify(pytester, f"{CORPUS}:LenFromBaseWithoutLen", "-k", "len_matches_iter or edge_sizes or covers")
+    assert run.failed_invariants == {"len_matches_iter"}, run.explain()
+    # Not a crash: edge_sizes is not charged (its edge cases stop on the len() violation first).
+    assert run.statuses["covers"] == "held" and run.statuses["edge_sizes"] == "not judged", run.statuses
+    expected = (
+        "rank 0: the sampler raised AttributeError in __len__, before the pass: 'super' object has no attribute "
+        "'__len__' (before the pass, which yielded "
+    )
+    messages = [c["message"] for c in run.counterexamples("len_matches_iter")]
+    assert messages and all(m.startswith(expected) for m in messages), messages
+
+
+def test_an_invariant_conditional_on_a_missing_optional_method_is_not_promised(pytester):
+    """Under dynamic_batches len() is optional: to a sampler without __len__, batch_len_matches
+    is "not promised", with the reason, and the verdict does not wait for it (it said
+    PARTIAL, "not applicable", which a CI gate reading the state rejects)."""
+    spec = f"{CORPUS}:BudgetBatchesWithoutLen"
+    run = certify(pytester, spec, "--contract=dynamic_batches", "-k", "batch_len_matches or batch_epoch")
+    assert run.statuses["batch_len_matches"] == "not promised", run.explain()
+    assert (
+        "not promised: batch_len_matches: test_batch_len_matches: the sampler has no __len__, which the "
+        "dynamic_batches contract does not require" in run.output
+    ), run.explain()
+    # Deselected tests leave the run partial, but not on batch_len_matches' account.
+    assert "batch_len_matches" not in run.verdict, run.verdict

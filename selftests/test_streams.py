@@ -81,6 +81,21 @@ def test_resume_bug_fails_exactly_its_invariants_in_the_whole_suite(pytester, sp
     run.assert_rejected(STREAMS_RESUME_BAD[spec])
 
 
+def test_invariants_judged_only_on_empty_epochs_are_not_held(pytester):
+    """Every item of StringIds has a string id ("17"): each case with an item is set aside
+    under item_ids, and only empty epochs run to the end, where nothing can fail. They judge
+    nothing, in-process or in groups: the invariants are "not judged" on 0 cases, never held,
+    and the set-aside words say what the dataset did, with no crash it never had."""
+    spec = f"{STREAMS_BAD_MODULE}:StringIds"
+    options = (CONTRACT_OPTION, f"--world-sizes={STREAM_WORLD_SIZES}", "-k", "exactly_once or no_foreign_items")
+    run = certify(pytester, spec, *options, paths=WHOLE_SUITE)
+    judged = {i["flag"]: (i["status"], i["judged"]) for i in run.written["invariants"]}
+    assert judged["exactly_once"] == judged["no_foreign_items"] == ("not judged", 0), run.explain()
+    assert "examples set aside because the dataset yielded items without a valid id (see item_ids)" in run.summary
+    assert "examples read no item, so could not fail it" in run.summary, run.summary
+    assert "crashed" not in run.summary and "(see stream_runs)" not in run.summary, run.summary
+
+
 def test_a_dataset_without_state_dict_fails_every_resume_invariant_saying_why(pytester):
     """The docs' example has no Stateful protocol: StatefulDataLoader would fast-forward it."""
     spec = "sampler_conformance.adapters.torch_iterable:docs_example"
@@ -103,6 +118,42 @@ def test_a_dataset_without_state_dict_fails_every_resume_invariant_saying_why(py
 def test_a_dataset_given_as_a_file_reaches_real_loader_workers(pytester):
     """Workers unpickle the rank's dataset: its module, loaded from a file, must be in theirs."""
     spec = f"{REPO / 'adapters' / 'torch_iterable.py'}:make"
+    run = certify(pytester, spec, CONTRACT_OPTION, "--world-sizes=2", "-k", "exactly_once", paths=(CONFORMANCE,))
+    assert run.statuses["exactly_once"] == "held", run.explain()
+
+
+GENERATOR_HOLDING_STREAM = """
+import torch
+
+from sampler_conformance.adapters.torch_iterable import RankWorkerSplit
+
+
+class HoldsGenerator(RankWorkerSplit):
+    # What accelerate's and transformers' IterableDatasetShard ask the dataset they shard to hold.
+    def __init__(self, *arguments):
+        super().__init__(*arguments)
+        self.generator = torch.Generator().manual_seed(1234)
+        torch.rand(3, generator=self.generator)  # advanced: its state, not its seed, must travel
+
+    def __iter__(self):
+        expected = torch.Generator().manual_seed(1234)
+        torch.rand(3, generator=expected)
+        if not torch.equal(self.generator.get_state(), expected.get_state()):
+            raise RuntimeError("this copy's generator is not the dataset's")
+        return super().__iter__()
+
+
+def make(dataset_size, *, rank, world_size, seed, shuffle):
+    return HoldsGenerator(dataset_size, rank, world_size, seed, shuffle)
+"""
+
+
+def test_a_dataset_holding_a_generator_reaches_real_loader_workers_as_under_fork(pytester):
+    """torch's DataLoader cannot send a torch.Generator to a forkserver or spawn worker (the
+    worker dies unpickling it); fork copies it. The suite's workers get an exact copy too, and
+    the dataset is judged, where the suite once reported its own error."""
+    pytester.makepyfile(holds_generator=GENERATOR_HOLDING_STREAM)
+    spec = f"{pytester.path / 'holds_generator.py'}:make"
     run = certify(pytester, spec, CONTRACT_OPTION, "--world-sizes=2", "-k", "exactly_once", paths=(CONFORMANCE,))
     assert run.statuses["exactly_once"] == "held", run.explain()
 

@@ -8,8 +8,13 @@ import inspect
 import pytest
 
 from sampler_conformance.adapters import lightning, monai, torchdata
+from sampler_conformance.execution.simulator import SIMULATED
 from sampler_conformance.subjects import contract_named
+from sampler_conformance.subjects.weighted_sampler.case import WeightedCase
+from sampler_conformance.subjects.weighted_sampler.checks import check_draw_counts
+from sampler_conformance.subjects.weighted_sampler.contracts import WEIGHTED
 from sampler_conformance.subjects.weighted_sampler.plug import load_plug
+from sampler_conformance.subjects.weighted_sampler.scenarios import read_epochs
 
 from .catalogue import (
     WEIGHTED_BAD,
@@ -90,3 +95,15 @@ def test_a_missing_library_is_named_with_what_to_install(monkeypatch, factory, p
         load_plug,
         lambda: factory([1.0, 2.0], num_replicas=2, rank=0, num_samples=4, seed=0),
     )
+
+
+def test_too_many_draws_that_stop_are_counted_not_called_endless():
+    """A sampler that ignores num_samples and draws ceil(N/W), far more than num_samples, but
+    stops: its draws are read whole and charged to draw_counts, not cut off at a read limit
+    and called endless (which charged drawn_indices)."""
+    spec = f"{WEIGHTED_BAD_MODULE}:IgnoresNumSamples"
+    case = WeightedCase(dataset_size=300, world_size=1, weights=(1.0,) * 300, num_samples=1)
+    (epoch,) = read_epochs(SIMULATED, load_plug(spec), WEIGHTED, case)
+    assert [drawn.size for drawn in epoch.observation.indices] == [300]
+    (violation,) = check_draw_counts(epoch)
+    assert violation.flag == "draw_counts" and "drew 300 indices where num_samples=1" in violation.message

@@ -22,8 +22,23 @@ class NoLen(Enum):
     UNDEFINED = "no __len__"  # the sampler defines no __len__, so len() cannot be asked
 
 
+@dataclass(frozen=True)
+class LenRaised:
+    """``len(sampler)`` raised: what it raised, in words. Charged to the subject's length
+    invariant alone; what the pass yielded is judged by every other one."""
+
+    summary: str  # "the sampler raised ValueError in __len__: ..."
+
+
 # len(sampler) as one reading saw it: a count, or why there is none.
-ReportedLength = int | NoLen
+ReportedLength = int | NoLen | LenRaised
+
+
+def length_words(reported: ReportedLength) -> str:
+    """A reported length as a rank's line shows it: ``len()=3``, ``no __len__``, ``len() raised``."""
+    if isinstance(reported, int):
+        return f"len()={reported}"
+    return "len() raised" if isinstance(reported, LenRaised) else reported.value
 
 
 C = TypeVar("C", bound="Case")
@@ -67,8 +82,10 @@ class Observation:
 
     case: Case
     indices: tuple[np.ndarray, ...]  # per rank; a batch sampler's batches concatenated
-    reported_lengths: tuple[ReportedLength, ...]  # len(sampler), or why there is none
+    reported_lengths: tuple[ReportedLength, ...]  # len(sampler) after the pass, or why there is none
     batches: tuple[tuple[np.ndarray, ...], ...] | None = None  # per rank, for batch samplers
+    # len(sampler) before the pass (after set_epoch), as a training loop sizes its schedule; None: not asked
+    lengths_before: tuple[ReportedLength, ...] | None = None
 
     @property
     def lacks_len(self) -> bool:
@@ -81,6 +98,11 @@ class Observation:
         if self.batches is not None:
             return tuple(len(b) for b in self.batches)
         return tuple(len(a) for a in self.indices)
+
+    @property
+    def items_read(self) -> int:
+        """Items the ranks yielded, in all (a batch sampler's batches by their items)."""
+        return sum(len(a) for a in self.indices)
 
     def global_order(self, layout: str = "strided") -> np.ndarray | None:
         """The global order Q the ranks' shares were cut from; None if it cannot be rebuilt.

@@ -1,5 +1,5 @@
-"""Counting shared by the checks of every subject: how often each item was yielded, and how
-many batches a number of items makes."""
+"""Counting shared by the checks of every subject: how often each item was yielded, how
+many batches a number of items makes, and whether len() counted what a pass yielded."""
 
 from __future__ import annotations
 
@@ -7,7 +7,11 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .case import Observation
+from .case import LenRaised, Observation
+from .evidence import Violation
+
+# Why len() before a pass matters, in a violation's words.
+SIZED_BEFORE = "a training loop sizes its epoch (LR schedule, progress bar) from len() before the epoch starts"
 
 
 def batch_count(items: int, batch_size: int, drop_last: bool = False) -> int:
@@ -23,3 +27,25 @@ def index_counts(observations: Sequence[Observation], dataset_size: int) -> np.n
     everything = np.concatenate(arrays) if arrays else np.empty(0, dtype=np.int64)
     everything = everything[(everything >= 0) & (everything < dataset_size)]
     return np.bincount(everything, minlength=dataset_size)
+
+
+def check_reported_lengths(observation: Observation, flag: str, miscounted: str) -> list[Violation]:
+    """Each rank's len(), asked before its pass and after it, against what the pass yielded
+    (``observation.lengths``): the first rank whose len() raised or miscounted, charged to
+    ``flag``, the subject's length invariant. ``miscounted`` words a wrong count, with
+    ``{said}`` and ``{got}`` (``"len() says {said}, but it yielded {got} batches"``). A rank
+    with no len() to ask (no ``__len__``, or not asked) is left to the caller."""
+    before = observation.lengths_before or (None,) * len(observation.reported_lengths)
+    for rank, (asked_before, asked_after, got) in enumerate(
+        zip(before, observation.reported_lengths, observation.lengths, strict=True)
+    ):
+        for when, asked in (("before the pass", asked_before), ("after the pass", asked_after)):
+            if isinstance(asked, LenRaised):
+                return [Violation(flag, f"rank {rank}: {asked.summary} ({when}, which yielded {got})")]
+        if isinstance(asked_before, int) and asked_before != got:
+            after = f" (after it, {asked_after})" if asked_after != asked_before else ""
+            wrong = miscounted.format(said=asked_before, got=got)
+            return [Violation(flag, f"rank {rank}: before the pass, {wrong}{after}: {SIZED_BEFORE}")]
+        if isinstance(asked_after, int) and asked_after != got:
+            return [Violation(flag, f"rank {rank}: {miscounted.format(said=asked_after, got=got)}")]
+    return []

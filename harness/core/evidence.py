@@ -9,14 +9,14 @@ never the rendered text.
 from __future__ import annotations
 
 import unittest
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
 from functools import cache
 from typing import Any, NoReturn
 
 import numpy as np
 
-from .case import Case, Observation
+from .case import Case, Observation, length_words
 from .invariants import title
 
 # The flag of a sampler that raises, dies or hangs: no invariant can be judged on that
@@ -136,8 +136,7 @@ def shorten(values: Sequence[int] | np.ndarray, head: int = SHOWN_HEAD, tail: in
 def describe_ranks(observation: Observation) -> str:
     lines = []
     for rank, indices in enumerate(observation.indices[:SHOWN_RANKS]):
-        reported = observation.reported_lengths[rank]
-        length = f"len()={reported}" if isinstance(reported, int) else reported.value
+        length = length_words(observation.reported_lengths[rank])
         lines.append(f"  rank {rank} ({len(indices)} indices, {length}): {shorten(indices)}")
     hidden = len(observation.indices) - SHOWN_RANKS
     if hidden > 0:
@@ -154,12 +153,32 @@ def failure_text(violations: Iterable[Violation], case: Case | None, observation
     return "\n".join(lines)
 
 
+def _judged_nowhere(observation: Observation) -> None:
+    pass
+
+
+# What expect_holds() tells of each observation it found the invariant held on: nothing,
+# unless the pytest plugin installed its own (it counts the cases that could have failed).
+_note_judged: Callable[[Observation], None] = _judged_nowhere
+
+
+def note_judged_with(hook: Callable[[Observation], None]) -> None:
+    """Have :func:`expect_holds` hand every observation it judged, and found held, to ``hook``.
+    The plugin installs ``harness.pytest_plugin.crashes.note_judged`` at configure: an example
+    counts as judged only if some observation it judged could have failed the invariant
+    (``harness.core.invariants.Invariant.judged_from``)."""
+    global _note_judged
+    _note_judged = hook
+
+
 def expect_holds(observation: Observation, violations: Iterable[Violation], context: str = "") -> None:
-    """Raise :class:`PropertyFailure` listing ``violations`` if there are any."""
+    """Raise :class:`PropertyFailure` listing ``violations`` if there are any; else tell the
+    hook the plugin installed (:func:`note_judged_with`) that ``observation`` was judged."""
     __tracebackhide__ = True  # failures point at the sampler, not the harness
     violations = list(violations)
     if violations:
         raise_evidence(PropertyFailure, violations, observation.case, observation, context)
+    _note_judged(observation)
 
 
 def fail(flag: str, message: str, case: Case, observation: Observation | None = None) -> NoReturn:
@@ -182,6 +201,18 @@ def not_applicable(reason: str) -> NoReturn:
     raise NotApplicable(reason)
 
 
+class NotPromised(unittest.SkipTest):
+    """The contract makes the test's invariant conditional on an optional method that this
+    sampler does not define (``len()`` under ``dynamic_batches``): the invariant is "not
+    promised" for it, and the verdict does not wait for it, where "not applicable" would
+    leave the certification partial."""
+
+
+def not_promised(reason: str) -> NoReturn:
+    """Stop the calling test: its invariant is "not promised" to this sampler, with ``reason``."""
+    raise NotPromised(reason)
+
+
 class HarnessError(BaseException):
     """The suite failed, not the sampler: a rank that hung or died with no sampler code on
     its stack, a loader worker that never started, a rendezvous that failed. Reported as a
@@ -189,4 +220,11 @@ class HarnessError(BaseException):
 
     A BaseException, as :class:`SamplerHang` is: Hypothesis would shrink an Exception,
     replaying the case again and again, and every replay costs a group restart.
+
+    ``raised``: a rank raised it (an exception with its traceback), which a fresh group would
+    raise again; otherwise a rank hung or died, which may not recur, so the pool retries once.
     """
+
+    def __init__(self, message: str = "", *, raised: bool = False) -> None:
+        super().__init__(message)
+        self.raised = raised

@@ -37,6 +37,11 @@ class Invariant:
     where: Where = Where.BOTH
     needs: tuple[str, ...] = ()  # parameters of the subject it cannot be checked without
     packages: tuple[str, ...] = ()  # packages it cannot be checked without: its tests skip, saying so
+    # The fewest items a reading must hold for a case to judge it (to count toward the floor,
+    # ``profiles.judged_floor``): 1, since an epoch that read nothing cannot break what is
+    # said of its items; 2 for an order compared across readings, epochs, seeds or
+    # processes, which one item cannot show; 0 where an empty epoch can fail it (a crash).
+    judged_from: int = 1
 
 
 # Every kind's invariants, by flag, in declaration order: filled by ``harness.subjects``, which

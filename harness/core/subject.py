@@ -64,6 +64,10 @@ class Subject:
     # Raises SpecError when a loaded plug cannot be certified under a contract of this subject
     # (a factory that does not take what the contract gives it); None: every plug fits.
     check_fit: Callable[[Plug, Contract], None] | None = None
+    # What the report calls the thing under test ("the dataset raised"), and what it did to
+    # break invalid_item_flag ("the sampler yielded items that are not indices").
+    noun: str = "sampler"
+    invalid_items: str = "yielded items that are not indices"
 
     def __post_init__(self) -> None:
         declared = {invariant.flag for invariant in self.invariants}

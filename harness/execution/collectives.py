@@ -8,6 +8,7 @@ import multiprocessing
 import os
 from collections.abc import Callable, Iterator
 from functools import partial
+from multiprocessing.reduction import ForkingPickler
 from typing import Any, TypeVar
 
 import torch
@@ -95,6 +96,32 @@ def read_in_lockstep(
     raise AssertionError("unreachable")
 
 
+def send_generators_by_value() -> None:
+    """Have this process send a ``torch.Generator`` to a loader worker as its state's bytes.
+
+    A DataLoader started by forkserver or spawn pickles each worker's copy of the dataset
+    with multiprocessing's ForkingPickler, under which a ``torch.Generator`` travels as a
+    tensor of its state in shared memory, by file descriptor. That tensor is a temporary of
+    the generator's ``__reduce__``, freed before the worker is started, so the worker dies
+    unpickling it (``RuntimeError: unable to resize file <filename not specified> to the
+    right size``, torch 2.13). A dataset holding a generator, as accelerate's and
+    transformers' ``IterableDatasetShard`` ask theirs to, loads fine under fork, Linux's
+    default start method before Python 3.14; by value, the suite's workers get what fork
+    gives them, an exact copy (docs/streaming-datasets.md)."""
+    ForkingPickler.register(torch.Generator, _generator_by_value)
+
+
+def _generator_by_value(generator: torch.Generator) -> tuple[Any, ...]:
+    kind, arguments, (seed, offset, state) = generator.__reduce__()
+    return _generator_from_bytes, (kind, arguments, seed, offset, state.numpy().tobytes())
+
+
+def _generator_from_bytes(kind: Any, arguments: tuple[Any, ...], seed: int, offset: Any, state: bytes) -> Any:
+    generator = kind(*arguments)
+    generator.__setstate__((seed, offset, torch.frombuffer(bytearray(state), dtype=torch.uint8)))
+    return generator
+
+
 def loader_worker_options(num_workers: int) -> dict[str, Any]:
     """How the suite's DataLoaders start their workers (``DataLoader(**options)``): from a fork
     server (:func:`worker_start_method`), each worker letting go of that server's "alive" pipe
@@ -106,6 +133,7 @@ def loader_worker_options(num_workers: int) -> dict[str, Any]:
     workers with the server."""
     if not num_workers:
         return {}
+    send_generators_by_value()
     return {"multiprocessing_context": worker_start_method(), "worker_init_fn": release_fork_server}
 
 

@@ -168,7 +168,9 @@ def what_failed(pool: FailingPool, case: Case | None, collected: Collected, doin
         return HarnessError(
             "the suite failed, not the sampler: no sampler code was on any rank's stack or traceback\n"
             + failure_text(violations, at, None)
-            + context
+            + context,
+            # A request a rank raised on raises again; a group that failed to start may not fail again.
+            raised=case is not None and bool(collected.errors) and not collected.dead and not hung,
         )
     # A hang cost a --rank-timeout, a dead rank of a group a group restart: no shrinking
     # through more of them. The sampler process restarts in milliseconds: a death there

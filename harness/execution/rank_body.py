@@ -102,7 +102,7 @@ def answer(scenario: Scenario, setup: RankSetup, plugs: dict[str, Any]) -> Reply
     """Run ``scenario`` as this rank, or as each simulated rank in turn. What it tests is
     loaded by the scenario itself (:meth:`Scenario.load`), once per spec in this process."""
     # No plug yet: it is loaded next, in a bounded call.
-    rank = RankContext(setup.rank, setup.world_size, None, setup.watch, setup.backend)
+    rank = RankContext(setup.rank, setup.world_size, None, setup.watch, setup.backend, noun=scenario.noun)
     try:
         if scenario.spec not in plugs:
             plugs[scenario.spec] = rank.call("while loading (importing its module)", scenario.load)
@@ -112,7 +112,7 @@ def answer(scenario: Scenario, setup: RankSetup, plugs: dict[str, Any]) -> Reply
             return scenario.run(rank)
         replies = []
         for simulated in range(scenario.simulated_ranks()):
-            rank = RankContext(simulated, scenario.case.world_size, plug, setup.watch)
+            rank = RankContext(simulated, scenario.case.world_size, plug, setup.watch, noun=scenario.noun)
             replies.append(scenario.run(rank))
         return Simulated(tuple(replies))
     except StepFailed as exc:

@@ -236,14 +236,17 @@ class RankPool:
         restarts in milliseconds, so Hypothesis may go on shrinking), and
         :class:`SamplerHang` when a rank of a group died or any did not answer in time,
         with the sampler's frames as evidence. A fault with no sampler frame anywhere is
-        the suite's: the request is tried once more on fresh processes, then
-        :class:`HarnessError` is raised.
+        the suite's: where a rank hung or died, the request is tried once more on fresh
+        processes, then :class:`HarnessError` is raised; where a rank raised, it is raised at
+        once (a fresh group would raise the same, and each try costs a group restart).
         """
         __tracebackhide__ = True  # failures point at the sampler, not the harness
         try:
             return self._request_once(request)
         except HarnessError as first:
             self.close(graceful=False)
+            if first.raised:
+                raise
             try:
                 return self._request_once(request)
             except HarnessError as second:

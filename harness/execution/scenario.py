@@ -87,6 +87,7 @@ class RankContext:
     watch: CallWatch
     backend: str | None = None  # the process group's; None: a simulated rank, no group
     epoch: int | None = None  # the epoch set last, for failure reports
+    noun: str = "sampler"  # what is tested, in a fault's words: "the dataset raised ..."
 
     def __post_init__(self) -> None:
         self.watch.rank.value = self.rank
@@ -99,15 +100,21 @@ class RankContext:
         self.watch.in_sampler.value = 1
         try:
             return work()
+        except StepFailed:  # a call into the sampler inside machinery's call: blamed already
+            raise
         except BadItems as exc:
-            raise StepFailed(self.rank, exc.flag, f"the sampler {exc}", ("(the items it yielded)",)) from exc
+            raise StepFailed(self.rank, exc.flag, f"the {self.noun} {exc}", ("(the items it yielded)",)) from exc
         except (Exception, KeyboardInterrupt, SystemExit) as exc:
             # A real Ctrl-C never reaches this process (it runs in its own process group):
             # KeyboardInterrupt and SystemExit here came from the sampler.
             frames = tuple(sampler_frames_in_exception(exc))
             if into_sampler and not frames:  # raised by the call itself, say len() of a float
-                frames = (f"(the call into the sampler {what})",)
-            who = "the sampler" if frames else "the machinery driving the sampler (no sampler frame on the traceback)"
+                frames = (f"(the call into the {self.noun} {what})",)
+            who = (
+                f"the {self.noun}"
+                if frames
+                else f"the machinery driving the {self.noun} (no {self.noun} frame on the traceback)"
+            )
             raise StepFailed(self.rank, FAULT, raised(exc, what, who), frames) from exc
         finally:
             self.watch.in_sampler.value = 0
@@ -120,6 +127,7 @@ class Scenario:
     spec: str  # what is tested, MODULE:ATTR
     contract: Contract  # how to read it: finite or a prefix, indices or batches
     case: Case
+    noun: ClassVar[str] = "sampler"  # what is tested, in a fault's words
 
     def load(self) -> Any:
         """What ``spec`` names, loaded in the rank's process (once per spec there): the

@@ -9,6 +9,15 @@ invariant its violation names (edge_sizes for a crash, valid_indices for items t
 indices); a test whose every example was set aside has judged nothing, and its invariant is
 "not judged".
 
+An example that ran to the end judged its invariant only if it could have failed it: every
+observation ``expect_holds`` finds held is handed to :func:`note_judged` (installed at
+configure with ``harness.core.evidence.note_judged_with``), and an example whose observations
+all read fewer items than the invariant's ``judged_from`` (an empty epoch, or one item where
+an order is compared) is counted apart, toward no floor, and rejected as :func:`judge_only_if`
+rejects one, so that Hypothesis draws another in its place: a conforming sampler reaches the
+floor however many empty cases the draws hold. A test that never calls ``expect_holds``
+counts every example that ran to the end.
+
 Hangs and deaths are not set aside: each costs a timeout or a group restart, so they end
 the test at once (see :class:`harness.core.evidence.SamplerHang` and :class:`harness.core.evidence.SamplerDeath`).
 """
@@ -22,7 +31,9 @@ from typing import Any, NoReturn
 
 from hypothesis import currently_in_test_context, reject, settings
 
+from sampler_conformance.core.case import Observation
 from sampler_conformance.core.evidence import FAULT, SamplerFault
+from sampler_conformance.core.invariants import REGISTRY
 
 # How far the draws go on past crashing cases, in multiples of the profile's examples: a
 # sampler that crashes on most small sizes is still judged on enough of the rest to reach
@@ -37,7 +48,12 @@ class _RunningTest:
     owns_crashes: bool = False  # it is the subject's crash flag ("runs without crashing")
     set_aside: list[SamplerFault] = field(default_factory=list)
     examples: int = 0  # examples Hypothesis ran through the test
-    judged: int = 0  # examples that ran to the end: every check on them held
+    judged: int = 0  # examples that ran to the end and could have failed: every check on them held
+    too_few_items: int = 0  # examples that ran to the end on too few items to fail the invariant
+    judged_from: int = 1  # the items an observation needs to judge the invariant (Invariant.judged_from)
+    # The example running now: whether expect_holds judged an observation of it, and one that could fail.
+    noted: bool = False
+    could_fail: bool = False
 
 
 _RUNNING = _RunningTest()
@@ -50,11 +66,35 @@ def begin_test(flag: str | None, crash_flag: str) -> None:
     _RUNNING.set_aside = []
     _RUNNING.examples = 0
     _RUNNING.judged = 0
+    _RUNNING.too_few_items = 0
+    _RUNNING.judged_from = REGISTRY[flag].judged_from if flag in REGISTRY else 1
+    _begin_example()
+
+
+def _begin_example() -> None:
+    _RUNNING.noted = False
+    _RUNNING.could_fail = False
+
+
+def note_judged(observation: Observation) -> None:
+    """``expect_holds`` found the running test's invariant held on ``observation``: the example
+    judged it if the ranks read at least the invariant's ``judged_from`` items. The plugin
+    installs it with ``harness.core.evidence.note_judged_with``."""
+    _RUNNING.noted = True
+    if observation.items_read >= _RUNNING.judged_from:
+        _RUNNING.could_fail = True
+
+
+def _could_have_failed() -> bool:
+    """The example that ran to the end judged the invariant: some observation it judged could
+    have failed it, or it judged none through ``expect_holds`` (a test that checks otherwise)."""
+    return _RUNNING.could_fail or not _RUNNING.noted
 
 
 def count_examples(test: Callable[..., Any]) -> None:
     """Count the examples of a Hypothesis test, and those that run to the end (through the
-    documented ``test.hypothesis.inner_test`` hook): those, and only those, judged its invariant."""
+    documented ``test.hypothesis.inner_test`` hook): those, and only those, judged its invariant,
+    if they read enough items to fail it (:func:`note_judged`)."""
     inner = test.hypothesis.inner_test  # type: ignore[attr-defined]  # set by @given, untyped
     if getattr(inner, "counts_judged", False):
         return
@@ -63,7 +103,11 @@ def count_examples(test: Callable[..., Any]) -> None:
     def counted(*args: Any, **kwargs: Any) -> Any:
         __tracebackhide__ = True  # failures point at the sampler, not the harness
         _RUNNING.examples += 1
+        _begin_example()
         result = inner(*args, **kwargs)
+        if not _could_have_failed():  # an empty epoch held: it judged nothing, so another is drawn
+            _RUNNING.too_few_items += 1
+            reject()
         _RUNNING.judged += 1
         return result
 
@@ -79,6 +123,21 @@ def examples() -> int:
 def judged() -> int:
     """Examples of the running test that judged its invariant (and found it held)."""
     return _RUNNING.judged
+
+
+def too_few_items() -> int:
+    """Examples of the running test that ran to the end on too few items to fail its invariant."""
+    return _RUNNING.too_few_items
+
+
+def ran_to_the_end() -> int:
+    """Examples of the running test that ran to the end, whether or not they could fail it."""
+    return _RUNNING.judged + _RUNNING.too_few_items
+
+
+def judged_fixed_case(passed: bool) -> int:
+    """A test without Hypothesis judges its one fixed case if it passed, on enough items."""
+    return int(passed and _could_have_failed())
 
 
 def judge_only_if(condition: bool) -> None:
@@ -109,6 +168,16 @@ class EnoughSetAside(BaseException):
     stops, and counts as judged on the examples that did not crash, or as not judged if none
     did. Without this stop Hypothesis would draw up to ten times its examples looking for
     valid ones."""
+
+
+def set_aside_by_flag(faults: list[SamplerFault], crash_flag: str) -> dict[str, int]:
+    """How many of ``faults`` each flag is charged with: a raise (``FAULT``) to ``crash_flag``,
+    items that break the convention to their own flag (``valid_indices``, ``item_ids``)."""
+    counts: dict[str, int] = {}
+    for fault in faults:
+        for flag in sorted({crash_flag if v.flag == FAULT else v.flag for v in fault.violations}):
+            counts[flag] = counts.get(flag, 0) + 1
+    return counts
 
 
 def take_set_aside() -> list[SamplerFault]:

@@ -28,6 +28,10 @@ class ConformanceState:
     example_database: Path | None = None
     # Findings of the session, not of one test (the seeds refused): reported with the next test's report.
     pending_findings: list[str] = field(default_factory=list)
+    # The invariants a test of this process has failed, with its counterexample shrunk: their
+    # later tests (the same check in real groups, at every world size) stop at their first
+    # failing example instead of shrinking it again, a group round trip per step.
+    failed_flags: set[str] = field(default_factory=set)
 
 
 STATE_KEY = pytest.StashKey[ConformanceState]()

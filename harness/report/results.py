@@ -8,19 +8,22 @@ violation counts against its own flag, whichever test found it. An invariant is:
 - ``held``: its tests ran to the end and found no violation, on at least the floor of
   judged cases in all (``profiles.judged_floor``);
 - ``not judged``: its tests stopped on another invariant's violation (or a crash) before
-  they could judge it, or judged fewer cases than the floor (the sampler crashed on the rest);
+  they could judge it, or judged fewer cases than the floor (the sampler crashed on the rest,
+  or they read too few items to fail it: an empty epoch judges nothing of its items);
 - ``not applicable``: its tests could not apply to this sampler, for the reason given
   (a missing parameter, a sampler that only runs inside a process group);
 - ``not run``: no test for it ran in this session (``-k``, a subset of paths, an
   environment that cannot run it, such as NCCL without GPUs);
 - ``error``: the suite itself failed while checking it (a harness error, not a verdict);
-- ``not promised`` by the contract, or ``turned off`` with ``--without``.
+- ``not promised`` by the contract, or by the contract to this sampler: an invariant the
+  contract makes conditional on an optional method the sampler does not define (its tests
+  said so, ``core.evidence.not_promised``); or ``turned off`` with ``--without``.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,7 +32,8 @@ import pytest
 from sampler_conformance.core import measurements
 from sampler_conformance.core.contracts import Contract
 from sampler_conformance.core.frequencies import merge_summaries
-from sampler_conformance.core.invariants import title
+from sampler_conformance.core.invariants import REGISTRY, title
+from sampler_conformance.core.subject import Subject
 from sampler_conformance.subjects import subject_of
 
 HELD, FAILED, NOT_APPLICABLE, NOT_RUN, ERROR = "held", "failed", "not applicable", "not run", "error"
@@ -44,15 +48,17 @@ FINDING_KEY = "finding"
 VIOLATION_KEY = "violation"  # JSON of one violation record (harness.core.evidence.Evidence.records)
 HARNESS_ERROR_KEY = "harness_error"  # the suite failed, not the sampler: the cause
 SKIP_KIND_KEY = "skip_kind"  # NOT_APPLICABLE, NOT_RUN or NOT_JUDGED, for a skipped test
-SET_ASIDE_KEY = "set_aside"  # examples set aside because the sampler crashed on them (harness.pytest_plugin.crashes)
+SET_ASIDE_KEY = "set_aside"  # examples set aside: another invariant's fault on them (harness.pytest_plugin.crashes)
+SET_ASIDE_BY_KEY = "set_aside_by"  # JSON: those examples by the flag their fault was charged to
 JUDGED_KEY = "judged"  # examples that ran to the end and judged the test's invariant (harness.pytest_plugin.crashes)
+TOO_FEW_ITEMS_KEY = "too_few_items"  # examples that ran to the end on too few items to fail it (Invariant.judged_from)
 STATISTICS_KEY = (
     "statistics"  # JSON: the frequency tests a statistical invariant's test ran (harness.pytest_plugin.statistics)
 )
 MEASUREMENTS_KEY = "measurements"  # JSON: what a test measured without judging it (harness.pytest_plugin.statistics)
 
 NO_TEST_RAN = "no test for it ran in this session (deselected with -k, or not in the paths given)"
-CRASHED_EVERYWHERE = "the sampler crashed on every case this test drew"
+EVERY_CASE_SET_ASIDE = "every case this test drew was set aside"
 
 # The states of a whole run, in the certificate and the verdict line.
 CONFORMS, DOES_NOT_CONFORM, PARTIAL = "conforms", "does not conform", "partial"
@@ -88,6 +94,8 @@ class _TestOutcome:
     judged: int = 0
     statistics: dict[str, Any] | None = None
     measurements: dict[str, Any] | None = None
+    set_aside_by: dict[str, int] = field(default_factory=dict)  # by the flag each fault was charged to
+    too_few_items: int = 0
 
 
 def skip_reason(report: pytest.TestReport) -> str:
@@ -130,6 +138,8 @@ class ResultCollector:
                 skip_reason=skip_reason(report) if report.skipped else "",
                 set_aside=int(dict(properties).get(SET_ASIDE_KEY, 0)),
                 judged=int(dict(properties).get(JUDGED_KEY, 0)),
+                set_aside_by=json.loads(dict(properties).get(SET_ASIDE_BY_KEY, "{}")),
+                too_few_items=int(dict(properties).get(TOO_FEW_ITEMS_KEY, 0)),
                 statistics=json.loads(values(STATISTICS_KEY)[0]) if values(STATISTICS_KEY) else None,
                 measurements=json.loads(values(MEASUREMENTS_KEY)[0]) if values(MEASUREMENTS_KEY) else None,
             )
@@ -183,10 +193,7 @@ class ResultCollector:
         elif judged:
             result.status = HELD if result.judged >= self.floor else NOT_JUDGED
             crashed = [
-                f"{o.name}: judged on the {o.judged} case{'' if o.judged == 1 else 's'} without a crash; "
-                f"{o.set_aside} examples set aside because the sampler crashed on them (see {subject.crash_flag}, {subject.invalid_item_flag})"
-                for o in judged
-                if o.set_aside
+                _judged_line(o, subject) for o in judged if o.set_aside or (o.too_few_items and result.status != HELD)
             ]
             if result.status == HELD:
                 not_run = [f"{o.skip_kind}: {o.name}: {o.skip_reason}" for o in own if o.outcome == "skipped"]
@@ -204,16 +211,62 @@ class ResultCollector:
             ] + [f"{o.name}: {o.skip_reason}" for o in own if o.skip_kind == NOT_JUDGED]
         else:
             skipped = [o for o in own if o.outcome == "skipped"]
-            # Not applicable only if no variant could apply: one that could but did not run
-            # here (a package missing, no GPU) leaves the invariant not run.
-            inapplicable = bool(skipped) and all(o.skip_kind == NOT_APPLICABLE for o in skipped)
-            result.status = NOT_APPLICABLE if inapplicable else NOT_RUN
+            kinds = {o.skip_kind for o in skipped}
+            # Not applicable (or not promised) only if no variant could apply: one that could
+            # but did not run here (a package missing, no GPU) leaves the invariant not run.
+            result.status = NOT_RUN
+            for only in (NOT_APPLICABLE, NOT_PROMISED):
+                if kinds == {only}:
+                    result.status = only
             result.details = [f"{o.name}: {o.skip_reason}" for o in skipped] or [NO_TEST_RAN]
         if result.statistics is not None and result.status == HELD:
             result.details.append(statistics_line(result.statistics))
         if result.measurements is not None:
             result.details.append(measurements.describe(result.measurements))
         return result
+
+
+def _judged_line(outcome: _TestOutcome, subject: Subject) -> str:
+    """What one test judged its invariant on, and what it could not judge it on:
+    ``test: judged on 0 cases; 17 examples read no item, so could not fail it; 75 examples set
+    aside because the dataset yielded items without a valid id (see item_ids)``."""
+    parts = [f"{outcome.name}: judged on {_count(outcome.judged, 'case')}"]
+    if outcome.too_few_items:
+        least = REGISTRY[outcome.flag].judged_from if outcome.flag in REGISTRY else 1
+        read = "no item" if least <= 1 else f"fewer than {least} items"
+        parts.append(f"{_count(outcome.too_few_items, 'example')} read {read}, so could not fail it")
+    if outcome.set_aside:
+        parts.append(set_aside_words(outcome.set_aside, outcome.set_aside_by, subject))
+    return "; ".join(parts)
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def set_aside_reasons(by_flag: Mapping[str, int], subject: Subject) -> list[str]:
+    """Why examples were set aside, one reason per flag their faults were charged to, most
+    first: ``75 because the dataset yielded items without a valid id (see item_ids)``."""
+    reasons = []
+    for flag, count in sorted(by_flag.items(), key=lambda item: (-item[1], item[0])):
+        if flag == subject.crash_flag:
+            what = "raised"
+        elif flag == subject.invalid_item_flag:
+            what = subject.invalid_items
+        else:
+            what = f"broke [{title(flag)}]"
+        reasons.append(f"{count} because the {subject.noun} {what} (see {flag})")
+    return reasons
+
+
+def set_aside_words(set_aside: int, by_flag: Mapping[str, int], subject: Subject) -> str:
+    """``75 examples set aside because the dataset yielded items without a valid id (see
+    item_ids)``; with several reasons, ``58 examples set aside: 40 because ..., 18 because ...``."""
+    reasons = set_aside_reasons(by_flag, subject)
+    lead = f"{_count(set_aside, 'example')} set aside"
+    if len(reasons) == 1 and sum(by_flag.values()) == set_aside:
+        return f"{lead} {reasons[0].partition(' ')[2]}"
+    return f"{lead}: {', '.join(reasons)}" if reasons else lead
 
 
 def _distinct(records: list[dict[str, Any]]) -> list[dict[str, Any]]:

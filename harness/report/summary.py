@@ -52,7 +52,7 @@ class Certifying(Protocol):
     def example_database(self) -> Path | None: ...
 
 
-def _detail_lines(results: list[InvariantResult]) -> list[str]:
+def _detail_lines(results: list[InvariantResult], contract: Contract) -> list[str]:
     """Why each invariant (or some variants of a held one) was not checked, variants folded:
     ``not applicable: seed_effective: test_seed_changes_order (2 variants): sampler has no `seed` parameter``."""
     lines = []
@@ -60,7 +60,11 @@ def _detail_lines(results: list[InvariantResult]) -> list[str]:
     if unrun:
         lines.append(f"not run: {', '.join(unrun)}: {NO_TEST_RAN}")
     for result in results:
-        if result.status in (HELD, NOT_JUDGED, NOT_APPLICABLE, NOT_RUN, ERROR) and result.details != [NO_TEST_RAN]:
+        # Promised by the contract, but not to this sampler: it lacks the optional method the invariant is about.
+        conditional = result.status == NOT_PROMISED and contract.promises(result.flag)
+        if (result.status in (HELD, NOT_JUDGED, NOT_APPLICABLE, NOT_RUN, ERROR) or conditional) and result.details != [
+            NO_TEST_RAN
+        ]:
             variants: dict[tuple[str, str, str], list[str]] = {}
             for detail in result.details:
                 kind, test, reason = _split_detail(result.status, detail)
@@ -169,7 +173,7 @@ class ConformanceReport:
         not_promised = [r.flag for r in results if r.status == NOT_PROMISED and r.tests]
         if not_promised:
             write(f"not promised by contract {self.current.contract.name!r}: {', '.join(not_promised)}")
-        for line in _detail_lines(results):
+        for line in _detail_lines(results, self.current.contract):
             write(line)
         adapter_note = _adapter_note(self.current, results)
         if adapter_note:

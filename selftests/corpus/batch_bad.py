@@ -70,6 +70,46 @@ class LenOfGlobalPlan(TokenBudgetBatchSampler):
         return len(self.plan())
 
 
+class LenOfPreviousPass(TokenBudgetBatchSampler):
+    """Counts its batches as it yields them, and ``len()`` reports that count: 1 before the
+    first pass, the previous pass's count after (funasr's buffered dynamic batch sampler). A
+    training loop sizes its epoch from ``len()`` before the pass, so it plans the wrong steps.
+
+    Rejected by: len() counts the batches the rank yields (asked before the pass)."""
+
+    def __init__(self, lengths, num_replicas, rank, max_tokens, seed=0) -> None:
+        super().__init__(lengths, num_replicas, rank, max_tokens, seed)
+        self.counted = 1
+
+    def __iter__(self) -> Iterator[list[int]]:
+        batches = list(super().__iter__())
+        self.counted = len(batches)
+        return iter(batches)
+
+    def __len__(self) -> int:
+        return self.counted
+
+
+class EveryRankWholePlanLenRaises(TokenBudgetBatchSampler):
+    """Has no rank: every rank yields the whole plan, as a batch sampler written for one
+    process does until a wrapper shards it; and its ``__len__`` raises unless it is told the
+    number of steps (both as torch-geometric's ``DynamicBatchSampler``). Its batches must
+    still be judged: the raising ``len()`` is the length invariant's alone.
+
+    Rejected by: each item at most once per epoch, and len() counts the batches the rank yields."""
+
+    def __iter__(self) -> Iterator[list[int]]:
+        kept = self.num_replicas
+        self.num_replicas = 1  # the whole plan, nothing dropped
+        try:
+            return iter(self.plan())
+        finally:
+            self.num_replicas = kept
+
+    def __len__(self) -> int:
+        raise ValueError("the length of this sampler is undefined: pass num_steps to give it one")
+
+
 class GeneratorCarriedOver(TokenBudgetBatchSampler):
     """Makes its generator once, from the seed, and draws every epoch's order from it: each
     epoch differs, but epoch e's batches depend on how many epochs this sampler read before.

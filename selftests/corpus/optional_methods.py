@@ -13,6 +13,8 @@ from typing import Any
 
 from torch.utils.data import DistributedSampler, Sampler
 
+from sampler_conformance.adapters.budget_batches import TokenBudgetBatchSampler
+
 
 class WithoutLen(Sampler[int]):
     """torch's DistributedSampler behind a wrapper that forwards its arguments, ``__iter__``
@@ -35,3 +37,11 @@ class LenFromBaseWithoutLen(WithoutLen):
 
     def __len__(self) -> int:
         return super().__len__()  # type: ignore[misc]  # the bug: WithoutLen defines no __len__
+
+
+class BudgetBatchesWithoutLen(TokenBudgetBatchSampler):
+    """The dynamic_batches reference without ``__len__``, as lhotse's samplers are: the
+    contract makes ``len()`` optional, so batch_len_matches is not promised to it and it
+    conforms."""
+
+    __len__ = None  # type: ignore[assignment]  # Python's way of saying there is none

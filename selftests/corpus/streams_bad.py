@@ -39,6 +39,17 @@ class FloatIds(RankWorkerSplit):
         return (float(i) for i in super().__iter__())
 
 
+class StringIds(RankWorkerSplit):
+    """Yields each id as a string ("17"), as a dataset that reads its ids from file names or
+    text records and never converts them: no item has an id the suite can read, so the only
+    cases without a fault are empty ones, where nothing can be judged.
+
+    Rejected by: items carry ids."""
+
+    def __iter__(self):
+        return (str(i) for i in super().__iter__())
+
+
 class OffByOne(RankWorkerSplit):
     """Yields ids 1 .. N for 0 .. N-1: a range off by one.
 

@@ -56,6 +56,17 @@ class LenCountsEveryRank(DistributedWeightedSampler):
         return self.num_samples * self.num_replicas
 
 
+class IgnoresNumSamples(DistributedWeightedSampler):
+    """Sizes the epoch by the dataset, ceil(N/W) draws per rank whatever ``num_samples`` says
+    (``len()`` says the same), as a wrapper that shards an index sampler's epoch does. It
+    stops, so the count is wrong, nothing else: not a sampler that never stops.
+
+    Rejected by: num_samples draws per rank per epoch, as len() says."""
+
+    def __init__(self, weights, num_replicas, rank, num_samples, seed=0) -> None:
+        super().__init__(weights, num_replicas, rank, -(-len(weights) // num_replicas), seed)
+
+
 class EveryRankSameStream(DistributedWeightedSampler):
     """Every rank keeps the first ``num_samples`` draws: a ``WeightedRandomSampler`` under DDP
     with the same seed on every rank and no split (Lightning-AI/pytorch-lightning #3716).

@@ -26,5 +26,6 @@ SUBJECT = Subject(
     default_spec=DEFAULT_SPEC,
     fixtures=f"{__name__}.fixtures",
     plug_fixture="batch_plug",
+    invalid_items="yielded batches that are not lists of int indices",
     check_fit=check_fit,
 )

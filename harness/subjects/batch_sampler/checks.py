@@ -8,6 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from sampler_conformance.core.case import NoLen
+from sampler_conformance.core.counting import check_reported_lengths
 from sampler_conformance.core.evidence import Violation, shorten
 from sampler_conformance.core.frequencies import FrequencyVerdict, rate_test
 
@@ -56,25 +57,20 @@ def check_equal_counts(epoch: PlannedEpoch) -> list[Violation]:
 
 
 def check_len(epoch: PlannedEpoch, contract: BatchContract) -> list[Violation]:
-    for rank, (length, batches) in enumerate(zip(epoch.observation.reported_lengths, epoch.batches, strict=True)):
-        if length is NoLen.UNDEFINED:
-            if contract.requires_len:
-                return [
-                    Violation(
-                        "batch_len_matches",
-                        f"the sampler has no __len__, which the {contract.name} contract promises: the accountant "
-                        f"and the scheduler plan the epoch's steps from it",
-                        every_case=True,
-                    )
-                ]
-            continue
-        if isinstance(length, int) and length != len(batches):
-            return [
-                Violation(
-                    "batch_len_matches", f"rank {rank}: len() says {length}, but it yielded {len(batches)} batches"
-                )
-            ]
-    return []
+    """len(), before and after the pass, counts the batches each rank yielded; a sampler
+    without ``__len__`` fails only where the contract requires one."""
+    if NoLen.UNDEFINED in epoch.observation.reported_lengths and contract.requires_len:
+        return [
+            Violation(
+                "batch_len_matches",
+                f"the sampler has no __len__, which the {contract.name} contract promises: the accountant "
+                f"and the scheduler plan the epoch's steps from it",
+                every_case=True,
+            )
+        ]
+    return check_reported_lengths(
+        epoch.observation, "batch_len_matches", "len() says {said}, but it yielded {got} batches"
+    )
 
 
 def check_within_budget(epoch: PlannedEpoch, plug: BatchPlug) -> list[Violation]:

@@ -88,7 +88,8 @@ def read_alone(rank: RankContext, sampler: Any, limit: int) -> tuple[np.ndarray,
 @dataclass(frozen=True)
 class RankBatches:
     rank: int
-    epochs: tuple[tuple[tuple[np.ndarray, ...], ReportedLength, tuple[int, ...] | None], ...]
+    # per epoch: the batches, len() after the pass, the lock step's counts, len() before the pass
+    epochs: tuple[tuple[tuple[np.ndarray, ...], ReportedLength, tuple[int, ...] | None, ReportedLength], ...]
     has_set_epoch: bool
 
 
@@ -121,13 +122,14 @@ class ReadBatches(Scenario):
             rank.epoch = epoch
             if epoch is not None and has_set_epoch(sampler):
                 rank.call(f"in set_epoch({epoch})", partial(sampler.set_epoch, epoch))
+            before = reported_len(sampler, "in __len__, before the pass", rank.call)
             if rank.backend is None or self.as_rank is not None:
                 batches, counts = read_alone(rank, sampler, limit), None
             else:
                 batches, counts = read_in_lockstep(
                     rank, partial(iter, sampler), checked_batch, limit, partial(_never_stops, limit), what=EPOCH
                 )
-            readings.append((batches, reported_len(sampler, "in __len__", rank.call), counts))
+            readings.append((batches, reported_len(sampler, "in __len__", rank.call), counts, before))
         return RankBatches(rank.rank, tuple(readings), has_set_epoch(sampler))
 
 
@@ -156,6 +158,7 @@ def read_epochs(
                 tuple(_concatenated(reply.epochs[k][0]) for reply in replies),
                 tuple(reply.epochs[k][1] for reply in replies),
                 tuple(reply.epochs[k][0] for reply in replies),
+                tuple(reply.epochs[k][3] for reply in replies),
             ),
             has_epoch,
             replies[0].epochs[k][2],

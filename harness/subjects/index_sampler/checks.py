@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from sampler_conformance.core.case import Case, Observation
-from sampler_conformance.core.counting import index_counts
+from sampler_conformance.core.counting import check_reported_lengths, index_counts
 from sampler_conformance.core.evidence import Violation, shorten
 from sampler_conformance.core.invariants import REGISTRY, Invariant
 
@@ -28,14 +28,11 @@ UNEVEN_STEPS_HANG = "the rank with more batches waits in a collective the others
 
 def check_len_matches_iter(obs: Observation) -> list[Violation]:
     """Each rank's len() is what its pass yielded. A rank with no len() to compare (a sampler
-    without ``__len__``) is left out: :func:`missing_len` charges that, in the invariant's own tests."""
-    return [
-        Violation(
-            "len_matches_iter", f"rank {rank}: len(sampler) is {reported}, but one iteration yielded {got} indices"
-        )
-        for rank, (reported, got) in enumerate(zip(obs.reported_lengths, obs.lengths, strict=True))
-        if isinstance(reported, int) and reported != got
-    ]
+    without ``__len__``) is left out: :func:`missing_len` charges that, in the invariant's own tests.
+    len() is asked before the pass too, and one that raises is charged here alone."""
+    return check_reported_lengths(
+        obs, "len_matches_iter", "len(sampler) is {said}, but one iteration yielded {got} indices"
+    )
 
 
 def missing_len(contract: SamplerContract) -> Violation:

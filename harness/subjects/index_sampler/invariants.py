@@ -82,12 +82,14 @@ DECLARED: tuple[Invariant, ...] = (
         "identical order without set_epoch",
         "global-RNG shuffles, reshuffling on every iter()",
         f"{_KNOWN_BAD}:GlobalRNG",
+        judged_from=2,  # an order: one item cannot show it
     ),
     Invariant(
         "reshuffles_on_set_epoch",
         "reshuffle with set_epoch",
         "set_epoch ignored or not forwarded: the same order every epoch",
         f"{_KNOWN_BAD}:EpochIgnored",
+        judged_from=2,  # an order: one item cannot show it
     ),
     Invariant(
         "seed_effective",
@@ -96,6 +98,7 @@ DECLARED: tuple[Invariant, ...] = (
         f"{_KNOWN_BAD}:SeedIgnored",
         where=Where.IN_PROCESS,
         needs=("seed",),
+        judged_from=2,  # an order: one item cannot show it
     ),
     Invariant(
         "validates_arguments",
@@ -112,6 +115,7 @@ DECLARED: tuple[Invariant, ...] = (
         "invariants are judged on the cases without one",
         f"{_KNOWN_BAD}:CrashesOnEmptyDataset",
         where=Where.IN_PROCESS,
+        judged_from=0,  # an empty epoch can crash too
     ),
     Invariant(
         "equal_batches",
@@ -139,6 +143,7 @@ DECLARED: tuple[Invariant, ...] = (
         "per-process shuffles (hash() of a str, unseeded RNGs): ranks overlap and miss items",
         f"{_MULTIPROCESS_BAD}:HashSeededShuffle",
         where=Where.GROUPS,
+        judged_from=2,  # an order: one item cannot show it
     ),
     Invariant(
         "group_defaults",

@@ -2,8 +2,10 @@
 
 Used by the in-process runner and inside rank processes alike. A sampler that never
 stops is read up to a bound and reported; one that yields tensors, floats or bools is
-reported with the first offending item. ``len()`` is asked after a whole pass, of a
-sampler that defines ``__len__``: torch's Sampler does not require one.
+reported with the first offending item. ``len()`` is asked before a pass and after it (a
+training loop sizes its epoch from it first), of a sampler that defines ``__len__``: torch's
+Sampler does not require one. A ``len()`` that raises is recorded, not raised: it breaks the
+length invariant alone, and what the pass yielded is judged by the others.
 """
 
 from __future__ import annotations
@@ -15,8 +17,9 @@ from typing import Any, Protocol, TypeVar
 
 import numpy as np
 
-from sampler_conformance.core.case import Case, NoLen, Observation, ReportedLength
-from sampler_conformance.execution.scenario import BadItems
+from sampler_conformance.core.case import Case, LenRaised, NoLen, Observation, ReportedLength
+from sampler_conformance.core.evidence import FAULT
+from sampler_conformance.execution.scenario import BadItems, StepFailed
 
 from .contracts import SamplerContract
 
@@ -44,8 +47,9 @@ class Reading:
     """One iteration of one sampler on one rank."""
 
     indices: np.ndarray  # a batch sampler's batches concatenated
-    length: ReportedLength  # len(sampler), or why there is none
+    length: ReportedLength  # len(sampler) after the pass, or why there is none
     batches: tuple[np.ndarray, ...] | None = None  # a batch sampler's batches
+    length_before: ReportedLength = NoLen.NOT_ASKED  # len(sampler) before the pass
 
 
 def read_pass(
@@ -62,13 +66,14 @@ def read_pass(
         count = contract.prefix_length(dataset_size, world_size)
         return Reading(guard("while iterating", lambda: read_prefix(sampler, count)), NoLen.ENDLESS)
     limit = read_limit(dataset_size)
+    before = reported_len(sampler, "in __len__, before the pass", guard)
     batches = None
     if contract.yields_batches:
         batches = guard("while iterating", lambda: read_batches(sampler, limit))
         indices = np.concatenate(batches) if batches else np.empty(0, dtype=np.int64)
     else:
         indices = guard("while iterating", lambda: read_indices(sampler, limit))
-    return Reading(indices, reported_len(sampler, "in __len__", guard), batches)
+    return Reading(indices, reported_len(sampler, "in __len__", guard), batches, before)
 
 
 def has_len(sampler: Any) -> bool:
@@ -80,16 +85,25 @@ def has_len(sampler: Any) -> bool:
 def reported_len(sized: Any, step: str, guard: Guard, sampler: Any = None) -> ReportedLength:
     """``len(sized)`` through ``guard``, or :attr:`NoLen.UNDEFINED` when ``sampler``, whose
     ``len()`` that asks (``sized`` itself unless given: a BatchSampler or a DataLoader wraps
-    it), defines no ``__len__``. A ``__len__`` that raises is the sampler's fault, as any call."""
+    it), defines no ``__len__``. A ``__len__`` that raises gives :class:`LenRaised`: the
+    length invariant's to charge, and no reason to throw away the pass that was read."""
     if not has_len(sized if sampler is None else sampler):
         return NoLen.UNDEFINED
-    return guard(step, lambda: int(len(sized)))
+    try:
+        return guard(step, lambda: int(len(sized)))
+    except StepFailed as failed:
+        if failed.flag != FAULT:
+            raise
+        return LenRaised(failed.summary)
 
 
 def observation_of(case: Case, readings: list[Reading], contract: SamplerContract) -> Observation:
     """The ranks' readings of one pass (rank order) as one Observation of ``case``."""
     batches = tuple(r.batches or () for r in readings) if contract.yields_batches else None
-    return Observation(case, tuple(r.indices for r in readings), tuple(r.length for r in readings), batches)
+    lengths = tuple(r.length for r in readings)
+    return Observation(
+        case, tuple(r.indices for r in readings), lengths, batches, tuple(r.length_before for r in readings)
+    )
 
 
 def read_limit(dataset_size: int) -> int:

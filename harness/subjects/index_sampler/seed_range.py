@@ -9,6 +9,13 @@ simulated rank; through a group for a sampler that takes its rank from one) find
 seed refused without ``set_epoch`` and with the largest epoch the tests set. Every test then
 draws seeds below both, and the refusal is reported once, as a finding.
 
+A refusal is only a finding where the contract's reference shares it, or where the sampler
+refuses those seeds when it is built, with its own error: a job then stops at its first line.
+A sampler that takes a seed the reference accepts and raises later (numpy's ``RandomState``
+at ``seed + epoch = 2**32``) crashes a job hours in, at the epoch that reaches it: that fails
+``edge_sizes`` (:func:`late_refusal`). torch's ``DistributedSampler`` is the reference of
+every index contract here, for seeds: it takes any seed below 2**64.
+
 The probe assumes what every seeded sampler seen does: a seed is refused from some value on.
 It runs the same way in every process (each pytest-xdist worker probes for itself), so each
 finds the same range and the same words for it.
@@ -25,8 +32,8 @@ from sampler_conformance.core.evidence import SamplerFault, SamplerHang
 from sampler_conformance.core.subject import Plug
 from sampler_conformance.execution.scenario import Ranks, probing
 
-from .contracts import SamplerContract
-from .plug import SamplerPlug
+from .contracts import TORCH, SamplerContract
+from .plug import SamplerPlug, load_plug
 from .scenarios.epochs import read_epochs
 from .scenarios.steps import Build
 
@@ -39,10 +46,17 @@ PROBE_CEILING = 2**64
 PROBE_SIZE = 4  # items per rank of the probe's case: enough that a shuffle draws from the generator
 
 
+# The step words of a refusal when the sampler is built (scenarios/steps.py's Build step).
+AT_CONSTRUCTION = "in its constructor"
+
+
 @dataclass(frozen=True)
 class SeedRange:
     limit: int = SEED_LIMIT  # tests draw seeds from [0, limit)
     finding: str | None = None  # the refusal, for the run's summary
+    # The refusal that sets the limit, when it came after the sampler was built: the seed, the
+    # epoch set (None: no set_epoch) and the sampler's error.
+    refused_late: tuple[int, int | None, str] | None = None
 
 
 # Per sampler spec, its range, once probed in this process.
@@ -51,7 +65,7 @@ _PROBED: dict[str, SeedRange] = {}
 
 def seed_limit(plug: SamplerPlug) -> int:
     """Where this process draws seeds for ``plug`` from: below its probed limit, else 2**63."""
-    return _PROBED.get(plug.spec, SeedRange()).limit
+    return seed_range(plug).limit
 
 
 def probe_once(ranks: Ranks, plug: Plug, contract: Contract, world_size: int = 1) -> str | None:
@@ -84,7 +98,46 @@ def probe(ranks: Ranks, plug: SamplerPlug, contract: SamplerContract, world_size
     except SamplerHang:  # a sampler that hangs on its seeds: the tests will meet it, at a cost of their own
         return SeedRange()
     limit = min([SEED_LIMIT, *(seed for seed, _ in (without_epoch, at_top_epoch) if seed is not None)])
-    return SeedRange(limit, describe(without_epoch, at_top_epoch, limit))
+    # The refusal that sets the limit (the one without an epoch, where both refuse the same seed).
+    refusals = [
+        (seed, epoch, how)
+        for (seed, how), epoch in ((without_epoch, None), (at_top_epoch, TOP_EPOCH))
+        if seed is not None
+    ]
+    first = min(refusals, key=lambda refused: refused[0], default=None)
+    late = first if first is not None and AT_CONSTRUCTION not in first[2] else None
+    return SeedRange(limit, describe(without_epoch, at_top_epoch, limit), late)
+
+
+def late_refusal(own: SeedRange, reference: SeedRange, reference_spec: str) -> str | None:
+    """What to charge ``edge_sizes`` with, if the sampler refuses, after it was built, seeds
+    that the contract's reference accepts; None if it accepts them or refuses them up front."""
+    if own.limit >= reference.limit or own.refused_late is None:
+        return None
+    seed, epoch, how = own.refused_late
+    when = "before any set_epoch" if epoch is None else f"after set_epoch({power_form(epoch)})"
+    return (
+        f"seed={power_form(seed)} is accepted when the sampler is built, then refused {when}: {how}. The "
+        f"contract's reference ({reference_spec}) takes every seed below {power_form(reference.limit)} with every "
+        f"epoch the tests set, so a job seeded near {power_form(seed)} crashes at the epoch that reaches it, hours "
+        f"in. Refuse such seeds in the constructor with a clear error, or accept them (reduce seed + epoch "
+        f"to the range the generator takes)"
+    )
+
+
+_REFERENCE: dict[str, SeedRange] = {}
+
+
+def reference_seed_range(ranks: Ranks, reference_spec: str) -> SeedRange:
+    """The seed range of the reference sampler (probed once per process, under ``torch``)."""
+    if reference_spec not in _REFERENCE:
+        _REFERENCE[reference_spec] = probe(ranks, load_plug(reference_spec), TORCH)
+    return _REFERENCE[reference_spec]
+
+
+def seed_range(plug: SamplerPlug) -> SeedRange:
+    """``plug``'s seed range as this process probed it (the whole range if it was not probed)."""
+    return _PROBED.get(plug.spec, SeedRange())
 
 
 Refused = tuple[int | None, str]  # the smallest seed refused (None: none up to 2**64), and how

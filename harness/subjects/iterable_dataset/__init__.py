@@ -25,4 +25,6 @@ SUBJECT = Subject(
     default_spec=DEFAULT_SPEC,
     fixtures=f"{__name__}.fixtures",
     plug_fixture="stream_plug",
+    noun="dataset",
+    invalid_items="yielded items without a valid id",
 )

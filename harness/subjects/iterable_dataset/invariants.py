@@ -21,6 +21,7 @@ DECLARED: tuple[Invariant, ...] = (
         "datasets that raise on empty or small layouts, in a worker, or when there are more workers than shards",
         f"{_BAD}:RefusesEmpty",
         proven_under=_STREAM,
+        judged_from=0,  # an empty epoch can crash too
     ),
     Invariant(
         "item_ids",
@@ -90,6 +91,7 @@ DECLARED: tuple[Invariant, ...] = (
         f"{_BAD}:UnseededShuffle",
         proven_under=_STREAM,
         where=Where.BOTH,  # in groups for a dataset only they can judge (needs_process_group)
+        judged_from=2,  # an order: one item cannot show it
     ),
     Invariant(
         "stream_agrees",
@@ -99,6 +101,7 @@ DECLARED: tuple[Invariant, ...] = (
         f"{_BAD}:HashSeeded",
         proven_under=_STREAM,
         where=Where.GROUPS,
+        judged_from=2,  # an order: one item cannot show it
     ),
     Invariant(
         "stream_reshuffles",
@@ -107,6 +110,7 @@ DECLARED: tuple[Invariant, ...] = (
         f"{_BAD}:EpochIgnored",
         proven_under=_STREAM,
         needs=("shuffle",),
+        judged_from=2,  # an order: one item cannot show it
     ),
     Invariant(
         "epoch_reaches_workers",
@@ -117,6 +121,7 @@ DECLARED: tuple[Invariant, ...] = (
         proven_under=_STREAM,
         where=Where.GROUPS,
         needs=("shuffle",),
+        judged_from=2,  # an order: one item cannot show it
     ),
     Invariant(
         "stream_resume_continues",

@@ -38,6 +38,14 @@ from sampler_conformance.execution.scenario import RankContext
 from .case import StreamCase
 from .items import MAIN_PROCESS, BadItem, Batch, batch_of, checked, collate_ids
 
+# Where a dataset that cannot be pickled fails, in a fault's words: in a DataLoader's
+# workers, wherever they do not start by fork (docs/streaming-datasets.md).
+PICKLED_FOR_WORKERS = (
+    "while pickling it for its DataLoader workers (a DataLoader whose workers start by forkserver or spawn, the "
+    "default on macOS and Windows and on Linux from Python 3.14, sends each worker a pickled copy; only fork "
+    "lets them inherit it)"
+)
+
 
 def read_limit(dataset_size: int) -> int:
     """How many items (and so batches) one rank may yield in an epoch before it counts as never stopping."""
@@ -140,11 +148,7 @@ def simulated_epoch(rank: RankContext, dataset: Any, case: StreamCase, generator
     base_seed = int(torch.empty((), dtype=torch.int64).random_(generator=generator).item())
     # Every worker's copy is made before any worker reads, as a DataLoader sends them when it starts.
     copies = [
-        rank.call(
-            f"while pickling it for worker {worker} (a DataLoader started by forkserver sends each worker a pickled copy)",
-            lambda: pickle.loads(pickle.dumps(dataset)),
-        )
-        for worker in range(case.num_workers)
+        rank.call(PICKLED_FOR_WORKERS, lambda: pickle.loads(pickle.dumps(dataset))) for _ in range(case.num_workers)
     ]
     streams = []
     for worker, copy in enumerate(copies):
@@ -185,9 +189,15 @@ def lockstep_epoch(rank: RankContext, loader: DataLoader, case: StreamCase) -> E
     dataset yields an item without an id reads on to the end of its epoch, so that its
     loader's workers shut down as at any epoch's end."""
     limit = read_limit(case.dataset_size)
+
+    def start() -> Iterator[Batch]:
+        if case.num_workers:  # before torch does it: what cannot be pickled is the dataset's fault, in words
+            rank.call(PICKLED_FOR_WORKERS, partial(pickle.dumps, loader.dataset))
+        return iter(loader)
+
     batches, counts = read_in_lockstep(
         rank,
-        partial(iter, loader),
+        start,
         checked,
         limit,
         partial(_never_stops, limit),

@@ -37,7 +37,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from itertools import islice
-from typing import Any
+from typing import Any, ClassVar
 
 from sampler_conformance.execution.checkpoint import missing_methods, through_checkpoint
 from sampler_conformance.execution.scenario import RankContext, Ranks, Scenario, ask
@@ -69,6 +69,7 @@ class ResumedRank:
 
 @dataclass(frozen=True)
 class ResumeStream(Scenario):
+    noun: ClassVar[str] = "dataset"
     contract: StreamContract
     case: StreamCase
     workdir_root: str

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass
 from functools import cache
+from typing import ClassVar
 
 import numpy as np
 
@@ -67,6 +68,7 @@ class RankEpochs:
 
 @dataclass(frozen=True)
 class ReadEpochs(Scenario):
+    noun: ClassVar[str] = "dataset"
     contract: StreamContract
     case: StreamCase
     workdir_root: str

@@ -25,4 +25,5 @@ SUBJECT = Subject(
     default_spec=DEFAULT_SPEC,
     fixtures=f"{__name__}.fixtures",
     plug_fixture="weighted_plug",
+    invalid_items="yielded draws that are not int indices",
 )

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 from torch.utils.data import DistributedSampler
 
+from sampler_conformance.core.counting import check_reported_lengths
 from sampler_conformance.core.evidence import Violation, shorten
 from sampler_conformance.core.frequencies import FrequencyVerdict, frequency_test
 
@@ -49,9 +50,7 @@ def check_zero_weight(epoch: DrawnEpoch) -> list[Violation]:
 
 def check_draw_counts(epoch: DrawnEpoch) -> list[Violation]:
     expected = epoch.case.num_samples
-    for rank, (drawn, length) in enumerate(
-        zip(epoch.observation.indices, epoch.observation.reported_lengths, strict=True)
-    ):
+    for rank, drawn in enumerate(epoch.observation.indices):
         if drawn.size != expected:
             return [
                 Violation(
@@ -60,9 +59,7 @@ def check_draw_counts(epoch: DrawnEpoch) -> list[Violation]:
                     f"numbers of steps hang the job in a collective",
                 )
             ]
-        if isinstance(length, int) and length != drawn.size:
-            return [Violation("draw_counts", f"rank {rank}: len() says {length}, but it drew {drawn.size} indices")]
-    return []
+    return check_reported_lengths(epoch.observation, "draw_counts", "len() says {said}, but it drew {got} indices")
 
 
 def check_ranks_apart(epoch: DrawnEpoch) -> list[Violation]:

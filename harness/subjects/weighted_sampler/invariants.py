@@ -24,6 +24,7 @@ DECLARED: tuple[Invariant, ...] = (
         "samplers that raise on few items, many draws or zero weights (torch.multinomial without replacement "
         "refuses more draws than items)",
         "WithoutReplacement",
+        judged_from=0,  # an empty epoch can crash too
     ),
     _declared(
         "drawn_indices",
@@ -55,6 +56,7 @@ DECLARED: tuple[Invariant, ...] = (
         "generator state, as fresh processes and seed_everything leave them, so a sampler that draws on it is seen",
         "EveryRankSameStream",
         Where.BOTH,
+        judged_from=2,  # an order: one item cannot show it
     ),
     _declared(
         "weighted_deterministic",
@@ -64,6 +66,7 @@ DECLARED: tuple[Invariant, ...] = (
         "nor resumed at an epoch with the stream the uninterrupted run drew",
         "GlobalGenerator",
         needs=("seed",),
+        judged_from=2,  # an order: one item cannot show it
     ),
     _declared(
         "weighted_reshuffles",
@@ -71,6 +74,7 @@ DECLARED: tuple[Invariant, ...] = (
         "the epoch never reaching the sampler that draws (Lightning-AI/pytorch-lightning #21454: "
         "DistributedSamplerWrapper does not pass set_epoch on)",
         "EpochNotPassedOn",
+        judged_from=2,  # an order: one item cannot show it
     ),
     _declared(
         "weighted_seed_effective",
@@ -78,6 +82,7 @@ DECLARED: tuple[Invariant, ...] = (
         "the seed never reaching the generator (huggingface/transformers #11406: always seed 0)",
         "SeedIgnored",
         needs=("seed",),
+        judged_from=2,  # an order: one item cannot show it
     ),
     _declared(
         "frequencies_match_weights",

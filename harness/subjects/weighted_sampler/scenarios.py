@@ -35,9 +35,18 @@ class BadDraw(BadItems):
     flag = "drawn_indices"
 
 
-def read_limit(num_samples: int) -> int:
-    """Draws one rank may yield in an epoch before it counts as never stopping."""
-    return 4 * num_samples + 64
+class EndlessDraws(BadItems):
+    """More draws in one epoch than the read limit: a sampler that never stops. Its count is
+    wrong whatever it draws, so it is draw_counts' to charge, as too many draws that stop are."""
+
+    flag = "draw_counts"
+
+
+def read_limit(case: WeightedCase) -> int:
+    """Draws one rank may yield in an epoch before it counts as never stopping: four times
+    num_samples or the dataset, whichever is larger (a sampler that ignores num_samples and
+    draws a share of the dataset, or all of it, stops within it), and 64 more."""
+    return 4 * max(case.num_samples, case.dataset_size) + 64
 
 
 def read_draws(sampler: Any, limit: int) -> np.ndarray:
@@ -45,7 +54,10 @@ def read_draws(sampler: Any, limit: int) -> np.ndarray:
     __tracebackhide__ = True  # failures point at the sampler, not the harness
     items = list(islice(iter(sampler), limit + 1))
     if len(items) > limit:
-        raise BadDraw(f"yielded more than {limit} indices in one epoch without stopping (an epoch must end)")
+        raise EndlessDraws(
+            f"never stops: it drew more than {limit} indices in one epoch (the suite reads at most "
+            f"4 x max(num_samples, N) + 64), where an epoch ends after num_samples draws"
+        )
     try:
         return as_index_array(items)
     except BadIndex as exc:  # the index sampler's words, charged to this subject's flag
@@ -55,7 +67,8 @@ def read_draws(sampler: Any, limit: int) -> np.ndarray:
 @dataclass(frozen=True)
 class RankDraws:
     rank: int
-    epochs: tuple[tuple[np.ndarray, ReportedLength], ...]  # per epoch: the draws, then len()
+    # per epoch: the draws, len() after the pass, len() before it
+    epochs: tuple[tuple[np.ndarray, ReportedLength, ReportedLength], ...]
     has_set_epoch: bool
 
 
@@ -87,8 +100,9 @@ class ReadDraws(Scenario):
             rank.epoch = epoch
             if epoch is not None and has_set_epoch(sampler):
                 rank.call(f"in set_epoch({epoch})", partial(sampler.set_epoch, epoch))
-            draws = rank.call("while iterating", lambda: read_draws(sampler, read_limit(case.num_samples)))
-            readings.append((draws, reported_len(sampler, "in __len__", rank.call)))
+            before = reported_len(sampler, "in __len__, before the pass", rank.call)
+            draws = rank.call("while iterating", lambda: read_draws(sampler, read_limit(case)))
+            readings.append((draws, reported_len(sampler, "in __len__", rank.call), before))
         return RankDraws(rank.rank, tuple(readings), has_set_epoch(sampler))
 
 
@@ -111,6 +125,7 @@ def read_epochs(
                 case.with_(epoch=epoch),
                 tuple(reply.epochs[k][0] for reply in replies),
                 tuple(reply.epochs[k][1] for reply in replies),
+                lengths_before=tuple(reply.epochs[k][2] for reply in replies),
             ),
             has_epoch,
         )
