@@ -36,6 +36,7 @@ num_replicas, rank, max_tokens or sample_rate, seed)`` (docs/batch-samplers.md):
     sampler_conformance.adapters.lhotse:DynamicBucketingSampler           contract dynamic_batches
     sampler_conformance.adapters.lhotse:SimpleCutSampler                  contract dynamic_batches
     sampler_conformance.adapters.speechbrain:DynamicBatchSampler          contract dynamic_batches
+    sampler_conformance.adapters.torch_geometric:DynamicBatchSampler      contract dynamic_batches  (takes no rank)
     sampler_conformance.adapters.opacus:DistributedUniformWithReplacementSampler  contract poisson
 
 Streaming datasets are built by factories ``make(dataset_size, *, rank, world_size, ...)``
@@ -50,6 +51,8 @@ Streaming datasets are built by factories ``make(dataset_size, *, rank, world_si
     sampler_conformance.adapters.webdataset_tar:split_by_node             contract stream
     sampler_conformance.adapters.litdata_chunks:streaming_dataset         contract stream_truncated
     sampler_conformance.adapters.mosaic_streaming:streaming_dataset       contract stream_padded     (real groups only)
+    sampler_conformance.adapters.accelerate:IterableDatasetShard          contract stream_padded
+    sampler_conformance.adapters.transformers:IterableDatasetShard        contract stream_padded
 """
 
 from __future__ import annotations

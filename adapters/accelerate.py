@@ -1,5 +1,6 @@
 """Hugging Face Accelerate (PyPI ``accelerate``): BatchSamplerShard, contract ``batch``, and
-its documented mid-epoch resume (``skip_first_batches``), contract ``batch+resumable``.
+its documented mid-epoch resume (``skip_first_batches``), contract ``batch+resumable``; and
+IterableDatasetShard, a streaming dataset, contract ``stream_padded``.
 
 ``accelerate.prepare_data_loader`` wraps the DataLoader's BatchSampler in a
 BatchSamplerShard per process (``num_processes``/``process_index``); with the defaults
@@ -11,6 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from typing import Any
+
+import torch
+from torch.utils.data import IterableDataset
 
 from . import fill_from_process_group, needs, require, seeded_index_sampler
 
@@ -139,3 +143,64 @@ class _StepCountResume:
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.step = int(state["step"])
         self.next_pass = (self.skip_batch_sampler(self.shard, skip_batches=self.step), self.step)
+
+
+class GeneratorShuffledIds(IterableDataset):
+    """A user's IterableDataset of the ids 0 .. N-1, written as transformers'
+    ``IterableDatasetShard`` docstring asks (accelerate's shard, the same code, handles the same
+    case without saying so): its shuffle draws from the ``torch.Generator`` it holds in
+    ``generator`` (seeded with the script's ``seed``), and it has no ``set_epoch``, so that the
+    shard reseeds that generator before each iteration. Like most such datasets it knows nothing of ranks or
+    DataLoader workers: the shard is what splits it across processes."""
+
+    def __init__(self, dataset_size: int, seed: int, shuffle: bool) -> None:
+        self.dataset_size = dataset_size
+        self.shuffle = shuffle
+        self.generator = torch.Generator().manual_seed(seed)
+
+    def __iter__(self) -> Iterator[int]:
+        if not self.shuffle:
+            return iter(range(self.dataset_size))
+        return iter(torch.randperm(self.dataset_size, generator=self.generator).tolist())
+
+
+@needs("accelerate", "accelerate")
+def IterableDatasetShard(
+    dataset_size: int, *, rank: int, world_size: int, seed: int = 0, shuffle: bool = False, batch_size: int = 1
+) -> Any:
+    """accelerate 1.15.0's ``IterableDatasetShard`` over :class:`GeneratorShuffledIds`, contract
+    ``stream_padded``.
+
+    ``prepare_data_loader`` wraps a DataLoader's IterableDataset in it when the batches are not
+    dispatched from rank 0 (``dispatch_batches=False``; by default an IterableDataset is read on
+    rank 0 alone and its batches dispatched, ``data_loader.py:1113-1117``), with
+    ``batch_size=dataloader.batch_size, drop_last=dataloader.drop_last, num_processes,
+    process_index, split_batches`` (1236-1243). A Trainer's defaults are ``drop_last=False``
+    (``dataloader_drop_last``) and ``split_batches=False``, the class's own defaults too.
+
+    The contract: the shard cuts the stream into global batches of ``batch_size x W`` and gives
+    process r the r-th slice of each; with ``drop_last=False`` it completes the last global
+    batch "by using the samples from the beginning" (its docstring), so every process yields
+    as many items, some repeated: ``stream_padded``. (With ``drop_last=True`` it would stop at
+    the first incomplete global batch: ``stream_truncated``.) It pads to whole global batches,
+    up to ``batch_size x W - 1`` repeats, where the contract allows fewer than W x workers.
+
+    Its ``__iter__`` reseeds the dataset's generator with ``manual_seed(self.epoch)``
+    (``data_loader.py:340-346``): the seed the dataset was built with never reaches the order.
+    ``self.epoch`` exists only once ``set_epoch`` has been called; ``DataLoaderShard.__iter__``
+    always calls it (582), a loop over the shard itself must. At ``world_size=1`` accelerate
+    would not wrap the dataset (1223); this wraps anyway.
+    """
+    data_loader = require("accelerate.data_loader", "accelerate", f"{__name__}:IterableDatasetShard")
+    return data_loader.IterableDatasetShard(
+        GeneratorShuffledIds(dataset_size, seed, shuffle),
+        batch_size=batch_size,
+        drop_last=False,
+        num_processes=world_size,
+        process_index=rank,
+        split_batches=False,
+    )
+
+
+# DataLoader workers unpickle the shard, which imports its module: the fork server imports it once.
+IterableDatasetShard.worker_modules = ("accelerate.data_loader",)  # type: ignore[attr-defined]

@@ -1,8 +1,9 @@
 """Hugging Face transformers (PyPI ``transformers``): the length-grouped samplers of
-``Trainer(group_by_length=True)``.
+``Trainer(group_by_length=True)``, and ``IterableDatasetShard``, a streaming dataset.
 
     sampler_conformance.adapters.transformers:DistributedLengthGroupedSampler   contract torch
     sampler_conformance.adapters.transformers:TrainerGroupByLength              contract batch
+    sampler_conformance.adapters.transformers:IterableDatasetShard              contract stream_padded
 
 ``DistributedLengthGroupedSampler`` is what the Trainer used under DDP before 4.31.0, still
 shipped in ``transformers.trainer_pt_utils``. It is torch's ``DistributedSampler`` with another global order: a permutation seeded with
@@ -19,6 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import fill_from_process_group, needs, require
+from .accelerate import GeneratorShuffledIds
 
 BATCH_SIZE = 4
 
@@ -87,3 +89,40 @@ def TrainerGroupByLength(
     batches = BatchSampler(sampler, batch_size=batch_size, drop_last=drop_last)
     trainer_utils.set_seed(seed)
     return data_loader.BatchSamplerShard(batches, num_processes=num_processes, process_index=process_index)
+
+
+@needs("transformers", "transformers")
+def IterableDatasetShard(
+    dataset_size: int, *, rank: int, world_size: int, seed: int = 0, shuffle: bool = False, batch_size: int = 1
+) -> Any:
+    """transformers' ``trainer_pt_utils.IterableDatasetShard`` (5.18.0) over the user's dataset of
+    ``adapters/accelerate.py`` (:class:`GeneratorShuffledIds`: it shuffles with the
+    ``torch.Generator`` in its ``generator``, as the class's docstring asks, and has no
+    ``set_epoch``), contract ``stream_padded``.
+
+    ``IterableDatasetShard(dataset, batch_size=, drop_last=False, num_processes=world_size,
+    process_index=rank, seed=seed)``: 5.18.0's Trainer no longer builds it (its DataLoaders go
+    through accelerate's ``prepare``, whose own ``IterableDatasetShard`` is adapted in
+    ``adapters/accelerate.py``; ``trainer.py`` only recognises this one, lines 985 and 2966),
+    so it is built as a script would, with ``drop_last=False``, the default of the class and
+    of ``TrainingArguments.dataloader_drop_last``. Unlike accelerate's, it takes ``seed`` and
+    reseeds the generator with ``seed + epoch`` before each iteration (``trainer_pt_utils.py:
+    1076-1083``), and its epoch starts at 0 (1068). Process r takes the r-th slice of
+    ``batch_size`` of each global batch of ``batch_size x W`` items, and the last incomplete
+    global batch is completed "with indices from the beginning" (its docstring): every
+    process yields as many items, some repeated, hence ``stream_padded`` (up to
+    ``batch_size x W - 1`` repeats, where the contract allows fewer than W x workers).
+    """
+    trainer_pt_utils = require("transformers.trainer_pt_utils", "transformers", f"{__name__}:IterableDatasetShard")
+    return trainer_pt_utils.IterableDatasetShard(
+        GeneratorShuffledIds(dataset_size, seed, shuffle),
+        batch_size=batch_size,
+        drop_last=False,
+        num_processes=world_size,
+        process_index=rank,
+        seed=seed,
+    )
+
+
+# DataLoader workers unpickle the shard, which imports its module: the fork server imports it once.
+IterableDatasetShard.worker_modules = ("transformers.trainer_pt_utils",)  # type: ignore[attr-defined]

@@ -258,7 +258,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
         subject = subject_of(current.contract)
         set_aside = crashes.take_set_aside()
         set_aside_by = crashes.set_aside_by_flag(set_aside, subject.crash_flag)
-        properties += violation_properties(set_aside[:1], subject.crash_flag)  # the smallest case each test crashed on
+        properties += violation_properties(set_aside[:1], subject)  # the smallest case each test crashed on
         properties.append((SET_ASIDE_KEY, len(set_aside)))
         properties.append((SET_ASIDE_BY_KEY, json.dumps(set_aside_by)))
         if _hypothesis_test(item):
@@ -287,7 +287,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
                 report.longrepr = (str(item.path), 0, f"{EVERY_CASE_SET_ASIDE}: {reasons}")
                 properties.append((SKIP_KIND_KEY, NOT_JUDGED))
     if call.excinfo is not None and report.failed:
-        properties += failure_properties(call.excinfo.value, subject_of(state(item.config).contract).crash_flag)
+        properties += failure_properties(call.excinfo.value, subject_of(state(item.config).contract))
     if report.skipped and not any(key == SKIP_KIND_KEY for key, _ in properties):
         properties.append((SKIP_KIND_KEY, NOT_APPLICABLE if inapplicable else NOT_PROMISED if unpromised else NOT_RUN))
     state(item.config).failed_flags.update(

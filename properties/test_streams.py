@@ -21,9 +21,11 @@ from sampler_conformance.subjects.iterable_dataset.checks import (
     check_no_starved_worker,
     check_reshuffles,
     check_same_items,
+    check_seed_effective,
 )
 from sampler_conformance.subjects.iterable_dataset.draws import (
     EDGE_SIZE,
+    SEED_LIMIT,
     consecutive_epochs,
     draw_stream_case,
     epochs,
@@ -36,10 +38,13 @@ from sampler_conformance.subjects.iterable_dataset.scenarios import read_epochs,
 @pytest.mark.invariant("stream_runs")
 @given(data=st.data())
 def test_stream_runs(stream_plug, contract, data):
-    """Small and empty datasets, one shard or many, more workers than items: each epoch ends without raising."""
+    """Small and empty datasets, one shard or many, more workers than items: each epoch ends
+    without raising; also read without set_epoch, as an evaluation loop or a script that never
+    calls it reads (the epoch None)."""
     case = draw_stream_case(data, stream_plug, max_dataset_size=EDGE_SIZE)
-    (epoch,) = read_epochs(SIMULATED, stream_plug, contract, case, [data.draw(epochs(), label="epoch")])
-    expect_holds(epoch.observation, [])
+    epoch = data.draw(st.one_of(st.none(), epochs()), label="epoch")
+    (epoch_read,) = read_epochs(SIMULATED, stream_plug, contract, case, [epoch])
+    expect_holds(epoch_read.observation, [])
 
 
 @pytest.mark.parametrize("flag", [pytest.param(f, marks=pytest.mark.invariant(f), id=f) for f in ONE_EPOCH])
@@ -91,6 +96,19 @@ def test_stream_deterministic(stream_plug, contract, data):
     expect_holds(second.observation, check_deterministic(first, second))
 
 
+@pytest.mark.invariant("stream_seed_effective")
+@given(data=st.data())
+def test_stream_seed_effective(stream_plug, contract, data):
+    """shuffle=True, one epoch, datasets built with RESHUFFLE_EPOCHS consecutive seeds: not all in one order."""
+    requires_parameter(stream_plug, "seed")
+    requires_parameter(stream_plug, "shuffle")
+    case = draw_stream_case(data, stream_plug, shuffle=True, min_dataset_size=MIN_COMPARABLE_ITEMS)
+    epoch = data.draw(epochs(), label="epoch")
+    seeds = [(case.seed + k) % SEED_LIMIT for k in range(RESHUFFLE_EPOCHS)]
+    read = [read_epochs(SIMULATED, stream_plug, contract, case.with_(seed=seed), [epoch])[0] for seed in seeds]
+    expect_holds(read[-1].observation, check_seed_effective(read))
+
+
 @pytest.mark.invariant("stream_reshuffles")
 @given(data=st.data())
 def test_stream_reshuffles(stream_plug, contract, data):
@@ -99,4 +117,8 @@ def test_stream_reshuffles(stream_plug, contract, data):
     case = draw_stream_case(data, stream_plug, shuffle=True, min_dataset_size=MIN_COMPARABLE_ITEMS)
     chosen = data.draw(consecutive_epochs(RESHUFFLE_EPOCHS), label="epochs")
     read = read_epochs(SIMULATED, stream_plug, contract, case, chosen)
-    expect_holds(read[-1].observation, check_reshuffles(read))
+    violations = check_reshuffles(read)
+    if violations and case.num_workers:  # repeated through workers: read without them, to say why
+        alone = read_epochs(SIMULATED, stream_plug, contract, case.with_(num_workers=0), chosen)
+        violations = check_reshuffles(read, without_workers=alone)
+    expect_holds(read[-1].observation, violations)

@@ -7,13 +7,18 @@ import inspect
 import json
 
 import jsonschema
+import numpy as np
 import pytest
 
-from sampler_conformance.adapters import lhotse, opacus, speechbrain
+from sampler_conformance.adapters import lhotse, opacus, speechbrain, torch_geometric
+from sampler_conformance.core.case import Observation
 from sampler_conformance.core.subject import SpecError
 from sampler_conformance.report.certificate import SCHEMA_PATH
 from sampler_conformance.subjects import contract_named
+from sampler_conformance.subjects.batch_sampler.case import BatchCase
+from sampler_conformance.subjects.batch_sampler.checks import check_equal_counts
 from sampler_conformance.subjects.batch_sampler.plug import check_fit, load_plug
+from sampler_conformance.subjects.batch_sampler.runs import PlannedEpoch
 
 from .catalogue import BATCH_BAD_MODULE, DYNAMIC_BATCHES_BAD, DYNAMIC_BATCHES_CONTRACT, POISSON_BAD, POISSON_CONTRACT
 from .corpus import batch_bad
@@ -68,6 +73,18 @@ def test_every_known_bad_batch_sampler_is_catalogued_with_its_bug():
     assert all("Rejected by:" in (inspect.getdoc(getattr(batch_bad, s.rpartition(":")[2])) or "") for s in defined)
 
 
+def test_unequal_batch_counts_name_the_ranks_that_had_the_step_the_others_never_join():
+    """opacus's Poisson sampler at N=1, W=2: rank 0 draws its item, rank 1 nothing."""
+    case = BatchCase(dataset_size=1, world_size=2, lengths=(1,), sample_rate=0.01, epoch=1)
+    item = np.array([0])
+    observation = Observation(case, (item, item[:0]), (1, 0), batches=((item,), ()))
+    (violation,) = check_equal_counts(PlannedEpoch(observation, has_set_epoch=True))
+    assert violation.message == (
+        "rank(s) 1 ran out after 0 batches, while rank(s) 0 had a batch 0 (batches per rank: [1, 0]): under DDP "
+        "the ranks that have one wait forever in the gradient all-reduce of step 0"
+    )
+
+
 def test_a_factory_without_the_contracts_parameter_is_refused_before_any_test():
     """A budget sampler certified as Poisson (it takes no sample_rate) is a usage error naming
     what is missing, not a run of failures."""
@@ -96,6 +113,7 @@ def test_a_cost_that_is_neither_sum_nor_padded_is_refused(tmp_path):
         (lhotse.SimpleCutSampler, {"max_tokens": 4}),
         (opacus.DistributedUniformWithReplacementSampler, {"sample_rate": 0.5}),
         (speechbrain.DynamicBatchSampler, {"max_tokens": 4}),
+        (torch_geometric.DynamicBatchSampler, {"max_tokens": 4}),
     ],
 )
 def test_a_missing_library_is_named_with_what_to_install(monkeypatch, factory, options):

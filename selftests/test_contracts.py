@@ -11,11 +11,17 @@ import json
 import xml.etree.ElementTree as ElementTree
 
 import jsonschema
+import numpy as np
 import pytest
+from torch.utils.data import BatchSampler, DistributedSampler
 
+from sampler_conformance.core.case import Case, Observation
 from sampler_conformance.report.certificate import SCHEMA_PATH
 from sampler_conformance.subjects import GROUP_ONLY, REGISTRY
+from sampler_conformance.subjects.index_sampler.checks import check_whole_batches
+from sampler_conformance.subjects.index_sampler.dataset import IndexDataset
 
+from .corpus.families import SplitBatches
 from .suite_run import CONFORMANCE, PROPERTIES, RUN_TIMEOUT_S, certify
 
 FAMILIES = "selftests.corpus.families"
@@ -117,6 +123,54 @@ def test_contract_rejects_its_known_bad_sampler(pytester, contract, sampler, tes
         assert "Draw 1 (W (num_replicas)): " in "\n".join(first["draws"]) or first["test"].startswith("test_edge_sizes")
         assert first["case"].startswith("N="), first
         assert f"`{flag}`) | **failed**" in (tmp_path / "cert.md").read_text()
+
+
+def _batched(case: Case, make) -> Observation:
+    """Every rank's batches of the batch sampler ``make(num_replicas, rank)`` builds."""
+    batches = tuple(
+        tuple(np.asarray(b, dtype=np.int64) for b in make(case.world_size, rank)) for rank in range(case.world_size)
+    )
+    indices = tuple(np.concatenate(b) if b else np.empty(0, np.int64) for b in batches)
+    return Observation(case, indices, tuple(len(b) for b in batches), batches=batches)
+
+
+def _strided_shares_batched(case: Case, sampler_drops: bool):
+    """DataLoader(batch_size=B, sampler=DistributedSampler(...)): each rank batches its own strided share."""
+    dataset = IndexDataset(case.dataset_size)
+
+    def make(world, rank):
+        shuffled: DistributedSampler[int] = DistributedSampler(
+            dataset, world, rank, shuffle=case.shuffle, seed=case.seed, drop_last=sampler_drops
+        )
+        return BatchSampler(shuffled, case.batch_size, drop_last=case.drop_last)
+
+    return make
+
+
+@pytest.mark.parametrize(("sampler_drops", "loader_drops"), [(False, False), (False, True), (True, True)])
+def test_whole_batches_names_the_layout_of_strided_shares_batched(sampler_drops, loader_drops):
+    """The layout of DataLoader(batch_size=B, sampler=DistributedSampler(...)) fails whole_batches
+    saying which layout it follows, and which the batch contract promises."""
+    case = Case(dataset_size=11, world_size=2, drop_last=loader_drops, batch_size=2)
+    make = _strided_shares_batched(case, sampler_drops)
+    (violation,) = check_whole_batches(_batched(case, make), _batched(case.with_(world_size=1), make))
+    assert violation.message.startswith("rank 0's batch 0 should be batch 0 of the one-rank sequence, "), violation
+    assert violation.message.endswith(
+        ": each rank cuts its batches from its own strided share of one order Q (rank r's batches are Q[r::2] cut "
+        "into batches of 2), the layout of DataLoader(batch_size=2, sampler=DistributedSampler(...)); the batch "
+        "contract promises accelerate's, where rank r gets whole batches r, r+2, r+4, ... of the one-rank sequence"
+    ), violation
+
+
+def test_whole_batches_of_another_layout_say_only_which_batch_differs():
+    case = Case(dataset_size=11, world_size=2, batch_size=4)
+
+    def make(world, rank):
+        return SplitBatches(range(case.dataset_size), world, rank, seed=case.seed, batch_size=case.batch_size)
+
+    (violation,) = check_whole_batches(_batched(case, make), _batched(case.with_(world_size=1), make))
+    assert violation.message.startswith("rank 0's batch 0 should be batch 0 of the one-rank sequence, ")
+    assert "strided share" not in violation.message, violation
 
 
 def test_contiguous_contract_rejects_a_strided_sampler(pytester):

@@ -12,9 +12,11 @@ from torch.utils.data import DataLoader, IterableDataset, get_worker_info
 
 from sampler_conformance.adapters import (
     SamplerPackageMissing,
+    accelerate,
     hf_datasets,
     litdata_chunks,
     mosaic_streaming,
+    transformers,
     webdataset_tar,
 )
 from sampler_conformance.core.subject import SpecError
@@ -190,6 +192,8 @@ def test_a_dataset_that_takes_its_rank_from_the_group_is_judged_in_groups_saying
         (webdataset_tar.split_by_node, "webdataset", "webdataset"),
         (litdata_chunks.streaming_dataset, "litdata", "litdata"),
         (mosaic_streaming.streaming_dataset, "streaming", "mosaicml-streaming"),
+        (accelerate.IterableDatasetShard, "accelerate", "accelerate"),
+        (transformers.IterableDatasetShard, "transformers", "transformers"),
     ],
 )
 def test_a_missing_library_is_named_with_what_to_install(monkeypatch, tmp_path, factory, module, distribution):
@@ -220,6 +224,35 @@ def test_every_known_bad_dataset_is_catalogued_with_its_bug():
         if "Rejected by:" not in (inspect.getdoc(getattr(streams_bad, name.rpartition(":")[2])) or "")
     ]
     assert not undocumented
+
+
+def test_a_dataset_that_raises_is_titled_a_dataset_fault_in_the_summary_and_the_certificate(pytester):
+    """The same run as RefusesEmpty's rejection: a fault is charged to stream_runs, in the dataset's words."""
+    spec = f"{STREAMS_BAD_MODULE}:RefusesEmpty"
+    run = certify(pytester, spec, CONTRACT_OPTION)
+    first = run.counterexamples("stream_runs")[0]
+    assert first["title"] == "dataset fault" and first["message"].startswith("rank 0: the dataset raised"), first
+    assert "[dataset fault] rank 0: the dataset raised AssertionError" in run.summary, run.summary
+    assert "[sampler fault]" not in run.summary, run.summary
+    assert STREAMS_BAD[spec].title == "[dataset fault]"
+
+
+def test_an_order_that_repeats_only_through_workers_is_said_to_and_why(pytester):
+    """GeneratorAdvancedInIter reshuffles without workers and repeats through them: read again
+    without workers, the failure says so, in-process and through real DataLoader workers."""
+    spec = f"{STREAMS_BAD_MODULE}:GeneratorAdvancedInIter"
+    in_process = certify(pytester, spec, CONTRACT_OPTION).counterexamples("stream_reshuffles")
+    in_groups = certify(
+        pytester, spec, CONTRACT_OPTION, "--world-sizes=2", "-k", "reshuffles", paths=(CONFORMANCE,)
+    ).counterexamples("stream_reshuffles")
+    for first in (in_process[0], in_groups[0]):
+        message = first["message"]
+        assert ", read by num_workers=" in message and ", read by num_workers=0" not in message, first
+        assert message.endswith(
+            "Read by num_workers=0, the same epochs changed order: the order moves on as the main process iterates "
+            "the dataset (a generator made in __init__ and advanced in __iter__), and each fresh worker copies the "
+            "dataset as it was built, never iterated, so through workers every epoch repeats the first"
+        ), first
 
 
 class _WorkerSeeds(IterableDataset):

@@ -218,6 +218,22 @@ ROWS = (
         "litdata",
         "litdata",
     ),
+    # Pinned to the versions the adapters' docstrings cite (the classes are the same in transformers 5.24.0 and
+    # torch_geometric 2.8.1).
+    Row(
+        "IterableDatasetShard over a dataset that shuffles with its generator",
+        "sampler_conformance.adapters.accelerate:IterableDatasetShard",
+        "stream_padded",
+        "accelerate==1.15.0",
+        "accelerate",
+    ),
+    Row(
+        "IterableDatasetShard (trainer_pt_utils) over a dataset that shuffles with its generator",
+        "sampler_conformance.adapters.transformers:IterableDatasetShard",
+        "stream_padded",
+        "transformers==5.18.0",
+        "transformers",
+    ),
     # Weighted samplers (docs/weighted-samplers.md).
     Row(
         "DistributedSamplerWrapper around WeightedRandomSampler",
@@ -257,6 +273,13 @@ ROWS = (
         "dynamic_batches",
         "speechbrain",
         "speechbrain",
+    ),
+    Row(
+        "DynamicBatchSampler (mode node, shuffle, seeded by seed_everything; no rank)",
+        "sampler_conformance.adapters.torch_geometric:DynamicBatchSampler",  # pinned as above
+        "dynamic_batches",
+        "torch_geometric==2.8.0.post1",
+        "torch_geometric",
     ),
     Row(
         "DistributedUniformWithReplacementSampler (Poisson)",

@@ -69,6 +69,12 @@ class Subject:
     noun: str = "sampler"
     invalid_items: str = "yielded items that are not indices"
 
+    @property
+    def fault_title(self) -> str:
+        """The title a fault (a raise, a hang, a death) carries in the summary and the
+        certificate, charged to ``crash_flag``: "sampler fault", "dataset fault"."""
+        return f"{self.noun} fault"
+
     def __post_init__(self) -> None:
         declared = {invariant.flag for invariant in self.invariants}
         promised = set().union(

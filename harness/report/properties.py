@@ -6,10 +6,14 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from sampler_conformance.core.evidence import FAULT, Evidence, HarnessError
 
 from .results import HARNESS_ERROR_KEY, VIOLATION_KEY
+
+if TYPE_CHECKING:
+    from sampler_conformance.core.subject import Subject
 
 if sys.version_info >= (3, 11):
     from builtins import BaseExceptionGroup
@@ -17,11 +21,11 @@ else:  # Python 3.10: the backport Hypothesis depends on there
     from exceptiongroup import BaseExceptionGroup
 
 
-def failure_properties(error: BaseException, crash_flag: str) -> list[tuple[str, object]]:
+def failure_properties(error: BaseException, subject: Subject) -> list[tuple[str, object]]:
     """The violations a failure carries; a failure that carries none is the suite's own
     error, named by its exception."""
     evidence = [leaf for leaf in leaves(error) if isinstance(leaf, Evidence)]
-    properties = violation_properties(evidence, crash_flag)
+    properties = violation_properties(evidence, subject)
     for leaf in leaves(error):
         if isinstance(leaf, HarnessError):
             properties.append((HARNESS_ERROR_KEY, str(leaf)))
@@ -31,15 +35,16 @@ def failure_properties(error: BaseException, crash_flag: str) -> list[tuple[str,
     return properties
 
 
-def violation_properties(evidence: Sequence[Evidence], crash_flag: str) -> list[tuple[str, object]]:
+def violation_properties(evidence: Sequence[Evidence], subject: Subject) -> list[tuple[str, object]]:
     """Each violation as JSON with its Hypothesis draws. A sampler fault (it raised, hung or
-    died) counts against the invariant that it runs without crashing, the subject's ``crash_flag``."""
+    died) counts against the invariant that it runs without crashing, the subject's
+    ``crash_flag``, titled in the subject's noun (``Subject.fault_title``: "dataset fault")."""
     properties: list[tuple[str, object]] = []
     for leaf in evidence:
         draws = [note for note in getattr(leaf, "__notes__", []) if note.startswith("Draw ")]
         for record in leaf.records(draws):
             if record["flag"] == FAULT:
-                record["flag"] = crash_flag
+                record["flag"], record["title"] = subject.crash_flag, subject.fault_title
             properties.append((VIOLATION_KEY, json.dumps(record)))
     return properties
 

@@ -155,6 +155,61 @@ class EpochIgnored(RankWorkerSplit):
         return torch.randperm(self.dataset_size, generator=torch.Generator().manual_seed(self.seed)).tolist()
 
 
+class SeedIgnored(RankWorkerSplit):
+    """Shuffles with the epoch alone (accelerate's ``IterableDatasetShard`` reseeds its
+    dataset's generator with ``manual_seed(self.epoch)``): every run, whatever its seed, reads
+    the same orders.
+
+    Rejected by: another seed, another order."""
+
+    def order(self) -> list[int]:
+        if not self.shuffle:
+            return list(range(self.dataset_size))
+        return torch.randperm(self.dataset_size, generator=torch.Generator().manual_seed(self.epoch)).tolist()
+
+
+class NeedsSetEpoch(RankWorkerSplit):
+    """Has no epoch until ``set_epoch`` gives it one (accelerate's ``IterableDatasetShard``
+    reads ``self.epoch``, which only ``set_epoch`` sets): read without it, as an evaluation
+    loop or a script that never calls it reads, it raises AttributeError.
+
+    Rejected by: the stream runs without crashing."""
+
+    def __init__(self, dataset_size: int, rank: int, world_size: int, seed: int = 0, shuffle: bool = False) -> None:
+        super().__init__(dataset_size, rank, world_size, seed, shuffle)
+        self._epoch[0] = -1  # no epoch yet
+
+    @property
+    def epoch(self) -> int:
+        if int(self._epoch[0]) < 0:
+            raise AttributeError("'NeedsSetEpoch' object has no attribute 'epoch' (call set_epoch first)")
+        return int(self._epoch[0])
+
+
+class GeneratorAdvancedInIter(RankWorkerSplit):
+    """Shuffles with a generator made in ``__init__`` from the seed and advanced in each
+    ``__iter__``, whatever the epoch: without workers the main process's dataset moves on, and
+    every epoch has a new order; through DataLoader workers the main process never iterates
+    it, each fresh worker copies it as it was built, and every epoch repeats the first
+    (climate-learn's ShardDataset moved its epoch on in ``__iter__``, so only the workers'
+    copies saw it: aditya-grover/climate-learn #89).
+
+    Rejected by: a new order after set_epoch (through workers)."""
+
+    def __init__(self, dataset_size: int, rank: int, world_size: int, seed: int = 0, shuffle: bool = False) -> None:
+        super().__init__(dataset_size, rank, world_size, seed, shuffle)
+        self.generator = np.random.default_rng(seed)
+        self._order = list(range(dataset_size))
+
+    def order(self) -> list[int]:
+        return self._order
+
+    def __iter__(self):
+        if self.shuffle:
+            self._order = self.generator.permutation(self.dataset_size).tolist()
+        return super().__iter__()
+
+
 class _FromGroup:
     """Takes its rank from the process group, whatever it is told, as mosaicml-streaming takes
     it from the node: judged in real groups only (``needs_process_group``), where what the

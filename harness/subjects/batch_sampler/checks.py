@@ -50,8 +50,8 @@ def check_equal_counts(epoch: PlannedEpoch) -> list[Violation]:
         Violation(
             "equal_batch_counts",
             f"rank(s) {', '.join(map(str, short))} ran out after {fewest} batches, while rank(s) "
-            f"{', '.join(map(str, on))} went on to step {fewest} (batches per rank: {list(counts)}): under DDP the "
-            f"ranks that go on wait forever in the gradient all-reduce of step {fewest}",
+            f"{', '.join(map(str, on))} had a batch {fewest} (batches per rank: {list(counts)}): under DDP the "
+            f"ranks that have one wait forever in the gradient all-reduce of step {fewest}",
         )
     ]
 

@@ -271,14 +271,49 @@ def check_whole_batches(obs: Observation, single_rank: Observation) -> list[Viol
         for k, batch in enumerate(batches):
             position = k * world + rank
             if position < len(reference) and not np.array_equal(batch, reference[position]):
-                return [
-                    Violation(
-                        "whole_batches",
-                        f"rank {rank}'s batch {k} should be batch {position} of the one-rank sequence, "
-                        f"{shorten(reference[position])}, got {shorten(batch)}",
-                    )
-                ]
+                said = (
+                    f"rank {rank}'s batch {k} should be batch {position} of the one-rank sequence, "
+                    f"{shorten(reference[position])}, got {shorten(batch)}"
+                )
+                if _batches_of_strided_shares(obs, single_rank.indices[0]):
+                    said += ": " + STRIDED_SHARES_BATCHED.format(w=world, b=obs.case.batch_size, w2=2 * world)
+                return [Violation("whole_batches", said)]
     return []
+
+
+# What a sampler that batches its own strided share does, against what the batch contract promises.
+STRIDED_SHARES_BATCHED = (
+    "each rank cuts its batches from its own strided share of one order Q (rank r's batches are Q[r::{w}] cut "
+    "into batches of {b}), the layout of DataLoader(batch_size={b}, sampler=DistributedSampler(...)); the batch "
+    "contract promises accelerate's, where rank r gets whole batches r, r+{w}, r+{w2}, ... of the one-rank sequence"
+)
+
+
+def _batches_of_strided_shares(obs: Observation, order: np.ndarray) -> bool:
+    """Every rank's batches, concatenated, are its strided share of the one-rank order Q
+    (``order``), padded from its head to a multiple of W as DistributedSampler pads it, or
+    that share short of less than a batch (DistributedSampler's or the batches' drop_last),
+    cut into full batches but for the last. Where Q itself lost its tail to a dropped last
+    batch, what the share holds there is not known, and any item matches."""
+    assert obs.batches is not None
+    world, size, n = obs.case.world_size, obs.case.batch_size, obs.case.dataset_size
+    if world < 2 or size < 2 or not order.size or order.size > n or not any(obs.batches):
+        return False
+    per_rank = -(-n // world)
+    source = np.arange(per_rank * world)
+    source = np.where(source < n, source, (source - n) % n)  # the padding repeats Q from its head
+    known = source < order.size
+    padded = np.where(known, order[np.minimum(source, order.size - 1)], -1)
+    for rank, batches in enumerate(obs.batches):
+        share, items = padded[rank::world], obs.indices[rank]
+        if items.size > share.size or items.size <= share.size - size - (n % world != 0):
+            return False
+        head, unknown = share[: items.size], ~known[rank::world][: items.size]
+        if not np.array_equal(np.where(unknown, items, head), items):
+            return False
+        if any(len(batch) != size for batch in batches[:-1]) or (batches and not 0 < len(batches[-1]) <= size):
+            return False
+    return True
 
 
 Judge = Callable[[Observation, SamplerContract, Observation | None], list[Violation]]

@@ -232,14 +232,28 @@ def check_ranks_agree(epoch: StreamEpoch) -> list[Violation]:
     return []
 
 
-def check_reshuffles(epochs: Sequence[StreamEpoch]) -> list[Violation]:
+def _orders(readings: Sequence[StreamEpoch]) -> list[np.ndarray]:
+    """Each reading's ids, all ranks concatenated in rank order."""
+    return [np.concatenate(e.observation.indices or [np.empty(0, np.int64)]) for e in readings]
+
+
+def _all_alike(orders: Sequence[np.ndarray]) -> bool:
+    """Long enough to tell shuffles apart, and all in the first one's order."""
+    return orders[0].size >= MIN_COMPARABLE_ITEMS and all(np.array_equal(orders[0], o) for o in orders[1:])
+
+
+def check_reshuffles(epochs: Sequence[StreamEpoch], without_workers: Sequence[StreamEpoch] = ()) -> list[Violation]:
     """RESHUFFLE_EPOCHS epochs of one dataset object, ``set_epoch`` called before each when it
     has one: not all in the first one's order. One repeat proves nothing: a shuffle of whole
     shards may have few orders to give (litdata's, of 5 chunks, gave the same one to epochs 0
-    and 10, and 11 orders to epochs 0 to 11)."""
-    orders = [np.concatenate(e.observation.indices or [np.empty(0, np.int64)]) for e in epochs]
+    and 10, and 11 orders to epochs 0 to 11).
+
+    ``without_workers``: the same epochs of a fresh dataset read by num_workers=0, which the
+    tests read only when ``epochs``, read through workers, repeated. Where that reading changed
+    order, the words say why the workers' did not: :data:`COPIED_AS_BUILT`."""
+    orders = _orders(epochs)
     first = orders[0]
-    if first.size < MIN_COMPARABLE_ITEMS or any(not np.array_equal(first, other) for other in orders[1:]):
+    if not _all_alike(orders):
         return []
     readers = f"read by {_readers(epochs[0].case)}"
     if not epochs[0].has_set_epoch:
@@ -247,8 +261,34 @@ def check_reshuffles(epochs: Sequence[StreamEpoch]) -> list[Violation]:
     else:
         calls = ", ".join(f"set_epoch({e.case.epoch})" for e in epochs)
         how = f"{calls} gave the same order, {readers}"
+    said = f"{how} on every rank, with shuffle=True: {shorten(first)} (ranks concatenated)"
+    if without_workers and not _all_alike(_orders(without_workers)):
+        said += f". {COPIED_AS_BUILT}"
+    return [Violation("stream_reshuffles", said)]
+
+
+# Why an order that changes from epoch to epoch without workers repeats through fresh ones.
+COPIED_AS_BUILT = (
+    "Read by num_workers=0, the same epochs changed order: the order moves on as the main process iterates the "
+    "dataset (a generator made in __init__ and advanced in __iter__), and each fresh worker copies the dataset as "
+    "it was built, never iterated, so through workers every epoch repeats the first"
+)
+
+
+def check_seed_effective(readings: Sequence[StreamEpoch]) -> list[Violation]:
+    """The same epoch of datasets built with RESHUFFLE_EPOCHS seeds, shuffle=True: not all in
+    one order (a shuffle of whole shards may give two seeds one order, as it may two epochs)."""
+    orders = _orders(readings)
+    if not _all_alike(orders):
+        return []
+    seeds = ", ".join(str(r.case.seed) for r in readings)
     return [
-        Violation("stream_reshuffles", f"{how} on every rank, with shuffle=True: {shorten(first)} (ranks concatenated)")
+        Violation(
+            "stream_seed_effective",
+            f"seeds {seeds} gave the same order at epoch {readings[0].case.epoch} on every rank, with shuffle=True, "
+            f"read by {_readers(readings[0].case)}: {shorten(orders[0])} (ranks concatenated). The seed never "
+            f"reaches the order, so every run of the job shuffles alike",
+        )
     ]
 
 

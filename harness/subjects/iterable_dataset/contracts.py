@@ -45,6 +45,7 @@ _COMMON = frozenset(
         "stream_deterministic",
         "stream_agrees",
         "stream_reshuffles",
+        "stream_seed_effective",
         "epoch_reaches_workers",
     }
 )

@@ -113,6 +113,17 @@ DECLARED: tuple[Invariant, ...] = (
         judged_from=2,  # an order: one item cannot show it
     ),
     Invariant(
+        "stream_seed_effective",
+        "another seed, another order",
+        "the seed never reaching the order, so that every run shuffles alike: accelerate's IterableDatasetShard "
+        "reseeds its dataset's generator with the epoch alone (manual_seed(self.epoch))",
+        f"{_BAD}:SeedIgnored",
+        proven_under=_STREAM,
+        where=Where.IN_PROCESS,
+        needs=("seed", "shuffle"),
+        judged_from=2,  # an order: one item cannot show it
+    ),
+    Invariant(
         "epoch_reaches_workers",
         "set_epoch reaches persistent workers",
         "an epoch kept in a plain attribute of the main process's copy, which persistent workers never "
