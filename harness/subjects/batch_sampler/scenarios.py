@@ -24,7 +24,7 @@ from sampler_conformance.core.case import Observation, ReportedLength
 from sampler_conformance.execution.collectives import read_in_lockstep
 from sampler_conformance.execution.scenario import BadItems, RankContext, Ranks, Scenario, ask
 
-from ..index_sampler.reading import BadIndex, batch_arrays, reported_len
+from ..index_sampler.reading import BadIndex, batch_arrays, lens_around
 from .case import BatchCase
 from .contracts import BatchContract
 from .plug import BatchPlug, load_plug
@@ -122,15 +122,22 @@ class ReadBatches(Scenario):
             rank.epoch = epoch
             if epoch is not None and has_set_epoch(sampler):
                 rank.call(f"in set_epoch({epoch})", partial(sampler.set_epoch, epoch))
-            before = reported_len(sampler, "in __len__, before the pass", rank.call)
-            if rank.backend is None or self.as_rank is not None:
-                batches, counts = read_alone(rank, sampler, limit), None
-            else:
-                batches, counts = read_in_lockstep(
-                    rank, partial(iter, sampler), checked_batch, limit, partial(_never_stops, limit), what=EPOCH
-                )
-            readings.append((batches, reported_len(sampler, "in __len__", rank.call), counts, before))
+            (batches, counts), before, after = lens_around(
+                sampler, rank.call, partial(self._read, rank, sampler, limit)
+            )
+            readings.append((batches, after, counts, before))
         return RankBatches(rank.rank, tuple(readings), has_set_epoch(sampler))
+
+    def _read(
+        self, rank: RankContext, sampler: Any, limit: int
+    ) -> tuple[tuple[np.ndarray, ...], tuple[int, ...] | None]:
+        """One epoch's batches: alone (a simulated rank, or one building another rank's
+        sampler), or in lock step with the group, with every rank's count."""
+        if rank.backend is None or self.as_rank is not None:
+            return read_alone(rank, sampler, limit), None
+        return read_in_lockstep(
+            rank, partial(iter, sampler), checked_batch, limit, partial(_never_stops, limit), what=EPOCH
+        )
 
 
 def _concatenated(batches: Sequence[np.ndarray]) -> np.ndarray:

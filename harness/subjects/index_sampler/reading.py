@@ -66,14 +66,24 @@ def read_pass(
         count = contract.prefix_length(dataset_size, world_size)
         return Reading(guard("while iterating", lambda: read_prefix(sampler, count)), NoLen.ENDLESS)
     limit = read_limit(dataset_size)
+
+    def one_pass() -> tuple[np.ndarray, tuple[np.ndarray, ...] | None]:
+        if contract.yields_batches:
+            batches = guard("while iterating", lambda: read_batches(sampler, limit))
+            return (np.concatenate(batches) if batches else np.empty(0, dtype=np.int64)), batches
+        return guard("while iterating", lambda: read_indices(sampler, limit)), None
+
+    (indices, batches), before, after = lens_around(sampler, guard, one_pass)
+    return Reading(indices, after, batches, before)
+
+
+def lens_around(sampler: Any, guard: Guard, read: Callable[[], T]) -> tuple[T, ReportedLength, ReportedLength]:
+    """``read()``, one pass of ``sampler``, with ``len(sampler)`` asked before it (after
+    ``set_epoch``, where a training loop sizes its epoch) and after it: what ``read()``
+    returned, the len() before, the len() after. Every subject's length check compares both."""
     before = reported_len(sampler, "in __len__, before the pass", guard)
-    batches = None
-    if contract.yields_batches:
-        batches = guard("while iterating", lambda: read_batches(sampler, limit))
-        indices = np.concatenate(batches) if batches else np.empty(0, dtype=np.int64)
-    else:
-        indices = guard("while iterating", lambda: read_indices(sampler, limit))
-    return Reading(indices, reported_len(sampler, "in __len__", guard), batches, before)
+    result = read()
+    return result, before, reported_len(sampler, "in __len__", guard)
 
 
 def has_len(sampler: Any) -> bool:

@@ -35,7 +35,7 @@ from sampler_conformance.execution.scenario import Ranks, probing
 from .contracts import TORCH, SamplerContract
 from .plug import SamplerPlug, load_plug
 from .scenarios.epochs import read_epochs
-from .scenarios.steps import Build
+from .scenarios.steps import CONSTRUCTOR, Build
 
 SEED_LIMIT = 2**63  # seeds drawn from [0, 2**63)
 EPOCH_LIMIT = 2**31  # epochs drawn from [0, 2**31)
@@ -44,10 +44,6 @@ TOP_EPOCH = EPOCH_LIMIT - 1 + 2
 # Beyond the drawn range: probed only to report what the sampler does there.
 PROBE_CEILING = 2**64
 PROBE_SIZE = 4  # items per rank of the probe's case: enough that a shuffle draws from the generator
-
-
-# The step words of a refusal when the sampler is built (scenarios/steps.py's Build step).
-AT_CONSTRUCTION = "in its constructor"
 
 
 @dataclass(frozen=True)
@@ -105,7 +101,7 @@ def probe(ranks: Ranks, plug: SamplerPlug, contract: SamplerContract, world_size
         if seed is not None
     ]
     first = min(refusals, key=lambda refused: refused[0], default=None)
-    late = first if first is not None and AT_CONSTRUCTION not in first[2] else None
+    late = first if first is not None and CONSTRUCTOR not in first[2] else None
     return SeedRange(limit, describe(without_epoch, at_top_epoch, limit), late)
 
 

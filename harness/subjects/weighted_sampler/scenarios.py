@@ -22,7 +22,7 @@ from sampler_conformance.core.case import Observation, ReportedLength
 from sampler_conformance.execution.global_rng import seed_global_rngs
 from sampler_conformance.execution.scenario import BadItems, RankContext, Ranks, Scenario, ask
 
-from ..index_sampler.reading import BadIndex, as_index_array, reported_len
+from ..index_sampler.reading import BadIndex, as_index_array, lens_around
 from .case import WeightedCase
 from .contracts import WeightedContract
 from .plug import WeightedPlug, load_plug
@@ -100,9 +100,10 @@ class ReadDraws(Scenario):
             rank.epoch = epoch
             if epoch is not None and has_set_epoch(sampler):
                 rank.call(f"in set_epoch({epoch})", partial(sampler.set_epoch, epoch))
-            before = reported_len(sampler, "in __len__, before the pass", rank.call)
-            draws = rank.call("while iterating", lambda: read_draws(sampler, read_limit(case)))
-            readings.append((draws, reported_len(sampler, "in __len__", rank.call), before))
+            draws, before, after = lens_around(
+                sampler, rank.call, lambda: rank.call("while iterating", lambda: read_draws(sampler, read_limit(case)))
+            )
+            readings.append((draws, after, before))
         return RankDraws(rank.rank, tuple(readings), has_set_epoch(sampler))
 
 

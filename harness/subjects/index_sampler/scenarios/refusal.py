@@ -11,6 +11,7 @@ from ..contracts import SamplerContract
 from ..dataset import IndexDataset
 from ..plug import SamplerPlug
 from . import SamplerScenario
+from .steps import CONSTRUCTOR
 
 
 @dataclass(frozen=True)
@@ -31,7 +32,7 @@ class ConstructWith(SamplerScenario):
                 return f"{type(exc).__name__}: {exc}"
             return None
 
-        return rank.call(f"in its constructor (num_replicas={self.num_replicas}, rank={self.rank_number})", construct)
+        return rank.call(f"{CONSTRUCTOR} (num_replicas={self.num_replicas}, rank={self.rank_number})", construct)
 
     def simulated_ranks(self) -> int:
         return 1  # one construction, whatever the arguments say

@@ -37,7 +37,7 @@ from ..plug import SamplerPlug
 from ..reading import Reading, observation_of, read_limit, take
 from ..runs import ResumeRun
 from . import SamplerScenario
-from .steps import Build, build, has_set_epoch, read, set_epoch
+from .steps import CONSTRUCTOR, Build, build, has_set_epoch, read, set_epoch
 
 
 @dataclass(frozen=True)
@@ -251,7 +251,7 @@ class LoadForeignState(SamplerScenario):
         dataset = IndexDataset(case.dataset_size)
         options = case.sampler_options(self.contract.yields_batches)
         return rank.call(
-            f"in its constructor (num_replicas={case.world_size}, rank=0)",
+            f"{CONSTRUCTOR} (num_replicas={case.world_size}, rank=0)",
             lambda: rank.plug.build(dataset, case.world_size, 0, **options),
         )
 

@@ -20,6 +20,9 @@ from ..contracts import SamplerContract
 from ..dataset import IndexDataset
 from ..reading import Reading, read_limit, read_pass, reported_len
 
+# A fault while the sampler is built, in its words ("raised ValueError in its constructor (...)").
+CONSTRUCTOR = "in its constructor"
+
 
 class Build(str, Enum):
     """How a rank constructs its sampler."""
@@ -43,7 +46,7 @@ def build(rank: RankContext, case: Case, contract: SamplerContract, how: Build =
     options = {} if how is Build.DEFAULTS else case.sampler_options(yields_batches=contract.yields_batches)
     dataset = IndexDataset(case.dataset_size)
     return rank.call(
-        f"in its constructor ({how.value})", lambda: rank.plug.build(dataset, num_replicas, rank_number, **options)
+        f"{CONSTRUCTOR} ({how.value})", lambda: rank.plug.build(dataset, num_replicas, rank_number, **options)
     )
 
 
