@@ -29,6 +29,8 @@ BUCKET_WINDOW = 64
 
 
 class TokenBudgetBatchSampler(Sampler[list[int]]):
+    bucket_window = BUCKET_WINDOW  # items sorted by length within windows of this many
+
     def __init__(self, lengths: Sequence[int], num_replicas: int, rank: int, max_tokens: int, seed: int = 0) -> None:
         self.lengths = list(lengths)
         self.num_replicas = num_replicas
@@ -41,7 +43,8 @@ class TokenBudgetBatchSampler(Sampler[list[int]]):
         """This epoch's batches of all ranks together, after the incomplete last round is dropped."""
         generator = torch.Generator().manual_seed(self.seed + self.epoch)
         order = torch.randperm(len(self.lengths), generator=generator).tolist()
-        windows = [order[i : i + BUCKET_WINDOW] for i in range(0, len(order), BUCKET_WINDOW)]
+        window = self.bucket_window
+        windows = [order[i : i + window] for i in range(0, len(order), window)]
         bucketed = [i for window in windows for i in sorted(window, key=self.lengths.__getitem__)]
         batches: list[list[int]] = []
         batch: list[int] = []

@@ -419,6 +419,7 @@ DYNAMIC_BATCHES_BAD: dict[str, Rejection] = {
     f"{BATCH_BAD_MODULE}:UnevenRoundRobin": Rejection("test_batch_epoch", "equal_batch_counts"),
     f"{BATCH_BAD_MODULE}:LenOfGlobalPlan": Rejection("test_batch_len_matches", "batch_len_matches"),
     f"{BATCH_BAD_MODULE}:LenOfPreviousPass": Rejection("test_batch_len_matches", "batch_len_matches"),
+    f"{BATCH_BAD_MODULE}:LenFrozenAtConstruction": Rejection("test_batch_len_matches", "batch_len_matches"),
     f"{BATCH_BAD_MODULE}:EveryRankWholePlanLenRaises": Rejection(
         "test_batch_epoch",
         "each_item_once",

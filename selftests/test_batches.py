@@ -85,6 +85,18 @@ def test_unequal_batch_counts_name_the_ranks_that_had_the_step_the_others_never_
     )
 
 
+def test_a_count_that_depends_on_the_order_shrinks_to_a_handful_of_items(pytester):
+    """len() frozen at construction, while the count of batches depends on the epoch's order:
+    the smallest counterexample has 3 or 4 items (lengths [3, 1, 1], max_tokens 2, packs into
+    2 batches or 3). It once stayed at the N it was found at (151), when the lengths were a
+    list of exactly N drawn after N and shrinking N shifted every draw after it."""
+    spec = f"{BATCH_BAD_MODULE}:LenFrozenAtConstruction"
+    run = certify(pytester, spec, f"--contract={DYNAMIC_BATCHES_CONTRACT}", "-k", "test_batch_len_matches")
+    assert run.failed_invariants == {"batch_len_matches"}, run.explain()
+    smallest = run.counterexamples("batch_len_matches")[0]["parameters"]
+    assert smallest["dataset_size"] <= 4 and smallest["world_size"] == 1, smallest
+
+
 def test_a_factory_without_the_contracts_parameter_is_refused_before_any_test():
     """A budget sampler certified as Poisson (it takes no sample_rate) is a usage error naming
     what is missing, not a run of failures."""

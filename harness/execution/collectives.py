@@ -4,18 +4,21 @@ epoch read with the ranks in lock step, and how DataLoader workers start."""
 
 from __future__ import annotations
 
+import io
 import multiprocessing
 import os
+import pickle
 from collections.abc import Callable, Iterator
 from functools import partial
 from multiprocessing.reduction import ForkingPickler
+from types import FunctionType
 from typing import Any, TypeVar
 
 import torch
 import torch.distributed as dist
 
 from .backend import rank_device
-from .fork_server import leave_the_parent_server
+from .fork_server import leave_the_parent_server, server_for_modules
 from .scenario import RankContext, StepFailed
 
 T = TypeVar("T")
@@ -122,10 +125,11 @@ def _generator_from_bytes(kind: Any, arguments: tuple[Any, ...], seed: int, offs
     return generator
 
 
-def loader_worker_options(num_workers: int) -> dict[str, Any]:
+def loader_worker_options(num_workers: int, dataset: Any = None) -> dict[str, Any]:
     """How the suite's DataLoaders start their workers (``DataLoader(**options)``): from a fork
-    server (:func:`worker_start_method`), each worker letting go of that server's "alive" pipe
-    as it starts (:func:`release_fork_server`). A worker's parent is the fork server, not the
+    server (:func:`worker_start_method`; for a ``dataset`` whose pickle names modules the
+    rank's server had not imported, a server that has, ``fork_server.server_for_modules``),
+    each worker letting go of that server's "alive" pipe as it starts (:func:`release_fork_server`). A worker's parent is the fork server, not the
     rank, so torch's watchdog in the worker watches the server; and a server runs while any
     holder of its pipe lives. A worker that kept it would keep the server alive, and the
     server the worker, after the rank was killed (seen: a rank's server and two workers left
@@ -134,7 +138,33 @@ def loader_worker_options(num_workers: int) -> dict[str, Any]:
     if not num_workers:
         return {}
     send_generators_by_value()
-    return {"multiprocessing_context": worker_start_method(), "worker_init_fn": release_fork_server}
+    context = server_for_modules(modules_pickled(dataset)) if dataset is not None else None
+    return {"multiprocessing_context": context or worker_start_method(), "worker_init_fn": release_fork_server}
+
+
+def modules_pickled(obj: Any) -> frozenset[str]:
+    """The modules whose classes and functions a pickle of ``obj`` names: what a process must
+    import to unpickle it. Empty where ``obj`` cannot be pickled (that is reported where the
+    suite pickles it for its workers)."""
+    recorder = _ModuleRecorder()
+    try:
+        recorder.dump(obj)
+    except Exception:
+        return frozenset()
+    return frozenset(recorder.modules)
+
+
+class _ModuleRecorder(pickle.Pickler):
+    """A pickler that notes the module of every class and function it meets."""
+
+    def __init__(self) -> None:
+        super().__init__(io.BytesIO())
+        self.modules: set[str] = set()
+
+    def persistent_id(self, value: Any) -> None:  # asked of every object pickled
+        named = value if isinstance(value, type | FunctionType) else type(value)
+        self.modules.add(named.__module__)
+        return None  # pickled as usual
 
 
 def release_fork_server(worker_id: int) -> None:

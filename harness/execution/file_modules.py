@@ -23,10 +23,18 @@ def is_file_module(module_part: str) -> bool:
     return module_part.endswith(".py") or "/" in module_part or "\\" in module_part
 
 
+_FILE_MODULE_PREFIX = "_sampler_under_test_"
+
+
 def file_module_name(path: Path) -> str:
     """The name a module loaded from ``path`` is registered under: the same in every process (a
     digest, not Python's salted ``hash()``)."""
-    return f"_sampler_under_test_{hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:16]}"
+    return f"{_FILE_MODULE_PREFIX}{hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:16]}"
+
+
+def is_loaded_from_file(module_name: str) -> bool:
+    """Whether ``module_name`` is one :func:`load_file_module` registered: no import finds it."""
+    return module_name.startswith(_FILE_MODULE_PREFIX)
 
 
 def load_file_module(path: Path) -> ModuleType:

@@ -90,6 +90,25 @@ class LenOfPreviousPass(TokenBudgetBatchSampler):
         return self.counted
 
 
+class LenFrozenAtConstruction(TokenBudgetBatchSampler):
+    """Counts its batches once, at construction, for the epoch it was built at, while the
+    count depends on the epoch: it packs the items in their shuffled order, without
+    bucketing, so another order packs into another number of batches (lengths [2, 2, 1, 1],
+    max_tokens=3: two batches in one order, three in another). From the first ``set_epoch``
+    on, ``len()`` may name a count the rank does not yield.
+
+    Rejected by: len() counts the batches the rank yields."""
+
+    bucket_window = 1  # no bucketing: the shuffled order is packed as it is
+
+    def __init__(self, lengths, num_replicas, rank, max_tokens, seed=0) -> None:
+        super().__init__(lengths, num_replicas, rank, max_tokens, seed)
+        self.frozen = len(self.plan()) // num_replicas
+
+    def __len__(self) -> int:
+        return self.frozen
+
+
 class EveryRankWholePlanLenRaises(TokenBudgetBatchSampler):
     """Has no rank: every rank yields the whole plan, as a batch sampler written for one
     process does until a wrapper shards it; and its ``__len__`` raises unless it is told the

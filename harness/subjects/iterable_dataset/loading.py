@@ -177,7 +177,7 @@ def real_loader(
         drop_last=case.drop_last,
         num_workers=workers,
         persistent_workers=case.persistent_workers and workers > 0,
-        **loader_worker_options(workers),
+        **loader_worker_options(workers, dataset),
         collate_fn=collate_ids,
         generator=generator,
     )
