@@ -29,14 +29,16 @@ Weighted samplers are built by factories ``make(weights, *, num_replicas, rank, 
     sampler_conformance.adapters.torchdata:MultiNodeWeightedSampler       contract weighted
 
 Batch samplers that form their own batches are built by factories ``make(lengths, *,
-num_replicas, rank, max_tokens or sample_rate, seed)`` (docs/batch-samplers.md):
+num_replicas, rank, max_tokens or batch_size or sample_rate, seed)`` (docs/batch-samplers.md):
 
     sampler_conformance.adapters.budget_batches:make                      contract dynamic_batches  (the reference)
+    sampler_conformance.adapters.budget_batches:micro_batches             contract micro_batches    (the reference)
     sampler_conformance.adapters.budget_batches:poisson                   contract poisson          (the reference)
     sampler_conformance.adapters.lhotse:DynamicBucketingSampler           contract dynamic_batches
     sampler_conformance.adapters.lhotse:SimpleCutSampler                  contract dynamic_batches
     sampler_conformance.adapters.speechbrain:DynamicBatchSampler          contract dynamic_batches
     sampler_conformance.adapters.torch_geometric:DynamicBatchSampler      contract dynamic_batches  (takes no rank)
+    sampler_conformance.adapters.transformers:BatchRebalanceSampler       contract micro_batches
     sampler_conformance.adapters.opacus:DistributedUniformWithReplacementSampler  contract poisson
 
 Streaming datasets are built by factories ``make(dataset_size, *, rank, world_size, ...)``

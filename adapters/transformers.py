@@ -1,8 +1,10 @@
 """Hugging Face transformers (PyPI ``transformers``): the length-grouped samplers of
-``Trainer(group_by_length=True)``, and ``IterableDatasetShard``, a streaming dataset.
+``Trainer(group_by_length=True)``, ``BatchRebalanceSampler`` (micro-batches balanced by cost),
+and ``IterableDatasetShard``, a streaming dataset.
 
     sampler_conformance.adapters.transformers:DistributedLengthGroupedSampler   contract torch
     sampler_conformance.adapters.transformers:TrainerGroupByLength              contract batch
+    sampler_conformance.adapters.transformers:BatchRebalanceSampler             contract micro_batches
     sampler_conformance.adapters.transformers:IterableDatasetShard              contract stream_padded
 
 ``DistributedLengthGroupedSampler`` is what the Trainer used under DDP before 4.31.0, still
@@ -89,6 +91,21 @@ def TrainerGroupByLength(
     batches = BatchSampler(sampler, batch_size=batch_size, drop_last=drop_last)
     trainer_utils.set_seed(seed)
     return data_loader.BatchSamplerShard(batches, num_processes=num_processes, process_index=process_index)
+
+
+@needs("transformers", "transformers")
+def BatchRebalanceSampler(lengths: list[int], *, num_replicas: int, rank: int, batch_size: int, seed: int = 0) -> Any:
+    """transformers' ``trainer_pt_utils.BatchRebalanceSampler`` (5.18.0), what
+    ``Trainer(train_sampling_strategy="batch_rebalance")`` builds, with one micro-batch per step
+    and its defaults otherwise: ``BatchRebalanceSampler(lengths, effective_batch_size=batch_size,
+    dp_size=num_replicas, grad_accum=1, seed=seed, rank=rank)`` (``shuffle=True``,
+    ``drop_last=True``). Each step it takes ``batch_size`` items of a permutation seeded with
+    ``seed + epoch``, sorts them by length and cuts them into W groups of balanced cost, of
+    varying sizes; rank r yields one of them. Contract ``micro_batches``."""
+    trainer_pt_utils = require("transformers.trainer_pt_utils", "transformers", f"{__name__}:BatchRebalanceSampler")
+    return trainer_pt_utils.BatchRebalanceSampler(
+        lengths, effective_batch_size=batch_size, dp_size=num_replicas, grad_accum=1, seed=seed, rank=rank
+    )
 
 
 @needs("transformers", "transformers")

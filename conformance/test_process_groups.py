@@ -26,7 +26,12 @@ from sampler_conformance.subjects.index_sampler.order_checks import (
     missing_set_epoch,
     orders_comparable,
 )
-from sampler_conformance.subjects.index_sampler.scenarios.epochs import GROUP_BUILDS, Readings, read_epochs
+from sampler_conformance.subjects.index_sampler.scenarios.epochs import (
+    DRIFTING_RANK,
+    GROUP_BUILDS,
+    Readings,
+    read_epochs,
+)
 from sampler_conformance.subjects.index_sampler.scenarios.steps import Build
 
 from .examples import round_trips
@@ -94,6 +99,29 @@ def test_ranks_agree_on_one_order(group, world_size, sampler_plug, contract, dro
     skip_unless_buildable_explicitly(sampler_plug)
     run = _drawn_run(group, world_size, sampler_plug, contract, drop_last, data)
     expect_holds(run.group[0], check_ranks_agree(run.single[0]))
+
+
+@pytest.mark.invariant("agrees_across_ranks")
+@round_trips
+@given(data=st.data())
+def test_ranks_agree_after_one_rank_drew_more_from_the_global_rngs(
+    group, world_size, sampler_plug, contract, drop_last, data
+):
+    """A script seeds every rank's global RNGs alike (torch.manual_seed(seed), numpy's,
+    random's); then one rank draws once more than the others (dropout on a batch only it has,
+    a collator masking with seed=None): every rank still computes the same global order. A
+    sampler that draws from the global RNGs agreed only while they happened to match."""
+    skip_unless_buildable_explicitly(sampler_plug)
+    if world_size < 2:
+        pytest.skip("one rank has no other to disagree with")
+    case = draw_case(data, sampler_plug, drop_last=drop_last, contract=contract, world_size=world_size)
+    global_seed = data.draw(st.integers(0, 2**32 - 1), label="global seed")
+    run = read_epochs(group, sampler_plug, contract, case, builds=(Build.SINGLE,), drifted_global_seed=global_seed)
+    why = (
+        f"every rank seeded its global RNGs with {global_seed}, then rank {DRIFTING_RANK} drew once more from each "
+        f"(as dropout on a batch only it has does): the order follows the global RNGs"
+    )
+    expect_holds(run.single[0][0], check_ranks_agree(run.single[0], why))
 
 
 @pytest.mark.invariant("reshuffles_on_set_epoch")

@@ -19,7 +19,7 @@ import pytest
 from hypothesis.errors import Unsatisfiable
 
 from .core.contracts import Contract
-from .core.evidence import NotApplicable, NotPromised, not_applicable, note_judged_with
+from .core.evidence import NotApplicable, NotPromised, not_applicable, note_judged_with, title_faults_as
 from .core.subject import Plug, SpecError
 from .execution import simulator
 from .execution.backend import BackendChoice, choose_backend, cuda_device_count
@@ -88,6 +88,7 @@ def pytest_configure(config: pytest.Config) -> None:
     handle_faults_with(crashes.set_aside_or_raise)
     # A case counts as judged only if it could have failed the invariant (an empty epoch cannot).
     note_judged_with(crashes.note_judged)
+    title_faults_as(subject.fault_title)
     profiles.use_group_world_sizes(len(options["world_sizes"]))
     current = ConformanceState(plug=plug, contract=contract, options=options)
     current.seed = profiles.fixed_seed(config.getoption("hypothesis_seed", None))

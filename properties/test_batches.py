@@ -55,6 +55,9 @@ def _comparable(data, batch_plug, contract):
     if case.max_tokens:
         per_batch = sum(case.lengths) // (MIN_COMPARED_BATCHES_PER_RANK * case.world_size)
         case = case.with_(max_tokens=max(1, min(case.max_tokens, per_batch)))
+    if case.batch_size:
+        per_step = case.dataset_size // MIN_COMPARED_BATCHES_PER_RANK
+        case = case.with_(batch_size=max(case.world_size, min(case.batch_size, per_step)))
     judge_only_if(comparable(case))
     return case
 

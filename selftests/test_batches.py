@@ -20,7 +20,15 @@ from sampler_conformance.subjects.batch_sampler.checks import check_equal_counts
 from sampler_conformance.subjects.batch_sampler.plug import check_fit, load_plug
 from sampler_conformance.subjects.batch_sampler.runs import PlannedEpoch
 
-from .catalogue import BATCH_BAD_MODULE, DYNAMIC_BATCHES_BAD, DYNAMIC_BATCHES_CONTRACT, POISSON_BAD, POISSON_CONTRACT
+from .catalogue import (
+    BATCH_BAD_MODULE,
+    DYNAMIC_BATCHES_BAD,
+    DYNAMIC_BATCHES_CONTRACT,
+    MICRO_BATCHES_BAD,
+    MICRO_BATCHES_CONTRACT,
+    POISSON_BAD,
+    POISSON_CONTRACT,
+)
 from .corpus import batch_bad
 from .suite_run import WHOLE_SUITE, certify
 from .test_adapters import assert_missing_package_is_named
@@ -29,7 +37,7 @@ from .test_adapters import assert_missing_package_is_named
 GROUP_OPTION = "--world-sizes=2"
 
 
-@pytest.mark.parametrize("contract", [DYNAMIC_BATCHES_CONTRACT, POISSON_CONTRACT])
+@pytest.mark.parametrize("contract", [DYNAMIC_BATCHES_CONTRACT, MICRO_BATCHES_CONTRACT, POISSON_CONTRACT])
 def test_each_contracts_reference_holds_every_invariant(pytester, contract):
     """Certified with no spec: the contract's reference is what runs, in-process and in real groups."""
     run = certify(pytester, "", f"--contract={contract}", GROUP_OPTION, paths=WHOLE_SUITE)
@@ -44,7 +52,7 @@ def test_each_contracts_reference_holds_every_invariant(pytester, contract):
         assert rate["closest"]["p_value_bound"] > rate["closest"]["threshold"], rate
     else:
         assert recorded == [], recorded
-        # The padding its batches waste is measured, and reported without a verdict.
+    if contract == DYNAMIC_BATCHES_CONTRACT:  # the padding its batches waste, measured without a verdict
         (measured,) = [i["measurements"] for i in run.written["invariants"] if i["measurements"] is not None]
         padding = measured["padding wasted per batch"]
         assert padding["values"] > 0 and 0 <= padding["mean"] <= padding["max"] <= 1, measured
@@ -55,6 +63,12 @@ def test_each_contracts_reference_holds_every_invariant(pytester, contract):
 def test_dynamic_batch_bug_fails_exactly_its_invariants(pytester, spec):
     run = certify(pytester, spec, f"--contract={DYNAMIC_BATCHES_CONTRACT}", GROUP_OPTION, paths=WHOLE_SUITE)
     run.assert_rejected(DYNAMIC_BATCHES_BAD[spec])
+
+
+@pytest.mark.parametrize("spec", list(MICRO_BATCHES_BAD), ids=lambda spec: spec.rpartition(":")[2])
+def test_micro_batch_bug_fails_exactly_its_invariants(pytester, spec):
+    run = certify(pytester, spec, f"--contract={MICRO_BATCHES_CONTRACT}", GROUP_OPTION, paths=WHOLE_SUITE)
+    run.assert_rejected(MICRO_BATCHES_BAD[spec])
 
 
 @pytest.mark.parametrize("spec", list(POISSON_BAD), ids=lambda spec: spec.rpartition(":")[2])
@@ -69,7 +83,7 @@ def test_every_known_bad_batch_sampler_is_catalogued_with_its_bug():
         for name, obj in vars(batch_bad).items()
         if inspect.isclass(obj) and obj.__module__ == batch_bad.__name__
     }
-    assert defined == set(DYNAMIC_BATCHES_BAD) | set(POISSON_BAD)
+    assert defined == set(DYNAMIC_BATCHES_BAD) | set(MICRO_BATCHES_BAD) | set(POISSON_BAD)
     assert all("Rejected by:" in (inspect.getdoc(getattr(batch_bad, s.rpartition(":")[2])) or "") for s in defined)
 
 
@@ -83,18 +97,6 @@ def test_unequal_batch_counts_name_the_ranks_that_had_the_step_the_others_never_
         "rank(s) 1 ran out after 0 batches, while rank(s) 0 had a batch 0 (batches per rank: [1, 0]): under DDP "
         "the ranks that have one wait forever in the gradient all-reduce of step 0"
     )
-
-
-def test_a_count_that_depends_on_the_order_shrinks_to_a_handful_of_items(pytester):
-    """len() frozen at construction, while the count of batches depends on the epoch's order:
-    the smallest counterexample has 3 or 4 items (lengths [3, 1, 1], max_tokens 2, packs into
-    2 batches or 3). It once stayed at the N it was found at (151), when the lengths were a
-    list of exactly N drawn after N and shrinking N shifted every draw after it."""
-    spec = f"{BATCH_BAD_MODULE}:LenFrozenAtConstruction"
-    run = certify(pytester, spec, f"--contract={DYNAMIC_BATCHES_CONTRACT}", "-k", "test_batch_len_matches")
-    assert run.failed_invariants == {"batch_len_matches"}, run.explain()
-    smallest = run.counterexamples("batch_len_matches")[0]["parameters"]
-    assert smallest["dataset_size"] <= 4 and smallest["world_size"] == 1, smallest
 
 
 def test_a_factory_without_the_contracts_parameter_is_refused_before_any_test():

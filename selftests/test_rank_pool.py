@@ -407,6 +407,26 @@ def test_multiprocess_only_bug_passes_properties_and_fails_conformance(pytester,
     _assert_no_orphans(tag)
 
 
+def test_a_sampler_on_the_global_rng_parts_the_ranks_once_one_rank_draws_more(pytester, tag):
+    """Every rank's global RNGs seeded alike, then one draw more on rank 0: a sampler that
+    shuffles with the global generator (``GlobalRNG``: ``torch.randperm(N)``) computes
+    another order there, and the test says why. In-process it fails ``deterministic``, the
+    cause (selftests/test_known_bad.py); this is the consequence, in real groups."""
+    run = _suite(
+        pytester,
+        str(REPO / "conformance" / "test_process_groups.py"),
+        "--sampler=selftests.corpus.known_bad:GlobalRNG",
+        "--world-sizes=2",
+        "-k",
+        "drew_more",
+    )
+    assert run.failed_tests == {"test_ranks_agree_after_one_rank_drew_more_from_the_global_rngs"}, run.explain()
+    assert run.verdict.partition("failed: ")[2].split(";")[0] == "agrees_across_ranks", run.verdict
+    failure = run.failure_text("test_ranks_agree_after_one_rank_drew_more_from_the_global_rngs")
+    assert "then rank 0 drew once more from each" in failure and "the order follows the global RNGs" in failure, failure
+    _assert_no_orphans(tag)
+
+
 def test_torch_sampler_passes_all_of_conformance(pytester, tag):
     run = _suite(pytester, str(REPO / "conformance"), f"--sampler={DEFAULT_SPEC}")
     assert run.exit_code == pytest.ExitCode.OK, run.explain()

@@ -21,6 +21,8 @@ from .catalogue import (
     ELASTIC_BAD,
     ELASTIC_CONTRACT,
     KNOWN_BAD,
+    MICRO_BATCHES_BAD,
+    MICRO_BATCHES_CONTRACT,
     POISSON_BAD,
     POISSON_CONTRACT,
     RESUMABLE_CONTRACT,
@@ -73,6 +75,8 @@ def _proven() -> dict[tuple[str, str], set[str]]:
         proven[(spec, WEIGHTED_PARTITION_CONTRACT)] = rejection.failed
     for spec, rejection in DYNAMIC_BATCHES_BAD.items():
         proven[(spec, DYNAMIC_BATCHES_CONTRACT)] = rejection.failed
+    for spec, rejection in MICRO_BATCHES_BAD.items():
+        proven[(spec, MICRO_BATCHES_CONTRACT)] = rejection.failed
     for spec, rejection in POISSON_BAD.items():
         proven[(spec, POISSON_CONTRACT)] = rejection.failed
     return proven

@@ -226,14 +226,16 @@ def test_every_known_bad_dataset_is_catalogued_with_its_bug():
     assert not undocumented
 
 
-def test_a_dataset_that_raises_is_titled_a_dataset_fault_in_the_summary_and_the_certificate(pytester):
-    """The same run as RefusesEmpty's rejection: a fault is charged to stream_runs, in the dataset's words."""
+def test_a_dataset_that_raises_is_titled_a_dataset_fault_everywhere(pytester):
+    """The same run as RefusesEmpty's rejection: a fault is charged to stream_runs, in the
+    dataset's words, in the certificate, the summary and pytest's failure text."""
     spec = f"{STREAMS_BAD_MODULE}:RefusesEmpty"
     run = certify(pytester, spec, CONTRACT_OPTION)
     first = run.counterexamples("stream_runs")[0]
     assert first["title"] == "dataset fault" and first["message"].startswith("rank 0: the dataset raised"), first
     assert "[dataset fault] rank 0: the dataset raised AssertionError" in run.summary, run.summary
-    assert "[sampler fault]" not in run.summary, run.summary
+    assert "[sampler fault]" not in run.output, run.explain()
+    assert "[dataset fault] rank 0: the dataset raised" in run.failure_text("test_stream_runs"), run.explain()
     assert STREAMS_BAD[spec].title == "[dataset fault]"
 
 

@@ -282,6 +282,13 @@ ROWS = (
         "torch_geometric",
     ),
     Row(
+        "BatchRebalanceSampler (one micro-batch per step)",
+        "sampler_conformance.adapters.transformers:BatchRebalanceSampler",
+        "micro_batches",
+        "transformers",
+        "transformers",
+    ),
+    Row(
         "DistributedUniformWithReplacementSampler (Poisson)",
         "sampler_conformance.adapters.opacus:DistributedUniformWithReplacementSampler",
         "poisson",

@@ -23,6 +23,9 @@ from .invariants import title
 # case. The plugin charges it to the subject's crash flag ("runs without crashing": for the
 # index sampler, edge_sizes): see harness.pytest_plugin.crashes.
 FAULT = "sampler fault"
+# What a fault is titled wherever it is shown: in the noun of the subject under test
+# ("dataset fault"), once the plugin says which one runs (:func:`title_faults_as`).
+_fault_title = FAULT
 
 SHOWN_HEAD = 12
 SHOWN_TAIL = 4
@@ -40,7 +43,7 @@ class Violation:
 
     @property
     def title(self) -> str:
-        return title(self.flag)
+        return _fault_title if self.flag == FAULT else title(self.flag)
 
 
 class Evidence(BaseException):
@@ -160,6 +163,13 @@ def _judged_nowhere(observation: Observation) -> None:
 # What expect_holds() tells of each observation it found the invariant held on: nothing,
 # unless the pytest plugin installed its own (it counts the cases that could have failed).
 _note_judged: Callable[[Observation], None] = _judged_nowhere
+
+
+def title_faults_as(fault_title: str) -> None:
+    """Title every fault ``fault_title`` (``Subject.fault_title``), in pytest's failure text,
+    the summary and the certificate alike."""
+    global _fault_title
+    _fault_title = fault_title
 
 
 def note_judged_with(hook: Callable[[Observation], None]) -> None:

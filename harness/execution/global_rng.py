@@ -18,6 +18,14 @@ def seed_global_rngs(seed: int) -> None:
     random.seed(seed)
 
 
+def draw_once_from_global_rngs() -> None:
+    """One draw from each global RNG: what dropout on a batch only this rank has, or a collator
+    masking with ``seed=None``, does to one rank of a job and not to the others."""
+    torch.rand(1)
+    np.random.random()
+    random.random()
+
+
 def global_rng_fingerprints() -> dict[str, str]:
     """A digest of each global RNG's state, to tell whether a call advanced it."""
     states = {

@@ -38,13 +38,13 @@ def failure_properties(error: BaseException, subject: Subject) -> list[tuple[str
 def violation_properties(evidence: Sequence[Evidence], subject: Subject) -> list[tuple[str, object]]:
     """Each violation as JSON with its Hypothesis draws. A sampler fault (it raised, hung or
     died) counts against the invariant that it runs without crashing, the subject's
-    ``crash_flag``, titled in the subject's noun (``Subject.fault_title``: "dataset fault")."""
+    ``crash_flag``; it is titled in the subject's noun already (``evidence.title_faults_as``)."""
     properties: list[tuple[str, object]] = []
     for leaf in evidence:
         draws = [note for note in getattr(leaf, "__notes__", []) if note.startswith("Draw ")]
         for record in leaf.records(draws):
             if record["flag"] == FAULT:
-                record["flag"], record["title"] = subject.crash_flag, subject.fault_title
+                record["flag"] = subject.crash_flag
             properties.append((VIOLATION_KEY, json.dumps(record)))
     return properties
 

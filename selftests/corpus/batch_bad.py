@@ -2,7 +2,8 @@
 a real project shipped, named in its docstring.
 
 Each is called as ``Attr(lengths, num_replicas=W, rank=r, max_tokens=b, seed=s)`` (the
-Poisson ones with ``sample_rate=q`` instead of ``max_tokens``); ``selftests/test_batches.py``
+micro-batch one with ``batch_size=k``, the Poisson ones with ``sample_rate=q`` instead of
+``max_tokens``); ``selftests/test_batches.py``
 certifies each and asserts its exact set of failed invariants.
 """
 
@@ -13,7 +14,7 @@ from collections.abc import Iterator
 import numpy as np
 import torch
 
-from sampler_conformance.adapters.budget_batches import PoissonBatchSampler, TokenBudgetBatchSampler
+from sampler_conformance.adapters.budget_batches import MicroBatchSampler, PoissonBatchSampler, TokenBudgetBatchSampler
 
 
 class RefusesLongItem(TokenBudgetBatchSampler):
@@ -92,14 +93,12 @@ class LenOfPreviousPass(TokenBudgetBatchSampler):
 
 class LenFrozenAtConstruction(TokenBudgetBatchSampler):
     """Counts its batches once, at construction, for the epoch it was built at, while the
-    count depends on the epoch: it packs the items in their shuffled order, without
-    bucketing, so another order packs into another number of batches (lengths [2, 2, 1, 1],
-    max_tokens=3: two batches in one order, three in another). From the first ``set_epoch``
-    on, ``len()`` may name a count the rank does not yield.
+    count depends on the epoch (pytorch/audio #3068: the count changes by epoch, "not
+    reflected in ``__len__``"): from 65 items on, more than one bucketing window, another
+    order packs into another number of batches. From the first ``set_epoch`` on, ``len()``
+    may name a count the rank does not yield.
 
     Rejected by: len() counts the batches the rank yields."""
-
-    bucket_window = 1  # no bucketing: the shuffled order is packed as it is
 
     def __init__(self, lengths, num_replicas, rank, max_tokens, seed=0) -> None:
         super().__init__(lengths, num_replicas, rank, max_tokens, seed)
@@ -209,7 +208,7 @@ class PadsByRepeating(TokenBudgetBatchSampler):
     DistributedSampler pads indices: every rank runs as many steps, and the repeated
     batches are trained on twice (and counted twice in an evaluation).
 
-    Rejected by: each item at most once per epoch, those left out fitting in W - 1 batches."""
+    Rejected by: each item at most once per epoch, only an incomplete last round left out."""
 
     def plan(self) -> list[list[int]]:
         kept = self.num_replicas
@@ -220,6 +219,24 @@ class PadsByRepeating(TokenBudgetBatchSampler):
             self.num_replicas = kept
         short = -len(batches) % self.num_replicas
         return batches + (batches * self.num_replicas)[:short]
+
+
+class StepsEndBeforeTheLast(MicroBatchSampler):
+    """Its steps start at ``range(0, N - batch_size, batch_size)``: the end is exclusive, so
+    where N is a multiple of ``batch_size`` the last whole step is never read (N=4,
+    batch_size=2: items 2 and 3 are left out of every epoch).
+
+    Rejected by: each item at most once per epoch, fewer than batch_size left out."""
+
+    def steps(self) -> list[list[int]]:
+        generator = torch.Generator().manual_seed(self.seed + self.epoch)
+        order = torch.randperm(len(self.lengths), generator=generator).tolist()
+        return [
+            order[start : start + self.batch_size] for start in range(0, len(order) - self.batch_size, self.batch_size)
+        ]
+
+    def __len__(self) -> int:
+        return len(self.steps())
 
 
 class SkipsEmptyBatches(PoissonBatchSampler):

@@ -11,25 +11,34 @@ from sampler_conformance.core.case import Case
 @dataclass(frozen=True)
 class BatchCase(Case):
     """Item ``i`` of ``dataset_size`` has length ``lengths[i]`` (tokens, frames, seconds: the
-    unit is the sampler's); ``max_tokens`` is the budget one batch may cost, ``sample_rate``
+    unit is the sampler's); ``max_tokens`` is the budget one batch may cost, ``batch_size``
+    (0: none) the items of one global step that the ranks' micro-batches share, ``sample_rate``
     the probability with which a Poisson sampler draws each item of its shard at each step.
     A contract passes the one it is about (``BatchContract.parameter``)."""
 
     lengths: tuple[int, ...] = ()
     max_tokens: int = 0
     sample_rate: float = 0.0
+    batch_size: int = 0
 
     def __post_init__(self) -> None:
         if len(self.lengths) != self.dataset_size:
             raise ValueError(f"{len(self.lengths)} lengths for N={self.dataset_size} items")
 
     def sampler_options(self, yields_batches: bool = True) -> dict[str, Any]:
-        return {"seed": self.seed, "max_tokens": self.max_tokens, "sample_rate": self.sample_rate}
+        return {
+            "seed": self.seed,
+            "max_tokens": self.max_tokens,
+            "sample_rate": self.sample_rate,
+            "batch_size": self.batch_size,
+        }
 
     def describe(self) -> str:
         shown = list(self.lengths) if len(self.lengths) <= 16 else f"{len(self.lengths)} lengths"
         if self.sample_rate:
             made = f"sample_rate={self.sample_rate}"
+        elif self.batch_size:
+            made = f"lengths={shown}, batch_size={self.batch_size}"
         else:
             made = f"lengths={shown}, max_tokens={self.max_tokens}"
         return f"N={self.dataset_size}, W={self.world_size}, {made}, seed={self.seed}, epoch={self.epoch}"

@@ -114,8 +114,9 @@ def padding_wasted(epoch: PlannedEpoch) -> list[float]:
 
 
 def check_each_item_once(epoch: PlannedEpoch) -> list[Violation]:
-    """No item twice across ranks; those never yielded would fit in W - 1 batches: their
-    lengths, each counted at most the budget, add up to at most (W - 1) x max_tokens."""
+    """No item twice across ranks; those never yielded fit in what an incomplete last round
+    may drop: under a budget, W - 1 batches (their lengths, each counted at most the budget,
+    add up to at most (W - 1) x max_tokens); under a step's size, fewer than batch_size items."""
     case = epoch.case
     size = case.dataset_size
     drawn = np.concatenate(epoch.observation.indices) if epoch.observation.indices else np.empty(0, np.int64)
@@ -131,6 +132,16 @@ def check_each_item_once(epoch: PlannedEpoch) -> list[Violation]:
             )
         ]
     missing = np.flatnonzero(counts == 0)
+    if case.batch_size:
+        if missing.size < case.batch_size:
+            return []
+        return [
+            Violation(
+                "each_item_once",
+                f"{missing.size} item(s) never yielded, {shorten(missing)}: an incomplete last step holds fewer "
+                f"than batch_size={case.batch_size}, so a whole step's worth was dropped",
+            )
+        ]
     lengths = np.asarray(case.lengths, dtype=np.int64)
     left_out = int(np.minimum(lengths[missing], case.max_tokens).sum()) if missing.size else 0
     allowed = (case.world_size - 1) * case.max_tokens

@@ -10,6 +10,14 @@ batches may be dropped to keep the ranks equal, nothing more); every process pla
 batches; the plan is a function of the seed and the epoch, and changes with the epoch;
 ``len()``, where the sampler has one, counts the batches it yields.
 
+``micro_batches`` is ``dynamic_batches`` without a budget, for samplers that cut each global
+step of ``batch_size`` items into the ranks' micro-batches of varying sizes (transformers'
+``BatchRebalanceSampler``, Megatron's micro-batch samplers): every rank yields the same
+number of non-empty batches per epoch; each item at most once per epoch across ranks, fewer
+than ``batch_size`` left out (one incomplete last step may be dropped, nothing more); every
+process plans the same batches; set by the seed and the epoch; ``len()``, where present,
+counts the batches.
+
 ``poisson`` is what a Poisson-subsampling sampler for differentially private training
 (opacus' ``DistributedUniformWithReplacementSampler``) owes: each rank yields exactly
 ``len()`` batches per epoch, the same number on every rank, empty ones included; the ranks
@@ -31,7 +39,9 @@ from sampler_conformance.core.contracts import Contract
 @dataclass(frozen=True, repr=False)
 class BatchContract(Contract):
     subject: ClassVar[str] = "batch_sampler"
-    parameter: str = "max_tokens"  # what the factory is given beside the lengths: the budget, or the rate
+    parameter: str = (
+        "max_tokens"  # what the factory is given beside the lengths: the budget, the step's size, or the rate
+    )
     empty_batches: bool = False  # an empty batch is a step of its own (Poisson), not a fault
     requires_len: bool = False  # len() is promised: a sampler without __len__ fails batch_len_matches
 
@@ -51,6 +61,19 @@ DYNAMIC_BATCHES = BatchContract(
     reference="sampler_conformance.adapters.budget_batches:make",
 )
 
+MICRO_BATCHES = BatchContract(
+    name="micro_batches",
+    family="micro-batch sampler",
+    description=(
+        "each global step of batch_size items cut into the ranks' non-empty micro-batches: each rank yields the same "
+        "number of batches per epoch; each item at most once per epoch across ranks, fewer than batch_size left out; "
+        "every process plans the same batches; set by seed and epoch; len(), where present, counts the batches"
+    ),
+    flags=SHARED | {"each_item_once", "batches_deterministic", "batch_plan_agrees"},
+    reference="sampler_conformance.adapters.budget_batches:micro_batches",
+    parameter="batch_size",
+)
+
 POISSON = BatchContract(
     name="poisson",
     family="Poisson sampler",
@@ -66,4 +89,4 @@ POISSON = BatchContract(
     requires_len=True,
 )
 
-CONTRACTS: dict[str, BatchContract] = {c.name: c for c in (DYNAMIC_BATCHES, POISSON)}
+CONTRACTS: dict[str, BatchContract] = {c.name: c for c in (DYNAMIC_BATCHES, MICRO_BATCHES, POISSON)}

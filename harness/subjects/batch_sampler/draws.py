@@ -19,6 +19,8 @@ SEED_LIMIT = 2**32
 # probability too small to matter.
 MIN_COMPARED_ITEMS = 32
 MIN_COMPARED_BATCHES_PER_RANK = 4
+# A global step (micro_batches' batch_size) holds W to this many times W items.
+MAX_STEP_PER_RANK = 8
 # The Poisson rates drawn: the smallest makes about a hundred steps an epoch.
 SAMPLE_RATES = (0.01, 0.05, 0.1, 0.25, 0.5, 1.0)
 
@@ -28,37 +30,31 @@ def epochs() -> st.SearchStrategy[int]:
 
 
 @st.composite
-def length_lists(draw: st.DrawFn, min_size: int, max_size: int, budget: int) -> tuple[int, ...]:
-    """Lengths of 1 to MAX_LENGTH, of a shape that matters to a bucketing sampler; their count
-    is the dataset's size.
+def length_lists(draw: st.DrawFn, size: int, budget: int) -> tuple[int, ...]:
+    """``size`` lengths of 1 to MAX_LENGTH, of a shape that matters to a bucketing sampler.
 
-    The list's own size is N, rather than a list of exactly N drawn after N: there, shrinking N
-    shifted every later draw, so a counterexample stayed at the size it was found at (N = 151
-    where 4 items show the bug). Here deleting one item is one step of the shrinker."""
+    A failure that depends on the order seldom shrinks in N: the batches come from a
+    permutation of all N items, and one item fewer shuffles them all differently
+    (docs/batch-samplers.md, "Draws": what was tried, and why N is drawn this way)."""
+    if size == 0:
+        return ()
     shape = draw(st.sampled_from(["equal", "uniform", "skewed", "few huge", "over budget"]), label="lengths")
-
-    def sized(lengths: st.SearchStrategy[int]) -> st.SearchStrategy[list[int]]:
-        return st.lists(lengths, min_size=min_size, max_size=max_size)
-
     if shape == "equal":
-        length = draw(st.integers(1, MAX_LENGTH), label="length")
-        return tuple(draw(sized(st.just(length)), label="equal lengths"))
+        return (draw(st.integers(1, MAX_LENGTH), label="length"),) * size
     if shape == "uniform":
-        return tuple(draw(sized(st.integers(1, 100)), label="uniform lengths"))
+        return tuple(draw(st.lists(st.integers(1, 100), min_size=size, max_size=size), label="uniform lengths"))
     short = st.integers(1, 20)
     if shape == "skewed":  # most items short, about one in ten long
         long = st.integers(200, MAX_LENGTH)
-        return tuple(draw(sized(st.one_of(*[short] * 9, long)), label="skewed lengths"))
-    lengths = draw(sized(short), label="short lengths")
+        picks = st.lists(st.one_of(short, short, short, short, short, short, short, short, short, long), min_size=size)
+        return tuple(draw(picks.map(lambda xs: xs[:size]), label="skewed lengths"))
+    lengths = draw(st.lists(short, min_size=size, max_size=size), label="short lengths")
+    huge = draw(st.sets(st.integers(0, size - 1), min_size=1, max_size=min(3, size)), label="huge items")
     if shape == "few huge":  # within the budget, but most of it
         big = st.integers(max(1, budget // 2), max(1, budget))
     else:  # longer than the whole budget: the rule is that such an item is yielded alone
         big = st.integers(budget + 1, budget + MAX_LENGTH)
-    # One to three of them, at places taken modulo N so that they survive the shrinking of N.
-    huge = draw(st.lists(st.tuples(st.integers(0, max_size), big), min_size=1, max_size=3), label="huge items")
-    for place, length in huge if lengths else ():
-        lengths[place % len(lengths)] = length
-    return tuple(lengths)
+    return tuple(draw(big, label="huge length") if i in huge else n for i, n in enumerate(lengths))
 
 
 def draw_batch_case(
@@ -73,15 +69,19 @@ def draw_batch_case(
     """Draw one case for ``plug`` under ``contract``; a value given fixes that field."""
     if world_size is None:
         world_size = data.draw(st.integers(1, MAX_SIMULATED_WORLD_SIZE), label="W (world size)")
+    size = data.draw(st.integers(min_dataset_size, max_dataset_size), label="N (dataset size)")
     seed = data.draw(st.one_of(st.sampled_from([0, 1, SEED_LIMIT - 1]), st.integers(0, SEED_LIMIT - 1)), label="seed")
     seed = seed if plug.supports("seed") else 0
     if contract.parameter == "sample_rate":
-        size = data.draw(st.integers(min_dataset_size, max_dataset_size), label="N (dataset size)")
         rate = data.draw(st.sampled_from(SAMPLE_RATES), label="sample_rate")
         return BatchCase(dataset_size=size, world_size=world_size, seed=seed, lengths=(1,) * size, sample_rate=rate)
+    if contract.parameter == "batch_size":  # at least one item for every rank's micro-batch
+        step = data.draw(st.integers(world_size, MAX_STEP_PER_RANK * world_size), label="batch_size")
+        lengths = data.draw(length_lists(size, MAX_LENGTH), label="lengths")
+        return BatchCase(dataset_size=size, world_size=world_size, seed=seed, lengths=lengths, batch_size=step)
     budget = data.draw(st.integers(1, 4 * MAX_LENGTH), label="max_tokens")
-    lengths = data.draw(length_lists(min_dataset_size, max_dataset_size, budget), label="lengths")
-    return BatchCase(dataset_size=len(lengths), world_size=world_size, seed=seed, lengths=lengths, max_tokens=budget)
+    lengths = data.draw(length_lists(size, budget), label="lengths")
+    return BatchCase(dataset_size=size, world_size=world_size, seed=seed, lengths=lengths, max_tokens=budget)
 
 
 def comparable(case: BatchCase) -> bool:
@@ -91,5 +91,7 @@ def comparable(case: BatchCase) -> bool:
         return False
     if case.sample_rate:  # at rate 1 every step draws the whole shard: nothing random to compare
         return case.sample_rate < 1
+    if case.batch_size:
+        return case.dataset_size >= MIN_COMPARED_BATCHES_PER_RANK * case.batch_size
     spread = sum(min(length, case.max_tokens) for length in case.lengths)
     return spread >= MIN_COMPARED_BATCHES_PER_RANK * case.world_size * case.max_tokens

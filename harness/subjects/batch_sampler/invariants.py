@@ -85,9 +85,10 @@ DECLARED: tuple[Invariant, ...] = (
     ),
     _declared(
         "each_item_once",
-        "each item at most once per epoch, those left out fitting in W - 1 batches",
+        "each item at most once per epoch, only an incomplete last round left out",
         "the last round padded with batches repeated from the start (DistributedSampler's padding applied to a "
-        "batch plan), which trains twice on them and inflates evaluation; or items dropped beyond the last round",
+        "batch plan), which trains twice on them and inflates evaluation; or items dropped beyond the last round "
+        "(under a budget, more than W - 1 batches hold; in steps of batch_size, a whole step)",
         "PadsByRepeating",
     ),
     _declared(

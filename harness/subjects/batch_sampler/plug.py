@@ -2,6 +2,7 @@
 
 The spec names a factory (or a class) called once per rank: ``make(lengths, *,
 num_replicas, rank, max_tokens, seed)`` under ``dynamic_batches``, ``make(lengths, *,
+num_replicas, rank, batch_size, seed)`` under ``micro_batches``, ``make(lengths, *,
 num_replicas, rank, sample_rate, seed)`` under ``poisson``. It returns that rank's batch
 sampler: an iterable of batches, each a list of int indices, which may have
 ``set_epoch(epoch)`` and ``__len__`` (the number of batches). ``lengths`` is a list of ints,
@@ -29,7 +30,7 @@ from .contracts import BatchContract
 DEFAULT_SPEC = "sampler_conformance.adapters.budget_batches:make"
 REQUIRED_PARAMETERS = ("num_replicas", "rank")
 # The parameter a contract is about (BatchContract.parameter) is required under it; seed never is.
-OPTIONAL_PARAMETERS = ("max_tokens", "sample_rate", "seed")
+OPTIONAL_PARAMETERS = ("max_tokens", "batch_size", "sample_rate", "seed")
 COST_ATTRIBUTE = "batch_cost"
 COSTS = ("sum", "padded")
 SPEC_HELP = (
@@ -37,7 +38,7 @@ SPEC_HELP = (
     "or --sampler=path/to/my_sampler.py:make"
 )
 CONVENTION = FactoryConvention(
-    call="make(lengths, *, num_replicas, rank, max_tokens or sample_rate, seed)",
+    call="make(lengths, *, num_replicas, rank, max_tokens or batch_size or sample_rate, seed)",
     required=REQUIRED_PARAMETERS,
     optional=OPTIONAL_PARAMETERS,
     contracts="batch contracts",
@@ -85,7 +86,7 @@ def load_plug(spec: str) -> BatchPlug:
 
 
 def check_fit(plug: Plug, contract: Contract) -> None:
-    """A SpecError unless the factory takes what ``contract`` gives it (the budget or the rate)."""
+    """A SpecError unless the factory takes what ``contract`` gives it (the budget, the step's size or the rate)."""
     assert isinstance(plug, BatchPlug) and isinstance(contract, BatchContract)
     if not plug.supports(contract.parameter):
         raise SpecError(

@@ -35,11 +35,15 @@ def check_orders_differ(first: Observation, second: Observation, flag: str, what
     return []
 
 
-def check_ranks_agree(single_rank_orders: Sequence[Observation]) -> list[Violation]:
+PER_PROCESS_STATE = "the order depends on per-process state"
+
+
+def check_ranks_agree(single_rank_orders: Sequence[Observation], why: str = PER_PROCESS_STATE) -> list[Violation]:
     """Built with num_replicas=1 in each rank's own process, every rank yields the same order.
 
     Ranks that derive their order from per-process state (Python's hash() of a str, an
-    unseeded RNG) disagree, and their shares of "the" order overlap and miss items.
+    unseeded RNG, global RNGs that drifted apart) disagree, and their shares of "the" order
+    overlap and miss items. ``why`` says what made the processes differ.
     """
     reference = single_rank_orders[0].indices[0]
     for rank, obs in enumerate(single_rank_orders[1:], start=1):
@@ -49,8 +53,8 @@ def check_ranks_agree(single_rank_orders: Sequence[Observation]) -> list[Violati
                 Violation(
                     "agrees_across_ranks",
                     f"built with num_replicas=1, rank=0 in each rank's process for the same (seed, epoch), rank 0 "
-                    f"yields {shorten(reference)} but rank {rank} yields {shorten(order)}: the order depends on "
-                    f"per-process state, so the ranks' shares overlap and miss items",
+                    f"yields {shorten(reference)} but rank {rank} yields {shorten(order)}: {why}, so the ranks' shares "
+                    f"overlap and miss items",
                 )
             ]
     return []

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sampler_conformance.core.case import Case, Observation
+from sampler_conformance.execution.global_rng import draw_once_from_global_rngs, seed_global_rngs
 from sampler_conformance.execution.scenario import RankContext, Ranks, ask
 
 from ..contracts import SamplerContract
@@ -21,6 +22,8 @@ from .steps import Build, build, has_set_epoch, read, set_epoch
 
 # What a real group builds by default: from the group, explicitly, and as the only rank.
 GROUP_BUILDS = (Build.GROUP, Build.EXPLICIT, Build.SINGLE)
+# The rank whose global RNGs drift (ReadEpochs.drifted_global_seed).
+DRIFTING_RANK = 0
 
 
 @dataclass(frozen=True)
@@ -34,8 +37,16 @@ class RankReadings:
 class ReadEpochs(SamplerScenario):
     epochs: tuple[int | None, ...] = (None,)
     builds: tuple[Build, ...] = (Build.EXPLICIT,)
+    # Where set, a training script's start: every rank seeds its global RNGs with it, then
+    # DRIFTING_RANK draws once more from each, before the samplers are built. None: the
+    # global RNGs are left as the rank process holds them.
+    drifted_global_seed: int | None = None
 
     def run(self, rank: RankContext) -> RankReadings:
+        if self.drifted_global_seed is not None:
+            seed_global_rngs(self.drifted_global_seed)
+            if rank.rank == DRIFTING_RANK:
+                draw_once_from_global_rngs()
         readings = {}
         sampler = None
         for how in self.builds:
@@ -77,13 +88,17 @@ def read_epochs(
     case: Case,
     epochs: Sequence[int | None] = (None,),
     builds: Sequence[Build] = (Build.EXPLICIT,),
+    drifted_global_seed: int | None = None,
 ) -> Readings:
-    """Read every rank's sampler for each epoch. A sampler that takes its rank from the group
-    only is built from the group only (and from the dataset alone, if asked)."""
+    """Read every rank's sampler for each epoch (after the global RNGs drift on one rank, given
+    ``drifted_global_seed``). A sampler that takes its rank from the group only is built from
+    the group only (and from the dataset alone, if asked)."""
     __tracebackhide__ = True  # failures point at the sampler, not the harness
     if plug.needs_process_group:
         builds = [b for b in builds if b in (Build.GROUP, Build.DEFAULTS)]
-    replies: list[RankReadings] = ask(ranks, ReadEpochs(plug.spec, contract, case, tuple(epochs), tuple(builds)))
+    replies: list[RankReadings] = ask(
+        ranks, ReadEpochs(plug.spec, contract, case, tuple(epochs), tuple(builds), drifted_global_seed)
+    )
     has_epoch = all(reply.has_set_epoch for reply in replies)
     # An epoch the sampler could not be told is no epoch: the case says set_epoch was not called.
     at_epoch = [case.with_(epoch=epoch if has_epoch else None) for epoch in epochs]
