@@ -129,12 +129,13 @@ def loader_worker_options(num_workers: int, dataset: Any = None) -> dict[str, An
     """How the suite's DataLoaders start their workers (``DataLoader(**options)``): from a fork
     server (:func:`worker_start_method`; for a ``dataset`` whose pickle names modules the
     rank's server had not imported, a server that has, ``fork_server.server_for_modules``),
-    each worker letting go of that server's "alive" pipe as it starts (:func:`release_fork_server`). A worker's parent is the fork server, not the
-    rank, so torch's watchdog in the worker watches the server; and a server runs while any
-    holder of its pipe lives. A worker that kept it would keep the server alive, and the
-    server the worker, after the rank was killed (seen: a rank's server and two workers left
-    running when the controller was killed). Let go, the server ends with the rank, and the
-    workers with the server."""
+    each worker letting go of that server's "alive" pipe as it starts
+    (:func:`release_fork_server`). A worker's parent is the fork server, not the rank, so
+    torch's watchdog in the worker watches the server; and a server runs while any holder of
+    its pipe lives. A worker that kept it would keep the server alive, and the server the
+    worker, after the rank was killed (seen: a rank's server and two workers left running
+    when the controller was killed). Let go, the server ends with the rank, and the workers
+    with the server."""
     if not num_workers:
         return {}
     send_generators_by_value()
