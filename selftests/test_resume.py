@@ -44,6 +44,25 @@ def test_resume_bug_of_process_groups_fails_exactly_its_invariants_in_the_whole_
     run.assert_rejected(RESUME_GROUP_BAD[spec])
 
 
+def test_a_loader_checkpoint_follows_the_rank_s_last_batch_not_the_loader_s_end(pytester):
+    """The draws take k up to ceil(batches / W), and a batch sampler that drops an
+    incomplete last round under drop_last (as accelerate's BatchSamplerShard does) holds fewer.
+    k is cut to the rank's epoch: taking more runs the loader's iterator to its end, after
+    which torchdata resumes at a fresh pass, whatever the sampler's state (N=5, W=4: the
+    conforming sampler was charged with replaying its one batch)."""
+    run = certify(
+        pytester,
+        "selftests.corpus.resumable:ResumableBatchShard",
+        "--contract=batch+resumable",
+        "--world-sizes=4",
+        "-k",
+        "test_resume_through_stateful_dataloader and not workers",
+        paths=(CONFORMANCE / "test_resume_loader.py",),
+    )
+    assert run.statuses["resumes_through_loader"] == "held", run.explain()
+    assert run.failed_invariants == set(), run.explain()
+
+
 def _without_torchdata(pytester, spec):
     """The loader resume alone, for ``spec``, where importing torchdata fails."""
     hidden = pytester.mkpydir("torchdata")  # the subprocess's cwd comes first on sys.path

@@ -25,6 +25,11 @@ What torchdata 0.11 does with the sampler (``torchdata/stateful_dataloader``):
   the sampler's ``load_state_dict``.
 - Its batch sampler reads past a rank's last item to fill a short last batch, so the
   sampler's pass ends when the loader draws that batch, before the loop has taken it.
+- A loader state taken once its iterator has raised StopIteration says the iterator
+  finished; the next ``iter(loader)`` then drops the restored iterator (after it has
+  loaded the sampler's state and called ``iter(sampler)``) and starts a fresh pass. So k is
+  cut to the batches of the rank's epoch: the checkpoint follows the k-th batch, and the
+  iterator is never run to its end, as in-process (step 2).
 
 Loader workers come from a forkserver, as in ``harness.subjects.index_sampler.scenarios.loader``.
 """
@@ -90,7 +95,9 @@ class ResumeThroughLoader(SamplerScenario):
         sampler, loader = self._built(rank)
         set_epoch(rank, sampler, self.epoch)
         iterator = rank.call(f"in iter({self._loader_text()})", lambda: iter(loader), into_sampler=False)
-        consumed = self._batches(rank, iterator, self.cut)
+        # Cut to the rank's epoch, as in-process: taking more would run the iterator to its
+        # end, a loop that finished the epoch, which torchdata resumes at a fresh pass.
+        consumed = self._batches(rank, iterator, min(self.cut, len(uninterrupted[0])))
         state = rank.call(f"in {self._loader_text()}.state_dict()", loader.state_dict, into_sampler=False)
         state, _ = through_checkpoint(state)  # a state that is not plain data is plain_state's to charge
         del iterator, loader  # the workers of the interrupted run stop here
