@@ -20,14 +20,17 @@ from sampler_conformance.core.evidence import HarnessError, SamplerDeath, Sample
 from sampler_conformance.execution.backend import choose_backend, rank_device
 from sampler_conformance.execution.blame import sampler_frames_in_dump
 from sampler_conformance.execution.rank_pool import RankPool
-from sampler_conformance.subjects.index_sampler.contracts import TORCH
+from sampler_conformance.subjects import contract_named
+from sampler_conformance.subjects.index_sampler.contracts import TORCH, SamplerContract
 from sampler_conformance.subjects.index_sampler.plug import DEFAULT_SPEC, load_plug
 from sampler_conformance.subjects.index_sampler.scenarios.epochs import GROUP_BUILDS, ReadEpochs, read_epochs
+from sampler_conformance.subjects.index_sampler.scenarios.resume_loader import resume_through_loader
 
 from .corpus.rank_faults import HANG_ONCE_FLAG_ENV, SCRATCH_ENV
 from .suite_run import REPO, SuiteRun, certify
 
 FAULTS = "selftests.corpus.rank_faults"
+GOOD_RESUMABLE = "selftests.corpus.resumable:ResumableSampler"
 MULTIPROCESS_BAD = "selftests.corpus.multiprocess_bad"
 POOL_TIMEOUT_S = 5.0
 CASE = Case(dataset_size=10, world_size=2)
@@ -103,6 +106,41 @@ def test_raising_rank_is_named_with_its_traceback(pool):
     assert pool.pids == before
     _recovers(pool)
     assert pool.pids == before
+
+
+def _descendants(pid: int) -> set[int]:
+    """The processes below ``pid`` (Linux /proc): a rank's fork servers and the workers they started."""
+    parents = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rpartition(")")[2].split()
+        except OSError:
+            continue  # it ended while we read
+        parents[int(stat.parent.name)] = int(fields[1])
+    found: set[int] = set()
+    frontier = {pid}
+    while frontier:
+        frontier = {child for child, parent in parents.items() if parent in frontier} - found
+        found |= frontier
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads the process tree from Linux /proc")
+def test_a_loader_whose_iterator_raised_leaves_no_worker_running(pool):
+    """A sampler whose load_state_dict raises inside StatefulDataLoader's iterator, its two
+    workers started: the rank stops them before it answers, instead of leaving them to the
+    garbage collector, whose shutdown of that iterator waits 5 s for each worker."""
+    pytest.importorskip("torchdata.stateful_dataloader", reason="the loader resume needs torchdata")
+    contract = contract_named("torch+resumable")
+    assert isinstance(contract, SamplerContract)
+    pool.begin_test()
+    resume_through_loader(pool, load_plug(GOOD_RESUMABLE), contract, CASE, epoch=0, cut=1, num_workers=2)
+    servers = {pid: _descendants(pid) for pid in pool.pids}  # what a clean loader run leaves: fork servers
+    with pytest.raises(SamplerFault, match="rank 1 refuses every state"):
+        resume_through_loader(
+            pool, load_plug(f"{FAULTS}:RefusesStateOnRankOne"), contract, CASE, epoch=0, cut=1, num_workers=2
+        )
+    assert {pid: _descendants(pid) for pid in pool.pids} == servers
 
 
 @pytest.mark.parametrize(
@@ -326,7 +364,7 @@ def test_ctrl_c_leaves_no_process(pytester, tag, tmp_path, monkeypatch, threads,
 
 
 KILLED_CONTROLLER = f"""
-from sampler_conformance.subjects.index_sampler.contracts import TORCH
+from sampler_conformance.subjects.index_sampler.contracts import TORCH, SamplerContract
 from sampler_conformance.subjects.index_sampler.plug import load_plug
 from sampler_conformance.execution.rank_pool import RankPool
 from sampler_conformance.subjects.index_sampler.scenarios.epochs import GROUP_BUILDS, read_epochs

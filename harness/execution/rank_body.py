@@ -12,6 +12,7 @@ from __future__ import annotations
 import ctypes
 import faulthandler
 import ipaddress
+import multiprocessing
 import os
 import signal
 import socket
@@ -33,6 +34,9 @@ from .messages import RankError, RankSetup, Ready, Reply, Shutdown, Simulated
 from .scenario import RankContext, Scenario, StepFailed
 
 _PR_SET_PDEATHSIG = 1
+
+# How long a leftover loader worker gets to stop on SIGTERM before SIGKILL, and then to be reaped.
+WORKER_STOP_S = 2.0
 
 
 def main(setup: RankSetup, conn: Connection) -> None:
@@ -87,7 +91,9 @@ def main(setup: RankSetup, conn: Connection) -> None:
                 break
             if isinstance(message, Shutdown):
                 break
-            conn.send(answer(message, setup, plugs))
+            reply = answer(message, setup, plugs)
+            stop_leftover_workers()
+            conn.send(reply)
     finally:
         if setup.backend is not None:
             dist.destroy_process_group()
@@ -120,6 +126,25 @@ def answer(scenario: Scenario, setup: RankSetup, plugs: dict[str, Any]) -> Reply
         return RankError(exc.rank, exc.flag, exc.summary, readable_traceback(cause), rank.epoch, exc.sampler_frames)
     except Exception as exc:  # the suite's own code failed: no sampler frames
         return RankError(rank.rank, FAULT, f"{type(exc).__name__}: {exc}", traceback.format_exc(), rank.epoch)
+
+
+def stop_leftover_workers() -> None:
+    """Stop and reap the DataLoader workers a scenario left running (a rank's only children).
+
+    A loader whose iterator raised while starting (a sampler's ``load_state_dict`` raising
+    inside ``StatefulDataLoader``'s iterator, its workers already started) is only reachable
+    from the traceback, and its workers run on until the garbage collector finds it. Its
+    shutdown then waits ``MP_STATUS_CHECK_INTERVAL`` (5 s) for each worker, which never got
+    its stop message: seen as 10 s at the start of a later example, in half of one test's
+    examples (Megatron's sampler, which refuses a ``consumed_samples`` past the dataset)."""
+    leftovers = multiprocessing.active_children()
+    for worker in leftovers:
+        worker.terminate()
+    for worker in leftovers:
+        worker.join(WORKER_STOP_S)
+        if worker.is_alive():
+            worker.kill()
+            worker.join(WORKER_STOP_S)
 
 
 def _rendezvous(setup: RankSetup) -> dict:

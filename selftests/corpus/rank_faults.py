@@ -19,6 +19,7 @@ from typing import Any
 import torch.distributed as dist
 
 from .parts import PartsSampler
+from .resumable import ResumableSampler
 
 FAULTY_RANK = 1
 # HangsOnceOnRankOne hangs only while this file does not exist; it creates it first.
@@ -129,3 +130,14 @@ class ExitsOnRankTwo(PartsSampler):
         if dist.is_available() and dist.is_initialized() and self.rank == 2:
             os._exit(3)
         return super().__iter__()
+
+
+class RefusesStateOnRankOne(ResumableSampler):
+    """A resumable sampler whose ``load_state_dict`` raises on rank 1: under a
+    ``StatefulDataLoader`` with workers it raises inside the loader's iterator, after the
+    workers have started."""
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        if _faulty_here(self):
+            raise ValueError("rank 1 refuses every state (raised on purpose)")
+        super().load_state_dict(state)
