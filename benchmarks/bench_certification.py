@@ -23,11 +23,11 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from sampler_conformance.core.case import Case, Observation  # noqa: E402
+from sampler_conformance.subjects.common.index_dataset import IndexDataset  # noqa: E402
+from sampler_conformance.subjects.common.reading import as_index_array  # noqa: E402
 from sampler_conformance.subjects.index_sampler.checks import check_assignment, structural_violations  # noqa: E402
 from sampler_conformance.subjects.index_sampler.contracts import TORCH  # noqa: E402
-from sampler_conformance.subjects.index_sampler.dataset import IndexDataset  # noqa: E402
 from sampler_conformance.subjects.index_sampler.plug import DEFAULT_SPEC, load_plug  # noqa: E402
-from sampler_conformance.subjects.index_sampler.reading import as_index_array  # noqa: E402
 
 SUITE_TARGET_S = 30.0
 

@@ -18,7 +18,7 @@ from sampler_conformance.adapters import (  # noqa: F401
     transformers,
 )
 from sampler_conformance.core.subject import SpecError
-from sampler_conformance.subjects.index_sampler.dataset import IndexDataset
+from sampler_conformance.subjects.common.index_dataset import IndexDataset
 from sampler_conformance.subjects.index_sampler.plug import load_plug
 from sampler_conformance.subjects.specs import require_package
 

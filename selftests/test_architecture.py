@@ -6,8 +6,10 @@ A role folder of ``harness/`` (the package ``sampler_conformance``) imports from
 from the folders to its left, never from one to its right nor from a sibling of its own
 layer; ``core/`` and ``execution/`` import neither Hypothesis nor pytest (rank processes run
 ``execution/``), and ``core/`` no torch.distributed. Outside ``subjects/`` no module names a kind
-of subject: shared code reads the registry (``sampler_conformance.subjects``), never a kind's folder. Every module is parsed with ``ast``,
-nothing is imported; an import inside a function or under ``TYPE_CHECKING`` counts too.
+of subject: shared code reads the registry (``sampler_conformance.subjects``), never a kind's
+folder. Within ``subjects/`` a kind imports from its own folder and from ``subjects/common/``,
+never from another kind's. Every module is parsed with ``ast``, nothing is imported; an import
+inside a function or under ``TYPE_CHECKING`` counts too.
 """
 
 from __future__ import annotations
@@ -28,7 +30,10 @@ LAYERS = {"core": 0, "execution": 1, "subjects": 2, "pytest_plugin": 3, "report"
 MAPPED = {"properties": 5, "conformance": 5, "adapters": 5}
 NO_TEST_FRAMEWORK = ("core", "execution")  # imported by rank processes: neither Hypothesis nor pytest
 TEST_FRAMEWORKS = ("hypothesis", "pytest", "_pytest")
-KINDS = frozenset(path.parent.name for path in (HARNESS / "subjects").glob("*/__init__.py"))
+SHARED_BY_KINDS = "common"  # subjects/common/: what every kind may import and none owns
+KINDS = frozenset(path.parent.name for path in (HARNESS / "subjects").glob("*/__init__.py")) - {SHARED_BY_KINDS}
+# A kind's modules that only the test process imports; a rank process may import every other one.
+TEST_SIDE = ("draws", "resume_draws", "fixtures", "simulated")
 
 
 def module_name(path: Path) -> str:
@@ -66,6 +71,12 @@ def imports(module: str, source: str, is_package: bool) -> Iterator[tuple[int, s
                 yield node.lineno, f"{origin}.{alias.name}"
 
 
+def _kind_of(module: str) -> str | None:
+    """The kind of subject whose folder holds ``module`` (None outside every kind's folder)."""
+    parts = module.split(".")
+    return parts[2] if len(parts) > 2 and parts[1] == "subjects" and parts[2] in KINDS else None
+
+
 def violations(module: str, source: str, is_package: bool = False) -> list[str]:
     """``module:line -> imported`` for each import of ``source`` against the direction."""
     role = role_of(module)
@@ -78,6 +89,7 @@ def violations(module: str, source: str, is_package: bool = False) -> list[str]:
             wrong = target != role and (rank is None or rank >= LAYERS[role])
             parts = imported.split(".")
             wrong |= target == "subjects" != role and len(parts) > 2 and parts[2] in KINDS  # a kind's folder
+            wrong |= _kind_of(module) not in (None, _kind_of(imported)) and _kind_of(imported) is not None
         elif top in TEST_FRAMEWORKS:
             wrong = role in NO_TEST_FRAMEWORK
         else:
@@ -134,6 +146,11 @@ def test_the_check_sees_wrong_imports() -> None:
     # Shared code reads the registry of subjects, never one kind's folder.
     assert violations(report, "from ..subjects.index_sampler.plug import SamplerPlug")
     assert violations(f"{PACKAGE}.plugin", f"from {PACKAGE}.subjects import index_sampler")
+    # A kind never imports another kind, relatively or not; what two kinds share lives in common/.
+    weighted = f"{PACKAGE}.subjects.weighted_sampler.scenarios"
+    assert violations(weighted, "from ..index_sampler.reading import BadIndex")
+    assert violations(weighted, f"from {PACKAGE}.subjects.batch_sampler import case")
+    assert not violations(weighted, f"from {PACKAGE}.subjects.common.reading import BadIndex\nfrom .case import X")
     # Downward, within a folder, and to the entry modules from the entry modules: all fine.
     assert not violations(report, "from ..subjects import subject_of\nfrom .results import FAILED")
     assert not violations(f"{PACKAGE}.subjects.index_sampler.scenarios", "from . import epochs", is_package=True)
@@ -142,10 +159,12 @@ def test_the_check_sees_wrong_imports() -> None:
 
 
 def test_rank_processes_import_neither_pytest_nor_hypothesis() -> None:
-    """What a rank process loads (the registry of subjects, every scenario, the rank body and the
-    simulator) pulls in neither test framework: checked in a fresh interpreter, not by reading."""
-    scenarios = sorted(f"{module_name(path)}" for path in (HARNESS / "subjects").rglob("scenarios/*.py"))
-    loaded = [f"{PACKAGE}.subjects", f"{PACKAGE}.execution.rank_body", f"{PACKAGE}.execution.simulator", *scenarios]
+    """What a rank process may load (the registry of subjects, every module of every kind but
+    its test-side ones, the rank body and the simulator) pulls in neither test framework:
+    checked in a fresh interpreter, not by reading."""
+    rank_side = sorted(module_name(path) for path in (HARNESS / "subjects").rglob("*.py") if path.stem not in TEST_SIDE)
+    assert any(name.endswith(".scenarios") for name in rank_side)  # the flat scenarios.py of a kind too
+    loaded = [f"{PACKAGE}.execution.rank_body", f"{PACKAGE}.execution.simulator", *rank_side]
     script = f"import importlib, sys\nfor name in {loaded!r}: importlib.import_module(name)\n" + (
         f"print(sorted(m for m in {TEST_FRAMEWORKS!r} if m in sys.modules))"
     )

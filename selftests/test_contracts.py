@@ -18,8 +18,8 @@ from torch.utils.data import BatchSampler, DistributedSampler
 from sampler_conformance.core.case import Case, Observation
 from sampler_conformance.report.certificate import SCHEMA_PATH
 from sampler_conformance.subjects import GROUP_ONLY, REGISTRY
+from sampler_conformance.subjects.common.index_dataset import IndexDataset
 from sampler_conformance.subjects.index_sampler.checks import check_whole_batches
-from sampler_conformance.subjects.index_sampler.dataset import IndexDataset
 
 from .corpus.families import SplitBatches
 from .suite_run import CONFORMANCE, PROPERTIES, RUN_TIMEOUT_S, certify

@@ -61,7 +61,7 @@ def main(setup: RankSetup, conn: Connection) -> None:
         fork_server_context(
             [
                 "torch",
-                "sampler_conformance.subjects.index_sampler.dataset",
+                "sampler_conformance.subjects.common.index_dataset",
                 "sampler_conformance.subjects.iterable_dataset.items",
                 "torchdata.stateful_dataloader",
                 *[module for module in setup.worker_modules if not is_file_module(module)],

@@ -23,8 +23,8 @@ import torch
 from sampler_conformance.core.case import Observation, ReportedLength
 from sampler_conformance.execution.collectives import read_in_lockstep
 from sampler_conformance.execution.scenario import BadItems, RankContext, Ranks, Scenario, ask
+from sampler_conformance.subjects.common.reading import BadIndex, batch_arrays, lens_around
 
-from ..index_sampler.reading import BadIndex, batch_arrays, lens_around
 from .case import BatchCase
 from .contracts import BatchContract
 from .plug import BatchPlug, load_plug

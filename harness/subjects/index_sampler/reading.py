@@ -1,45 +1,32 @@
-"""Pull indices out of a sampler: bounded, and checked to be ints.
+"""Pull indices out of an index sampler, one pass or part of one: bounded, and checked to be
+ints (``sampler_conformance.subjects.common.reading``).
 
-Used by the in-process runner and inside rank processes alike. A sampler that never
-stops is read up to a bound and reported; one that yields tensors, floats or bools is
-reported with the first offending item. ``len()`` is asked before a pass and after it (a
-training loop sizes its epoch from it first), of a sampler that defines ``__len__``: torch's
-Sampler does not require one. A ``len()`` that raises is recorded, not raised: it breaks the
-length invariant alone, and what the pass yielded is judged by the others.
+Used by the in-process runner and inside rank processes alike. A sampler that never stops
+is read up to a bound and reported; one that yields tensors, floats or bools is reported
+with the first offending item. ``len()`` is asked before a pass and after it (a training
+loop sizes its epoch from it first).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from itertools import islice
-from typing import Any, Protocol, TypeVar
+from typing import Any
 
 import numpy as np
 
-from sampler_conformance.core.case import Case, LenRaised, NoLen, Observation, ReportedLength
-from sampler_conformance.core.evidence import FAULT
-from sampler_conformance.execution.scenario import BadItems, StepFailed
+from sampler_conformance.core.case import Case, NoLen, Observation, ReportedLength
+from sampler_conformance.subjects.common.reading import (
+    BadIndex,
+    Guard,
+    as_index_array,
+    batch_arrays,
+    lens_around,
+    read_limit,
+)
 
 from .contracts import SamplerContract
-
-T = TypeVar("T")
-
-
-class Guard(Protocol):
-    """Runs one call into the sampler, ``guard(step, call)``, and turns what it raises into
-    the caller's own failure."""
-
-    def __call__(self, step: str, call: Callable[[], T], /) -> T: ...
-
-
-_INT64_MAX = np.iinfo(np.int64).max
-
-
-class BadIndex(BadItems):
-    """An item that is not an int index, or more items than the bound allows."""
-
-    flag = "valid_indices"
 
 
 @dataclass(frozen=True)
@@ -77,36 +64,6 @@ def read_pass(
     return Reading(indices, after, batches, before)
 
 
-def lens_around(sampler: Any, guard: Guard, read: Callable[[], T]) -> tuple[T, ReportedLength, ReportedLength]:
-    """``read()``, one pass of ``sampler``, with ``len(sampler)`` asked before it (after
-    ``set_epoch``, where a training loop sizes its epoch) and after it: what ``read()``
-    returned, the len() before, the len() after. Every subject's length check compares both."""
-    before = reported_len(sampler, "in __len__, before the pass", guard)
-    result = read()
-    return result, before, reported_len(sampler, "in __len__", guard)
-
-
-def has_len(sampler: Any) -> bool:
-    """Whether ``len(sampler)`` has a ``__len__`` to call. Looked up on the type, as ``len()``
-    does; ``__len__ = None`` is Python's way of saying there is none."""
-    return callable(getattr(type(sampler), "__len__", None))
-
-
-def reported_len(sized: Any, step: str, guard: Guard, sampler: Any = None) -> ReportedLength:
-    """``len(sized)`` through ``guard``, or :attr:`NoLen.UNDEFINED` when ``sampler``, whose
-    ``len()`` that asks (``sized`` itself unless given: a BatchSampler or a DataLoader wraps
-    it), defines no ``__len__``. A ``__len__`` that raises gives :class:`LenRaised`: the
-    length invariant's to charge, and no reason to throw away the pass that was read."""
-    if not has_len(sized if sampler is None else sampler):
-        return NoLen.UNDEFINED
-    try:
-        return guard(step, lambda: int(len(sized)))
-    except StepFailed as failed:
-        if failed.flag != FAULT:
-            raise
-        return LenRaised(failed.summary)
-
-
 def observation_of(case: Case, readings: list[Reading], contract: SamplerContract) -> Observation:
     """The ranks' readings of one pass (rank order) as one Observation of ``case``."""
     batches = tuple(r.batches or () for r in readings) if contract.yields_batches else None
@@ -114,15 +71,6 @@ def observation_of(case: Case, readings: list[Reading], contract: SamplerContrac
     return Observation(
         case, tuple(r.indices for r in readings), lengths, batches, tuple(r.length_before for r in readings)
     )
-
-
-def read_limit(dataset_size: int) -> int:
-    """How many indices one rank may yield before it counts as never stopping.
-
-    Generous: the contracts here yield at most ceil(N/W) per rank; four times the
-    dataset leaves room for repeat-style samplers without reading forever.
-    """
-    return 4 * dataset_size + 64
 
 
 def read_indices(sampler: Iterable[Any], limit: int) -> np.ndarray:
@@ -164,41 +112,3 @@ def take(iterator: Iterator[Any], count: int, contract: SamplerContract) -> Read
         batches = batch_arrays(items)
         return Reading(np.concatenate(batches) if batches else np.empty(0, dtype=np.int64), NoLen.NOT_ASKED, batches)
     return Reading(as_index_array(items), NoLen.NOT_ASKED)
-
-
-def batch_arrays(batches: list[Any]) -> tuple[np.ndarray, ...]:
-    """Each batch as an int64 array; :class:`BadIndex` for one that is not a list of indices."""
-    arrays = []
-    for position, batch in enumerate(batches):
-        if not isinstance(batch, (list, tuple)):
-            raise BadIndex(
-                f"yielded {_kind(batch)} {batch!r} as batch {position}; a batch sampler yields lists of indices"
-            )
-        arrays.append(as_index_array(list(batch)))
-    return tuple(arrays)
-
-
-def as_index_array(items: list[Any]) -> np.ndarray:
-    kinds = set(map(type, items))
-    if not kinds <= {int} and not all(issubclass(k, (int, np.integer)) and k is not bool for k in kinds):
-        position, item = next((i, x) for i, x in enumerate(items) if not _is_int_index(x))
-        raise BadIndex(
-            f"yielded {_kind(item)} {item!r} at position {position}; indices must be Python ints "
-            f"(call int() or .tolist() on tensors and numpy values)"
-        )
-    try:
-        return np.array(items, dtype=np.int64)
-    except OverflowError:
-        position, item = next((i, x) for i, x in enumerate(items) if abs(int(x)) > _INT64_MAX)
-        raise BadIndex(f"yielded {item} at position {position}, far outside any dataset") from None
-
-
-def _is_int_index(item: Any) -> bool:
-    return isinstance(item, (int, np.integer)) and not isinstance(item, (bool, np.bool_))
-
-
-def _kind(item: Any) -> str:
-    module = type(item).__module__
-    name = type(item).__qualname__
-    full = name if module == "builtins" else f"{module}.{name}"
-    return f"a {full}"

@@ -34,6 +34,7 @@ from torch.utils.data._utils import worker as torch_worker
 
 from sampler_conformance.execution.collectives import loader_worker_options, read_in_lockstep
 from sampler_conformance.execution.scenario import RankContext
+from sampler_conformance.subjects.common.reading import read_limit
 
 from .case import StreamCase
 from .items import MAIN_PROCESS, BadItem, Batch, batch_of, checked, collate_ids
@@ -45,11 +46,6 @@ PICKLED_FOR_WORKERS = (
     "default on macOS and Windows and on Linux from Python 3.14, sends each worker a pickled copy; only fork "
     "lets them inherit it)"
 )
-
-
-def read_limit(dataset_size: int) -> int:
-    """How many items (and so batches) one rank may yield in an epoch before it counts as never stopping."""
-    return 4 * dataset_size + 64
 
 
 @dataclass(frozen=True)

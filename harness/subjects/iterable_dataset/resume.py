@@ -41,11 +41,12 @@ from typing import Any, ClassVar
 
 from sampler_conformance.execution.checkpoint import missing_methods, through_checkpoint
 from sampler_conformance.execution.scenario import RankContext, Ranks, Scenario, ask
+from sampler_conformance.subjects.common.reading import read_limit
 
 from .case import StreamCase
 from .contracts import StreamContract
 from .items import Batch, checked
-from .loading import has_set_epoch, loader_generator, read_limit, read_to_end, real_loader, set_epoch
+from .loading import has_set_epoch, loader_generator, read_to_end, real_loader, set_epoch
 from .plug import StreamPlug, load_plug
 from .runs import StreamEpoch, StreamResume
 from .scenarios import layouts_root, stream_epoch, workdir_of

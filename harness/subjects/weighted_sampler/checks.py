@@ -11,8 +11,8 @@ from torch.utils.data import DistributedSampler
 from sampler_conformance.core.counting import check_reported_lengths
 from sampler_conformance.core.evidence import Violation, shorten
 from sampler_conformance.core.frequencies import FrequencyVerdict, frequency_test
+from sampler_conformance.subjects.common.index_dataset import IndexDataset
 
-from ..index_sampler.dataset import IndexDataset
 from .runs import DrawnEpoch
 
 

@@ -21,8 +21,8 @@ import numpy as np
 from sampler_conformance.core.case import Observation, ReportedLength
 from sampler_conformance.execution.global_rng import seed_global_rngs
 from sampler_conformance.execution.scenario import BadItems, RankContext, Ranks, Scenario, ask
+from sampler_conformance.subjects.common.reading import BadIndex, as_index_array, lens_around
 
-from ..index_sampler.reading import BadIndex, as_index_array, lens_around
 from .case import WeightedCase
 from .contracts import WeightedContract
 from .plug import WeightedPlug, load_plug

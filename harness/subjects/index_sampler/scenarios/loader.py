@@ -23,10 +23,10 @@ from torch.utils.data import DataLoader
 from sampler_conformance.core.case import Case, Observation, ReportedLength
 from sampler_conformance.execution.collectives import all_reduce_counts, loader_worker_options
 from sampler_conformance.execution.scenario import RankContext, Ranks, ask
+from sampler_conformance.subjects.common.index_dataset import IndexDataset, collate_indices
+from sampler_conformance.subjects.common.reading import read_limit, reported_len
 
 from ..contracts import SamplerContract
-from ..dataset import IndexDataset, collate_indices
-from ..reading import read_limit, reported_len
 from ..runs import LoaderEpochRun
 from . import SamplerScenario
 from .steps import Build, build, has_set_epoch, no_indices, read, set_epoch

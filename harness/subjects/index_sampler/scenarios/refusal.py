@@ -6,9 +6,9 @@ from dataclasses import dataclass
 
 from sampler_conformance.core.case import Case
 from sampler_conformance.execution.scenario import RankContext, Ranks, ask
+from sampler_conformance.subjects.common.index_dataset import IndexDataset
 
 from ..contracts import SamplerContract
-from ..dataset import IndexDataset
 from ..plug import SamplerPlug
 from . import SamplerScenario
 from .steps import CONSTRUCTOR

@@ -30,11 +30,12 @@ from sampler_conformance.execution.checkpoint import missing_methods, through_ch
 from sampler_conformance.execution.collectives import all_reduce_counts
 from sampler_conformance.execution.global_rng import seed_global_rngs
 from sampler_conformance.execution.scenario import RankContext, Ranks, ask
+from sampler_conformance.subjects.common.index_dataset import IndexDataset
+from sampler_conformance.subjects.common.reading import read_limit
 
 from ..contracts import SamplerContract
-from ..dataset import IndexDataset
 from ..plug import SamplerPlug
-from ..reading import Reading, observation_of, read_limit, take
+from ..reading import Reading, observation_of, take
 from ..runs import ResumeRun
 from . import SamplerScenario
 from .steps import CONSTRUCTOR, Build, build, has_set_epoch, read, set_epoch

@@ -49,11 +49,11 @@ from sampler_conformance.execution.checkpoint import missing_methods, through_ch
 from sampler_conformance.execution.collectives import loader_worker_options
 from sampler_conformance.execution.global_rng import seed_global_rngs
 from sampler_conformance.execution.scenario import RankContext, Ranks, ask
+from sampler_conformance.subjects.common.index_dataset import IndexDataset, collate_indices
+from sampler_conformance.subjects.common.reading import read_limit
 
 from ..contracts import SamplerContract
-from ..dataset import IndexDataset, collate_indices
 from ..plug import SamplerPlug
-from ..reading import read_limit
 from ..runs import ResumeRun
 from . import SamplerScenario
 from .steps import Build, build, has_set_epoch, set_epoch

@@ -15,10 +15,11 @@ from torch.utils.data import BatchSampler
 
 from sampler_conformance.core.case import Case, ReportedLength
 from sampler_conformance.execution.scenario import RankContext
+from sampler_conformance.subjects.common.index_dataset import IndexDataset
+from sampler_conformance.subjects.common.reading import read_limit, reported_len
 
 from ..contracts import SamplerContract
-from ..dataset import IndexDataset
-from ..reading import Reading, read_limit, read_pass, reported_len
+from ..reading import Reading, read_pass
 
 # A fault while the sampler is built, in its words ("raised ValueError in its constructor (...)").
 CONSTRUCTOR = "in its constructor"

@@ -1,0 +1,112 @@
+"""Reading what a sampler yields, for every subject that reads indices: each item checked to
+be an int index (the first offending one reported), batches checked to be lists of them, and
+``len()`` asked before a pass and after it, of a sampler that defines ``__len__``: torch's
+Sampler does not require one. A ``len()`` that raises is recorded, not raised: it breaks the
+length invariant alone, and what the pass yielded is judged by the others.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Protocol, TypeVar
+
+import numpy as np
+
+from sampler_conformance.core.case import LenRaised, NoLen, ReportedLength
+from sampler_conformance.core.evidence import FAULT
+from sampler_conformance.execution.scenario import BadItems, StepFailed
+
+T = TypeVar("T")
+
+
+class Guard(Protocol):
+    """Runs one call into the sampler, ``guard(step, call)``, and turns what it raises into
+    the caller's own failure."""
+
+    def __call__(self, step: str, call: Callable[[], T], /) -> T: ...
+
+
+_INT64_MAX = np.iinfo(np.int64).max
+
+
+class BadIndex(BadItems):
+    """An item that is not an int index, or more items than the bound allows."""
+
+    flag = "valid_indices"
+
+
+def lens_around(sampler: Any, guard: Guard, read: Callable[[], T]) -> tuple[T, ReportedLength, ReportedLength]:
+    """``read()``, one pass of ``sampler``, with ``len(sampler)`` asked before it (after
+    ``set_epoch``, where a training loop sizes its epoch) and after it: what ``read()``
+    returned, the len() before, the len() after. Every subject's length check compares both."""
+    before = reported_len(sampler, "in __len__, before the pass", guard)
+    result = read()
+    return result, before, reported_len(sampler, "in __len__", guard)
+
+
+def has_len(sampler: Any) -> bool:
+    """Whether ``len(sampler)`` has a ``__len__`` to call. Looked up on the type, as ``len()``
+    does; ``__len__ = None`` is Python's way of saying there is none."""
+    return callable(getattr(type(sampler), "__len__", None))
+
+
+def reported_len(sized: Any, step: str, guard: Guard, sampler: Any = None) -> ReportedLength:
+    """``len(sized)`` through ``guard``, or :attr:`NoLen.UNDEFINED` when ``sampler``, whose
+    ``len()`` that asks (``sized`` itself unless given: a BatchSampler or a DataLoader wraps
+    it), defines no ``__len__``. A ``__len__`` that raises gives :class:`LenRaised`: the
+    length invariant's to charge, and no reason to throw away the pass that was read."""
+    if not has_len(sized if sampler is None else sampler):
+        return NoLen.UNDEFINED
+    try:
+        return guard(step, lambda: int(len(sized)))
+    except StepFailed as failed:
+        if failed.flag != FAULT:
+            raise
+        return LenRaised(failed.summary)
+
+
+def read_limit(dataset_size: int) -> int:
+    """How many indices one rank may yield before it counts as never stopping.
+
+    Generous: the contracts here yield at most ceil(N/W) per rank; four times the
+    dataset leaves room for repeat-style samplers without reading forever.
+    """
+    return 4 * dataset_size + 64
+
+
+def batch_arrays(batches: list[Any]) -> tuple[np.ndarray, ...]:
+    """Each batch as an int64 array; :class:`BadIndex` for one that is not a list of indices."""
+    arrays = []
+    for position, batch in enumerate(batches):
+        if not isinstance(batch, (list, tuple)):
+            raise BadIndex(
+                f"yielded {_kind(batch)} {batch!r} as batch {position}; a batch sampler yields lists of indices"
+            )
+        arrays.append(as_index_array(list(batch)))
+    return tuple(arrays)
+
+
+def as_index_array(items: list[Any]) -> np.ndarray:
+    kinds = set(map(type, items))
+    if not kinds <= {int} and not all(issubclass(k, (int, np.integer)) and k is not bool for k in kinds):
+        position, item = next((i, x) for i, x in enumerate(items) if not _is_int_index(x))
+        raise BadIndex(
+            f"yielded {_kind(item)} {item!r} at position {position}; indices must be Python ints "
+            f"(call int() or .tolist() on tensors and numpy values)"
+        )
+    try:
+        return np.array(items, dtype=np.int64)
+    except OverflowError:
+        position, item = next((i, x) for i, x in enumerate(items) if abs(int(x)) > _INT64_MAX)
+        raise BadIndex(f"yielded {item} at position {position}, far outside any dataset") from None
+
+
+def _is_int_index(item: Any) -> bool:
+    return isinstance(item, (int, np.integer)) and not isinstance(item, (bool, np.bool_))
+
+
+def _kind(item: Any) -> str:
+    module = type(item).__module__
+    name = type(item).__qualname__
+    full = name if module == "builtins" else f"{module}.{name}"
+    return f"a {full}"
