@@ -284,13 +284,17 @@ def test_loader_workers_that_cannot_start_are_a_harness_error_not_the_samplers(p
     _assert_no_orphans(tag)
 
 
-# pytest as `python -m pytest` runs it, with faulthandler dumping every thread's stack on
-# SIGUSR1 (to a copy of stderr taken before pytest captures it): what a controller that does
-# not exit was doing. With "thread", a second thread sleeps beside the main one, as torch's
-# native threads may: a signal the kernel hands to it reaches Python's handler only once the
-# main thread wakes.
+# pytest as `python -m pytest` runs it at a terminal, with faulthandler dumping every thread's
+# stack on SIGUSR1 (to a copy of stderr taken before pytest captures it): what a controller
+# that does not exit was doing. SIGINT gets Python's own handler back: a process started from
+# a background job (`cmd &` without job control) inherits SIGINT ignored, and so would this
+# controller, which then never sees the Ctrl-C (seen: both variants failing in whole selftest
+# runs started with `nohup ... &`). With "thread", a second thread sleeps beside the main one,
+# as torch's native threads may: a signal the kernel hands to it reaches Python's handler only
+# once the main thread wakes.
 _PYTEST_DUMPING_STACKS_ON_SIGUSR1 = (
     "import faulthandler, os, signal, sys, threading, time, pytest; "
+    "signal.signal(signal.SIGINT, signal.default_int_handler); "
     "faulthandler.register(signal.SIGUSR1, file=os.fdopen(os.dup(2), 'w'), all_threads=True); "
     "sys.argv[1] == 'thread' and threading.Thread(target=time.sleep, args=(3600,), daemon=True).start(); "
     "sys.exit(pytest.main(sys.argv[2:]))"
