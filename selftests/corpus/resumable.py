@@ -7,14 +7,10 @@ differs from a conforming resumable sampler by one bug.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator
 from typing import Any
 
-import torch.distributed as dist
-from torch.utils.data import BatchSampler, Sampler
-
-from .families import _permutation
+from .families import ShardedBatchesFromGroup
 from .parts import PartsSampler
 
 # The arguments a state is only valid under: loading it elsewhere resumes at the wrong items.
@@ -103,41 +99,35 @@ class ResumableSampler(PartsSampler):
         self.pass_ended()
 
 
-class ResumableBatchShard(Sampler[list[int]]):
+class ResumableBatchShard(ShardedBatchesFromGroup):
     """A resumable batch sampler sharded as accelerate's ``BatchSamplerShard`` is (contract
-    ``batch+resumable``): rank r takes batches r, r+W, ... of ``BatchSampler(order,
-    batch_size, drop_last)``; a short last round is completed from the first batches, unless
-    ``drop_last``, which drops it, so a rank's pass can hold fewer batches than
+    ``batch+resumable``): :class:`ShardedBatchesFromGroup`, except that ``drop_last`` drops a
+    short last round instead of completing it, so a rank's pass can hold fewer batches than
     ceil(batches / W). The state is the batches this pass has yielded and the arguments it is
     valid under; a pass that ended leaves 0, so a state taken then resumes at the next pass.
     It has no set_epoch, which ``batch`` does not promise: every pass is the same."""
 
-    def __init__(self, dataset, num_replicas=None, rank=None, shuffle=True, seed=0, drop_last=False, batch_size=1):
-        if num_replicas is None or rank is None:
-            num_replicas, rank = dist.get_world_size(), dist.get_rank()
-        if num_replicas <= 0 or not 0 <= rank < num_replicas:
-            raise ValueError(f"Invalid rank {rank}, rank should be in the interval [0, {num_replicas - 1}]")
-        self.saved_under = dict(
-            dataset_size=len(dataset), num_replicas=num_replicas, shuffle=shuffle, seed=seed, drop_last=drop_last
-        )
-        self.rank, self.batch_size = rank, batch_size
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
         self.taken = 0  # batches yielded in the current pass
         self.pending_skip = 0  # batches the next pass skips: set by load_state_dict
 
-    def _pass(self) -> list[list[int]]:
-        size, world = self.saved_under["dataset_size"], self.saved_under["num_replicas"]
-        order = _permutation(size, self.saved_under["seed"], self.saved_under["shuffle"])
-        batches = list(BatchSampler(order, self.batch_size, self.saved_under["drop_last"]))
-        rounds = len(batches) // world if self.saved_under["drop_last"] else math.ceil(len(batches) / world)
-        completed = (batches * math.ceil(rounds * world / max(len(batches), 1)))[: rounds * world]
-        return completed[self.rank :: world]
+    def saved_under(self) -> dict[str, Any]:
+        return dict(
+            dataset_size=len(self.dataset),
+            num_replicas=self.num_replicas,
+            shuffle=self.shuffle,
+            seed=self.seed,
+            drop_last=self.drop_last,
+        )
 
-    def __len__(self) -> int:
-        return len(self._pass())
+    def _rounds(self):
+        rounds, batches = super()._rounds()
+        return (len(batches) // self.num_replicas if self.drop_last else rounds), batches
 
     def __iter__(self) -> Iterator[list[int]]:
         skip, self.pending_skip = self.pending_skip, 0
-        return self._generate(self._pass()[skip:], skip)
+        return self._generate(list(super().__iter__())[skip:], skip)
 
     def _generate(self, batches: list[list[int]], count: int) -> Iterator[list[int]]:
         self.taken = count
@@ -147,10 +137,10 @@ class ResumableBatchShard(Sampler[list[int]]):
         self.taken = 0
 
     def state_dict(self) -> dict[str, Any]:
-        return {"taken": self.taken, **self.saved_under}
+        return {"taken": self.taken, **self.saved_under()}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        differ = {name: value for name, value in self.saved_under.items() if state.get(name) != value}
+        differ = {name: value for name, value in self.saved_under().items() if state.get(name) != value}
         if differ:
             saved = ", ".join(f"{name}={state.get(name)!r}" for name in differ)
             raise ValueError(f"this state was saved by a sampler with {saved}, but this one has {differ}")
