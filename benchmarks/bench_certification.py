@@ -22,9 +22,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from sampler_conformance.core.case import Case, Observation  # noqa: E402
+from sampler_conformance.core.case import Observation  # noqa: E402
 from sampler_conformance.subjects.common.index_dataset import IndexDataset  # noqa: E402
 from sampler_conformance.subjects.common.reading import as_index_array  # noqa: E402
+from sampler_conformance.subjects.index_sampler.case import IndexCase  # noqa: E402
 from sampler_conformance.subjects.index_sampler.checks import check_assignment, structural_violations  # noqa: E402
 from sampler_conformance.subjects.index_sampler.contracts import TORCH  # noqa: E402
 from sampler_conformance.subjects.index_sampler.plug import DEFAULT_SPEC, load_plug  # noqa: E402
@@ -47,7 +48,7 @@ def time_certification() -> float:
 def time_large_case(size: int, world: int) -> dict[str, float]:
     plug = load_plug(DEFAULT_SPEC)
     dataset = IndexDataset(size)
-    case = Case(dataset_size=size, world_size=world, shuffle=True, seed=7)
+    case = IndexCase(dataset_size=size, world_size=world, shuffle=True, seed=7)
 
     start = time.perf_counter()
     produced = [list(plug.build(dataset, world, rank, **case.sampler_options())) for rank in range(world)]

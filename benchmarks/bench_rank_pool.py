@@ -20,8 +20,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from sampler_conformance.core.case import Case  # noqa: E402
 from sampler_conformance.execution.rank_pool import RankPool  # noqa: E402
+from sampler_conformance.subjects.index_sampler.case import IndexCase  # noqa: E402
 from sampler_conformance.subjects.index_sampler.contracts import TORCH  # noqa: E402
 from sampler_conformance.subjects.index_sampler.plug import DEFAULT_SPEC  # noqa: E402
 from sampler_conformance.subjects.index_sampler.scenarios.loader import RunLoader  # noqa: E402
@@ -34,7 +34,7 @@ TARGET_RATIO_AT_4 = 100
 
 
 def one_case(world_size: int, k: int) -> RunLoader:
-    case = Case(dataset_size=DATASET_SIZE, world_size=world_size, seed=k, batch_size=BATCH_SIZE)
+    case = IndexCase(dataset_size=DATASET_SIZE, world_size=world_size, seed=k, batch_size=BATCH_SIZE)
     return RunLoader(DEFAULT_SPEC, TORCH, case, epochs=(k,))
 
 

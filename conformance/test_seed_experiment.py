@@ -10,9 +10,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sampler_conformance.core.case import Case, Observation
+from sampler_conformance.core.case import Observation
 from sampler_conformance.core.comparing import check_same_indices
 from sampler_conformance.core.evidence import expect_holds, fail, shorten
+from sampler_conformance.subjects.index_sampler.case import IndexCase
 from sampler_conformance.subjects.index_sampler.checks import check_pads_from_head, structural_violations
 from sampler_conformance.subjects.index_sampler.loader_checks import loader_violations
 from sampler_conformance.subjects.index_sampler.order_checks import missing_set_epoch
@@ -34,7 +35,7 @@ def index_sampler(sampler_plug, contract):
 
 
 def _experiment(pair, plug, contract, dataset_size, epochs, loader_drop_last, with_sampler=True):
-    case = Case(dataset_size=dataset_size, world_size=WORLD_SIZE, batch_size=BATCH_SIZE)
+    case = IndexCase(dataset_size=dataset_size, world_size=WORLD_SIZE, batch_size=BATCH_SIZE)
     runs = run_loader(
         pair, plug.spec, contract, case, epochs, loader_drop_last=loader_drop_last, with_sampler=with_sampler
     )

@@ -6,10 +6,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sampler_conformance.core.case import Case
 from sampler_conformance.core.evidence import expect_holds, fail
 from sampler_conformance.execution.simulator import SIMULATED
 from sampler_conformance.plugin import not_applicable
+from sampler_conformance.subjects.index_sampler.case import IndexCase
 from sampler_conformance.subjects.index_sampler.checks import structural_violations
 from sampler_conformance.subjects.index_sampler.fixtures import requires_parameter
 from sampler_conformance.subjects.index_sampler.plug import DEFAULT_SPEC
@@ -44,7 +44,7 @@ def test_seeds_the_reference_accepts(sampler_plug, contract):
     message = late_refusal(seed_range(sampler_plug), reference, DEFAULT_SPEC)
     if message is not None:
         seed, epoch, _ = seed_range(sampler_plug).refused_late  # type: ignore[misc]  # set where message is
-        fail("edge_sizes", message, Case(dataset_size=PROBE_SIZE, world_size=1, seed=seed, epoch=epoch))
+        fail("edge_sizes", message, IndexCase(dataset_size=PROBE_SIZE, world_size=1, seed=seed, epoch=epoch))
 
 
 @pytest.mark.invariant("validates_arguments")
@@ -52,7 +52,7 @@ def test_seeds_the_reference_accepts(sampler_plug, contract):
 def test_invalid_arguments_refused(sampler_plug, contract, arguments):
     """Constructing with rank >= W, rank < 0 or W <= 0 raises at once."""
     world_size, rank = arguments
-    case = Case(dataset_size=8, world_size=world_size)
+    case = IndexCase(dataset_size=8, world_size=world_size)
     if refusal(SIMULATED, sampler_plug, contract, case, world_size, rank) is None:
         fail(
             "validates_arguments",
@@ -86,7 +86,7 @@ def test_edge_sizes(sampler_plug, contract, drop_last, shuffle, dataset_size, wo
         not_applicable(sampler_plug.missing_reason("shuffle"))
     if dataset_size == 0 and not contract.finite:
         not_applicable("an endless sampler over an empty dataset never yields")
-    case = Case(dataset_size=dataset_size, world_size=world_size, shuffle=shuffle, drop_last=drop_last)
+    case = IndexCase(dataset_size=dataset_size, world_size=world_size, shuffle=shuffle, drop_last=drop_last)
     observation = observe(sampler_plug, case, contract)
     one_rank = observe(sampler_plug, case.with_(world_size=1), contract)
     expect_holds(observation, structural_violations(observation, contract, one_rank))

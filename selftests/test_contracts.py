@@ -15,10 +15,11 @@ import numpy as np
 import pytest
 from torch.utils.data import BatchSampler, DistributedSampler
 
-from sampler_conformance.core.case import Case, Observation
+from sampler_conformance.core.case import Observation
 from sampler_conformance.report.certificate import SCHEMA_PATH
 from sampler_conformance.subjects import GROUP_ONLY, REGISTRY
 from sampler_conformance.subjects.common.index_dataset import IndexDataset
+from sampler_conformance.subjects.index_sampler.case import IndexCase
 from sampler_conformance.subjects.index_sampler.checks import check_whole_batches
 
 from .corpus.families import SplitBatches
@@ -125,7 +126,7 @@ def test_contract_rejects_its_known_bad_sampler(pytester, contract, sampler, tes
         assert f"`{flag}`) | **failed**" in (tmp_path / "cert.md").read_text()
 
 
-def _batched(case: Case, make) -> Observation:
+def _batched(case: IndexCase, make) -> Observation:
     """Every rank's batches of the batch sampler ``make(num_replicas, rank)`` builds."""
     batches = tuple(
         tuple(np.asarray(b, dtype=np.int64) for b in make(case.world_size, rank)) for rank in range(case.world_size)
@@ -134,7 +135,7 @@ def _batched(case: Case, make) -> Observation:
     return Observation(case, indices, tuple(len(b) for b in batches), batches=batches)
 
 
-def _strided_shares_batched(case: Case, sampler_drops: bool):
+def _strided_shares_batched(case: IndexCase, sampler_drops: bool):
     """DataLoader(batch_size=B, sampler=DistributedSampler(...)): each rank batches its own strided share."""
     dataset = IndexDataset(case.dataset_size)
 
@@ -151,7 +152,7 @@ def _strided_shares_batched(case: Case, sampler_drops: bool):
 def test_whole_batches_names_the_layout_of_strided_shares_batched(sampler_drops, loader_drops):
     """The layout of DataLoader(batch_size=B, sampler=DistributedSampler(...)) fails whole_batches
     saying which layout it follows, and which the batch contract promises."""
-    case = Case(dataset_size=11, world_size=2, drop_last=loader_drops, batch_size=2)
+    case = IndexCase(dataset_size=11, world_size=2, drop_last=loader_drops, batch_size=2)
     make = _strided_shares_batched(case, sampler_drops)
     (violation,) = check_whole_batches(_batched(case, make), _batched(case.with_(world_size=1), make))
     assert violation.message.startswith("rank 0's batch 0 should be batch 0 of the one-rank sequence, "), violation
@@ -163,7 +164,7 @@ def test_whole_batches_names_the_layout_of_strided_shares_batched(sampler_drops,
 
 
 def test_whole_batches_of_another_layout_say_only_which_batch_differs():
-    case = Case(dataset_size=11, world_size=2, batch_size=4)
+    case = IndexCase(dataset_size=11, world_size=2, batch_size=4)
 
     def make(world, rank):
         return SplitBatches(range(case.dataset_size), world, rank, seed=case.seed, batch_size=case.batch_size)

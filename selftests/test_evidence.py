@@ -10,9 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sampler_conformance.core.case import Case, Observation
+from sampler_conformance.core.case import Observation
 from sampler_conformance.core.evidence import expect_holds, note_judged_with
 from sampler_conformance.pytest_plugin import crashes
+from sampler_conformance.subjects.index_sampler.case import IndexCase
 
 from .suite_run import CONFORMANCE, PROPERTIES, certify
 
@@ -60,7 +61,7 @@ def test_an_example_counts_as_judged_only_if_it_read_enough_items_to_fail(flag, 
     @given(size=st.integers(0, 100))
     def judges(size):
         ran.append(size)
-        expect_holds(Observation(Case(size, 1), (np.arange(size),), (size,)), [])
+        expect_holds(Observation(IndexCase(size, 1), (np.arange(size),), (size,)), [])
 
     crashes.begin_test(flag, "stream_runs")
     crashes.count_examples(judges)

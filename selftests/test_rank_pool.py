@@ -15,12 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from sampler_conformance.core.case import Case
 from sampler_conformance.core.evidence import HarnessError, SamplerDeath, SamplerFault, SamplerHang
 from sampler_conformance.execution.backend import choose_backend, rank_device
 from sampler_conformance.execution.blame import sampler_frames_in_dump
 from sampler_conformance.execution.rank_pool import RankPool
 from sampler_conformance.subjects import contract_named
+from sampler_conformance.subjects.index_sampler.case import IndexCase
 from sampler_conformance.subjects.index_sampler.contracts import TORCH, SamplerContract
 from sampler_conformance.subjects.index_sampler.plug import DEFAULT_SPEC, load_plug
 from sampler_conformance.subjects.index_sampler.scenarios.epochs import GROUP_BUILDS, ReadEpochs, read_epochs
@@ -33,7 +33,7 @@ FAULTS = "selftests.corpus.rank_faults"
 GOOD_RESUMABLE = "selftests.corpus.resumable:ResumableSampler"
 MULTIPROCESS_BAD = "selftests.corpus.multiprocess_bad"
 POOL_TIMEOUT_S = 5.0
-CASE = Case(dataset_size=10, world_size=2)
+CASE = IndexCase(dataset_size=10, world_size=2)
 RUN_TIMEOUT_S = 300
 TAG_ENV = "SELFTEST_RUN_TAG"
 REAP_GRACE_S = 5.0
@@ -372,13 +372,13 @@ from sampler_conformance.subjects.index_sampler.contracts import TORCH, SamplerC
 from sampler_conformance.subjects.index_sampler.plug import load_plug
 from sampler_conformance.execution.rank_pool import RankPool
 from sampler_conformance.subjects.index_sampler.scenarios.epochs import GROUP_BUILDS, read_epochs
-from sampler_conformance.core.case import Case
+from sampler_conformance.subjects.index_sampler.case import IndexCase
 
 if __name__ == "__main__":
     pool = RankPool(2, "gloo", 120)
     pool.start()
     print("started", flush=True)
-    case = Case(dataset_size=10, world_size=2)
+    case = IndexCase(dataset_size=10, world_size=2)
     read_epochs(pool, load_plug("{FAULTS}:HangsOnRankOne"), TORCH, case, builds=GROUP_BUILDS)
 """
 

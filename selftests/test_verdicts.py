@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from sampler_conformance.core.case import Case
 from sampler_conformance.execution import simulator
+from sampler_conformance.subjects.index_sampler.case import IndexCase
 from sampler_conformance.subjects.index_sampler.contracts import TORCH
 from sampler_conformance.subjects.index_sampler.plug import load_plug
 from sampler_conformance.subjects.index_sampler.simulated import observe
@@ -69,7 +69,7 @@ def test_rank_timeout_bounds_one_ranks_pass_not_all_ranks_together():
     observation, 0.15 s per rank, well inside a 5 s --rank-timeout."""
     simulator.configure(timeout_s=5.0)
     try:
-        observation = observe(load_plug(f"{FAULTY}:SlowPass"), Case(dataset_size=102, world_size=51), TORCH)
+        observation = observe(load_plug(f"{FAULTY}:SlowPass"), IndexCase(dataset_size=102, world_size=51), TORCH)
     finally:
         simulator.configure(timeout_s=simulator.DEFAULT_TIMEOUT_S)
     assert [len(indices) for indices in observation.indices] == [2] * 51

@@ -1,10 +1,10 @@
-"""One drawn configuration of a distributed sampler, and what the ranks made of it."""
+"""One drawn configuration of a subject, and what the ranks made of it."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from enum import Enum
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 
@@ -46,41 +46,32 @@ C = TypeVar("C", bound="Case")
 
 @dataclass(frozen=True)
 class Case:
-    """Everything that decides which indices every rank gets."""
+    """What every subject's drawn configuration has: the data's size, the ranks, the seed and
+    the epoch. Each subject's case adds what decides its reads (``subjects/<kind>/case.py``)."""
 
     dataset_size: int
     world_size: int
-    shuffle: bool = True
     seed: int = 0
     epoch: int | None = None  # None: set_epoch is never called
-    drop_last: bool = False
-    batch_size: int = 1
-
-    def sampler_options(self, yields_batches: bool = False) -> dict[str, Any]:
-        options = {"shuffle": self.shuffle, "seed": self.seed, "drop_last": self.drop_last}
-        if yields_batches:  # batch samplers are built with the batch size
-            options["batch_size"] = self.batch_size
-        return options
 
     def with_(self: C, **changes: Any) -> C:
         return replace(self, **changes)
 
     def describe(self) -> str:
-        return (
-            f"N={self.dataset_size}, W={self.world_size}, shuffle={self.shuffle}, "
-            f"seed={self.seed}, epoch={self.epoch}, drop_last={self.drop_last}, "
-            f"batch_size={self.batch_size}"
-        )
+        return f"N={self.dataset_size}, W={self.world_size}, seed={self.seed}, epoch={self.epoch}"
+
+
+CaseT = TypeVar("CaseT", bound=Case)
 
 
 @dataclass(frozen=True)
-class Observation:
+class Observation(Generic[CaseT]):
     """What every rank yielded for one case: indices and ``len(sampler)`` per rank.
 
     For a batch sampler ``len()`` counts batches, and ``batches`` keeps them apart.
     """
 
-    case: Case
+    case: CaseT  # the subject's own case
     indices: tuple[np.ndarray, ...]  # per rank; a batch sampler's batches concatenated
     reported_lengths: tuple[ReportedLength, ...]  # len(sampler) after the pass, or why there is none
     batches: tuple[tuple[np.ndarray, ...], ...] | None = None  # per rank, for batch samplers
@@ -103,17 +94,3 @@ class Observation:
     def items_read(self) -> int:
         """Items the ranks yielded, in all (a batch sampler's batches by their items)."""
         return sum(len(a) for a in self.indices)
-
-    def global_order(self, layout: str = "strided") -> np.ndarray | None:
-        """The global order Q the ranks' shares were cut from; None if it cannot be rebuilt.
-
-        strided: Q[i] = rank (i mod W)'s item (i div W), which needs equal lengths;
-        contiguous: the ranks' blocks one after another.
-        """
-        if not self.indices:
-            return np.empty(0, dtype=np.int64)
-        if layout == "contiguous":
-            return np.concatenate(self.indices)
-        if len(set(self.lengths)) != 1:
-            return None
-        return np.stack(self.indices, axis=1).reshape(-1)

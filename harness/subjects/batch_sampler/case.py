@@ -25,7 +25,7 @@ class BatchCase(Case):
         if len(self.lengths) != self.dataset_size:
             raise ValueError(f"{len(self.lengths)} lengths for N={self.dataset_size} items")
 
-    def sampler_options(self, yields_batches: bool = True) -> dict[str, Any]:
+    def sampler_options(self) -> dict[str, Any]:
         return {
             "seed": self.seed,
             "max_tokens": self.max_tokens,

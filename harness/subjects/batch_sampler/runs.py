@@ -18,7 +18,7 @@ class PlannedEpoch:
     """Every rank's batches of one epoch, whether set_epoch was there to call, and, from a real
     group stepping in lock step, the step at which each rank ran out."""
 
-    observation: Observation
+    observation: Observation[BatchCase]
     has_set_epoch: bool
     lockstep_counts: tuple[int, ...] | None = None
 

@@ -16,17 +16,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sampler_conformance.core.case import Case, Observation
+from sampler_conformance.core.case import Observation
 from sampler_conformance.core.counting import check_reported_lengths, index_counts
 from sampler_conformance.core.evidence import Violation, shorten
 from sampler_conformance.core.invariants import REGISTRY, Invariant
 
+from .case import IndexCase
 from .contracts import SamplerContract
 
 UNEVEN_STEPS_HANG = "the rank with more batches waits in a collective the others never join, and DDP hangs"
 
 
-def check_len_matches_iter(obs: Observation) -> list[Violation]:
+def check_len_matches_iter(obs: Observation[IndexCase]) -> list[Violation]:
     """Each rank's len() is what its pass yielded. A rank with no len() to compare (a sampler
     without ``__len__``) is left out: :func:`missing_len` charges that, in the invariant's own tests.
     len() is asked before the pass too, and one that raises is charged here alone."""
@@ -48,7 +49,7 @@ def missing_len(contract: SamplerContract) -> Violation:
     )
 
 
-def check_equal_length(obs: Observation, contract: SamplerContract) -> list[Violation]:
+def check_equal_length(obs: Observation[IndexCase], contract: SamplerContract) -> list[Violation]:
     case = obs.case
     expected = contract.expected_length(case.dataset_size, case.world_size, case.drop_last)
     rule = "floor(N/W) with drop_last" if case.drop_last else "ceil(N/W)"
@@ -64,7 +65,7 @@ def check_equal_length(obs: Observation, contract: SamplerContract) -> list[Viol
     return [Violation("equal_length", f"every rank should yield {expected} indices ({rule}), got {got}.{uneven}")]
 
 
-def check_balanced(obs: Observation) -> list[Violation]:
+def check_balanced(obs: Observation[IndexCase]) -> list[Violation]:
     """An exact partition: lengths sum to N and differ by at most one."""
     n = obs.case.dataset_size
     lengths = obs.lengths
@@ -79,7 +80,7 @@ def check_balanced(obs: Observation) -> list[Violation]:
     ]
 
 
-def check_valid_indices(obs: Observation) -> list[Violation]:
+def check_valid_indices(obs: Observation[IndexCase]) -> list[Violation]:
     n = obs.case.dataset_size
     violations = []
     for rank, indices in enumerate(obs.indices):
@@ -106,7 +107,7 @@ def check_valid_indices(obs: Observation) -> list[Violation]:
     return violations
 
 
-def check_coverage(obs: Observation) -> list[Violation]:
+def check_coverage(obs: Observation[IndexCase]) -> list[Violation]:
     """Without drop_last the ranks together yield every index of range(N)."""
     case = obs.case
     if case.drop_last:
@@ -123,7 +124,7 @@ def check_coverage(obs: Observation) -> list[Violation]:
     ]
 
 
-def check_disjoint(obs: Observation, contract: SamplerContract) -> list[Violation]:
+def check_disjoint(obs: Observation[IndexCase], contract: SamplerContract) -> list[Violation]:
     """No index is yielded twice beyond the padding the contract allows (none with drop_last)."""
     case = obs.case
     counts = index_counts([obs], obs.case.dataset_size)
@@ -144,15 +145,30 @@ def check_disjoint(obs: Observation, contract: SamplerContract) -> list[Violatio
     ]
 
 
-def _unequal_lengths(flag: str, obs: Observation) -> Violation:
+def global_order(obs: Observation[IndexCase], layout: str = "strided") -> np.ndarray | None:
+    """The global order Q the ranks' shares were cut from; None if it cannot be rebuilt.
+
+    strided: Q[i] = rank (i mod W)'s item (i div W), which needs equal lengths;
+    contiguous: the ranks' blocks one after another.
+    """
+    if not obs.indices:
+        return np.empty(0, dtype=np.int64)
+    if layout == "contiguous":
+        return np.concatenate(obs.indices)
+    if len(set(obs.lengths)) != 1:
+        return None
+    return np.stack(obs.indices, axis=1).reshape(-1)
+
+
+def _unequal_lengths(flag: str, obs: Observation[IndexCase]) -> Violation:
     return Violation(
         flag, f"ranks yield different numbers of indices {list(obs.lengths)}, so they do not form one global order"
     )
 
 
-def check_pads_from_head(obs: Observation, layout: str = "strided") -> list[Violation]:
+def check_pads_from_head(obs: Observation[IndexCase], layout: str = "strided") -> list[Violation]:
     """Q[N:] repeats the head of Q cyclically (padding = P + P[:pad], or P repeated)."""
-    order = obs.global_order(layout)
+    order = global_order(obs, layout)
     if order is None:
         return [_unequal_lengths("pads_from_head", obs)]
     n = obs.case.dataset_size
@@ -176,7 +192,7 @@ def check_pads_from_head(obs: Observation, layout: str = "strided") -> list[Viol
     ]
 
 
-def check_assignment(obs: Observation, single_rank: Observation, layout: str) -> list[Violation]:
+def check_assignment(obs: Observation[IndexCase], single_rank: Observation[IndexCase], layout: str) -> list[Violation]:
     """Rank r's share is cut from Q, the one-rank order (num_replicas=1) padded from its head:
     Q[r::W] for the strided layout, the r-th block of Q for the contiguous one.
 
@@ -195,13 +211,13 @@ def check_assignment(obs: Observation, single_rank: Observation, layout: str) ->
         ]
     world = obs.case.world_size
     per_rank = max(obs.lengths) if obs.indices else 0
-    global_order = np.resize(reference, per_rank * world) if n else np.empty(0, dtype=np.int64)
+    order = np.resize(reference, per_rank * world) if n else np.empty(0, dtype=np.int64)
     for rank, indices in enumerate(obs.indices):
         if layout == "strided":
-            share, expected = f"Q[{rank}::{world}]", global_order[rank::world]
+            share, expected = f"Q[{rank}::{world}]", order[rank::world]
         else:
             start = rank * per_rank
-            share, expected = f"Q[{start}:{start + per_rank}]", global_order[start : start + per_rank]
+            share, expected = f"Q[{start}:{start + per_rank}]", order[start : start + per_rank]
         if not np.array_equal(indices, expected):
             return [
                 Violation(
@@ -224,9 +240,9 @@ def _is_permutation(values: np.ndarray, n: int) -> bool:
     return bool(np.all(np.bincount(values, minlength=n) == 1))
 
 
-def check_unshuffled_in_order(obs: Observation, layout: str = "strided") -> list[Violation]:
+def check_unshuffled_in_order(obs: Observation[IndexCase], layout: str = "strided") -> list[Violation]:
     """With shuffle=False the global order starts with range(N) in order."""
-    order = obs.global_order(layout)
+    order = global_order(obs, layout)
     if order is None:
         return [_unequal_lengths("unshuffled_in_order", obs)]
     head = order[: obs.case.dataset_size]
@@ -243,10 +259,10 @@ def check_unshuffled_in_order(obs: Observation, layout: str = "strided") -> list
     ]
 
 
-def check_stream_blocks(obs: Observation) -> list[Violation]:
+def check_stream_blocks(obs: Observation[IndexCase]) -> list[Violation]:
     """The ranks' interleaved prefixes form one stream whose whole blocks of N are permutations."""
     n = obs.case.dataset_size
-    stream = obs.global_order("strided")
+    stream = global_order(obs, "strided")
     if stream is None:
         return [_unequal_lengths("stream_blocks_are_permutations", obs)]
     for block in range(stream.size // n if n else 0):
@@ -262,7 +278,7 @@ def check_stream_blocks(obs: Observation) -> list[Violation]:
     return []
 
 
-def check_whole_batches(obs: Observation, single_rank: Observation) -> list[Violation]:
+def check_whole_batches(obs: Observation[IndexCase], single_rank: Observation[IndexCase]) -> list[Violation]:
     """Rank r's k-th batch is batch k*W + r of the one-rank batch sequence (padding rounds aside)."""
     assert obs.batches is not None and single_rank.batches is not None
     reference = single_rank.batches[0]
@@ -289,7 +305,7 @@ STRIDED_SHARES_BATCHED = (
 )
 
 
-def _batches_of_strided_shares(obs: Observation, order: np.ndarray) -> bool:
+def _batches_of_strided_shares(obs: Observation[IndexCase], order: np.ndarray) -> bool:
     """Every rank's batches, concatenated, are its strided share of the one-rank order Q
     (``order``), padded from its head to a multiple of W as DistributedSampler pads it, or
     that share short of less than a batch (DistributedSampler's or the batches' drop_last),
@@ -316,7 +332,7 @@ def _batches_of_strided_shares(obs: Observation, order: np.ndarray) -> bool:
     return True
 
 
-Judge = Callable[[Observation, SamplerContract, Observation | None], list[Violation]]
+Judge = Callable[[Observation[IndexCase], SamplerContract, Observation[IndexCase] | None], list[Violation]]
 
 
 @dataclass(frozen=True)
@@ -335,12 +351,12 @@ class PerEpoch:
     def invariant(self) -> Invariant:
         return REGISTRY[self.flag]
 
-    def applies(self, case: Case) -> bool:
+    def applies(self, case: IndexCase) -> bool:
         """Whether the case is one the invariant speaks about (padding needs drop_last=False)."""
         return all(getattr(case, name) == value for name, value in self.fixed)
 
 
-def _required(one_rank: Observation | None) -> Observation:
+def _required(one_rank: Observation[IndexCase] | None) -> Observation[IndexCase]:
     if one_rank is None:
         raise TypeError("this invariant is judged against the one-rank reading; pass it")
     return one_rank
@@ -368,7 +384,10 @@ PER_EPOCH_BY_FLAG: dict[str, PerEpoch] = {per_epoch.flag: per_epoch for per_epoc
 
 
 def judge(
-    flag: str, observation: Observation, contract: SamplerContract, one_rank: Observation | None = None
+    flag: str,
+    observation: Observation[IndexCase],
+    contract: SamplerContract,
+    one_rank: Observation[IndexCase] | None = None,
 ) -> list[Violation]:
     """The per-epoch invariant ``flag`` (:data:`PER_EPOCH`) on one reading, as its own test
     judges it: the len_matches_iter tests charge a sampler without ``__len__``."""
@@ -378,7 +397,7 @@ def judge(
 
 
 def structural_violations(
-    obs: Observation, contract: SamplerContract, one_rank: Observation | None = None
+    obs: Observation[IndexCase], contract: SamplerContract, one_rank: Observation[IndexCase] | None = None
 ) -> list[Violation]:
     """Every per-epoch invariant the contract promises, on an observation of any case: those
     the case does not speak about are left out, and so are those judged against the

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from sampler_conformance.core.case import Case
-
+from .case import IndexCase
 from .contracts import TORCH, SamplerContract
 from .plug import SamplerPlug
 from .seed_range import EPOCH_LIMIT, SEED_LIMIT, seed_limit
@@ -62,7 +61,7 @@ def draw_case(
     contract: SamplerContract = TORCH,
     world_size: int | None = None,
     max_dataset_size: int = MAX_DATASET_SIZE,
-) -> Case:
+) -> IndexCase:
     """Draw one case for ``plug``. Options the sampler lacks keep their defaults.
 
     ``shuffle=None`` draws it (when the sampler takes it); a bool fixes it. A given
@@ -79,7 +78,7 @@ def draw_case(
         shuffle = data.draw(st.booleans(), label="shuffle") if plug.supports("shuffle") else True
     seed = data.draw(seeds(seed_limit(plug)), label="seed") if plug.supports("seed") else 0
     batch_size = data.draw(st.integers(1, size + 2), label="batch_size")
-    return Case(
+    return IndexCase(
         dataset_size=size,
         world_size=world_size,
         shuffle=shuffle,

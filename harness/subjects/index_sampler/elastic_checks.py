@@ -19,13 +19,14 @@ from sampler_conformance.core.case import Observation
 from sampler_conformance.core.counting import index_counts
 from sampler_conformance.core.evidence import PropertyFailure, Violation, raise_evidence, shorten
 
+from .case import IndexCase
 from .resume_checks import counts_agree, items, missing_protocol
 from .runs import ElasticRun
 
 Unit = int | tuple[int, ...]
 
 
-def units(observation: Observation) -> list[list[Unit]]:
+def units(observation: Observation[IndexCase]) -> list[list[Unit]]:
     """Each rank's units in the order it yielded them: indices, or batches as tuples."""
     if observation.batches is not None:
         return [[tuple(int(i) for i in batch) for batch in batches] for batches in observation.batches]

@@ -8,8 +8,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from sampler_conformance.core.case import Case, Observation
+from sampler_conformance.core.case import Observation
 from sampler_conformance.core.evidence import Violation, shorten
+
+from .case import IndexCase
 
 # Below this many items two random orders may coincide by chance (1/10! for a full
 # permutation of 10), so "the order changed" is only asserted from here on, and the
@@ -17,13 +19,15 @@ from sampler_conformance.core.evidence import Violation, shorten
 MIN_COMPARABLE_ITEMS = 10
 
 
-def orders_comparable(observation: Observation) -> bool:
+def orders_comparable(observation: Observation[IndexCase]) -> bool:
     """Enough items that two orders cannot coincide by chance: below that, "the order
     changed" judges nothing, and a test rejects the example rather than count it."""
     return sum(len(indices) for indices in observation.indices) >= MIN_COMPARABLE_ITEMS
 
 
-def check_orders_differ(first: Observation, second: Observation, flag: str, what: str) -> list[Violation]:
+def check_orders_differ(
+    first: Observation[IndexCase], second: Observation[IndexCase], flag: str, what: str
+) -> list[Violation]:
     # The ranks' shares one after another: defined whatever the layout or lengths.
     a, b = np.concatenate(first.indices or [[]]), np.concatenate(second.indices or [[]])
     if a.size < MIN_COMPARABLE_ITEMS:
@@ -38,7 +42,9 @@ def check_orders_differ(first: Observation, second: Observation, flag: str, what
 PER_PROCESS_STATE = "the order depends on per-process state"
 
 
-def check_ranks_agree(single_rank_orders: Sequence[Observation], why: str = PER_PROCESS_STATE) -> list[Violation]:
+def check_ranks_agree(
+    single_rank_orders: Sequence[Observation[IndexCase]], why: str = PER_PROCESS_STATE
+) -> list[Violation]:
     """Built with num_replicas=1 in each rank's own process, every rank yields the same order.
 
     Ranks that derive their order from per-process state (Python's hash() of a str, an
@@ -60,7 +66,7 @@ def check_ranks_agree(single_rank_orders: Sequence[Observation], why: str = PER_
     return []
 
 
-def missing_set_epoch(case: Case) -> Violation:
+def missing_set_epoch(case: IndexCase) -> Violation:
     """The one violation a sampler without set_epoch gets: where the contract promises reshuffling."""
     return Violation(
         "reshuffles_on_set_epoch",

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from sampler_conformance.core.case import Case, NoLen, Observation, ReportedLength
+from sampler_conformance.core.case import NoLen, Observation, ReportedLength
 from sampler_conformance.subjects.common.reading import (
     BadIndex,
     Guard,
@@ -26,6 +26,7 @@ from sampler_conformance.subjects.common.reading import (
     read_limit,
 )
 
+from .case import IndexCase
 from .contracts import SamplerContract
 
 
@@ -64,7 +65,7 @@ def read_pass(
     return Reading(indices, after, batches, before)
 
 
-def observation_of(case: Case, readings: list[Reading], contract: SamplerContract) -> Observation:
+def observation_of(case: IndexCase, readings: list[Reading], contract: SamplerContract) -> Observation[IndexCase]:
     """The ranks' readings of one pass (rank order) as one Observation of ``case``."""
     batches = tuple(r.batches or () for r in readings) if contract.yields_batches else None
     lengths = tuple(r.length for r in readings)

@@ -16,6 +16,7 @@ from sampler_conformance.core.case import Observation
 from sampler_conformance.core.counting import batch_count, index_counts
 from sampler_conformance.core.evidence import Violation, expect_holds, shorten
 
+from .case import IndexCase
 from .checks import UNEVEN_STEPS_HANG
 from .runs import ResumeRun
 
@@ -51,7 +52,7 @@ def _first_difference(expected: np.ndarray, got: np.ndarray) -> str:
     return f"it yielded {items(got.size)} where {expected.size} were due"
 
 
-def _differs(expected: Observation, got: Observation, rank: int) -> bool:
+def _differs(expected: Observation[IndexCase], got: Observation[IndexCase], rank: int) -> bool:
     if not np.array_equal(expected.indices[rank], got.indices[rank]):
         return True
     if expected.batches is not None and got.batches is not None:  # the same items, cut into other batches
@@ -59,7 +60,9 @@ def _differs(expected: Observation, got: Observation, rank: int) -> bool:
     return False
 
 
-def compare_ranks(flag: str, expected: Observation, got: Observation, what: str) -> list[Violation]:
+def compare_ranks(
+    flag: str, expected: Observation[IndexCase], got: Observation[IndexCase], what: str
+) -> list[Violation]:
     """Every rank yields what ``expected`` says, item for item; ``what`` says which run is which."""
     for rank in range(len(expected.indices)):
         if _differs(expected, got, rank):
@@ -73,7 +76,7 @@ def compare_ranks(flag: str, expected: Observation, got: Observation, what: str)
     return []
 
 
-def joined(run: ResumeRun) -> Observation:
+def joined(run: ResumeRun) -> Observation[IndexCase]:
     """Each rank's epoch as the interrupted run yielded it: the items before every
     checkpoint, then the resumed pass."""
     parts = [*run.consumed, run.resumed[0]]
@@ -161,7 +164,7 @@ def check_not_plain(run: ResumeRun) -> list[Violation]:
     ]
 
 
-def _batch_counts(observation: Observation, batch_size: int) -> tuple[int, ...]:
+def _batch_counts(observation: Observation[IndexCase], batch_size: int) -> tuple[int, ...]:
     """Each rank's training steps: a batch sampler's batches, else BatchSampler(drop_last=False)'s."""
     if observation.batches is not None:
         return tuple(len(batches) for batches in observation.batches)
@@ -174,8 +177,8 @@ def _spread(counts: Sequence[int]) -> int:
 
 def counts_agree(
     flag: str,
-    observed: Observation,
-    allowed: Observation | None,
+    observed: Observation[IndexCase],
+    allowed: Observation[IndexCase] | None,
     reduced_items: Sequence[Sequence[int]],
     reduced_batches: Sequence[Sequence[int]],
     what: str,

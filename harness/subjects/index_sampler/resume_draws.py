@@ -8,9 +8,9 @@ import math
 
 from hypothesis import strategies as st
 
-from sampler_conformance.core.case import Case
 from sampler_conformance.core.counting import batch_count
 
+from .case import IndexCase
 from .contracts import SamplerContract
 from .draws import MAX_WORLD_SIZE, draw_case, epochs, world_sizes
 from .plug import SamplerPlug
@@ -21,7 +21,7 @@ GLOBAL_SEEDS = st.integers(0, 2**32 - 2)
 MAX_RESUMED_SIZE = 2_000
 
 
-def pass_items(contract: SamplerContract, case: Case) -> int:
+def pass_items(contract: SamplerContract, case: IndexCase) -> int:
     """Items one rank's pass holds under the contract (batches for a batch sampler; an upper
     bound the scenario clamps to what the pass really holds)."""
     if contract.yields_batches:
@@ -45,7 +45,7 @@ def drawn(
     drop_last: bool,
     world_size: int | None = None,
     max_dataset_size: int = MAX_RESUMED_SIZE,
-) -> tuple[Case, int]:
+) -> tuple[IndexCase, int]:
     """A case (of ``world_size`` ranks when given: a real group's) and the epoch interrupted."""
     case = draw_case(
         data, plug, drop_last=drop_last, contract=contract, world_size=world_size, max_dataset_size=max_dataset_size
@@ -53,7 +53,7 @@ def drawn(
     return case, data.draw(epochs(), label="epoch")
 
 
-def leg_items(contract: SamplerContract, case: Case, world_size: int, consumed: int) -> int:
+def leg_items(contract: SamplerContract, case: IndexCase, world_size: int, consumed: int) -> int:
     """Items (batches for a batch sampler) one rank's pass holds on ``world_size`` ranks after
     ``consumed`` units of the epoch's global order, the rest dealt by the contract's length
     rule: taking no more leaves a conforming sampler's pass unfinished, a mid-epoch state."""

@@ -14,10 +14,12 @@ import numpy as np
 
 from sampler_conformance.core.case import Observation, ReportedLength
 
+from .case import IndexCase
+
 
 @dataclass(frozen=True)
 class LoaderEpochRun:
-    sampler: Observation  # what each rank's sampler yields this epoch
+    sampler: Observation[IndexCase]  # what each rank's sampler yields this epoch
     batches: tuple[tuple[np.ndarray, ...], ...]  # [rank] what came out of the DataLoader
     loader_lengths: tuple[ReportedLength, ...]  # [rank] len(DataLoader)
     reduced_counts: tuple[tuple[int, ...], ...]  # [rank] every rank's batch count, as all-reduced there
@@ -33,9 +35,9 @@ class ResumeRun:
     """The ranks' replies, as Observations of the case (each with its epoch)."""
 
     epoch: int  # e, the epoch interrupted
-    uninterrupted: tuple[Observation, ...]  # [epoch]: e, e+1, ...
-    consumed: tuple[Observation, ...]  # [cut]
-    resumed: tuple[Observation, ...]  # [epoch]: the resumed pass, then the later epochs
+    uninterrupted: tuple[Observation[IndexCase], ...]  # [epoch]: e, e+1, ...
+    consumed: tuple[Observation[IndexCase], ...]  # [cut]
+    resumed: tuple[Observation[IndexCase], ...]  # [epoch]: the resumed pass, then the later epochs
     first_resumed_epoch: int  # the epoch of resumed[0]: e, or e + 1 after a finished pass
     not_plain: tuple[tuple[int, str], ...]  # (rank, why) for states that are not plain data
     missing: tuple[str, ...]  # Stateful methods the sampler lacks
@@ -45,7 +47,7 @@ class ResumeRun:
     reduced_items: tuple[tuple[int, ...], ...] = ()
     reduced_batches: tuple[tuple[int, ...], ...] = ()
 
-    def uninterrupted_at(self, epoch: int) -> Observation:
+    def uninterrupted_at(self, epoch: int) -> Observation[IndexCase]:
         return self.uninterrupted[epoch - self.epoch]
 
 
@@ -56,10 +58,10 @@ class ElasticRun:
     epoch: int
     world_sizes: tuple[int, ...]  # of each leg, the first one's W first
     taken: tuple[int, ...]  # items each rank was asked for in each leg but the last
-    uninterrupted: Observation  # epoch e on the first leg's W ranks
-    undropped: Observation  # the same built without drop_last (the same run without it)
-    consumed: tuple[Observation, ...]  # [leg]: what each leg but the last took before its checkpoint
-    rest: Observation  # the last leg's pass
+    uninterrupted: Observation[IndexCase]  # epoch e on the first leg's W ranks
+    undropped: Observation[IndexCase]  # the same built without drop_last (the same run without it)
+    consumed: tuple[Observation[IndexCase], ...]  # [leg]: what each leg but the last took before its checkpoint
+    rest: Observation[IndexCase]  # the last leg's pass
     missing: tuple[str, ...]  # Stateful methods the sampler lacks
     # In a process group, [rank]: the last leg's all-reduced counts of its items and batches.
     reduced_items: tuple[tuple[int, ...], ...] = ()

@@ -26,12 +26,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from sampler_conformance.core.case import Case
 from sampler_conformance.core.contracts import Contract
 from sampler_conformance.core.evidence import SamplerFault, SamplerHang
 from sampler_conformance.core.subject import Plug
 from sampler_conformance.execution.scenario import Ranks, probing
 
+from .case import IndexCase
 from .contracts import TORCH, SamplerContract
 from .plug import SamplerPlug, load_plug
 from .scenarios.epochs import read_epochs
@@ -76,7 +76,7 @@ def probe_once(ranks: Ranks, plug: Plug, contract: Contract, world_size: int = 1
 
 
 def probe(ranks: Ranks, plug: SamplerPlug, contract: SamplerContract, world_size: int = 1) -> SeedRange:
-    case = Case(dataset_size=PROBE_SIZE * world_size, world_size=world_size, shuffle=True, batch_size=1)
+    case = IndexCase(dataset_size=PROBE_SIZE * world_size, world_size=world_size, shuffle=True, batch_size=1)
     builds = (Build.GROUP,) if plug.needs_process_group else (Build.EXPLICIT,)
 
     def refusal(seed: int, epoch: int | None) -> str | None:

@@ -7,16 +7,17 @@ from typing import Any
 
 from hypothesis.strategies import DataObject
 
-from sampler_conformance.core.case import Case, Observation
+from sampler_conformance.core.case import Observation
 from sampler_conformance.execution.simulator import SIMULATED
 
+from .case import IndexCase
 from .contracts import TORCH, SamplerContract
 from .draws import draw_case
 from .plug import SamplerPlug
 from .scenarios.epochs import read_epochs
 
 
-def observe(plug: SamplerPlug, case: Case, contract: SamplerContract = TORCH) -> Observation:
+def observe(plug: SamplerPlug, case: IndexCase, contract: SamplerContract = TORCH) -> Observation[IndexCase]:
     """Fresh samplers for every rank of ``case``, each read once (set_epoch first if the case says)."""
     __tracebackhide__ = True  # failures point at the sampler, not the harness
     return read_epochs(SIMULATED, plug, contract, case, (case.epoch,)).explicit[0]
@@ -24,7 +25,7 @@ def observe(plug: SamplerPlug, case: Case, contract: SamplerContract = TORCH) ->
 
 def observe_drawn(
     data: DataObject, plug: SamplerPlug, contract: SamplerContract, *, drop_last: bool, **draw: Any
-) -> Observation:
+) -> Observation[IndexCase]:
     """Draw a case for ``plug`` under ``contract`` (``draw`` as for draw_case) and observe it."""
     __tracebackhide__ = True  # failures point at the sampler, not the harness
     return observe(plug, draw_case(data, plug, drop_last=drop_last, contract=contract, **draw), contract)

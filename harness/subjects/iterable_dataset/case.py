@@ -20,6 +20,9 @@ class StreamCase(Case):
     shard_sizes: tuple[int, ...] = ()
     num_workers: int = 0
     persistent_workers: bool = False
+    shuffle: bool = True
+    batch_size: int = 1
+    drop_last: bool = False
 
     def __post_init__(self) -> None:
         if sum(self.shard_sizes) != self.dataset_size:

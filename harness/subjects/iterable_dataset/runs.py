@@ -15,7 +15,7 @@ class StreamEpoch:
     """One epoch of every rank: the ids each yielded (as an Observation, batches kept apart),
     which worker made each batch, and the batch counts the lock step showed (real groups)."""
 
-    observation: Observation
+    observation: Observation[StreamCase]
     workers: tuple[tuple[int, ...], ...]  # per rank, the worker of each batch
     counts: tuple[int, ...] | None  # per rank, from the lock step of rank 0; None when simulated
     has_set_epoch: bool

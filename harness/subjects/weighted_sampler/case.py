@@ -28,7 +28,7 @@ class WeightedCase(Case):
         weights = np.asarray(self.weights, dtype=np.float64)
         return weights / weights.sum()
 
-    def sampler_options(self, yields_batches: bool = False) -> dict[str, Any]:
+    def sampler_options(self) -> dict[str, Any]:
         return {"seed": self.seed, "num_samples": self.num_samples}
 
     def describe(self) -> str:

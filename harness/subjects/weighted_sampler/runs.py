@@ -14,7 +14,7 @@ from .case import WeightedCase
 class DrawnEpoch:
     """What the checks read: every rank's draws of one epoch, and whether set_epoch was there to call."""
 
-    observation: Observation
+    observation: Observation[WeightedCase]
     has_set_epoch: bool
 
     @property

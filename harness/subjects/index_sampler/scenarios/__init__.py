@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from sampler_conformance.execution.scenario import Scenario
 
+from ..case import IndexCase
 from ..contracts import SamplerContract
 from ..plug import SamplerPlug, load_plug
 
@@ -32,6 +33,7 @@ class SamplerScenario(Scenario):
     """A scenario of the index sampler: ``spec`` names the sampler, loaded with its plug."""
 
     contract: SamplerContract
+    case: IndexCase
 
     def load(self) -> SamplerPlug:
         return load_plug(self.spec)

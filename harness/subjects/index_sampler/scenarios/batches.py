@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sampler_conformance.core.case import Case, ReportedLength
+from sampler_conformance.core.case import ReportedLength
 from sampler_conformance.execution.scenario import RankContext, Ranks, ask
 
+from ..case import IndexCase
 from ..contracts import SamplerContract
 from ..plug import SamplerPlug
 from . import SamplerScenario
@@ -23,7 +24,7 @@ class CountBatches(SamplerScenario):
 
 
 def batch_counts(
-    ranks: Ranks, plug: SamplerPlug, contract: SamplerContract, case: Case, batch_drop_last: bool
+    ranks: Ranks, plug: SamplerPlug, contract: SamplerContract, case: IndexCase, batch_drop_last: bool
 ) -> tuple[list[int], list[ReportedLength]]:
     """Per rank: the batches one pass of the BatchSampler yields, and its len()."""
     __tracebackhide__ = True  # failures point at the sampler, not the harness

@@ -21,12 +21,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from sampler_conformance.core.case import Case, Observation
+from sampler_conformance.core.case import Observation
 from sampler_conformance.execution.checkpoint import missing_methods, through_checkpoint
 from sampler_conformance.execution.collectives import all_reduce_counts
 from sampler_conformance.execution.global_rng import seed_global_rngs
 from sampler_conformance.execution.scenario import RankContext, Ranks, ask
 
+from ..case import IndexCase
 from ..contracts import SamplerContract
 from ..plug import SamplerPlug
 from ..reading import Reading, observation_of, take
@@ -94,14 +95,14 @@ class Leg(SamplerScenario):
         state, _ = through_checkpoint(rank.call("in state_dict()", sampler.state_dict))
         return LegReply(rank.rank, whole, consumed, state, undropped=undropped)
 
-    def _uninterrupted(self, rank: RankContext, case: Case) -> Reading:
+    def _uninterrupted(self, rank: RankContext, case: IndexCase) -> Reading:
         """Epoch e, read whole from a sampler built for ``case``."""
         seed_global_rngs(0)
         sampler = self._built(rank, case)
         set_epoch(rank, sampler, self.epoch)
         return read(rank, sampler, self.contract, case.dataset_size, case.world_size)
 
-    def _built(self, rank: RankContext, case: Case | None = None) -> Any:
+    def _built(self, rank: RankContext, case: IndexCase | None = None) -> Any:
         """This rank's sampler for the leg: from the process group in one, else explicit."""
         how = Build.EXPLICIT if rank.backend is None else Build.GROUP
         return build(rank, case or self.case, self.contract, how)
@@ -111,7 +112,7 @@ def elastic_run(
     ranks_of: Callable[[int], Ranks],
     plug: SamplerPlug,
     contract: SamplerContract,
-    case: Case,
+    case: IndexCase,
     *,
     epoch: int,
     legs: tuple[tuple[int, int], ...],
@@ -121,9 +122,9 @@ def elastic_run(
     pass on ``last_world_size`` ranks; ``ranks_of(W)`` runs a scenario on W ranks."""
     __tracebackhide__ = True  # failures point at the sampler, not the harness
     state = None
-    consumed: list[Observation] = []
-    whole: Observation | None = None
-    undropped: Observation | None = None
+    consumed: list[Observation[IndexCase]] = []
+    whole: Observation[IndexCase] | None = None
+    undropped: Observation[IndexCase] | None = None
     leg_case = case
     for position, (world, taken) in enumerate(legs):
         leg_case = case.with_(world_size=world, epoch=epoch)
@@ -156,5 +157,5 @@ def elastic_run(
     )
 
 
-def _observed(case: Case, readings: list[Reading | None], contract: SamplerContract) -> Observation:
+def _observed(case: IndexCase, readings: list[Reading | None], contract: SamplerContract) -> Observation[IndexCase]:
     return observation_of(case, [reading for reading in readings if reading is not None], contract)

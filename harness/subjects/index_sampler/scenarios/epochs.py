@@ -10,10 +10,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from sampler_conformance.core.case import Case, Observation
+from sampler_conformance.core.case import Observation
 from sampler_conformance.execution.global_rng import draw_once_from_global_rngs, seed_global_rngs
 from sampler_conformance.execution.scenario import RankContext, Ranks, ask
 
+from ..case import IndexCase
 from ..contracts import SamplerContract
 from ..plug import SamplerPlug
 from ..reading import Reading, observation_of
@@ -64,20 +65,22 @@ class ReadEpochs(SamplerScenario):
 class Readings:
     """Per epoch, each build's Observation across the ranks; a build not asked for is empty."""
 
-    builds: dict[Build, tuple[Observation, ...]]
-    single: tuple[tuple[Observation, ...], ...]  # [epoch][rank], each of world size 1, in the rank's own process
+    builds: dict[Build, tuple[Observation[IndexCase], ...]]
+    single: tuple[
+        tuple[Observation[IndexCase], ...], ...
+    ]  # [epoch][rank], each of world size 1, in the rank's own process
     has_set_epoch: bool = True  # False: the sampler has none, so set_epoch was never called
 
     @property
-    def group(self) -> tuple[Observation, ...]:
+    def group(self) -> tuple[Observation[IndexCase], ...]:
         return self.builds.get(Build.GROUP, ())
 
     @property
-    def explicit(self) -> tuple[Observation, ...]:
+    def explicit(self) -> tuple[Observation[IndexCase], ...]:
         return self.builds.get(Build.EXPLICIT, ())
 
     @property
-    def defaults(self) -> tuple[Observation, ...]:
+    def defaults(self) -> tuple[Observation[IndexCase], ...]:
         return self.builds.get(Build.DEFAULTS, ())
 
 
@@ -85,7 +88,7 @@ def read_epochs(
     ranks: Ranks,
     plug: SamplerPlug,
     contract: SamplerContract,
-    case: Case,
+    case: IndexCase,
     epochs: Sequence[int | None] = (None,),
     builds: Sequence[Build] = (Build.EXPLICIT,),
     drifted_global_seed: int | None = None,
@@ -103,15 +106,15 @@ def read_epochs(
     # An epoch the sampler could not be told is no epoch: the case says set_epoch was not called.
     at_epoch = [case.with_(epoch=epoch if has_epoch else None) for epoch in epochs]
 
-    def observation(how: Build, k: int, ranks_replies: Sequence[RankReadings], at: Case) -> Observation:
+    def observation(how: Build, k: int, ranks_replies: Sequence[RankReadings], at: IndexCase) -> Observation[IndexCase]:
         return observation_of(at, [reply.readings[how][k] for reply in ranks_replies], contract)
 
-    per_build: dict[Build, tuple[Observation, ...]] = {
+    per_build: dict[Build, tuple[Observation[IndexCase], ...]] = {
         how: tuple(observation(how, k, replies, at) for k, at in enumerate(at_epoch))
         for how in builds
         if how is not Build.SINGLE
     }
-    single: tuple[tuple[Observation, ...], ...] = ()
+    single: tuple[tuple[Observation[IndexCase], ...], ...] = ()
     if Build.SINGLE in builds:
         single = tuple(
             tuple(observation(Build.SINGLE, k, [reply], at.with_(world_size=1)) for reply in replies)

@@ -20,12 +20,13 @@ from itertools import islice
 import numpy as np
 from torch.utils.data import DataLoader
 
-from sampler_conformance.core.case import Case, Observation, ReportedLength
+from sampler_conformance.core.case import Observation, ReportedLength
 from sampler_conformance.execution.collectives import all_reduce_counts, loader_worker_options
 from sampler_conformance.execution.scenario import RankContext, Ranks, ask
 from sampler_conformance.subjects.common.index_dataset import IndexDataset, collate_indices
 from sampler_conformance.subjects.common.reading import read_limit, reported_len
 
+from ..case import IndexCase
 from ..contracts import SamplerContract
 from ..runs import LoaderEpochRun
 from . import SamplerScenario
@@ -101,7 +102,7 @@ def run_loader(
     ranks: Ranks,
     spec: str,
     contract: SamplerContract,
-    case: Case,
+    case: IndexCase,
     epochs: Sequence[int | None],
     *,
     num_workers: int = 0,

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sampler_conformance.core.case import Case
 from sampler_conformance.execution.scenario import RankContext, Ranks, ask
 from sampler_conformance.subjects.common.index_dataset import IndexDataset
 
+from ..case import IndexCase
 from ..contracts import SamplerContract
 from ..plug import SamplerPlug
 from . import SamplerScenario
@@ -39,7 +39,7 @@ class ConstructWith(SamplerScenario):
 
 
 def refusal(
-    ranks: Ranks, plug: SamplerPlug, contract: SamplerContract, case: Case, num_replicas: int, rank: int
+    ranks: Ranks, plug: SamplerPlug, contract: SamplerContract, case: IndexCase, num_replicas: int, rank: int
 ) -> str | None:
     """How the sampler refused ``num_replicas``/``rank`` (its exception), or None if it accepted them."""
     __tracebackhide__ = True  # failures point at the sampler, not the harness

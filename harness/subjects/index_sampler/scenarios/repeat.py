@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sampler_conformance.core.case import Case, Observation
+from sampler_conformance.core.case import Observation
 from sampler_conformance.execution.global_rng import advanced, global_rng_fingerprints, seed_global_rngs
 from sampler_conformance.execution.scenario import RankContext, Ranks, ask
 
+from ..case import IndexCase
 from ..contracts import SamplerContract
 from ..plug import SamplerPlug
 from ..reading import Reading, observation_of
@@ -43,14 +44,14 @@ class ReadThreeWays(SamplerScenario):
 
 @dataclass(frozen=True)
 class ThreeWays:
-    first: Observation
-    again: Observation
-    fresh: Observation
+    first: Observation[IndexCase]
+    again: Observation[IndexCase]
+    fresh: Observation[IndexCase]
     touched: tuple[str, ...]  # on any rank
 
 
 def read_three_ways(
-    ranks: Ranks, plug: SamplerPlug, contract: SamplerContract, case: Case, global_seed: int
+    ranks: Ranks, plug: SamplerPlug, contract: SamplerContract, case: IndexCase, global_seed: int
 ) -> ThreeWays:
     __tracebackhide__ = True  # failures point at the sampler, not the harness
     replies: list[RepeatReadings] = ask(ranks, ReadThreeWays(plug.spec, contract, case, global_seed))

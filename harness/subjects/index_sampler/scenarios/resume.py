@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from sampler_conformance.core.case import Case, Observation
+from sampler_conformance.core.case import Observation
 from sampler_conformance.core.counting import batch_count
 from sampler_conformance.execution.checkpoint import missing_methods, through_checkpoint
 from sampler_conformance.execution.collectives import all_reduce_counts
@@ -33,6 +33,7 @@ from sampler_conformance.execution.scenario import RankContext, Ranks, ask
 from sampler_conformance.subjects.common.index_dataset import IndexDataset
 from sampler_conformance.subjects.common.reading import read_limit
 
+from ..case import IndexCase
 from ..contracts import SamplerContract
 from ..plug import SamplerPlug
 from ..reading import Reading, observation_of, take
@@ -136,7 +137,7 @@ class Resume(SamplerScenario):
         return sampler
 
 
-def resume(ranks: Ranks, plug: SamplerPlug, contract: SamplerContract, case: Case, **protocol: Any) -> ResumeRun:
+def resume(ranks: Ranks, plug: SamplerPlug, contract: SamplerContract, case: IndexCase, **protocol: Any) -> ResumeRun:
     """Every rank's uninterrupted and resumed run of ``case`` (``protocol``: the fields of
     :class:`Resume` after the case)."""
     __tracebackhide__ = True  # failures point at the sampler, not the harness
@@ -145,7 +146,7 @@ def resume(ranks: Ranks, plug: SamplerPlug, contract: SamplerContract, case: Cas
     epoch = protocol.get("epoch", 0)
     first_resumed = epoch + int(protocol.get("after_pass", False))
 
-    def observations(pick: Any, first_epoch: int | None) -> tuple[Observation, ...]:
+    def observations(pick: Any, first_epoch: int | None) -> tuple[Observation[IndexCase], ...]:
         per_rank = [pick(reply) for reply in replies]
         count = min(len(readings) for readings in per_rank)
         return tuple(
@@ -199,7 +200,7 @@ class LoadForeignState(SamplerScenario):
     rank 0 loads that state and yields its first item. The reply says where it refused the
     state (its exception), or None if it went on."""
 
-    other: Case | None = None
+    other: IndexCase | None = None
     epoch: int = 0
     taken: int = 1
 
@@ -242,13 +243,13 @@ class LoadForeignState(SamplerScenario):
             pass_differs=pass_differs,
         )
 
-    def _pass(self, rank: RankContext, case: Case) -> Reading:
+    def _pass(self, rank: RankContext, case: IndexCase) -> Reading:
         """Rank 0's uninterrupted pass of the epoch, built for ``case``."""
         sampler = self._built(rank, case)
         set_epoch(rank, sampler, self.epoch)
         return read(rank, sampler, self.contract, case.dataset_size, case.world_size)
 
-    def _built(self, rank: RankContext, case: Case) -> Any:
+    def _built(self, rank: RankContext, case: IndexCase) -> Any:
         dataset = IndexDataset(case.dataset_size)
         options = case.sampler_options(self.contract.yields_batches)
         return rank.call(
@@ -258,7 +259,13 @@ class LoadForeignState(SamplerScenario):
 
 
 def foreign_state_refusal(
-    ranks: Ranks, plug: SamplerPlug, contract: SamplerContract, case: Case, other: Case, epoch: int, taken: int
+    ranks: Ranks,
+    plug: SamplerPlug,
+    contract: SamplerContract,
+    case: IndexCase,
+    other: IndexCase,
+    epoch: int,
+    taken: int,
 ) -> ForeignStateReply:
     """How a sampler built for ``other`` refused a state saved under ``case``."""
     __tracebackhide__ = True  # failures point at the sampler, not the harness

@@ -43,7 +43,7 @@ from typing import Any
 
 import numpy as np
 
-from sampler_conformance.core.case import Case, NoLen, Observation
+from sampler_conformance.core.case import NoLen, Observation
 from sampler_conformance.core.counting import batch_count
 from sampler_conformance.execution.checkpoint import missing_methods, through_checkpoint
 from sampler_conformance.execution.collectives import loader_worker_options
@@ -52,6 +52,7 @@ from sampler_conformance.execution.scenario import RankContext, Ranks, ask
 from sampler_conformance.subjects.common.index_dataset import IndexDataset, collate_indices
 from sampler_conformance.subjects.common.reading import read_limit
 
+from ..case import IndexCase
 from ..contracts import SamplerContract
 from ..plug import SamplerPlug
 from ..runs import ResumeRun
@@ -152,13 +153,20 @@ class ResumeThroughLoader(SamplerScenario):
         return f"StatefulDataLoader(num_workers={self.num_workers})"
 
 
-def loader_batches(contract: SamplerContract, case: Case, pass_items: int) -> int:
+def loader_batches(contract: SamplerContract, case: IndexCase, pass_items: int) -> int:
     """The batches a pass of ``pass_items`` items (batches, for a batch sampler) makes in the loader."""
     return pass_items if contract.yields_batches else batch_count(pass_items, max(case.batch_size, 1))
 
 
 def resume_through_loader(
-    ranks: Ranks, plug: SamplerPlug, contract: SamplerContract, case: Case, *, epoch: int, cut: int, num_workers: int
+    ranks: Ranks,
+    plug: SamplerPlug,
+    contract: SamplerContract,
+    case: IndexCase,
+    *,
+    epoch: int,
+    cut: int,
+    num_workers: int,
 ) -> ResumeRun:
     """Every rank's uninterrupted and resumed StatefulDataLoader, as a :class:`ResumeRun` whose
     items are the loader's batches: ``joined`` and the resume checkers read it as they read a
@@ -169,7 +177,7 @@ def resume_through_loader(
     )
     has_epoch = all(reply.has_set_epoch for reply in replies)
 
-    def observation(per_rank: list[Batches], at_epoch: int) -> Observation:
+    def observation(per_rank: list[Batches], at_epoch: int) -> Observation[IndexCase]:
         indices = tuple(np.concatenate(b) if b else np.empty(0, dtype=np.int64) for b in per_rank)
         return Observation(
             case.with_(epoch=at_epoch if has_epoch else None),
@@ -178,7 +186,7 @@ def resume_through_loader(
             tuple(per_rank),
         )
 
-    def observations(pick: Any) -> tuple[Observation, ...]:
+    def observations(pick: Any) -> tuple[Observation[IndexCase], ...]:
         per_rank = [pick(reply) for reply in replies]
         count = min(len(epochs) for epochs in per_rank)
         return tuple(observation([epochs[k] for epochs in per_rank], epoch + k) for k in range(count))

@@ -13,11 +13,12 @@ from typing import Any
 import numpy as np
 from torch.utils.data import BatchSampler
 
-from sampler_conformance.core.case import Case, ReportedLength
+from sampler_conformance.core.case import ReportedLength
 from sampler_conformance.execution.scenario import RankContext
 from sampler_conformance.subjects.common.index_dataset import IndexDataset
 from sampler_conformance.subjects.common.reading import read_limit, reported_len
 
+from ..case import IndexCase
 from ..contracts import SamplerContract
 from ..reading import Reading, read_pass
 
@@ -34,7 +35,7 @@ class Build(str, Enum):
     DEFAULTS = "the dataset alone (every other parameter left to its default)"
 
 
-def build(rank: RankContext, case: Case, contract: SamplerContract, how: Build = Build.EXPLICIT) -> Any:
+def build(rank: RankContext, case: IndexCase, contract: SamplerContract, how: Build = Build.EXPLICIT) -> Any:
     """Construct this rank's sampler for ``case``, the way ``how`` says."""
     if how in (Build.GROUP, Build.DEFAULTS) and rank.backend is None:
         raise RuntimeError(f"a simulated rank has no process group to build from ({how.value})")
