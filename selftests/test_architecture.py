@@ -114,6 +114,21 @@ def test_imports_point_downward() -> None:
     )
 
 
+def test_layers_below_the_subjects_name_none_of_their_modules() -> None:
+    """core/ and execution/ do not reach a subject's module by name either (a string handed to
+    import_module or to a fork server's preload): the subject's plug names what its rank
+    processes' loader workers need (``Plug.worker_modules``)."""
+    subjects = f"{PACKAGE}.subjects"
+    found = [
+        f"{module_name(path)}:{node.lineno}: {node.value!r}"
+        for layer in ("core", "execution")
+        for path in sorted((HARNESS / layer).rglob("*.py"))
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.startswith(subjects)
+    ]
+    assert not found, "modules of a subject named below the subjects' layer:\n" + "\n".join(found)
+
+
 def test_checks_read_views_not_scenarios() -> None:
     """The pure checks of a subject judge the views of ``runs.py``; no scenario module (which
     rank processes import) is theirs to import."""

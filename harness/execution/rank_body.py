@@ -53,20 +53,12 @@ def main(setup: RankSetup, conn: Connection) -> None:
     if setup.backend is not None:
         _export_torchrun_environment(setup)
         # The loader workers' fork server (see collectives.worker_start_method), forked
-        # now, before the group's threads start. It has these imported, so each worker it
-        # forks starts with them loaded (torchdata's, for StatefulDataLoader's workers, when
-        # installed: what cannot be imported is skipped).
+        # now, before the group's threads start. It has torch and what the subject's plug
+        # names imported (Plug.worker_modules), so each worker it forks starts with them
+        # loaded; what cannot be imported (torchdata, when not installed) is skipped.
         # A spec given as a file is loaded here, before the fork: the workers unpickle its classes.
         preload_file_modules(setup.worker_modules)
-        fork_server_context(
-            [
-                "torch",
-                "sampler_conformance.subjects.common.index_dataset",
-                "sampler_conformance.subjects.iterable_dataset.items",
-                "torchdata.stateful_dataloader",
-                *[module for module in setup.worker_modules if not is_file_module(module)],
-            ]
-        )
+        fork_server_context(["torch", *[module for module in setup.worker_modules if not is_file_module(module)]])
         try:
             if setup.backend == "nccl":
                 torch.cuda.set_device(setup.rank if setup.store is None else setup.store.local_rank)

@@ -32,6 +32,8 @@ SPEC_HELP = (
     "or --sampler=path/to/my_sampler.py:MySampler"
 )
 # What the spec must name, in the words of an error.
+# What the DataLoader workers of a rank's loader scenarios start with imported.
+LOADER_WORKER_MODULES = ("sampler_conformance.subjects.common.index_dataset", "torchdata.stateful_dataloader")
 CONVENTION = "a sampler class or a factory called as Attr(dataset, num_replicas=W, rank=r, ...)"
 
 
@@ -54,8 +56,10 @@ class SamplerPlug:
         printer.text(repr(self))
 
     @property
-    def worker_modules(self) -> tuple[str, ...]:  # a sampler runs in the rank's main process, not in workers
-        return ()
+    def worker_modules(self) -> tuple[str, ...]:
+        """The sampler runs in the rank's main process; the loader's workers read the suite's
+        IndexDataset, through torchdata's StatefulDataLoader in the resume scenarios."""
+        return LOADER_WORKER_MODULES
 
     def supports(self, parameter: str) -> bool:
         return parameter in self.accepted

@@ -42,6 +42,8 @@ GROUP_ATTRIBUTE = "needs_process_group"
 # A factory may name the modules its dataset needs in DataLoader workers, as a tuple in this
 # attribute: every worker then starts with them imported, instead of importing them itself.
 WORKER_MODULES_ATTRIBUTE = "worker_modules"
+# What every worker needs of the suite's own: the items' checks, and torchdata's loader for resumes.
+SUITE_WORKER_MODULES = ("sampler_conformance.subjects.iterable_dataset.items", "torchdata.stateful_dataloader")
 CONVENTION = FactoryConvention(
     call=f"make(dataset_size, *, {', '.join((*REQUIRED_PARAMETERS, *OPTIONAL_PARAMETERS))})",
     required=REQUIRED_PARAMETERS,
@@ -56,7 +58,8 @@ CONVENTION = FactoryConvention(
 class StreamPlug(FactoryPlug):
     """The dataset factory under test and the parameters it takes."""
 
-    # The factory's module (a dotted name, or the path of its .py file) and those it names (WORKER_MODULES_ATTRIBUTE).
+    # The suite's (SUITE_WORKER_MODULES), the factory's module (a dotted name, or the path of its
+    # .py file) and those it names (WORKER_MODULES_ATTRIBUTE).
     worker_modules: tuple[str, ...] = ()
     needs_process_group: bool = False  # GROUP_ATTRIBUTE: in-process tests are not applicable
     optional: ClassVar[tuple[str, ...]] = OPTIONAL_PARAMETERS
@@ -84,6 +87,6 @@ def load_plug(spec: str) -> StreamPlug:
         factory,
         source_file(factory, module),
         CONVENTION.accepted(spec, factory),
-        (*own, *named),
+        (*SUITE_WORKER_MODULES, *own, *named),
         getattr(factory, GROUP_ATTRIBUTE, False) is True,
     )
