@@ -37,6 +37,9 @@ class Rejection:
     # (say N < W/2 in one test): allowed to fail, not required to. Hypothesis's draws for a fixed
     # seed still depend on its version and on which modules are loaded (it mines their constants).
     sometimes: dict[str, str] = field(default_factory=dict)
+    # The Hypothesis profile its proof certifies under, where the selftests' quick one draws
+    # too few cases to show the bug (say, only from 65 items on); None: the selftests' own.
+    profile: str | None = None
 
     @property
     def title(self) -> str:
@@ -371,6 +374,7 @@ WEIGHTED_BAD: dict[str, Rejection] = {
         "test_weighted_epoch",
         "zero_weight_never_drawn",
         {"frequencies_match_weights": "the floor lifts the smallest positive weights too (weights spread over 10^6)"},
+        profile="dev",  # weights spread that far are drawn in few cases
     ),
     f"{WEIGHTED_BAD_MODULE}:LenCountsEveryRank": Rejection("test_weighted_epoch", "draw_counts"),
     f"{WEIGHTED_BAD_MODULE}:IgnoresNumSamples": Rejection(
@@ -419,13 +423,24 @@ DYNAMIC_BATCHES_BAD: dict[str, Rejection] = {
     f"{BATCH_BAD_MODULE}:UnevenRoundRobin": Rejection("test_batch_epoch", "equal_batch_counts"),
     f"{BATCH_BAD_MODULE}:LenOfGlobalPlan": Rejection("test_batch_len_matches", "batch_len_matches"),
     f"{BATCH_BAD_MODULE}:LenOfPreviousPass": Rejection("test_batch_len_matches", "batch_len_matches"),
-    f"{BATCH_BAD_MODULE}:LenFrozenAtConstruction": Rejection("test_batch_len_matches", "batch_len_matches"),
+    f"{BATCH_BAD_MODULE}:LenFrozenAtConstruction": Rejection(
+        "test_batch_len_matches",
+        "batch_len_matches",
+        profile="dev",  # its count drifts from 65 items on
+    ),
     f"{BATCH_BAD_MODULE}:EveryRankWholePlanLenRaises": Rejection(
         "test_batch_epoch",
         "each_item_once",
         {"batch_len_matches": "its __len__ raises: charged there, while the batches read are judged by the rest"},
     ),
-    f"{BATCH_BAD_MODULE}:GeneratorCarriedOver": Rejection("test_batches_deterministic", "batches_deterministic"),
+    f"{BATCH_BAD_MODULE}:GeneratorCarriedOver": Rejection(
+        "test_batches_deterministic",
+        "batches_deterministic",
+        sometimes={
+            "batch_len_matches": "len() asked before a pass plans with the previous pass's offset, which may pack "
+            "another number of batches than the pass yields"
+        },
+    ),
     f"{BATCH_BAD_MODULE}:EpochIgnored": Rejection("test_batches_reshuffle", "batches_reshuffle"),
     f"{BATCH_BAD_MODULE}:PlanCachedPerProcess": Rejection(
         "test_batch_plan_agrees_across_processes",

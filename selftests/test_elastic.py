@@ -26,7 +26,9 @@ def test_a_conforming_elastic_sampler_holds_every_invariant_in_the_whole_suite(p
 
 @pytest.mark.parametrize("spec", list(ELASTIC_BAD), ids=lambda spec: spec.rpartition(":")[2])
 def test_elastic_bug_fails_exactly_its_invariants_in_the_whole_suite(pytester, spec):
-    certify(pytester, spec, *OPTIONS, paths=WHOLE_SUITE).assert_rejected(ELASTIC_BAD[spec])
+    certify(pytester, spec, *OPTIONS, paths=WHOLE_SUITE, profile=ELASTIC_BAD[spec].profile).assert_rejected(
+        ELASTIC_BAD[spec]
+    )
 
 
 def test_a_resumable_sampler_refusing_other_world_sizes_crashes_once_and_no_elastic_invariant_is_judged(pytester):

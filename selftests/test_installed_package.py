@@ -29,7 +29,7 @@ from pathlib import Path
 
 import pytest
 
-from .suite_run import CONFORMANCE, HYPOTHESIS_SEED, PROPERTIES, RANK_TIMEOUT_S, REPO, certify
+from .suite_run import CONFORMANCE, HYPOTHESIS_SEED, PROPERTIES, RANK_TIMEOUT_S, REPO, SELFTEST_PROFILE, certify
 
 # Everything in this module shares one venv: pytest-xdist keeps the module on one worker
 # (``--dist loadgroup``, as the README's selftest command says).
@@ -45,7 +45,7 @@ SPEC = "corpus.known_bad:PadsFromTail"
 # holds, each judged in-process and in groups, take 6 s a run where the whole suite takes 19.
 # The whole suite runs from the wheel in test_parametrize_with_checks_in_a_users_test_file.
 OPTIONS = (
-    "--hypothesis-profile=dev",
+    f"--hypothesis-profile={SELFTEST_PROFILE}",
     f"--hypothesis-seed={HYPOTHESIS_SEED}",
     "--world-sizes=2",
     f"--rank-timeout={RANK_TIMEOUT_S}",
@@ -301,7 +301,7 @@ from torch.utils.data import DistributedSampler
 
 from sampler_conformance import check_sampler, parametrize_with_checks
 
-ARGS = ["-k", "invariant_across_processes", "--world-sizes=2", "--hypothesis-profile=dev", "--hypothesis-seed=0"]
+ARGS = ["-k", "invariant_across_processes", "--world-sizes=2", "--hypothesis-profile=quick", "--hypothesis-seed=0"]
 
 
 def from_group(dataset, shuffle=True, seed=0, drop_last=False):

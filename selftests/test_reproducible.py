@@ -10,7 +10,7 @@ from pathlib import Path
 
 from sampler_conformance.pytest_plugin.profiles import CERTIFICATION_SEED, SEARCH_DATABASE_DIR
 
-from .suite_run import PROPERTIES, RANK_TIMEOUT_S, RUN_TIMEOUT_S
+from .suite_run import PROPERTIES, RANK_TIMEOUT_S, RUN_TIMEOUT_S, SELFTEST_PROFILE
 
 SPEC = "selftests.corpus.evidence:RareSeedBug"
 
@@ -22,7 +22,7 @@ def _run(pytester, *options: str) -> dict:
     result = pytester.runpytest_subprocess(
         str(PROPERTIES),
         f"--sampler={SPEC}",
-        "--hypothesis-profile=dev",
+        f"--hypothesis-profile={SELFTEST_PROFILE}",
         f"--rank-timeout={RANK_TIMEOUT_S}",
         f"--certificate={certificate.with_suffix('')}",
         *options,

@@ -33,15 +33,21 @@ def test_a_conforming_resumable_sampler_holds_every_invariant_in_the_whole_suite
 
 @pytest.mark.parametrize("spec", list(RESUME_BAD), ids=lambda spec: spec.rpartition(":")[2])
 def test_resume_bug_fails_exactly_its_invariants(pytester, spec):
-    certify(pytester, spec, CONTRACT_OPTION).assert_rejected(RESUME_BAD[spec])
+    certify(pytester, spec, CONTRACT_OPTION, profile=RESUME_BAD[spec].profile).assert_rejected(RESUME_BAD[spec])
 
 
 @pytest.mark.parametrize("spec", list(RESUME_GROUP_BAD), ids=lambda spec: spec.rpartition(":")[2])
 def test_resume_bug_of_process_groups_fails_exactly_its_invariants_in_the_whole_suite(pytester, spec):
+    rejection = RESUME_GROUP_BAD[spec]
     run = certify(
-        pytester, spec, CONTRACT_OPTION, f"--world-sizes={GROUP_WORLD_SIZES}", paths=(PROPERTIES, CONFORMANCE)
+        pytester,
+        spec,
+        CONTRACT_OPTION,
+        f"--world-sizes={GROUP_WORLD_SIZES}",
+        paths=(PROPERTIES, CONFORMANCE),
+        profile=rejection.profile,
     )
-    run.assert_rejected(RESUME_GROUP_BAD[spec])
+    run.assert_rejected(rejection)
 
 
 def test_a_loader_checkpoint_follows_the_rank_s_last_batch_not_the_loader_s_end(pytester):

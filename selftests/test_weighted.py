@@ -24,7 +24,7 @@ from .catalogue import (
     WEIGHTED_PARTITION_CONTRACT,
 )
 from .corpus import weighted_bad
-from .suite_run import WHOLE_SUITE, certify
+from .suite_run import SELFTEST_EXAMPLES, WHOLE_SUITE, certify
 from .test_adapters import assert_missing_package_is_named
 
 CONTRACT_OPTION = f"--contract={WEIGHTED_CONTRACT}"
@@ -42,20 +42,28 @@ def test_each_contracts_reference_holds_every_invariant(pytester, contract):
     assert run.verdict.startswith(f"VERDICT: {contract_named(contract).reference} conforms"), run.verdict
     # The certificate records the statistical invariant's frequency tests, held within the budget.
     (recorded,) = [i["statistics"] for i in run.written["invariants"] if i["statistics"] is not None]
-    assert recorded["tests_run"] >= 25 and recorded["false_alarm_budget"] == 1e-6, recorded
+    assert recorded["tests_run"] >= SELFTEST_EXAMPLES and recorded["false_alarm_budget"] == 1e-6, recorded
     assert recorded["closest"]["p_value_bound"] > recorded["closest"]["threshold"], recorded
 
 
 @pytest.mark.parametrize("spec", list(WEIGHTED_BAD), ids=lambda spec: spec.rpartition(":")[2])
 def test_weighted_bug_fails_exactly_its_invariants(pytester, spec):
-    run = certify(pytester, spec, CONTRACT_OPTION, GROUP_OPTION, paths=WHOLE_SUITE)
+    run = certify(pytester, spec, CONTRACT_OPTION, GROUP_OPTION, paths=WHOLE_SUITE, profile=WEIGHTED_BAD[spec].profile)
     run.assert_rejected(WEIGHTED_BAD[spec])
 
 
 @pytest.mark.parametrize("spec", list(WEIGHTED_PARTITION_BAD), ids=lambda spec: spec.rpartition(":")[2])
 def test_partition_bug_fails_exactly_its_invariants(pytester, spec):
-    run = certify(pytester, spec, f"--contract={WEIGHTED_PARTITION_CONTRACT}", GROUP_OPTION, paths=WHOLE_SUITE)
-    run.assert_rejected(WEIGHTED_PARTITION_BAD[spec])
+    rejection = WEIGHTED_PARTITION_BAD[spec]
+    run = certify(
+        pytester,
+        spec,
+        f"--contract={WEIGHTED_PARTITION_CONTRACT}",
+        GROUP_OPTION,
+        paths=WHOLE_SUITE,
+        profile=rejection.profile,
+    )
+    run.assert_rejected(rejection)
 
 
 def test_a_sampler_that_advances_its_own_epoch_conforms(pytester):
