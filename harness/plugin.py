@@ -23,6 +23,7 @@ from .core.evidence import NotApplicable, NotPromised, not_applicable, note_judg
 from .core.subject import Plug, SpecError
 from .execution import simulator
 from .execution.backend import BackendChoice, choose_backend, cuda_device_count
+from .execution.fork_server import stop_fork_servers
 from .execution.scenario import Ranks, handle_faults_with
 from .pytest_plugin import crashes, profiles, statistics
 from .pytest_plugin.folders import CERTIFICATION_DIRS, IN_PROCESS_DIR
@@ -107,6 +108,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     simulator.close()  # the in-process runner's sampler process
+    stop_fork_servers()  # the ranks' and the sampler process's parents: nothing outlives the run
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:

@@ -242,3 +242,32 @@ def test_a_dataset_from_a_module_imported_after_the_server_forked_gets_a_server_
         "imports it itself",
         "imported at start",
     ], run.stdout + run.stderr
+
+
+STOPPED_SCRIPT = """
+import os
+from multiprocessing import forkserver
+from sampler_conformance.execution.fork_server import (
+    _SEPARATE_SERVERS, fork_server_context, separate_fork_server_context, stop_fork_servers,
+)
+
+if __name__ == "__main__":
+    for context in (fork_server_context(["json"]), separate_fork_server_context("position 1", ["json"])):
+        child = context.Process(target=print, args=("served",))
+        child.start()
+        child.join(60)
+    servers = [forkserver._forkserver._forkserver_pid, *(s._forkserver_pid for s in _SEPARATE_SERVERS.values())]
+    stop_fork_servers()
+    print(len(servers), [pid for pid in servers if os.path.exists(f"/proc/{pid}")])
+"""
+
+
+def test_stopped_fork_servers_are_gone_at_once(tmp_path):
+    """stop_fork_servers (at the end of a run: the plugin's unconfigure) ends and reaps this process's own
+    server and the separate ones there and then: left to notice their parent's exit, each
+    shut down torch's interpreter for seconds after the command had returned, orphaned."""
+    script = tmp_path / "stopped.py"
+    script.write_text(STOPPED_SCRIPT)
+    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=180)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split("\n")[-2] == "2 []", f"servers left after the stop: {run.stdout}{run.stderr}"

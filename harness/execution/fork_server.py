@@ -25,6 +25,7 @@ instead of importing torch in every rank again.
 
 from __future__ import annotations
 
+import contextlib
 import faulthandler
 import functools
 import gc
@@ -32,6 +33,7 @@ import inspect
 import io
 import multiprocessing
 import os
+import signal
 import socket
 import sys
 import threading
@@ -108,6 +110,25 @@ def separate_fork_server_context(key: object, preload: Sequence[str]) -> BaseCon
     context: Any = ForkServerContext()
     context.Process = functools.partial(_SeparatelyServedProcess, server_key=key)
     return context
+
+
+def stop_fork_servers() -> None:
+    """Stop this process's fork servers now, and reap them: its own and the separate ones.
+
+    Left alone, a server exits once its parent has exited and its "alive" pipe reads EOF; with
+    torch loaded, its interpreter then takes seconds to shut down, so the servers outlived the
+    command that started them, orphaned. Nothing of theirs needs a clean exit (they only fork),
+    so they are killed. The next request starts them again."""
+    servers = [*_SEPARATE_SERVERS.values(), getattr(forkserver, "_forkserver", None)]
+    _SEPARATE_SERVERS.clear()
+    for server in servers:
+        pid = getattr(server, "_forkserver_pid", None)
+        if pid is None or not hasattr(server, "_stop"):
+            continue
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+        with contextlib.suppress(ChildProcessError, OSError):
+            server._stop()  # closes the alive pipe, reaps the server, removes its socket
 
 
 _SEPARATE_SERVERS: dict[object, Any] = {}
