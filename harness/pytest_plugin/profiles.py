@@ -1,7 +1,7 @@
 """The Hypothesis profiles, registered in one place, and the draws a certification makes.
 
-``quick`` is a smoke run (10 examples a property, held on 8 judged cases: the suite's own
-selftests certify under it), ``dev`` the default, ``ci`` the default when the CI environment
+``quick`` is a smoke run (10 examples a property, held on 8 judged cases, counterexamples not
+shrunk: the suite's own selftests certify under it), ``dev`` the default, ``ci`` the default when the CI environment
 variable is set, ``thorough`` runs thousands of examples per property. ``--hypothesis-profile`` picks one.
 
 A certification is reproducible: every profile but ``search`` draws from a fixed seed
@@ -24,7 +24,9 @@ from hypothesis.database import DirectoryBasedExampleDatabase
 
 SEARCH = "search"
 PROFILES: dict[str, dict[str, Any]] = {
-    "quick": dict(max_examples=10),
+    # A smoke run: the first counterexample found is shown as drawn, not shrunk (shrinking a
+    # failure in real groups re-runs it through fresh loader workers, most of such a run's time).
+    "quick": dict(max_examples=10, phases=[Phase.explicit, Phase.generate]),
     "dev": dict(max_examples=25),
     "ci": dict(max_examples=100, print_blob=True),
     "thorough": dict(max_examples=2_000),
@@ -58,7 +60,7 @@ _COMMON: dict[str, Any] = dict(
 )
 
 for _name, _values in PROFILES.items():
-    settings.register_profile(_name, **_COMMON, **_values)
+    settings.register_profile(_name, **{**_COMMON, **_values})
 
 
 # Tests in real process groups: each example is a round trip to every rank, so they run a
