@@ -10,22 +10,11 @@ from hypothesis import strategies as st
 
 from sampler_conformance.core.evidence import expect_holds
 from sampler_conformance.pytest_plugin.crashes import judge_only_if
-from sampler_conformance.subjects.weighted_sampler.checks import (
-    check_draw_counts,
-    check_in_range,
-    check_ranks_apart,
-    check_zero_weight,
-)
+from sampler_conformance.subjects.weighted_sampler.checks import ONE_EPOCH, check_ranks_apart
 from sampler_conformance.subjects.weighted_sampler.draws import draw_comparable_case, draw_weighted_case, epochs
 from sampler_conformance.subjects.weighted_sampler.scenarios import read_epochs
 
 from .examples import round_trips
-
-ONE_EPOCH = {
-    "drawn_indices": check_in_range,
-    "zero_weight_never_drawn": check_zero_weight,
-    "draw_counts": check_draw_counts,
-}
 
 
 @pytest.mark.parametrize("flag", [pytest.param(f, marks=pytest.mark.invariant(f), id=f) for f in ONE_EPOCH])

@@ -14,13 +14,11 @@ from sampler_conformance.execution.simulator import SIMULATED
 from sampler_conformance.pytest_plugin import statistics
 from sampler_conformance.pytest_plugin.crashes import judge_only_if
 from sampler_conformance.subjects.weighted_sampler.checks import (
-    check_draw_counts,
+    ONE_EPOCH,
     check_frequencies,
-    check_in_range,
     check_partition_frequencies,
     check_ranks_apart,
     check_streams_differ,
-    check_zero_weight,
     distributed_sampler_partitions,
 )
 from sampler_conformance.subjects.weighted_sampler.draws import (
@@ -33,12 +31,6 @@ from sampler_conformance.subjects.weighted_sampler.draws import (
 from sampler_conformance.subjects.weighted_sampler.fixtures import requires_parameter
 from sampler_conformance.subjects.weighted_sampler.scenarios import read_epochs
 
-# What one epoch shows, each by its check.
-ONE_EPOCH = {
-    "drawn_indices": check_in_range,
-    "zero_weight_never_drawn": check_zero_weight,
-    "draw_counts": check_draw_counts,
-}
 # All ranks' draws of one epoch, together, in the frequency test: enough to catch one weight
 # of 100 doubled with probability 0.999 at the budget below (docs/statistical-invariants.md).
 FREQUENCY_DRAWS = 16384

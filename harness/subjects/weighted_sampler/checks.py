@@ -3,7 +3,7 @@ returns the violations of its invariant, worded for the user."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 from torch.utils.data import DistributedSampler
@@ -60,6 +60,14 @@ def check_draw_counts(epoch: DrawnEpoch) -> list[Violation]:
                 )
             ]
     return check_reported_lengths(epoch.observation, "draw_counts", "len() says {said}, but it drew {got} indices")
+
+
+# The invariants judged on one epoch of every rank, each by its check: the tests of both runners are generated from it.
+ONE_EPOCH: dict[str, Callable[[DrawnEpoch], list[Violation]]] = {
+    "drawn_indices": check_in_range,
+    "zero_weight_never_drawn": check_zero_weight,
+    "draw_counts": check_draw_counts,
+}
 
 
 def check_ranks_apart(epoch: DrawnEpoch) -> list[Violation]:
