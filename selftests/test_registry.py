@@ -20,6 +20,8 @@ from .catalogue import (
     DYNAMIC_BATCHES_CONTRACT,
     ELASTIC_BAD,
     ELASTIC_CONTRACT,
+    GENERATED_BEGIN,
+    GENERATED_END,
     KNOWN_BAD,
     MICRO_BATCHES_BAD,
     MICRO_BATCHES_CONTRACT,
@@ -38,8 +40,9 @@ from .catalogue import (
     WEIGHTED_CONTRACT,
     WEIGHTED_PARTITION_BAD,
     WEIGHTED_PARTITION_CONTRACT,
+    invariant_tables,
 )
-from .suite_run import CONFORMANCE, PROPERTIES
+from .suite_run import CONFORMANCE, PROPERTIES, REPO
 from .test_contracts import BAD, CONFORMANCE_BAD
 from .test_rank_pool import MULTIPROCESS_ONLY_BUGS
 
@@ -136,4 +139,16 @@ def test_a_test_marked_with_an_undeclared_invariant_is_a_usage_error(pytester):
     assert result.ret == pytest.ExitCode.USAGE_ERROR, result.outlines
     assert "which the registry (sampler_conformance.core.invariants) does not declare" in "\n".join(
         result.errlines + result.outlines
+    )
+
+
+def test_the_docs_invariant_tables_are_the_declarations():
+    """docs/contracts.md's tables of every subject's invariants are what the declarations
+    generate (``python -m selftests.catalogue``): a new invariant, title or known-bad changes
+    the page, or this fails."""
+    page = (REPO / "docs" / "contracts.md").read_text()
+    assert GENERATED_BEGIN in page and GENERATED_END in page, "docs/contracts.md lost its generated block"
+    written = page.split(GENERATED_BEGIN, 1)[1].split(GENERATED_END, 1)[0].strip()
+    assert written == invariant_tables(), (
+        "docs/contracts.md is stale: paste the block `python -m selftests.catalogue` prints"
     )
