@@ -1,8 +1,9 @@
 """The Hypothesis profiles, registered in one place, and the draws a certification makes.
 
-``quick`` is a smoke run (10 examples a property, held on 8 judged cases, counterexamples not
-shrunk: the suite's own selftests certify under it), ``dev`` the default, ``ci`` the default when the CI environment
-variable is set, ``thorough`` runs thousands of examples per property. ``--hypothesis-profile`` picks one.
+``quick`` is a smoke run (10 examples a property, held on 8 judged cases, counterexamples
+not shrunk: the suite's own selftests certify under it), ``dev`` the default, ``ci`` the
+default when the CI environment variable is set, ``thorough`` runs thousands of examples per
+property. ``--hypothesis-profile`` picks one.
 
 A certification is reproducible: every profile but ``search`` draws from a fixed seed
 (:data:`CERTIFICATION_SEED`, or the ``--hypothesis-seed`` given) and keeps no example
@@ -73,10 +74,11 @@ MIN_WORKER_EXAMPLES = 2
 
 def judged_floor() -> int:
     """The cases an invariant's tests must judge together before it counts as held: four in
-    five of the examples one property runs (8 under quick, 20 under dev, 80 under ci, 1,600 under thorough),
-    so that up to one in five may be set aside where the sampler crashed. Were the cases
-    independent draws, a bug on a fraction p of them would slip through F judged cases with
-    probability (1 - p)**F: below 5% for p >= 1/7 at F = 20, p >= 1/27 at 80."""
+    five of the examples one property runs (8 under quick, 20 under dev, 80 under ci, 1,600
+    under thorough), so that up to one in five may be set aside where the sampler crashed.
+    Were the cases independent draws, a bug on a fraction p of them would slip through F
+    judged cases with probability (1 - p)**F: below 5% for p >= 1/7 at F = 20, p >= 1/27 at
+    80; at quick's 8, up to 29% for p = 1/7: a smoke run, not a certification to rely on."""
     return settings().max_examples * 4 // 5
 
 
