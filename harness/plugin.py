@@ -24,9 +24,10 @@ from .core.subject import Plug, SpecError
 from .execution import simulator
 from .execution.backend import BackendChoice, choose_backend, cuda_device_count
 from .execution.fork_server import stop_fork_servers
+from .execution.rank_pool import start_fork_servers_for
 from .execution.scenario import Ranks, handle_faults_with
 from .pytest_plugin import crashes, profiles, statistics
-from .pytest_plugin.folders import CERTIFICATION_DIRS, IN_PROCESS_DIR
+from .pytest_plugin.folders import CERTIFICATION_DIRS, IN_PROCESS_DIR, PROCESS_GROUPS_DIR
 from .pytest_plugin.options import OPTIONS, add_options, option_named, setting
 from .pytest_plugin.state import STATE_KEY, ConformanceState, state
 from .report.properties import failure_properties, violation_properties
@@ -171,6 +172,17 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                 f"{item.nodeid} checks invariant {flag!r}, which the registry (sampler_conformance.core.invariants) does not "
                 f"declare; declare it there (title, bug class, known-bad sampler) first"
             )
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Real groups will run (-k and the subject's selection already applied): their ranks'
+    fork servers start now, importing torch while the in-process tests run (under torchrun,
+    its agents start the ranks)."""
+    from .execution.torchrun.pool import started_pools
+
+    groups = any(Path(item.path).resolve().is_relative_to(PROCESS_GROUPS_DIR) for item in session.items)
+    if groups and started_pools(session.config) is None:
+        start_fork_servers_for(setting(session.config, option_named("world-sizes")))
 
 
 def _hypothesis_test(item: pytest.Item) -> Callable[..., Any] | None:

@@ -271,3 +271,29 @@ def test_stopped_fork_servers_are_gone_at_once(tmp_path):
     run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=180)
     assert run.returncode == 0, run.stderr
     assert run.stdout.split("\n")[-2] == "2 []", f"servers left after the stop: {run.stdout}{run.stderr}"
+
+
+PRESTART_SCRIPT = """
+from sampler_conformance.execution.fork_server import _SEPARATE_SERVERS, stop_fork_servers
+from sampler_conformance.execution.rank_pool import RankPool, start_fork_servers_for
+
+if __name__ == "__main__":
+    start_fork_servers_for([1, 2, 4])
+    print(sorted(key for key, server in _SEPARATE_SERVERS.items() if server._forkserver_pid is not None))
+    pool = RankPool(4, "gloo", 60)
+    pool.start()  # its ranks past the first fork from the servers started above
+    print(pool.running)
+    pool.close()
+    stop_fork_servers()
+"""
+
+
+def test_the_group_ranks_fork_servers_start_before_the_groups(tmp_path):
+    """start_fork_servers_for (called by the plugin once real groups are collected) starts the
+    fork servers the groups' ranks come from, one per position past the first, without
+    waiting, and a group of the largest size then starts from them."""
+    script = tmp_path / "prestart.py"
+    script.write_text(PRESTART_SCRIPT)
+    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=180)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split() == ["[1,", "2,", "3]", "True"], run.stdout + run.stderr

@@ -112,6 +112,14 @@ def separate_fork_server_context(key: object, preload: Sequence[str]) -> BaseCon
     return context
 
 
+def start_separate_fork_server(key: object, preload: Sequence[str]) -> None:
+    """Start ``key``'s separate fork server now, without waiting for it: multiprocessing
+    spawns it and returns, and the server imports ``preload`` while this process goes on;
+    the first child asked of it waits only for what is left of that import."""
+    if separate_fork_server_context(key, preload) is not None:
+        _SEPARATE_SERVERS[key].ensure_running()
+
+
 def stop_fork_servers() -> None:
     """Stop this process's fork servers now, and reap them: its own and the separate ones.
 

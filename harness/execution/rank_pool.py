@@ -33,7 +33,7 @@ import shutil
 import socket
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from multiprocessing.connection import wait
 from pathlib import Path
 from typing import Any
@@ -50,7 +50,7 @@ from sampler_conformance.core.evidence import (
 from . import rank_body
 from .backend import BackendChoice, choose_backend
 from .faults import Collected, what_failed
-from .fork_server import separate_fork_server_context
+from .fork_server import separate_fork_server_context, start_separate_fork_server
 from .messages import RankDied, RankError, RankSetup, Reply, Shutdown, StoreRendezvous
 from .processes import (
     FORK_SERVER_PRELOAD,
@@ -381,6 +381,15 @@ class RankPool:
     def dump_stacks(self) -> dict[int, str]:
         """Every live rank's stack of every thread, written by faulthandler on SIGUSR1."""
         return dump_stacks(self._ranks)
+
+
+def start_fork_servers_for(world_sizes: Iterable[int]) -> None:
+    """Start the fork servers the ranks of groups of these sizes come from (one per position
+    past the first, see ``RankPool._context``), without waiting: each is a fresh interpreter
+    that imports torch, about 1 s of CPU, so they import while the in-process tests run,
+    instead of one after another as the first group of each size starts (2 s at W=4)."""
+    for position in range(1, max(world_sizes, default=1)):
+        start_separate_fork_server(position, FORK_SERVER_PRELOAD)
 
 
 class RankPools:
