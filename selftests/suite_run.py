@@ -163,6 +163,20 @@ def certify(
     return _RUNS[key]
 
 
+def certify_rejected(
+    pytester: pytest.Pytester,
+    spec: str,
+    rejection: Rejection,
+    *options: str,
+    paths: tuple[Path, ...] = (PROPERTIES,),
+) -> SuiteRun:
+    """:func:`certify` under the profile the rejection's proof names, asserting that the run
+    failed exactly what the catalogue's ``rejection`` allows (:meth:`SuiteRun.assert_rejected`)."""
+    run = certify(pytester, spec, *options, paths=paths, profile=rejection.profile)
+    run.assert_rejected(rejection)
+    return run
+
+
 def _run(
     pytester: pytest.Pytester, spec: str, *options: str, timeout: float, paths: tuple[Path, ...], profile: str
 ) -> SuiteRun:

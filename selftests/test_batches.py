@@ -30,7 +30,7 @@ from .catalogue import (
     POISSON_CONTRACT,
 )
 from .corpus import batch_bad
-from .suite_run import SELFTEST_EXAMPLES, WHOLE_SUITE, certify
+from .suite_run import SELFTEST_EXAMPLES, WHOLE_SUITE, certify, certify_rejected
 from .test_adapters import assert_missing_package_is_named
 
 # One world size in groups: the lock-step and agreement tests judge the same at W=2 as at more.
@@ -61,41 +61,28 @@ def test_each_contracts_reference_holds_every_invariant(pytester, contract):
 
 @pytest.mark.parametrize("spec", list(DYNAMIC_BATCHES_BAD), ids=lambda spec: spec.rpartition(":")[2])
 def test_dynamic_batch_bug_fails_exactly_its_invariants(pytester, spec):
-    run = certify(
+    certify_rejected(
         pytester,
         spec,
+        DYNAMIC_BATCHES_BAD[spec],
         f"--contract={DYNAMIC_BATCHES_CONTRACT}",
         GROUP_OPTION,
         paths=WHOLE_SUITE,
-        profile=DYNAMIC_BATCHES_BAD[spec].profile,
     )
-    run.assert_rejected(DYNAMIC_BATCHES_BAD[spec])
 
 
 @pytest.mark.parametrize("spec", list(MICRO_BATCHES_BAD), ids=lambda spec: spec.rpartition(":")[2])
 def test_micro_batch_bug_fails_exactly_its_invariants(pytester, spec):
-    run = certify(
-        pytester,
-        spec,
-        f"--contract={MICRO_BATCHES_CONTRACT}",
-        GROUP_OPTION,
-        paths=WHOLE_SUITE,
-        profile=MICRO_BATCHES_BAD[spec].profile,
+    certify_rejected(
+        pytester, spec, MICRO_BATCHES_BAD[spec], f"--contract={MICRO_BATCHES_CONTRACT}", GROUP_OPTION, paths=WHOLE_SUITE
     )
-    run.assert_rejected(MICRO_BATCHES_BAD[spec])
 
 
 @pytest.mark.parametrize("spec", list(POISSON_BAD), ids=lambda spec: spec.rpartition(":")[2])
 def test_poisson_bug_fails_exactly_its_invariants(pytester, spec):
-    run = certify(
-        pytester,
-        spec,
-        f"--contract={POISSON_CONTRACT}",
-        GROUP_OPTION,
-        paths=WHOLE_SUITE,
-        profile=POISSON_BAD[spec].profile,
+    certify_rejected(
+        pytester, spec, POISSON_BAD[spec], f"--contract={POISSON_CONTRACT}", GROUP_OPTION, paths=WHOLE_SUITE
     )
-    run.assert_rejected(POISSON_BAD[spec])
 
 
 def test_every_known_bad_batch_sampler_is_catalogued_with_its_bug():

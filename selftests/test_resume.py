@@ -10,7 +10,7 @@ from sampler_conformance.subjects import GROUP_ONLY, REGISTRY, contract_named
 from sampler_conformance.subjects.index_sampler.contracts import RESUMABLE, TORCH, SamplerContract
 
 from .catalogue import GROUP_WORLD_SIZES, RESUMABLE_CONTRACT, RESUME_BAD, RESUME_GROUP_BAD
-from .suite_run import CONFORMANCE, PROPERTIES, certify
+from .suite_run import CONFORMANCE, PROPERTIES, certify, certify_rejected
 
 CONTRACT_OPTION = f"--contract={RESUMABLE_CONTRACT}"
 GOOD_RESUMABLE = "selftests.corpus.resumable:ResumableSampler"
@@ -33,21 +33,19 @@ def test_a_conforming_resumable_sampler_holds_every_invariant_in_the_whole_suite
 
 @pytest.mark.parametrize("spec", list(RESUME_BAD), ids=lambda spec: spec.rpartition(":")[2])
 def test_resume_bug_fails_exactly_its_invariants(pytester, spec):
-    certify(pytester, spec, CONTRACT_OPTION, profile=RESUME_BAD[spec].profile).assert_rejected(RESUME_BAD[spec])
+    certify_rejected(pytester, spec, RESUME_BAD[spec], CONTRACT_OPTION)
 
 
 @pytest.mark.parametrize("spec", list(RESUME_GROUP_BAD), ids=lambda spec: spec.rpartition(":")[2])
 def test_resume_bug_of_process_groups_fails_exactly_its_invariants_in_the_whole_suite(pytester, spec):
-    rejection = RESUME_GROUP_BAD[spec]
-    run = certify(
+    certify_rejected(
         pytester,
         spec,
+        RESUME_GROUP_BAD[spec],
         CONTRACT_OPTION,
         f"--world-sizes={GROUP_WORLD_SIZES}",
         paths=(PROPERTIES, CONFORMANCE),
-        profile=rejection.profile,
     )
-    run.assert_rejected(rejection)
 
 
 def test_a_loader_checkpoint_follows_the_rank_s_last_batch_not_the_loader_s_end(pytester):

@@ -38,7 +38,7 @@ from .catalogue import (
     STREAMS_RESUME_BAD,
 )
 from .corpus import streams_bad
-from .suite_run import CONFORMANCE, REPO, WHOLE_SUITE, certify
+from .suite_run import CONFORMANCE, REPO, WHOLE_SUITE, certify, certify_rejected
 from .test_adapters import hide_packages
 
 CONTRACT_OPTION = f"--contract={STREAM_CONTRACT}"
@@ -58,41 +58,34 @@ def test_each_contracts_reference_holds_every_invariant_in_the_whole_suite(pytes
 
 @pytest.mark.parametrize("spec", list(STREAMS_BAD), ids=lambda spec: spec.rpartition(":")[2])
 def test_stream_bug_fails_exactly_its_invariants(pytester, spec):
-    run = certify(pytester, spec, CONTRACT_OPTION, profile=STREAMS_BAD[spec].profile)
-    run.assert_rejected(STREAMS_BAD[spec])
+    run = certify_rejected(pytester, spec, STREAMS_BAD[spec], CONTRACT_OPTION)
     unchecked = [f for f in REGISTRY if f in GROUP_ONLY and contract_named(STREAM_CONTRACT).promises(f)]
     assert "not run: " + ", ".join(unchecked) in run.verdict, run.verdict
 
 
 @pytest.mark.parametrize(("spec", "contract"), list(STREAMS_EQUALIZING_BAD), ids=lambda value: value.rpartition(":")[2])
 def test_equalizing_bug_fails_exactly_its_invariants(pytester, spec, contract):
-    rejection = STREAMS_EQUALIZING_BAD[(spec, contract)]
-    run = certify(pytester, spec, f"--contract={contract}", profile=rejection.profile)
-    run.assert_rejected(rejection)
+    certify_rejected(pytester, spec, STREAMS_EQUALIZING_BAD[(spec, contract)], f"--contract={contract}")
 
 
 @pytest.mark.parametrize("spec", list(STREAMS_GROUP_BAD), ids=lambda spec: spec.rpartition(":")[2])
 def test_stream_bug_of_process_groups_fails_exactly_its_invariants_in_the_whole_suite(pytester, spec):
-    rejection = STREAMS_GROUP_BAD[spec]
-    run = certify(
+    certify_rejected(
         pytester,
         spec,
+        STREAMS_GROUP_BAD[spec],
         CONTRACT_OPTION,
         f"--world-sizes={STREAM_WORLD_SIZES}",
         paths=WHOLE_SUITE,
-        profile=rejection.profile,
     )
-    run.assert_rejected(rejection)
 
 
 @pytest.mark.parametrize("spec", list(STREAMS_RESUME_BAD), ids=lambda spec: spec.rpartition(":")[2])
 def test_resume_bug_fails_exactly_its_invariants_in_the_whole_suite(pytester, spec):
     contract = f"--contract={STREAM_RESUMABLE_CONTRACT}"
-    rejection = STREAMS_RESUME_BAD[spec]
-    run = certify(
-        pytester, spec, contract, f"--world-sizes={STREAM_WORLD_SIZES}", paths=WHOLE_SUITE, profile=rejection.profile
+    certify_rejected(
+        pytester, spec, STREAMS_RESUME_BAD[spec], contract, f"--world-sizes={STREAM_WORLD_SIZES}", paths=WHOLE_SUITE
     )
-    run.assert_rejected(rejection)
 
 
 def test_invariants_judged_only_on_empty_epochs_are_not_held(pytester):

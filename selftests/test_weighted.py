@@ -24,7 +24,7 @@ from .catalogue import (
     WEIGHTED_PARTITION_CONTRACT,
 )
 from .corpus import weighted_bad
-from .suite_run import SELFTEST_EXAMPLES, WHOLE_SUITE, certify
+from .suite_run import SELFTEST_EXAMPLES, WHOLE_SUITE, certify, certify_rejected
 from .test_adapters import assert_missing_package_is_named
 
 CONTRACT_OPTION = f"--contract={WEIGHTED_CONTRACT}"
@@ -48,22 +48,19 @@ def test_each_contracts_reference_holds_every_invariant(pytester, contract):
 
 @pytest.mark.parametrize("spec", list(WEIGHTED_BAD), ids=lambda spec: spec.rpartition(":")[2])
 def test_weighted_bug_fails_exactly_its_invariants(pytester, spec):
-    run = certify(pytester, spec, CONTRACT_OPTION, GROUP_OPTION, paths=WHOLE_SUITE, profile=WEIGHTED_BAD[spec].profile)
-    run.assert_rejected(WEIGHTED_BAD[spec])
+    certify_rejected(pytester, spec, WEIGHTED_BAD[spec], CONTRACT_OPTION, GROUP_OPTION, paths=WHOLE_SUITE)
 
 
 @pytest.mark.parametrize("spec", list(WEIGHTED_PARTITION_BAD), ids=lambda spec: spec.rpartition(":")[2])
 def test_partition_bug_fails_exactly_its_invariants(pytester, spec):
-    rejection = WEIGHTED_PARTITION_BAD[spec]
-    run = certify(
+    certify_rejected(
         pytester,
         spec,
+        WEIGHTED_PARTITION_BAD[spec],
         f"--contract={WEIGHTED_PARTITION_CONTRACT}",
         GROUP_OPTION,
         paths=WHOLE_SUITE,
-        profile=rejection.profile,
     )
-    run.assert_rejected(rejection)
 
 
 def test_a_sampler_that_advances_its_own_epoch_conforms(pytester):
