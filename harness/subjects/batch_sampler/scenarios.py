@@ -24,6 +24,7 @@ from sampler_conformance.core.case import Observation, ReportedLength
 from sampler_conformance.execution.collectives import read_in_lockstep
 from sampler_conformance.execution.scenario import BadItems, RankContext, Ranks, Scenario, ask
 from sampler_conformance.subjects.common.reading import BadIndex, batch_arrays, lens_around
+from sampler_conformance.subjects.common.reading import read_limit as limit_for
 
 from .case import BatchCase
 from .contracts import BatchContract
@@ -41,7 +42,7 @@ def read_limit(case: BatchCase) -> int:
     """Batches one rank may yield in an epoch before it counts as never stopping: every item in
     a batch of its own, or every Poisson step, four times over."""
     steps = round(1 / case.sample_rate) if case.sample_rate else 0
-    return 4 * (case.dataset_size + steps) + 64
+    return limit_for(case.dataset_size + steps)
 
 
 def checked_batch(batch: Any) -> np.ndarray:

@@ -69,7 +69,8 @@ def read_limit(dataset_size: int) -> int:
     """How many indices one rank may yield before it counts as never stopping.
 
     Generous: the contracts here yield at most ceil(N/W) per rank; four times the
-    dataset leaves room for repeat-style samplers without reading forever.
+    dataset leaves room for repeat-style samplers without reading forever. A kind whose
+    rank may yield more than N (draws, Poisson steps) passes its own most.
     """
     return 4 * dataset_size + 64
 
