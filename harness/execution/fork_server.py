@@ -101,12 +101,8 @@ def separate_fork_server_context(key: object, preload: Sequence[str]) -> BaseCon
     hash seed) that imports ``preload``, started on first use and kept for this process's
     life. None where multiprocessing's private interface is not the known one (start a
     fresh interpreter per process instead)."""
-    if not _interface_known():
+    if _separate_server(key, preload) is None:
         return None
-    if key not in _SEPARATE_SERVERS:
-        server = forkserver.ForkServer()
-        server.set_forkserver_preload(list(preload))
-        _SEPARATE_SERVERS[key] = server
     context: Any = ForkServerContext()
     context.Process = functools.partial(_SeparatelyServedProcess, server_key=key)
     return context
@@ -116,8 +112,21 @@ def start_separate_fork_server(key: object, preload: Sequence[str]) -> None:
     """Start ``key``'s separate fork server now, without waiting for it: multiprocessing
     spawns it and returns, and the server imports ``preload`` while this process goes on;
     the first child asked of it waits only for what is left of that import."""
-    if separate_fork_server_context(key, preload) is not None:
-        _SEPARATE_SERVERS[key].ensure_running()
+    server = _separate_server(key, preload)
+    if server is not None:
+        server.ensure_running()
+
+
+def _separate_server(key: object, preload: Sequence[str]) -> Any | None:
+    """``key``'s server, made (not started) on first use; None where multiprocessing's
+    private interface is not the known one."""
+    if not _interface_known():
+        return None
+    if key not in _SEPARATE_SERVERS:
+        server = forkserver.ForkServer()
+        server.set_forkserver_preload(list(preload))
+        _SEPARATE_SERVERS[key] = server
+    return _SEPARATE_SERVERS[key]
 
 
 def stop_fork_servers() -> None:
