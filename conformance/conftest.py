@@ -1,38 +1,20 @@
-"""Fixtures for the certification in real process groups: one rank pool per world size.
-
-Under torchrun (``python -m sampler_conformance.torchrun``, rank 0) the pools are made of
-the ranks torchrun started, on every node; otherwise of local processes.
-
-The pools live for the whole session (a case costs a round trip, not a spawn) and are
-closed at its end; ``harness.execution.rank_pool`` also closes them at interpreter exit.
-"""
+"""Fixtures for the tests that run in real process groups only: the group of each world size
+(``harness.pytest_plugin.ranks`` holds the pools, and the ``ranks`` parameter of the tests
+written once for simulated ranks and real groups alike)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from functools import cache
 
 import pytest
 
-from sampler_conformance.execution.backend import cuda_device_count
 from sampler_conformance.execution.rank_pool import RankPool, RankPools
-from sampler_conformance.execution.torchrun.pool import started_pools
-from sampler_conformance.plugin import option_named, probe, setting, state
+from sampler_conformance.pytest_plugin.options import option_named, setting
+from sampler_conformance.pytest_plugin.ranks import group_pool, world_size_id
 from sampler_conformance.subjects import REGISTRY
 
-NCCL_MARK = "nccl"
 SEED_EXPERIMENT_WORLD_SIZE = 2
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line(
-        "markers", f"{NCCL_MARK}: needs one CUDA device per rank (NCCL); skipped with the reason elsewhere"
-    )
-
-
-def world_size_id(world_size: int) -> str:
-    """``W2``: a test id that ``-k`` can select (its grammar has no ``=``)."""
-    return f"W{world_size}"
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -52,56 +34,22 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
             )
 
 
-@pytest.fixture(scope="session")
-def rank_pools(pytestconfig: pytest.Config) -> Iterator[RankPools]:
-    worker_modules = state(pytestconfig).plug.worker_modules
-    started = started_pools(pytestconfig)
-    if started is not None:  # rank 0 under torchrun: groups of its ranks (sampler_conformance.torchrun closes them)
-        started.worker_modules = (
-            worker_modules  # made by the torchrun plugin, which knows no plug: told before any group starts
-        )
-        yield started
-        return
-    pools = RankPools(timeout_s=setting(pytestconfig, option_named("rank-timeout")), worker_modules=worker_modules)
-    yield pools
-    pools.close()
-
-
-@pytest.fixture(scope="session")
-def cuda_devices() -> int:
-    return cuda_device_count()
-
-
-def _pool(request: pytest.FixtureRequest, pools: RankPools, world_size: int, cuda_devices: int) -> RankPool:
-    requested = (
-        "nccl" if request.node.get_closest_marker(NCCL_MARK) else setting(request.config, option_named("backend"))
-    )
-    choice = pools.choose(requested, world_size, cuda_devices)
-    if choice.name is None:
-        pytest.skip(str(choice.skip_reason))
-    pool = pools.get(world_size, choice.name)
-    if state(request.config).plug.needs_process_group:  # the others are probed in-process
-        probe(request.config, pool, world_size)
-    pool.begin_test()  # after the probe: a case it hung on does not stop this test
-    return pool
-
-
 @pytest.fixture
-def group(request: pytest.FixtureRequest, rank_pools: RankPools, world_size: int, cuda_devices: int) -> RankPool:
+def group(request: pytest.FixtureRequest, rank_pools: RankPools, world_size: int) -> RankPool:
     """The live process group of ``world_size`` ranks (started on first use)."""
-    return _pool(request, rank_pools, world_size, cuda_devices)
+    return group_pool(request, rank_pools, world_size)
 
 
 @pytest.fixture
-def groups(request: pytest.FixtureRequest, rank_pools: RankPools, cuda_devices: int) -> Callable[[int], RankPool]:
+def groups(request: pytest.FixtureRequest, rank_pools: RankPools) -> Callable[[int], RankPool]:
     """The live process group of each world size a test asks for (started on first use)."""
-    return cache(lambda world_size: _pool(request, rank_pools, world_size, cuda_devices))
+    return cache(lambda world_size: group_pool(request, rank_pools, world_size))
 
 
 @pytest.fixture
-def pair(request: pytest.FixtureRequest, rank_pools: RankPools, cuda_devices: int) -> RankPool:
+def pair(request: pytest.FixtureRequest, rank_pools: RankPools) -> RankPool:
     """A 2-rank group, whatever --world-sizes says: the seed 001 experiment's set-up."""
-    return _pool(request, rank_pools, SEED_EXPERIMENT_WORLD_SIZE, cuda_devices)
+    return group_pool(request, rank_pools, SEED_EXPERIMENT_WORLD_SIZE)
 
 
 @pytest.fixture

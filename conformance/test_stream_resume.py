@@ -14,7 +14,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sampler_conformance.core.evidence import expect_holds
-from sampler_conformance.subjects.iterable_dataset.draws import checkpoints, draw_stream_case, epochs
+from sampler_conformance.subjects.iterable_dataset.draws import (
+    MAX_GROUP_DATASET_SIZE,
+    checkpoints,
+    draw_stream_case,
+    epochs,
+)
 from sampler_conformance.subjects.iterable_dataset.resume import resume_stream
 from sampler_conformance.subjects.iterable_dataset.resume_checks import (
     check_epoch_after_resume,
@@ -24,7 +29,6 @@ from sampler_conformance.subjects.iterable_dataset.resume_checks import (
 )
 
 from .examples import round_trips
-from .test_streams import MAX_GROUP_DATASET_SIZE
 
 
 def _resumed(group, world_size, stream_plug, contract, data):

@@ -25,10 +25,12 @@ from .execution import simulator
 from .execution.backend import BackendChoice, choose_backend, cuda_device_count
 from .execution.fork_server import stop_fork_servers
 from .execution.rank_pool import start_fork_servers_for
-from .execution.scenario import Ranks, handle_faults_with
+from .execution.scenario import handle_faults_with
 from .pytest_plugin import crashes, profiles, statistics
-from .pytest_plugin.folders import CERTIFICATION_DIRS, IN_PROCESS_DIR, PROCESS_GROUPS_DIR
+from .pytest_plugin import ranks as ranks_plugin
+from .pytest_plugin.folders import CERTIFICATION_DIRS
 from .pytest_plugin.options import OPTIONS, add_options, option_named, setting
+from .pytest_plugin.ranks import left_out, probe, runs_in_groups, runs_in_process, variant_settings
 from .pytest_plugin.state import STATE_KEY, ConformanceState, state
 from .report.properties import failure_properties, violation_properties
 from .report.results import (
@@ -85,6 +87,7 @@ def pytest_configure(config: pytest.Config) -> None:
     except SpecError as exc:
         raise pytest.UsageError(str(exc)) from None
     config.pluginmanager.import_plugin(subject.fixtures)  # the fixtures its tests use
+    config.pluginmanager.register(ranks_plugin, ranks_plugin.__name__)  # the ranks parameter, the group pools
     simulator.configure(timeout_s=options["rank_timeout"])
     # A sampler's fault inside a Hypothesis test that judges another invariant is set aside.
     handle_faults_with(crashes.set_aside_or_raise)
@@ -152,13 +155,14 @@ def backend_choices(config: pytest.Config) -> list[BackendChoice]:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     current = state(config)
     seed = current.seed
-    # A run certifies one subject: the tests of the others are left out, as deselected.
+    # A run certifies one subject, on the ranks --ranks chose: the tests of the others are left out, as deselected.
     subject = current.contract.subject
     tested = {item: subject_tested(_invariant(item), getattr(item, "fixturenames", ())) for item in items}
-    others = [item for item in items if tested[item] not in (None, subject)]
+    others = [item for item in items if tested[item] not in (None, subject) or left_out(item)]
     if others:
         config.hook.pytest_deselected(items=others)
-        items[:] = [item for item in items if tested[item] in (None, subject)]
+        dropped = set(others)
+        items[:] = [item for item in items if item not in dropped]
     for item in items:
         path = Path(item.path).resolve()
         if any(path.is_relative_to(folder) for folder in CERTIFICATION_DIRS):
@@ -180,8 +184,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     its agents start the ranks)."""
     from .execution.torchrun.pool import started_pools
 
-    groups = any(Path(item.path).resolve().is_relative_to(PROCESS_GROUPS_DIR) for item in session.items)
-    if groups and started_pools(session.config) is None:
+    if any(runs_in_groups(item) for item in session.items) and started_pools(session.config) is None:
         start_fork_servers_for(setting(session.config, option_named("world-sizes")))
 
 
@@ -202,34 +205,38 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     statistics.begin_test()
     function = _hypothesis_test(item)
     if function is not None:
+        _use_variant_settings(item, function, without_shrinking=flag in state(item.config).failed_flags)
         crashes.count_examples(function)
-        if flag in state(item.config).failed_flags:
-            _without_shrinking(item, function)
     if flag is not None:
         current = state(item.config)
         promise(current.contract, flag)
-        in_process = Path(item.path).resolve().is_relative_to(IN_PROCESS_DIR)
+        in_process = runs_in_process(item)
         if in_process and current.plug.needs_process_group:
             not_applicable(
                 "the sampler takes its rank from the process group; only conformance/ (real groups) can run it"
             )
-        if not current.plug.needs_process_group:  # one that does is probed in its group (conformance/)
+        if not current.plug.needs_process_group:  # one that does is probed in its group
             probe(item.config, simulator.SIMULATED)
     simulator.begin_test()  # after the probe: a case it hung on does not stop this test
 
 
-# The item whose Hypothesis settings _without_shrinking changed: its test function's own, restored at teardown.
+# The item whose Hypothesis settings _use_variant_settings changed: its test function's own, restored at teardown.
 _SETTINGS_BEFORE = pytest.StashKey[hypothesis.settings]()
 
 
-def _without_shrinking(item: pytest.Item, function: Callable[..., Any]) -> None:
-    """This item draws as usual but reports its first failing example as it is: its invariant
-    failed already, with a shrunk counterexample. The function is shared by the parametrized
-    variants of a test, so its settings come back at teardown."""
+def _use_variant_settings(item: pytest.Item, function: Callable[..., Any], *, without_shrinking: bool) -> None:
+    """The settings of this variant of the test (``ranks.variant_settings``: fewer examples in
+    real groups). ``without_shrinking``: it draws as usual but reports its first failing
+    example as it is, since its invariant failed already, with a shrunk counterexample. The
+    function is shared by the parametrized variants of a test, so its settings come back at
+    teardown."""
     before = function._hypothesis_internal_use_settings  # type: ignore[attr-defined]  # set by @given
     item.stash[_SETTINGS_BEFORE] = before
-    phases = [phase for phase in before.phases if phase is not hypothesis.Phase.shrink]
-    function._hypothesis_internal_use_settings = hypothesis.settings(before, phases=phases)  # type: ignore[attr-defined]
+    settings = variant_settings(item, before)
+    if without_shrinking:
+        phases = [phase for phase in settings.phases if phase is not hypothesis.Phase.shrink]
+        settings = hypothesis.settings(settings, phases=phases)
+    function._hypothesis_internal_use_settings = settings  # type: ignore[attr-defined]
 
 
 def pytest_runtest_teardown(item: pytest.Item) -> None:
@@ -237,19 +244,6 @@ def pytest_runtest_teardown(item: pytest.Item) -> None:
     function = _hypothesis_test(item)
     if before is not None and function is not None:
         function._hypothesis_internal_use_settings = before  # type: ignore[attr-defined]  # set by @given
-
-
-def probe(config: pytest.Config, ranks: Ranks, world_size: int = 1) -> None:
-    """What the subject learns of the plug once per process before its first test draws a case
-    (the index sampler: the seeds it accepts), on ``ranks``; a finding is reported once, with
-    the next test's report."""
-    current = state(config)
-    subject = subject_of(current.contract)
-    if subject.probe is None:
-        return
-    finding = subject.probe(ranks, current.plug, current.contract, world_size)
-    if finding is not None:
-        current.pending_findings.append(finding)
 
 
 @pytest.hookimpl(wrapper=True)

@@ -40,7 +40,7 @@ class Rejection:
     # seed still depend on its version and on which modules are loaded (it mines their constants).
     sometimes: dict[str, str] = field(default_factory=dict)
     # The Hypothesis profile its proof certifies under, where the selftests' quick one draws
-    # too few cases to show the bug (say, only from 65 items on); None: the selftests' own.
+    # too few cases to show the bug (say, only on weights spread far apart); None: the selftests' own.
     profile: str | None = None
 
     @property
@@ -283,14 +283,14 @@ STREAMS_GROUP_BAD: dict[str, Rejection] = {
     ),
     # Datasets that take their rank from the group: only real groups can judge them.
     f"{STREAMS_BAD_MODULE}:UnseededShuffleFromGroup": Rejection(
-        "test_stream_deterministic_in_groups",
+        "test_stream_deterministic",
         "stream_deterministic",
         {
             "exactly_once": SHUFFLED_APART,
             "epoch_reaches_workers": "every worker shuffles afresh, so fresh and persistent workers read different streams",
         },
     ),
-    f"{STREAMS_BAD_MODULE}:EpochIgnoredFromGroup": Rejection("test_stream_reshuffles_in_groups", "stream_reshuffles"),
+    f"{STREAMS_BAD_MODULE}:EpochIgnoredFromGroup": Rejection("test_stream_reshuffles", "stream_reshuffles"),
 }
 # ...and the bugs of datasets that pad or drop to make the ranks' counts equal, certified
 # in-process under the contract their bug breaks.
@@ -426,7 +426,7 @@ WEIGHTED_BAD: dict[str, Rejection] = {
         "test_weighted_deterministic", "weighted_deterministic"
     ),
     f"{WEIGHTED_BAD_MODULE}:UnshardedGlobalStream": Rejection(
-        "test_ranks_draw_apart_in_groups",
+        "test_ranks_draw_apart",
         "ranks_draw_apart",
         {"weighted_deterministic": "the global generator: a fresh sampler draws on from wherever the process is"},
     ),
@@ -454,11 +454,7 @@ DYNAMIC_BATCHES_BAD: dict[str, Rejection] = {
     f"{BATCH_BAD_MODULE}:UnevenRoundRobin": Rejection("test_batch_epoch", "equal_batch_counts"),
     f"{BATCH_BAD_MODULE}:LenOfGlobalPlan": Rejection("test_batch_len_matches", "batch_len_matches"),
     f"{BATCH_BAD_MODULE}:LenOfPreviousPass": Rejection("test_batch_len_matches", "batch_len_matches"),
-    f"{BATCH_BAD_MODULE}:LenFrozenAtConstruction": Rejection(
-        "test_batch_len_matches",
-        "batch_len_matches",
-        profile="dev",  # its count drifts from 65 items on
-    ),
+    f"{BATCH_BAD_MODULE}:LenFrozenAtConstruction": Rejection("test_batch_len_matches", "batch_len_matches"),
     f"{BATCH_BAD_MODULE}:EveryRankWholePlanLenRaises": Rejection(
         "test_batch_epoch",
         "each_item_once",
@@ -494,7 +490,7 @@ DYNAMIC_BATCHES_BAD: dict[str, Rejection] = {
 MICRO_BATCHES_CONTRACT = "micro_batches"
 MICRO_BATCHES_BAD: dict[str, Rejection] = {
     # It fails only where N is a multiple of batch_size: the groups' smaller N (up to 48) reach one.
-    f"{BATCH_BAD_MODULE}:StepsEndBeforeTheLast": Rejection("test_batch_epoch_in_lock_step", "each_item_once"),
+    f"{BATCH_BAD_MODULE}:StepsEndBeforeTheLast": Rejection("test_batch_epoch", "each_item_once"),
 }
 # ...and under poisson.
 POISSON_CONTRACT = "poisson"

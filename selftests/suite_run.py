@@ -151,12 +151,19 @@ def certify(
     spec: str,
     *options: str,
     timeout: float = RUN_TIMEOUT_S,
-    paths: tuple[Path, ...] = (PROPERTIES,),
+    ranks: str = "simulated",
+    paths: tuple[Path, ...] | None = None,
     profile: str | None = None,
 ) -> SuiteRun:
-    """``pytest properties --sampler=spec`` (or other ``paths``) in a fresh interpreter, cwd a
-    temporary dir, under ``profile`` (None: :data:`SELFTEST_PROFILE`)."""
+    """``pytest properties conformance --sampler=spec --ranks=ranks`` (or other ``paths``) in a
+    fresh interpreter, cwd a temporary dir, under ``profile`` (None: :data:`SELFTEST_PROFILE`).
+    ``ranks``: simulated (the default: the quick, in-process proof), groups or all. Simulated
+    ranks collect ``properties/`` alone, since ``conformance/`` holds real groups' tests only:
+    Hypothesis mines constants from the modules loaded, so collecting them would change the draws."""
     profile = profile or SELFTEST_PROFILE
+    if paths is None:
+        paths = (PROPERTIES,) if ranks == "simulated" else WHOLE_SUITE
+    options = (*options, f"--ranks={ranks}")
     key = (spec, profile, *options, *map(str, paths))
     if key not in _RUNS:
         _RUNS[key] = _run(pytester, spec, *options, timeout=timeout, paths=paths, profile=profile)
@@ -168,11 +175,11 @@ def certify_rejected(
     spec: str,
     rejection: Rejection,
     *options: str,
-    paths: tuple[Path, ...] = (PROPERTIES,),
+    ranks: str = "simulated",
 ) -> SuiteRun:
     """:func:`certify` under the profile the rejection's proof names, asserting that the run
     failed exactly what the catalogue's ``rejection`` allows (:meth:`SuiteRun.assert_rejected`)."""
-    run = certify(pytester, spec, *options, paths=paths, profile=rejection.profile)
+    run = certify(pytester, spec, *options, ranks=ranks, profile=rejection.profile)
     run.assert_rejected(rejection)
     return run
 

@@ -30,7 +30,7 @@ from .catalogue import (
     POISSON_CONTRACT,
 )
 from .corpus import batch_bad
-from .suite_run import SELFTEST_EXAMPLES, WHOLE_SUITE, certify, certify_rejected
+from .suite_run import SELFTEST_EXAMPLES, certify, certify_rejected
 from .test_adapters import assert_missing_package_is_named
 
 # One world size in groups: the lock-step and agreement tests judge the same at W=2 as at more.
@@ -40,7 +40,7 @@ GROUP_OPTION = "--world-sizes=2"
 @pytest.mark.parametrize("contract", [DYNAMIC_BATCHES_CONTRACT, MICRO_BATCHES_CONTRACT, POISSON_CONTRACT])
 def test_each_contracts_reference_holds_every_invariant(pytester, contract):
     """Certified with no spec: the contract's reference is what runs, in-process and in real groups."""
-    run = certify(pytester, "", f"--contract={contract}", GROUP_OPTION, paths=WHOLE_SUITE)
+    run = certify(pytester, "", f"--contract={contract}", GROUP_OPTION, ranks="all")
     assert run.exit_code == pytest.ExitCode.OK, run.explain()
     held = {flag for flag, status in run.statuses.items() if status == "held"}
     assert held == contract_named(contract).flags, run.explain()
@@ -67,22 +67,20 @@ def test_dynamic_batch_bug_fails_exactly_its_invariants(pytester, spec):
         DYNAMIC_BATCHES_BAD[spec],
         f"--contract={DYNAMIC_BATCHES_CONTRACT}",
         GROUP_OPTION,
-        paths=WHOLE_SUITE,
+        ranks="all",
     )
 
 
 @pytest.mark.parametrize("spec", list(MICRO_BATCHES_BAD), ids=lambda spec: spec.rpartition(":")[2])
 def test_micro_batch_bug_fails_exactly_its_invariants(pytester, spec):
     certify_rejected(
-        pytester, spec, MICRO_BATCHES_BAD[spec], f"--contract={MICRO_BATCHES_CONTRACT}", GROUP_OPTION, paths=WHOLE_SUITE
+        pytester, spec, MICRO_BATCHES_BAD[spec], f"--contract={MICRO_BATCHES_CONTRACT}", GROUP_OPTION, ranks="all"
     )
 
 
 @pytest.mark.parametrize("spec", list(POISSON_BAD), ids=lambda spec: spec.rpartition(":")[2])
 def test_poisson_bug_fails_exactly_its_invariants(pytester, spec):
-    certify_rejected(
-        pytester, spec, POISSON_BAD[spec], f"--contract={POISSON_CONTRACT}", GROUP_OPTION, paths=WHOLE_SUITE
-    )
+    certify_rejected(pytester, spec, POISSON_BAD[spec], f"--contract={POISSON_CONTRACT}", GROUP_OPTION, ranks="all")
 
 
 def test_every_known_bad_batch_sampler_is_catalogued_with_its_bug():

@@ -218,7 +218,7 @@ CONFORMANCE_BAD = [
 
 @pytest.mark.parametrize(("spec", "failed"), CONFORMANCE_BAD)
 def test_conformance_invariant_rejects_its_known_bad_sampler(pytester, spec, failed):
-    run = certify(pytester, spec, "--world-sizes=2", "--rank-timeout=60", paths=(PROPERTIES, CONFORMANCE))
+    run = certify(pytester, spec, "--world-sizes=2", "--rank-timeout=60", ranks="all")
     assert run.exit_code == 1, run.explain()
     assert run.failed_invariants == set(failed), run.explain()
     for flag in failed:
@@ -376,6 +376,7 @@ def test_summary_says_when_defaults_judge_a_factory(pytester, attribute):
         "--world-sizes=1",
         "-k",
         "defaults or default_to_the_group",
+        ranks="groups",
         paths=(CONFORMANCE / "test_process_groups.py",),
     )
     assert run.statuses["defaults"] == run.statuses["group_defaults"] == "held", run.explain()

@@ -10,14 +10,14 @@ from sampler_conformance.subjects import REGISTRY, contract_named
 from sampler_conformance.subjects.index_sampler.contracts import ELASTIC, RESUMABLE, TORCH
 
 from .catalogue import ELASTIC_BAD, ELASTIC_CONTRACT, ELASTIC_WORLD_SIZES
-from .suite_run import WHOLE_SUITE, certify, certify_rejected
+from .suite_run import certify, certify_rejected
 
 OPTIONS = (f"--contract={ELASTIC_CONTRACT}", f"--world-sizes={ELASTIC_WORLD_SIZES}")
 GOOD_ELASTIC = "selftests.corpus.elastic:ElasticSampler"
 
 
 def test_a_conforming_elastic_sampler_holds_every_invariant_in_the_whole_suite(pytester):
-    run = certify(pytester, GOOD_ELASTIC, *OPTIONS, paths=WHOLE_SUITE)
+    run = certify(pytester, GOOD_ELASTIC, *OPTIONS, ranks="all")
     assert run.exit_code == pytest.ExitCode.OK, run.explain()
     held = {flag for flag, status in run.statuses.items() if status == "held"}
     assert held == contract_named(ELASTIC_CONTRACT).flags, run.explain()
@@ -26,7 +26,7 @@ def test_a_conforming_elastic_sampler_holds_every_invariant_in_the_whole_suite(p
 
 @pytest.mark.parametrize("spec", list(ELASTIC_BAD), ids=lambda spec: spec.rpartition(":")[2])
 def test_elastic_bug_fails_exactly_its_invariants_in_the_whole_suite(pytester, spec):
-    certify_rejected(pytester, spec, ELASTIC_BAD[spec], *OPTIONS, paths=WHOLE_SUITE)
+    certify_rejected(pytester, spec, ELASTIC_BAD[spec], *OPTIONS, ranks="all")
 
 
 def test_a_resumable_sampler_refusing_other_world_sizes_crashes_once_and_no_elastic_invariant_is_judged(pytester):

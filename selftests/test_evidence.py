@@ -15,7 +15,7 @@ from sampler_conformance.core.evidence import expect_holds, note_judged_with
 from sampler_conformance.pytest_plugin import crashes
 from sampler_conformance.subjects.index_sampler.case import IndexCase
 
-from .suite_run import CONFORMANCE, PROPERTIES, certify
+from .suite_run import certify
 
 CRASHES_ON_SMALL = "selftests.corpus.evidence:CrashesOnSmallDatasets"
 
@@ -24,7 +24,7 @@ def test_a_sampler_crashing_on_small_sizes_is_judged_above_them(pytester):
     """Crashes below 200 items, where most draws fall, and above them has a bug only real
     groups see (shuffle off by default): the group test draws on until it sees it."""
     # The crashes set aside scale with the examples: quick's 10 leave too few to judge above them.
-    run = certify(pytester, CRASHES_ON_SMALL, paths=(PROPERTIES, CONFORMANCE), profile="dev")
+    run = certify(pytester, CRASHES_ON_SMALL, ranks="all", profile="dev")
     assert run.failed_invariants == {"edge_sizes", "defaults"}, run.explain()
     floor = run.written["run"]["judged_floor"]
     held = {i["flag"]: i["judged"] for i in run.written["invariants"] if i["status"] == "held"}
@@ -35,7 +35,7 @@ def test_a_sampler_crashing_on_small_sizes_is_judged_above_them(pytester):
 def test_an_invariant_judged_on_fewer_cases_than_the_floor_is_not_judged(pytester):
     """One world size of three selected: the group-only `defaults` test judges a third of
     its cases, too few to call it held."""
-    run = certify(pytester, "torch.utils.data:DistributedSampler", "-k", "W1 and defaults", paths=(CONFORMANCE,))
+    run = certify(pytester, "torch.utils.data:DistributedSampler", "-k", "W1 and defaults", ranks="groups")
     defaults = next(i for i in run.written["invariants"] if i["flag"] == "defaults")
     floor = run.written["run"]["judged_floor"]
     assert defaults["status"] == "not judged" and 0 < defaults["judged"] < floor, defaults

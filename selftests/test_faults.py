@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from .corpus.faulty import SHARD_ERROR, RaisesOnRankOne
-from .suite_run import CONFORMANCE, certify
+from .suite_run import certify
 
 SPEC = "selftests.corpus.faulty:RaisesOnRankOne"
 EXPECTED = f"rank {RaisesOnRankOne.FAILING_RANK}: the sampler raised FileNotFoundError while iterating: {SHARD_ERROR}"
@@ -34,7 +34,10 @@ def test_exception_while_counting_batches_is_named_and_set_aside(pytester):
     run = certify(pytester, SPEC, "-k", BATCH_COUNTS)
     assert run.failed_invariants == {"edge_sizes"}, run.explain()
     assert run.counterexamples("edge_sizes")[0]["message"] == EXPECTED, run.counterexamples("edge_sizes")
-    assert run.statuses["equal_batches"] == "held", run.statuses
+    # Judged on the cases where it did not crash (the one-rank ones): held, or not judged where
+    # the fixed draws hold fewer of those than the floor; never charged with the crash.
+    equal_batches = next(i for i in run.written["invariants"] if i["flag"] == "equal_batches")
+    assert equal_batches["status"] in ("held", "not judged") and equal_batches["judged"] > 0, equal_batches
 
 
 RAISES_SOMETIMES = "selftests.corpus.evidence:RankZeroRaisesSometimes"
@@ -44,7 +47,7 @@ def test_a_raise_that_leaves_peers_waiting_is_a_raise_and_cuts_nothing_short(pyt
     """Rank 0 raises on some sizes while rank 1 goes on into the suite's all-reduce: the fault
     is the raise, the waiting peer a consequence. No hang is reported or counted, so no later
     case or test is cut short, and every other invariant is judged on the other cases."""
-    run = certify(pytester, RAISES_SOMETIMES, "--world-sizes=2", paths=(CONFORMANCE,))
+    run = certify(pytester, RAISES_SOMETIMES, "--world-sizes=2", ranks="groups")
     assert run.failed_invariants == {"edge_sizes"}, run.explain()
     # Rank 1 raises too where it builds the sampler as the only rank (num_replicas=1, rank=0).
     raised = "the sampler raised RuntimeError while iterating: rank 0 cannot shard"

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import pytest
 
-from .suite_run import CONFORMANCE, HYPOTHESIS_SEED, PROPERTIES, RANK_TIMEOUT_S, REPO, SELFTEST_PROFILE, certify
+from .suite_run import HYPOTHESIS_SEED, RANK_TIMEOUT_S, REPO, SELFTEST_PROFILE, certify
 
 # Everything in this module shares one venv: pytest-xdist keeps the module on one worker
 # (``--dist loadgroup``, as the README's selftest command says).
@@ -184,7 +184,7 @@ def test_the_wheel_installs_one_top_level_package(venv):
 
 
 def test_every_entry_point_gives_the_clones_verdict(venv, pytester):
-    clone = certify(pytester, f"selftests.{SPEC}", *OPTIONS, paths=(PROPERTIES, CONFORMANCE))
+    clone = certify(pytester, f"selftests.{SPEC}", *OPTIONS, ranks="all")
     assert clone.exit_code == 1 and clone.failed_invariants, clone.explain()
 
     through_plugin = venv.run(
@@ -227,7 +227,7 @@ def test_every_entry_point_gives_the_clones_verdict(venv, pytester):
 
 def test_torchrun_gives_the_clones_verdict(venv, pytester):
     """torchrun's world size is the groups' (2, as --world-sizes=2 in the clone's run)."""
-    clone = certify(pytester, f"selftests.{SPEC}", *OPTIONS, paths=(PROPERTIES, CONFORMANCE))
+    clone = certify(pytester, f"selftests.{SPEC}", *OPTIONS, ranks="all")
     in_groups = [o for o in OPTIONS if not o.startswith("--world-sizes")]
     run = venv.run(
         str(venv.root / "bin" / "torchrun"),

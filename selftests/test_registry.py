@@ -11,6 +11,7 @@ from typing import Any, cast
 import pytest
 
 from sampler_conformance.core.invariants import Where
+from sampler_conformance.pytest_plugin.ranks import runs_in_groups, runs_in_process
 from sampler_conformance.subjects import CONTRACTS, REGISTRY, SUBJECTS, contract_named, subject_of
 from sampler_conformance.subjects.index_sampler.checks import PER_EPOCH, PER_EPOCH_BY_FLAG
 from sampler_conformance.subjects.index_sampler.contracts import TORCH
@@ -108,18 +109,26 @@ def test_each_per_epoch_judge_is_declared_once_for_a_declared_invariant_in_the_r
     assert flags == [flag for flag in REGISTRY if flag in PER_EPOCH_BY_FLAG]
 
 
-def _marked(pytester: pytest.Pytester, path) -> set[str]:
-    """The invariants of the tests collected in ``path``, every subject's (a run collects one subject's)."""
-    marked = set()
+def _marked(pytester: pytest.Pytester) -> tuple[set[str], set[str]]:
+    """The invariants of the certification's tests that run in-process, and of those that run
+    in real groups, every subject's (a run collects one subject's)."""
+    in_process: set[str] = set()
+    in_groups: set[str] = set()
     for subject in SUBJECTS.values():
         contract = next(iter(subject.contracts))
-        items, _ = pytester.inline_genitems(str(path), "-p", "no:cacheprovider", f"--contract={contract}")
-        marked |= {marker.args[0] for item in items if (marker := item.get_closest_marker("invariant"))}
-    return marked
+        items, _ = pytester.inline_genitems(
+            str(PROPERTIES), str(CONFORMANCE), "-p", "no:cacheprovider", f"--contract={contract}"
+        )
+        for item in items:
+            if marker := item.get_closest_marker("invariant"):
+                (in_process if runs_in_process(item) else in_groups if runs_in_groups(item) else set()).add(
+                    marker.args[0]
+                )
+    return in_process, in_groups
 
 
 def test_each_invariant_has_tests_where_the_registry_says_it_runs(pytester):
-    in_process, in_groups = _marked(pytester, PROPERTIES), _marked(pytester, CONFORMANCE)
+    in_process, in_groups = _marked(pytester)
     assert in_process == {f for f, i in REGISTRY.items() if i.where in (Where.BOTH, Where.IN_PROCESS)}
     assert in_groups == {f for f, i in REGISTRY.items() if i.where in (Where.BOTH, Where.GROUPS)}
 

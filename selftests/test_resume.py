@@ -10,7 +10,7 @@ from sampler_conformance.subjects import GROUP_ONLY, REGISTRY, contract_named
 from sampler_conformance.subjects.index_sampler.contracts import RESUMABLE, TORCH, SamplerContract
 
 from .catalogue import GROUP_WORLD_SIZES, RESUMABLE_CONTRACT, RESUME_BAD, RESUME_GROUP_BAD
-from .suite_run import CONFORMANCE, PROPERTIES, certify, certify_rejected
+from .suite_run import CONFORMANCE, certify, certify_rejected
 
 CONTRACT_OPTION = f"--contract={RESUMABLE_CONTRACT}"
 GOOD_RESUMABLE = "selftests.corpus.resumable:ResumableSampler"
@@ -22,7 +22,7 @@ def test_a_conforming_resumable_sampler_holds_every_invariant_in_the_whole_suite
         GOOD_RESUMABLE,
         CONTRACT_OPTION,
         f"--world-sizes={GROUP_WORLD_SIZES}",
-        paths=(PROPERTIES, CONFORMANCE),
+        ranks="all",
     )
     assert run.exit_code == pytest.ExitCode.OK, run.explain()
     held = {flag for flag, status in run.statuses.items() if status == "held"}
@@ -44,7 +44,7 @@ def test_resume_bug_of_process_groups_fails_exactly_its_invariants_in_the_whole_
         RESUME_GROUP_BAD[spec],
         CONTRACT_OPTION,
         f"--world-sizes={GROUP_WORLD_SIZES}",
-        paths=(PROPERTIES, CONFORMANCE),
+        ranks="all",
     )
 
 
@@ -61,6 +61,7 @@ def test_a_loader_checkpoint_follows_the_rank_s_last_batch_not_the_loader_s_end(
         "--world-sizes=4",
         "-k",
         "test_resume_through_stateful_dataloader and not workers",
+        ranks="groups",
         paths=(CONFORMANCE / "test_resume_loader.py",),
     )
     assert run.statuses["resumes_through_loader"] == "held", run.explain()
@@ -76,6 +77,7 @@ def _without_torchdata(pytester, spec):
         spec,
         CONTRACT_OPTION,
         f"--world-sizes={GROUP_WORLD_SIZES}",
+        ranks="groups",
         paths=(CONFORMANCE / "test_resume_loader.py",),
     )
 

@@ -14,7 +14,7 @@ from sampler_conformance.subjects.index_sampler.contracts import TORCH
 from sampler_conformance.subjects.index_sampler.plug import DEFAULT_SPEC, load_plug
 from sampler_conformance.subjects.index_sampler.seed_range import SEED_LIMIT, SeedRange, probe
 
-from .suite_run import CONFORMANCE, PROPERTIES, certify
+from .suite_run import certify
 
 RANDOM_STATE = "selftests.corpus.random_state:RandomStateSampler"
 REFUSED_AT_CONSTRUCTION = "selftests.corpus.random_state:RandomStateRefusedAtConstruction"
@@ -76,7 +76,7 @@ def test_probe_finds_the_seeds_a_sampler_accepts(spec, expected):
 def test_sampler_refusing_seeds_late_fails_edge_sizes_alone(pytester):
     """Judged on the seeds it accepts (nothing set aside), the refusal a finding, and charged
     once, by the seed-range test, for refusing after construction what the reference takes."""
-    run = certify(pytester, RANDOM_STATE, paths=(PROPERTIES,))
+    run = certify(pytester, RANDOM_STATE)
     assert run.failed_invariants == {"edge_sizes"}, run.explain()
     assert run.failed_tests == {"test_seeds_the_reference_accepts"}, run.explain()
     (counterexample,) = run.counterexamples("edge_sizes")
@@ -91,7 +91,7 @@ def test_sampler_refusing_seeds_late_fails_edge_sizes_alone(pytester):
 
 
 def test_sampler_refusing_large_seeds_when_built_conforms_on_the_seeds_it_accepts(pytester):
-    run = certify(pytester, REFUSED_AT_CONSTRUCTION, "--world-sizes=1,2", paths=(PROPERTIES, CONFORMANCE))
+    run = certify(pytester, REFUSED_AT_CONSTRUCTION, "--world-sizes=1,2", ranks="all")
     assert run.exit_code == pytest.ExitCode.OK, run.explain()
     promised = CONTRACTS[DEFAULT_CONTRACT].flags
     assert {run.statuses[flag] for flag in promised} == {"held"}, run.statuses

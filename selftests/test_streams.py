@@ -38,7 +38,7 @@ from .catalogue import (
     STREAMS_RESUME_BAD,
 )
 from .corpus import streams_bad
-from .suite_run import CONFORMANCE, REPO, WHOLE_SUITE, certify, certify_rejected
+from .suite_run import REPO, certify, certify_rejected
 from .test_adapters import hide_packages
 
 CONTRACT_OPTION = f"--contract={STREAM_CONTRACT}"
@@ -49,7 +49,7 @@ CONTRACT_OPTION = f"--contract={STREAM_CONTRACT}"
 def test_each_contracts_reference_holds_every_invariant_in_the_whole_suite(pytester, contract):
     """Certified with no spec: the contract's reference is what runs."""
     reference = contract_named(contract).reference or SUBJECT.default_spec
-    run = certify(pytester, "", f"--contract={contract}", f"--world-sizes={STREAM_WORLD_SIZES}", paths=WHOLE_SUITE)
+    run = certify(pytester, "", f"--contract={contract}", f"--world-sizes={STREAM_WORLD_SIZES}", ranks="all")
     assert run.exit_code == pytest.ExitCode.OK, run.explain()
     held = {flag for flag, status in run.statuses.items() if status == "held"}
     assert held == contract_named(contract).flags, run.explain()
@@ -76,7 +76,7 @@ def test_stream_bug_of_process_groups_fails_exactly_its_invariants_in_the_whole_
         STREAMS_GROUP_BAD[spec],
         CONTRACT_OPTION,
         f"--world-sizes={STREAM_WORLD_SIZES}",
-        paths=WHOLE_SUITE,
+        ranks="all",
     )
 
 
@@ -84,7 +84,7 @@ def test_stream_bug_of_process_groups_fails_exactly_its_invariants_in_the_whole_
 def test_resume_bug_fails_exactly_its_invariants_in_the_whole_suite(pytester, spec):
     contract = f"--contract={STREAM_RESUMABLE_CONTRACT}"
     certify_rejected(
-        pytester, spec, STREAMS_RESUME_BAD[spec], contract, f"--world-sizes={STREAM_WORLD_SIZES}", paths=WHOLE_SUITE
+        pytester, spec, STREAMS_RESUME_BAD[spec], contract, f"--world-sizes={STREAM_WORLD_SIZES}", ranks="all"
     )
 
 
@@ -95,7 +95,7 @@ def test_invariants_judged_only_on_empty_epochs_are_not_held(pytester):
     and the set-aside words say what the dataset did, with no crash it never had."""
     spec = f"{STREAMS_BAD_MODULE}:StringIds"
     options = (CONTRACT_OPTION, f"--world-sizes={STREAM_WORLD_SIZES}", "-k", "exactly_once or no_foreign_items")
-    run = certify(pytester, spec, *options, paths=WHOLE_SUITE)
+    run = certify(pytester, spec, *options, ranks="all")
     judged = {i["flag"]: (i["status"], i["judged"]) for i in run.written["invariants"]}
     assert judged["exactly_once"] == judged["no_foreign_items"] == ("not judged", 0), run.explain()
     assert "examples set aside because the dataset yielded items without a valid id (see item_ids)" in run.summary
@@ -113,7 +113,7 @@ def test_a_dataset_without_state_dict_fails_every_resume_invariant_saying_why(py
         "--world-sizes=2",
         "-k",
         "resume or plain",
-        paths=(CONFORMANCE,),
+        ranks="groups",
     )
     resume_flags = contract_named(STREAM_RESUMABLE_CONTRACT).flags - contract_named(STREAM_CONTRACT).flags
     # and stream_runs: the example asserts end > start, so an empty dataset crashes it
@@ -125,7 +125,7 @@ def test_a_dataset_without_state_dict_fails_every_resume_invariant_saying_why(py
 def test_a_dataset_given_as_a_file_reaches_real_loader_workers(pytester):
     """Workers unpickle the rank's dataset: its module, loaded from a file, must be in theirs."""
     spec = f"{REPO / 'adapters' / 'torch_iterable.py'}:make"
-    run = certify(pytester, spec, CONTRACT_OPTION, "--world-sizes=2", "-k", "exactly_once", paths=(CONFORMANCE,))
+    run = certify(pytester, spec, CONTRACT_OPTION, "--world-sizes=2", "-k", "exactly_once", ranks="groups")
     assert run.statuses["exactly_once"] == "held", run.explain()
 
 
@@ -161,7 +161,7 @@ def test_a_dataset_holding_a_generator_reaches_real_loader_workers_as_under_fork
     the dataset is judged, where the suite once reported its own error."""
     pytester.makepyfile(holds_generator=GENERATOR_HOLDING_STREAM)
     spec = f"{pytester.path / 'holds_generator.py'}:make"
-    run = certify(pytester, spec, CONTRACT_OPTION, "--world-sizes=2", "-k", "exactly_once", paths=(CONFORMANCE,))
+    run = certify(pytester, spec, CONTRACT_OPTION, "--world-sizes=2", "-k", "exactly_once", ranks="groups")
     assert run.statuses["exactly_once"] == "held", run.explain()
 
 
@@ -183,7 +183,7 @@ make.needs_process_group = True
 def test_a_dataset_that_takes_its_rank_from_the_group_is_judged_in_groups_saying_what_cannot_be(pytester):
     pytester.makepyfile(group_only=GROUP_ONLY_STREAM)
     spec = f"{pytester.path / 'group_only.py'}:make"
-    run = certify(pytester, spec, CONTRACT_OPTION, "--world-sizes=2", "-k", "agrees or exactly_once", paths=WHOLE_SUITE)
+    run = certify(pytester, spec, CONTRACT_OPTION, "--world-sizes=2", "-k", "agrees or exactly_once", ranks="all")
     assert run.statuses["exactly_once"] == "held", run.explain()
     assert run.statuses["stream_agrees"] == "not applicable", run.explain()
     assert "a process cannot build another rank's dataset" in run.output, run.explain()
@@ -250,7 +250,7 @@ def test_an_order_that_repeats_only_through_workers_is_said_to_and_why(pytester)
     spec = f"{STREAMS_BAD_MODULE}:GeneratorAdvancedInIter"
     in_process = certify(pytester, spec, CONTRACT_OPTION).counterexamples("stream_reshuffles")
     in_groups = certify(
-        pytester, spec, CONTRACT_OPTION, "--world-sizes=2", "-k", "reshuffles", paths=(CONFORMANCE,)
+        pytester, spec, CONTRACT_OPTION, "--world-sizes=2", "-k", "reshuffles", ranks="groups"
     ).counterexamples("stream_reshuffles")
     for first in (in_process[0], in_groups[0]):
         message = first["message"]

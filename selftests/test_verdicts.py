@@ -13,7 +13,7 @@ from sampler_conformance.subjects.index_sampler.plug import load_plug
 from sampler_conformance.subjects.index_sampler.simulated import observe
 
 from .corpus.faulty import SlowPass
-from .suite_run import CONFORMANCE, PROPERTIES, certify
+from .suite_run import CONFORMANCE, certify
 
 FAULTY = "selftests.corpus.faulty"
 
@@ -22,7 +22,7 @@ def test_a_sampler_without_set_epoch_is_never_charged_for_it_under_the_batch_con
     """The `batch` contract does not promise reshuffling: the DataLoader tests and the rest of
     the whole suite must neither call set_epoch nor charge its absence."""
     spec = "selftests.corpus.families:ShardedBatchesFromGroup"
-    run = certify(pytester, spec, "--contract=batch", "--world-sizes=2", paths=(PROPERTIES, CONFORMANCE))
+    run = certify(pytester, spec, "--contract=batch", "--world-sizes=2", ranks="all")
     assert run.exit_code == pytest.ExitCode.OK, run.explain()
     assert run.statuses["equal_batches"] == "held" and run.statuses["loader_yields_sampler"] == "held", run.statuses
     assert run.written["verdict"]["state"] == "conforms", run.verdict
@@ -48,6 +48,7 @@ def test_nothing_is_held_vacuously_for_a_sampler_without_shuffle(pytester):
         pytester,
         "selftests.corpus.reference:DataPartitionerSampler",
         "--world-sizes=2",
+        ranks="groups",
         paths=(CONFORMANCE / "test_process_groups.py",),
     )
     assert run.statuses["unshuffled_in_order"] == "not applicable", run.statuses

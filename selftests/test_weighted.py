@@ -24,7 +24,7 @@ from .catalogue import (
     WEIGHTED_PARTITION_CONTRACT,
 )
 from .corpus import weighted_bad
-from .suite_run import SELFTEST_EXAMPLES, WHOLE_SUITE, certify, certify_rejected
+from .suite_run import SELFTEST_EXAMPLES, certify, certify_rejected
 from .test_adapters import assert_missing_package_is_named
 
 CONTRACT_OPTION = f"--contract={WEIGHTED_CONTRACT}"
@@ -35,7 +35,7 @@ GROUP_OPTION = "--world-sizes=2"
 @pytest.mark.parametrize("contract", [WEIGHTED_CONTRACT, WEIGHTED_PARTITION_CONTRACT])
 def test_each_contracts_reference_holds_every_invariant(pytester, contract):
     """Certified with no spec: the contract's reference is what runs."""
-    run = certify(pytester, "", f"--contract={contract}", GROUP_OPTION, paths=WHOLE_SUITE)
+    run = certify(pytester, "", f"--contract={contract}", GROUP_OPTION, ranks="all")
     assert run.exit_code == pytest.ExitCode.OK, run.explain()
     held = {flag for flag, status in run.statuses.items() if status == "held"}
     assert held == contract_named(contract).flags, run.explain()
@@ -48,7 +48,7 @@ def test_each_contracts_reference_holds_every_invariant(pytester, contract):
 
 @pytest.mark.parametrize("spec", list(WEIGHTED_BAD), ids=lambda spec: spec.rpartition(":")[2])
 def test_weighted_bug_fails_exactly_its_invariants(pytester, spec):
-    certify_rejected(pytester, spec, WEIGHTED_BAD[spec], CONTRACT_OPTION, GROUP_OPTION, paths=WHOLE_SUITE)
+    certify_rejected(pytester, spec, WEIGHTED_BAD[spec], CONTRACT_OPTION, GROUP_OPTION, ranks="all")
 
 
 @pytest.mark.parametrize("spec", list(WEIGHTED_PARTITION_BAD), ids=lambda spec: spec.rpartition(":")[2])
@@ -59,7 +59,7 @@ def test_partition_bug_fails_exactly_its_invariants(pytester, spec):
         WEIGHTED_PARTITION_BAD[spec],
         f"--contract={WEIGHTED_PARTITION_CONTRACT}",
         GROUP_OPTION,
-        paths=WHOLE_SUITE,
+        ranks="all",
     )
 
 
@@ -69,7 +69,7 @@ def test_a_sampler_that_advances_its_own_epoch_conforms(pytester):
     arguments. Compared with a fresh sampler's first pass, its second would fail
     weighted_deterministic whatever it did (``core.comparing.fresh_epochs``)."""
     spec = f"{torchdata.__name__}:MultiNodeWeightedSampler"
-    run = certify(pytester, spec, CONTRACT_OPTION, GROUP_OPTION, paths=WHOLE_SUITE)
+    run = certify(pytester, spec, CONTRACT_OPTION, GROUP_OPTION, ranks="all")
     assert run.exit_code == pytest.ExitCode.OK, run.explain()
     assert run.verdict.startswith(f"VERDICT: {spec} conforms"), run.verdict
 

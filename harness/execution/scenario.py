@@ -146,6 +146,11 @@ class Scenario:
 class Ranks(Protocol):
     """Who runs a scenario: a real process group's rank pool, or the in-process sampler process."""
 
+    # The world size of every case it runs (a real group's), or None where each case brings its
+    # own and every rank is simulated.
+    @property
+    def world_size(self) -> int | None: ...
+
     def request(self, scenario: Scenario) -> list[Any]:
         """Every rank's reply, in rank order."""
 

@@ -27,6 +27,8 @@ DEFAULT_TIMEOUT_S = 60.0
 class _Simulation:
     """The sampler process, started on first use; what ``properties/`` pass as ``ranks``."""
 
+    world_size = None  # each case's own: the ranks of any world size are simulated
+
     def __init__(self) -> None:
         self.timeout_s = DEFAULT_TIMEOUT_S
         self._pool: RankPool | None = None

@@ -61,6 +61,15 @@ def _world_sizes(text: str) -> tuple[int, ...]:
     return tuple(sorted(set(sizes)))
 
 
+RANKS_CHOICES = ("all", "simulated", "groups")
+
+
+def _ranks_choice(text: str) -> str:
+    if text not in RANKS_CHOICES:
+        raise pytest.UsageError(f"--ranks={text!r} is not a choice; choose one of: {', '.join(RANKS_CHOICES)}")
+    return text
+
+
 def _flag_list(text: str) -> frozenset[str]:
     flags = frozenset(part.strip() for part in text.split(",") if part.strip())
     unknown = sorted(flags - set(REGISTRY))
@@ -131,8 +140,16 @@ OPTIONS = (
         "world-sizes",
         "CONFORMANCE_WORLD_SIZES",
         DEFAULT_WORLD_SIZES,
-        "comma-separated world sizes of the real process groups in conformance/ (default %(default)s)",
+        "comma-separated world sizes of the real process groups (default %(default)s)",
         _world_sizes,
+    ),
+    Option(
+        "ranks",
+        "CONFORMANCE_RANKS",
+        "all",
+        "where the ranks run: simulated (in this process, a quick check), groups (real process groups of each "
+        "of --world-sizes) or all, the certification (default %(default)s)",
+        _ranks_choice,
     ),
 )
 

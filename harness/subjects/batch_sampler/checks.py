@@ -244,8 +244,8 @@ def _same_batches(a: Sequence[np.ndarray], b: Sequence[np.ndarray]) -> bool:
     return len(a) == len(b) and all(np.array_equal(x, y) for x, y in zip(a, b, strict=True))
 
 
-# What one epoch shows, each by its check (the contract decides which apply): judged
-# in-process (properties/test_batches.py) and in real groups (conformance/test_batch_groups.py).
+# What one epoch shows, each by its check (the contract decides which apply): judged on
+# simulated ranks and in real groups (properties/test_batches.py, test_batch_epoch).
 ONE_EPOCH = {
     "batch_items": lambda epoch, plug, contract: check_batch_items(epoch, contract),
     "equal_batch_counts": lambda epoch, plug, contract: check_equal_counts(epoch),

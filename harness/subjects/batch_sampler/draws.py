@@ -6,11 +6,16 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
+from sampler_conformance.execution.scenario import Ranks
+
 from .case import BatchCase
 from .contracts import BatchContract
 from .plug import BatchPlug
 
 MAX_DATASET_SIZE = 200
+# Every step of a lock-step epoch in a real group is an all-reduce, and so is every step of
+# shrinking a failing case: N kept where that is quick.
+MAX_GROUP_DATASET_SIZE = 48
 MAX_SIMULATED_WORLD_SIZE = 8
 MAX_LENGTH = 1000
 SEED_LIMIT = 2**32
@@ -23,6 +28,11 @@ MIN_COMPARED_BATCHES_PER_RANK = 4
 MAX_STEP_PER_RANK = 8
 # The Poisson rates drawn: the smallest makes about a hundred steps an epoch.
 SAMPLE_RATES = (0.01, 0.05, 0.1, 0.25, 0.5, 1.0)
+
+
+def most_items(ranks: Ranks) -> int:
+    """The largest N drawn for a case read on ``ranks``: real groups step in lock step."""
+    return MAX_DATASET_SIZE if ranks.world_size is None else MAX_GROUP_DATASET_SIZE
 
 
 def epochs() -> st.SearchStrategy[int]:

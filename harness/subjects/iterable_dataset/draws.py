@@ -11,11 +11,14 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 from sampler_conformance.core.counting import batch_count
+from sampler_conformance.execution.scenario import Ranks
 
 from .case import StreamCase
 from .plug import StreamPlug
 
 MAX_DATASET_SIZE = 400
+# Real loaders in real groups read every batch with an all-reduce: N kept where that is quick.
+MAX_GROUP_DATASET_SIZE = 120
 EDGE_SIZE = 8  # stream_runs draws datasets this small: one item, fewer items than workers, none
 MAX_SIMULATED_WORLD_SIZE = 8
 MAX_WORKERS = 3
@@ -25,6 +28,11 @@ SEED_LIMIT = 2**32  # what every library's generators take
 
 
 MAX_EPOCH = 2**31 - 1
+
+
+def most_items(ranks: Ranks) -> int:
+    """The largest N drawn for a case read on ``ranks``: real groups read through real loaders."""
+    return MAX_DATASET_SIZE if ranks.world_size is None else MAX_GROUP_DATASET_SIZE
 
 
 def epochs() -> st.SearchStrategy[int]:
