@@ -4,9 +4,6 @@ written once for simulated ranks and real groups alike)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from functools import cache
-
 import pytest
 
 from sampler_conformance.execution.rank_pool import RankPool, RankPools
@@ -18,32 +15,15 @@ SEED_EXPERIMENT_WORLD_SIZE = 2
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    sizes = setting(metafunc.config, option_named("world-sizes"))
     if "world_size" in metafunc.fixturenames:
+        sizes = setting(metafunc.config, option_named("world-sizes"))
         metafunc.parametrize("world_size", sizes, ids=[world_size_id(w) for w in sizes])
-    if "world_size_change" in metafunc.fixturenames:
-        changes = [(old, new) for old in sizes for new in sizes if old != new]
-        if changes:
-            metafunc.parametrize(
-                "world_size_change", changes, ids=[f"{world_size_id(old)}to{new}" for old, new in changes]
-            )
-        else:  # one world size: nothing to change to, said as a skip, never a silent pass
-            skip = pytest.mark.skip(reason=f"a change of world size needs two sizes in --world-sizes (got {sizes})")
-            metafunc.parametrize(
-                "world_size_change", [pytest.param((sizes[0], sizes[0]), marks=skip)], ids=[world_size_id(sizes[0])]
-            )
 
 
 @pytest.fixture
 def group(request: pytest.FixtureRequest, rank_pools: RankPools, world_size: int) -> RankPool:
     """The live process group of ``world_size`` ranks (started on first use)."""
     return group_pool(request, rank_pools, world_size)
-
-
-@pytest.fixture
-def groups(request: pytest.FixtureRequest, rank_pools: RankPools) -> Callable[[int], RankPool]:
-    """The live process group of each world size a test asks for (started on first use)."""
-    return cache(lambda world_size: group_pool(request, rank_pools, world_size))
 
 
 @pytest.fixture

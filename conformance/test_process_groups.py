@@ -1,12 +1,13 @@
-"""The invariants inside real process groups: num_replicas/rank from the group, one process per rank.
+"""The index sampler's invariants that only real process groups can judge: num_replicas/rank
+from the group, one process per rank, the ranks' agreement on one order, set_epoch across the
+group, the contract's defaults. (The per-epoch invariants run in real groups too, as the
+``W1``, ``W2``... variants of ``properties/test_per_epoch.py``.)
 
 What only shows across processes (an order seeded from hash() of a str, an unseeded RNG
-memoised per process) is caught here and cannot be seen by ``properties/``.
+memoised per process) is caught in real groups and cannot be seen on simulated ranks.
 """
 
 from __future__ import annotations
-
-from itertools import combinations
 
 import pytest
 from hypothesis import given
@@ -15,16 +16,11 @@ from hypothesis import strategies as st
 from sampler_conformance.core.comparing import check_same_indices
 from sampler_conformance.core.evidence import expect_holds
 from sampler_conformance.plugin import not_applicable
-from sampler_conformance.pytest_plugin.crashes import judge_only_if
-from sampler_conformance.subjects.index_sampler.checks import PER_EPOCH_BY_FLAG, judge, structural_violations
-from sampler_conformance.subjects.index_sampler.draws import draw_case, epochs
-from sampler_conformance.subjects.index_sampler.fixtures import drop_last_variant, per_epoch_params, requires_parameter
+from sampler_conformance.subjects.index_sampler.draws import draw_case
+from sampler_conformance.subjects.index_sampler.fixtures import skip_unless_buildable_explicitly
 from sampler_conformance.subjects.index_sampler.order_checks import (
     MIN_COMPARABLE_ITEMS,
-    check_orders_differ,
     check_ranks_agree,
-    missing_set_epoch,
-    orders_comparable,
 )
 from sampler_conformance.subjects.index_sampler.scenarios.epochs import (
     DRIFTING_RANK,
@@ -35,15 +31,6 @@ from sampler_conformance.subjects.index_sampler.scenarios.epochs import (
 from sampler_conformance.subjects.index_sampler.scenarios.steps import Build
 
 from .examples import round_trips
-
-
-def skip_unless_buildable_explicitly(plug) -> None:
-    """The check needs num_replicas/rank passed in, which a group-only sampler does not take."""
-    if plug.needs_process_group:
-        not_applicable(
-            "the sampler takes its rank from the process group only: it cannot be built with explicit "
-            "num_replicas/rank, which this check needs"
-        )
 
 
 def _drawn_run(group, world_size, sampler_plug, contract, drop_last, data, **fixed) -> Readings:
@@ -70,25 +57,6 @@ def test_num_replicas_and_rank_default_to_the_group(group, world_size, sampler_p
             f"built with {Build.EXPLICIT.value} first, then with {Build.GROUP.value}, the indices differ",
         ),
     )
-
-
-@pytest.mark.parametrize(("flag", "drop_last"), per_epoch_params())
-@round_trips
-@given(data=st.data())
-def test_invariant_across_processes(group, world_size, sampler_plug, contract, flag, drop_last, data):
-    """Each rank in its own process, sampler built from the group: the per-epoch invariant holds
-    (generated from the per-epoch table, as properties/test_per_epoch.py; the layouts and whole batches
-    are judged against each rank's own one-rank reading)."""
-    per_epoch = PER_EPOCH_BY_FLAG[flag]
-    drop_last_variant(sampler_plug, drop_last)
-    for parameter in per_epoch.invariant.needs:
-        requires_parameter(sampler_plug, parameter)
-    if per_epoch.against_one_rank:
-        skip_unless_buildable_explicitly(sampler_plug)
-    fixed = {name: value for name, value in per_epoch.fixed if name != "drop_last"}
-    run = _drawn_run(group, world_size, sampler_plug, contract, drop_last, data, **fixed)
-    one_rank = run.single[0][0] if per_epoch.against_one_rank else None
-    expect_holds(run.group[0], judge(flag, run.group[0], contract, one_rank))
 
 
 @pytest.mark.invariant("agrees_across_ranks")
@@ -122,41 +90,6 @@ def test_ranks_agree_after_one_rank_drew_more_from_the_global_rngs(
         f"(as dropout on a batch only it has does): the order follows the global RNGs"
     )
     expect_holds(run.single[0][0], check_ranks_agree(run.single[0], why))
-
-
-@pytest.mark.invariant("reshuffles_on_set_epoch")
-@round_trips
-@given(data=st.data())
-def test_set_epoch_reshuffles_in_the_group(group, world_size, sampler_plug, contract, drop_last, data):
-    """One sampler per rank for the whole run, set_epoch before each epoch: every epoch keeps the
-    invariants and the ranks' agreement, and distinct epochs give distinct orders (N >= 10)."""
-    case = draw_case(
-        data,
-        sampler_plug,
-        drop_last=drop_last,
-        shuffle=True,
-        min_dataset_size=MIN_COMPARABLE_ITEMS,
-        contract=contract,
-        world_size=world_size,
-    )
-    chosen = data.draw(st.lists(epochs(), min_size=2, max_size=3, unique=True), label="epochs")
-    run = read_epochs(group, sampler_plug, contract, case, chosen, GROUP_BUILDS)
-    if not run.has_set_epoch:
-        expect_holds(run.group[0], [missing_set_epoch(case.with_(epoch=chosen[0]))])
-    for k, observation in enumerate(run.group):
-        agreement = check_ranks_agree(run.single[k]) if run.single else []
-        expect_holds(observation, structural_violations(observation, contract) + agreement)
-    judge_only_if(orders_comparable(run.group[0]))
-    for a, b in combinations(run.group, 2):
-        expect_holds(
-            b,
-            check_orders_differ(
-                a,
-                b,
-                "reshuffles_on_set_epoch",
-                f"set_epoch({a.case.epoch}) and set_epoch({b.case.epoch}) must give different orders",
-            ),
-        )
 
 
 @pytest.mark.invariant("defaults")

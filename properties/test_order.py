@@ -18,10 +18,11 @@ from sampler_conformance.subjects.index_sampler.fixtures import requires_paramet
 from sampler_conformance.subjects.index_sampler.order_checks import (
     MIN_COMPARABLE_ITEMS,
     check_orders_differ,
+    check_ranks_agree,
     missing_set_epoch,
     orders_comparable,
 )
-from sampler_conformance.subjects.index_sampler.scenarios.epochs import read_epochs
+from sampler_conformance.subjects.index_sampler.scenarios.epochs import builds_on, read_epochs
 from sampler_conformance.subjects.index_sampler.scenarios.repeat import read_three_ways
 from sampler_conformance.subjects.index_sampler.seed_range import seed_limit
 from sampler_conformance.subjects.index_sampler.simulated import observe
@@ -59,20 +60,28 @@ def test_same_order_without_set_epoch(sampler_plug, contract, drop_last, data):
 
 @pytest.mark.invariant("reshuffles_on_set_epoch")
 @given(data=st.data())
-def test_set_epoch_reshuffles(sampler_plug, contract, drop_last, data):
-    """For N >= 10, distinct epochs give distinct orders, and every epoch keeps the per-epoch invariants."""
+def test_set_epoch_reshuffles(ranks, sampler_plug, contract, drop_last, data):
+    """One sampler object per rank for the whole run, set_epoch before each epoch, as the
+    DistributedSampler documentation prescribes: for N >= 10, distinct epochs give distinct
+    orders, and every epoch keeps the per-epoch invariants (in a real group, each rank's
+    sampler built from the group, and the ranks agree on each epoch's order)."""
     case = draw_case(
-        data, sampler_plug, drop_last=drop_last, shuffle=True, min_dataset_size=MIN_COMPARABLE_ITEMS, contract=contract
+        data,
+        sampler_plug,
+        drop_last=drop_last,
+        shuffle=True,
+        min_dataset_size=MIN_COMPARABLE_ITEMS,
+        contract=contract,
+        world_size=ranks.world_size,
     )
     chosen = data.draw(st.lists(epochs(), min_size=3, max_size=4, unique=True), label="epochs")
-    # One sampler object per rank for the whole run, set_epoch before each epoch, as the
-    # DistributedSampler documentation prescribes.
-    readings = read_epochs(SIMULATED, sampler_plug, contract, case, chosen)
+    readings = read_epochs(ranks, sampler_plug, contract, case, chosen, builds_on(ranks))
+    runs = readings.as_built
     if not readings.has_set_epoch:
-        expect_holds(readings.explicit[0], [missing_set_epoch(case.with_(epoch=chosen[0]))])
-    runs = readings.explicit
-    for run in runs:
-        expect_holds(run, structural_violations(run, contract))
+        expect_holds(runs[0], [missing_set_epoch(case.with_(epoch=chosen[0]))])
+    for k, run in enumerate(runs):
+        agreement = check_ranks_agree(readings.single[k]) if readings.single else []
+        expect_holds(run, structural_violations(run, contract) + agreement)
     judge_only_if(orders_comparable(runs[0]))  # e.g. drop_last with W > N/10: nothing to compare
     for a, b in combinations(runs, 2):
         expect_holds(

@@ -353,8 +353,8 @@ def test_junit_xml_names_the_invariant_of_each_test_case(pytester, tmp_path):
         case.get("name"): {p.get("value") for p in case.iter("property") if p.get("name") == "invariant"}
         for case in cases
     }
-    assert invariants["test_per_epoch_invariant[equal_length-keep_last]"] == {"equal_length"}
-    assert invariants["test_per_epoch_invariant[len_matches_iter-drop_last]"] == {"len_matches_iter"}
+    assert invariants["test_per_epoch_invariant[simulated-equal_length-keep_last]"] == {"equal_length"}
+    assert invariants["test_per_epoch_invariant[simulated-len_matches_iter-drop_last]"] == {"len_matches_iter"}
 
 
 FACTORY = """

@@ -13,8 +13,8 @@ from .suite_run import certify
 
 CORPUS = "selftests.corpus.optional_methods"
 PROMISED = CONTRACTS[DEFAULT_CONTRACT].flags
-# The tests of len_matches_iter: generated from the per-epoch table, in-process and in real groups.
-LEN_TESTS = {"test_per_epoch_invariant", "test_invariant_across_processes"}
+# The test of len_matches_iter: generated from the per-epoch table, on simulated ranks and in real groups.
+LEN_TESTS = {"test_per_epoch_invariant"}
 
 
 def test_sampler_without_len_fails_only_len_matches_iter_once(pytester):

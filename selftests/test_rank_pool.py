@@ -434,16 +434,18 @@ def test_multiprocess_only_bug_passes_properties_and_fails_conformance(pytester,
 
     run = _suite(
         pytester,
+        str(REPO / "properties" / "test_per_epoch.py"),
         str(REPO / "conformance" / "test_process_groups.py"),
         f"--sampler={spec}",
+        "--ranks=groups",
         "--world-sizes=2",
         "--hypothesis-profile=ci",
         "--rank-timeout=60",
     )
     assert run.exit_code == pytest.ExitCode.TESTS_FAILED, run.explain()
-    assert {"test_ranks_agree_on_one_order", "test_invariant_across_processes"} <= run.failed_tests, run.explain()
+    assert {"test_ranks_agree_on_one_order", "test_per_epoch_invariant"} <= run.failed_tests, run.explain()
     assert "[ranks agree on one global order]" in run.failure_text("test_ranks_agree_on_one_order"), run.explain()
-    assert "[union coverage]" in run.failure_text("test_invariant_across_processes"), run.explain()
+    assert "[union coverage]" in run.failure_text("test_per_epoch_invariant"), run.explain()
     assert "does NOT conform" in run.verdict, run.verdict
     assert all(flag in run.verdict.partition("failed: ")[2] for flag in MULTIPROCESS_ONLY_BUGS[spec]), run.verdict
     _assert_no_orphans(tag)

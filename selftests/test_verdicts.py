@@ -13,7 +13,7 @@ from sampler_conformance.subjects.index_sampler.plug import load_plug
 from sampler_conformance.subjects.index_sampler.simulated import observe
 
 from .corpus.faulty import SlowPass
-from .suite_run import CONFORMANCE, certify
+from .suite_run import PROPERTIES, certify
 
 FAULTY = "selftests.corpus.faulty"
 
@@ -49,7 +49,7 @@ def test_nothing_is_held_vacuously_for_a_sampler_without_shuffle(pytester):
         "selftests.corpus.reference:DataPartitionerSampler",
         "--world-sizes=2",
         ranks="groups",
-        paths=(CONFORMANCE / "test_process_groups.py",),
+        paths=(PROPERTIES / "test_per_epoch.py",),
     )
     assert run.statuses["unshuffled_in_order"] == "not applicable", run.statuses
     assert "sampler has no `shuffle` parameter" in run.output, run.explain()

@@ -228,6 +228,9 @@ class RankPool:
 
     # ---- one case -----------------------------------------------------------------------
 
+    def __repr__(self) -> str:  # as a counterexample's "Falsifying example" names it
+        return f"<process group of {self.world_size} ranks, {self.backend or 'no backend'}>"
+
     def request(self, request: Scenario) -> list[Reply]:
         """Send ``request`` to every rank; return the replies in rank order (simulated
         ranks: the sampler process's replies for each).

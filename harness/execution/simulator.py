@@ -33,6 +33,9 @@ class _Simulation:
         self.timeout_s = DEFAULT_TIMEOUT_S
         self._pool: RankPool | None = None
 
+    def __repr__(self) -> str:  # as a counterexample's "Falsifying example" names it
+        return "<simulated ranks>"
+
     def request(self, scenario: Scenario) -> list[Any]:
         __tracebackhide__ = True  # failures point at the sampler, not the harness
         if self._pool is None:

@@ -20,7 +20,9 @@ closed at its end; ``harness.execution.rank_pool`` also closes them at interpret
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 import hypothesis
@@ -42,6 +44,7 @@ from .options import option_named, setting
 from .state import state
 
 RANKS = "ranks"  # the fixture, and the marker that says where a test may run
+RESIZED = "resized_ranks"  # the fixture of a run that changes its world size
 SIMULATED_ID = "simulated"
 NCCL_MARK = "nccl"
 
@@ -74,25 +77,37 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     """A variant per place the test's invariant may run (its declaration's ``where``), less
-    those its ``ranks`` marker rules out."""
-    if RANKS not in metafunc.fixturenames:
+    those its ``ranks`` marker rules out: for ``ranks``, simulated and each world size; for
+    ``resized_ranks``, simulated and each ordered pair of distinct world sizes."""
+    placed = [name for name in (RANKS, RESIZED) if name in metafunc.fixturenames]
+    if not placed:
         return
     invariant = metafunc.definition.get_closest_marker("invariant")
     where = REGISTRY[invariant.args[0]].where if invariant is not None and invariant.args[0] in REGISTRY else Where.BOTH
     marker = metafunc.definition.get_closest_marker(RANKS)
     said = marker.kwargs if marker is not None else {}
-    world_sizes: list[int | None] = [None] if where is not Where.GROUPS and said.get("simulated", True) else []
-    if where is not Where.IN_PROCESS and said.get("groups", True):
-        world_sizes += setting(metafunc.config, option_named("world-sizes"))
-    ids = [SIMULATED_ID if w is None else world_size_id(w) for w in world_sizes]
-    metafunc.parametrize(RANKS, world_sizes, indirect=True, ids=ids)
+    simulated = where is not Where.GROUPS and said.get("simulated", True)
+    in_groups = where is not Where.IN_PROCESS and said.get("groups", True)
+    sizes: tuple[int, ...] = setting(metafunc.config, option_named("world-sizes")) if in_groups else ()
+    params = [pytest.param(None, id=SIMULATED_ID)] if simulated else []
+    if placed == [RANKS]:
+        params += [pytest.param(w, id=world_size_id(w)) for w in sizes]
+    else:
+        changes = [(old, new) for old in sizes for new in sizes if old != new]
+        params += [pytest.param(change, id=f"{world_size_id(change[0])}to{change[1]}") for change in changes]
+        if sizes and not changes:  # one world size: nothing to change to, said as a skip, never a silent pass
+            skip = pytest.mark.skip(reason=f"a change of world size needs two sizes in --world-sizes (got {sizes})")
+            params.append(pytest.param((sizes[0], sizes[0]), marks=skip, id=world_size_id(sizes[0])))
+    metafunc.parametrize(placed[0], params, indirect=True)
 
 
-def _placed_world_size(item: pytest.Item) -> int | None | str:
-    """The item's ``ranks`` parameter (None: simulated), or "folder" for a test without one."""
-    callspec = getattr(item, "callspec", None)
-    if callspec is not None and RANKS in callspec.params:
-        return callspec.params[RANKS]
+def _placed_world_size(item: pytest.Item) -> int | tuple[int, int] | None | str:
+    """The item's ``ranks`` or ``resized_ranks`` parameter (None: simulated), or "folder" for a
+    test without one."""
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    for name in (RANKS, RESIZED):
+        if name in params:
+            return params[name]
     return "folder"
 
 
@@ -149,6 +164,25 @@ def ranks(request: pytest.FixtureRequest) -> Ranks:
             "process group, which simulated ranks cannot run"
         )
     return group_pool(request, request.getfixturevalue("rank_pools"), request.param)
+
+
+@dataclass(frozen=True)
+class ResizedRanks:
+    """The ranks of a run that changes its world size: ``at(W)`` runs a scenario on W ranks.
+    Simulated, at any world size (``sizes`` None: the test draws them); in real groups, the
+    groups of one change (``sizes``: the old world size and the new)."""
+
+    sizes: tuple[int, int] | None
+    at: Callable[[int], Ranks]
+
+
+@pytest.fixture
+def resized_ranks(request: pytest.FixtureRequest) -> ResizedRanks:
+    """The simulated ranks, or the live groups of the variant's two world sizes (each started on first use)."""
+    if request.param is None:
+        return ResizedRanks(None, lambda _: SIMULATED)
+    pools = request.getfixturevalue("rank_pools")
+    return ResizedRanks(request.param, cache(lambda world_size: group_pool(request, pools, world_size)))
 
 
 @pytest.fixture(scope="session")

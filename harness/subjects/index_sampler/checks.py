@@ -338,8 +338,7 @@ Judge = Callable[[Observation[IndexCase], SamplerContract, Observation[IndexCase
 @dataclass(frozen=True)
 class PerEpoch:
     """A per-epoch invariant: judged on one reading of every rank, so that its tests are
-    generated for both runners (``properties/test_per_epoch.py``,
-    ``conformance/test_process_groups.py``). Its record (title, bug class, known-bad sampler)
+    generated (``properties/test_per_epoch.py``, on simulated ranks and in real groups). Its record (title, bug class, known-bad sampler)
     is the registry's (``harness.core.invariants``); this says how it is judged."""
 
     flag: str

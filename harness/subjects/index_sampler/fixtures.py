@@ -45,6 +45,15 @@ def requires_parameter(plug: SamplerPlug, parameter: str) -> None:
         not_applicable(plug.missing_reason(parameter))
 
 
+def skip_unless_buildable_explicitly(plug: SamplerPlug) -> None:
+    """The check needs num_replicas/rank passed in, which a group-only sampler does not take."""
+    if plug.needs_process_group:
+        not_applicable(
+            "the sampler takes its rank from the process group only: it cannot be built with explicit "
+            "num_replicas/rank, which this check needs"
+        )
+
+
 def per_epoch_params() -> list[Any]:
     """``(flag, drop_last)`` for the tests generated from the per-epoch invariants (``checks.PER_EPOCH``),
     each marked with its invariant; drop_last as the invariant fixes it, else both."""

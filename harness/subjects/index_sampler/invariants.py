@@ -2,8 +2,8 @@
 
 How a per-epoch invariant is judged (its judge, the case fields it fixes, whether it compares
 each rank with the one-rank order) is declared beside its check, in the per-epoch table
-(``checks.PER_EPOCH``), from which the per-epoch tests of both runners are generated
-(``properties/test_per_epoch.py``, ``conformance/test_process_groups.py``).
+(``checks.PER_EPOCH``), from which the per-epoch tests are generated
+(``properties/test_per_epoch.py``, on simulated ranks and in real groups).
 """
 
 from __future__ import annotations

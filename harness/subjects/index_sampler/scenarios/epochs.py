@@ -80,6 +80,12 @@ class Readings:
         return self.builds.get(Build.EXPLICIT, ())
 
     @property
+    def as_built(self) -> tuple[Observation[IndexCase], ...]:
+        """The ranks' samplers as they build them where they run (``builds_on``): from the group
+        in a real group, else explicitly."""
+        return self.group or self.explicit
+
+    @property
     def defaults(self) -> tuple[Observation[IndexCase], ...]:
         return self.builds.get(Build.DEFAULTS, ())
 
@@ -121,3 +127,28 @@ def read_epochs(
             for k, at in enumerate(at_epoch)
         )
     return Readings(per_build, single, has_epoch)
+
+
+def builds_on(ranks: Ranks) -> tuple[Build, ...]:
+    """How each rank builds its sampler on ``ranks``: every way of ``GROUP_BUILDS`` in a real
+    group (one round trip answers all the group tests of a drawn case), explicitly where the
+    ranks are simulated (there is no group)."""
+    return (Build.EXPLICIT,) if ranks.world_size is None else GROUP_BUILDS
+
+
+def read_as_built(
+    ranks: Ranks, plug: SamplerPlug, contract: SamplerContract, case: IndexCase, *, one_rank: bool = False
+) -> tuple[Observation[IndexCase], Observation[IndexCase] | None]:
+    """One reading of every rank, each sampler built the way the ranks build it: from the
+    group in a real group, with explicit num_replicas and rank when simulated (there is no
+    group); and, given ``one_rank``, the one-rank reading the ranks' shares are cut from. A real
+    group reads every build of ``GROUP_BUILDS`` in one round trip, which the group's other
+    tests of the same drawn case then find already asked."""
+    __tracebackhide__ = True  # failures point at the sampler, not the harness
+    if ranks.world_size is None:
+        simulated = read_epochs(ranks, plug, contract, case, (case.epoch,)).explicit[0]
+        if not one_rank:
+            return simulated, None
+        return simulated, read_epochs(ranks, plug, contract, case.with_(world_size=1), (case.epoch,)).explicit[0]
+    run = read_epochs(ranks, plug, contract, case, builds=GROUP_BUILDS)
+    return run.group[0], run.single[0][0] if one_rank else None
