@@ -300,11 +300,12 @@ rank_seeded.needs_process_group = True
 def test_sampler_that_needs_a_process_group_is_certified_in_real_groups(pytester, factory, exit_code):
     pytester.makepyfile(group_only=GROUP_ONLY_SAMPLERS)
     result = pytester.runpytest_subprocess(
-        str(CONFORMANCE / "test_process_groups.py"),
+        str(PROPERTIES / "test_per_epoch.py"),
         f"--sampler={pytester.path / 'group_only.py'}:{factory}",
+        "--ranks=groups",
         "--world-sizes=2",
         "-k",
-        "invariant_across_processes",
+        "per_epoch_invariant",
         "-p",
         "no:cacheprovider",
         "--hypothesis-seed=0",

@@ -301,7 +301,7 @@ from torch.utils.data import DistributedSampler
 
 from sampler_conformance import check_sampler, parametrize_with_checks
 
-ARGS = ["-k", "invariant_across_processes", "--world-sizes=2", "--hypothesis-profile=quick", "--hypothesis-seed=0"]
+ARGS = ["-k", "per_epoch_invariant", "--ranks=groups", "--world-sizes=2", "--hypothesis-profile=quick", "--hypothesis-seed=0"]
 
 
 def from_group(dataset, shuffle=True, seed=0, drop_last=False):
