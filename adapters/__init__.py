@@ -7,54 +7,16 @@ own code. The third-party package is imported inside each factory: this package 
 without any of them, and a missing one raises :class:`SamplerPackageMissing` naming
 what to ``pip install``.
 
-    sampler_conformance.adapters.torchdata:StatefulDistributedSampler     contract torch
-    sampler_conformance.adapters.lightning:DistributedSamplerWrapper      contract torch
-    sampler_conformance.adapters.lightning:UnrepeatedDistributedSampler   contract partition
-    sampler_conformance.adapters.mmengine:DefaultSampler                  contract torch      (round_up=True)
-    sampler_conformance.adapters.mmengine:DefaultSamplerNoRoundUp         contract partition  (round_up=False)
-    sampler_conformance.adapters.mmengine:InfiniteSampler                 contract infinite
-    sampler_conformance.adapters.accelerate:BatchSamplerShard             contract batch
-    sampler_conformance.adapters.accelerate:SkipFirstBatchesResume        contract batch+resumable  (skip_first_batches)
-    sampler_conformance.adapters.torch_elastic:ElasticDistributedSampler  contract torch+elastic    (start_index)
-    sampler_conformance.adapters.transformers:DistributedLengthGroupedSampler  contract torch
-    sampler_conformance.adapters.transformers:TrainerGroupByLength        contract batch     (with accelerate)
-
 Weighted samplers are built by factories ``make(weights, *, num_replicas, rank, num_samples, seed)``
-(docs/weighted-samplers.md):
+(docs/weighted-samplers.md); batch samplers that form their own batches by ``make(lengths, *,
+num_replicas, rank, max_tokens or batch_size or sample_rate, seed)`` (docs/batch-samplers.md);
+streaming datasets by ``make(dataset_size, *, rank, world_size, ...)`` (docs/streaming-datasets.md).
 
-    sampler_conformance.adapters.torch_weighted:make                      contract weighted  (the reference)
-    sampler_conformance.adapters.torch_weighted:make_partitioned          contract weighted_partition  (the reference)
-    sampler_conformance.adapters.lightning:WeightedDistributedSamplerWrapper  contract weighted
-    sampler_conformance.adapters.monai:DistributedWeightedRandomSampler   contract weighted_partition
-    sampler_conformance.adapters.torchdata:MultiNodeWeightedSampler       contract weighted
-
-Batch samplers that form their own batches are built by factories ``make(lengths, *,
-num_replicas, rank, max_tokens or batch_size or sample_rate, seed)`` (docs/batch-samplers.md):
-
-    sampler_conformance.adapters.budget_batches:make                      contract dynamic_batches  (the reference)
-    sampler_conformance.adapters.budget_batches:micro_batches             contract micro_batches    (the reference)
-    sampler_conformance.adapters.budget_batches:poisson                   contract poisson          (the reference)
-    sampler_conformance.adapters.lhotse:DynamicBucketingSampler           contract dynamic_batches
-    sampler_conformance.adapters.lhotse:SimpleCutSampler                  contract dynamic_batches
-    sampler_conformance.adapters.speechbrain:DynamicBatchSampler          contract dynamic_batches
-    sampler_conformance.adapters.torch_geometric:DynamicBatchSampler      contract dynamic_batches  (takes no rank)
-    sampler_conformance.adapters.transformers:BatchRebalanceSampler       contract micro_batches
-    sampler_conformance.adapters.opacus:DistributedUniformWithReplacementSampler  contract poisson
-
-Streaming datasets are built by factories ``make(dataset_size, *, rank, world_size, ...)``
-(docs/streaming-datasets.md):
-
-    sampler_conformance.adapters.torch_iterable:make                      contract stream            (the reference)
-    sampler_conformance.adapters.torch_iterable:make_padded               contract stream_padded     (the reference)
-    sampler_conformance.adapters.torch_iterable:make_truncated            contract stream_truncated  (the reference)
-    sampler_conformance.adapters.torch_iterable:docs_example              contract stream  (the PyTorch docs' example)
-    sampler_conformance.adapters.hf_datasets:split_by_node                contract stream_exact
-    sampler_conformance.adapters.hf_datasets:arrow_files                  contract stream_exact
-    sampler_conformance.adapters.webdataset_tar:split_by_node             contract stream
-    sampler_conformance.adapters.litdata_chunks:streaming_dataset         contract stream_truncated
-    sampler_conformance.adapters.mosaic_streaming:streaming_dataset       contract stream_padded     (real groups only)
-    sampler_conformance.adapters.accelerate:IterableDatasetShard          contract stream_padded
-    sampler_conformance.adapters.transformers:IterableDatasetShard        contract stream_padded
+Which real sampler each factory adapts, and the contract it claims, is declared once, in
+``catalogue.py`` (``python -m sampler_conformance.adapters.catalogue`` prints them; every
+factory that declares its package with :func:`needs` is listed there, which
+``selftests/test_adapters.py`` checks). The references each contract is proven against
+(``torch_weighted``, ``budget_batches``, ``torch_iterable``) are named by ``--list-contracts``.
 """
 
 from __future__ import annotations

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import importlib
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,10 +19,12 @@ from sampler_conformance.adapters import (  # noqa: F401
     torchdata,
     transformers,
 )
+from sampler_conformance.adapters.catalogue import REAL_SAMPLERS
 from sampler_conformance.core.subject import SpecError
+from sampler_conformance.subjects import contract_named
 from sampler_conformance.subjects.common.index_dataset import IndexDataset
 from sampler_conformance.subjects.index_sampler.plug import load_plug
-from sampler_conformance.subjects.specs import require_package
+from sampler_conformance.subjects.specs import PACKAGE_ATTRIBUTE, require_package
 
 # (factory, PyPI distribution that provides it, its top-level import packages, extra options)
 ADAPTERS = [
@@ -163,3 +167,30 @@ def test_a_factory_that_needs_two_packages_names_the_one_missing(monkeypatch):
     hide_packages(monkeypatch, ("torchdata",))
     with pytest.raises(SpecError, match="pip install torchdata"):
         require_package("spec", factory)
+
+
+def _adapter_modules() -> list[Any]:
+    folder = Path(adapters.__file__).parent
+    return [importlib.import_module(f"{adapters.__name__}.{path.stem}") for path in sorted(folder.glob("[a-z]*.py"))]
+
+
+def test_every_adapter_of_a_pypi_package_is_in_the_catalogue_of_real_samplers():
+    """A factory that declares its package (``@needs``) adapts a real sampler: the verdict
+    table certifies it only if the catalogue lists it."""
+    listed = {record.spec for record in REAL_SAMPLERS}
+    adapting = {
+        f"{module.__name__}:{name}"
+        for module in _adapter_modules()
+        for name, value in vars(module).items()
+        if getattr(value, PACKAGE_ATTRIBUTE, ()) and getattr(value, "__module__", None) == module.__name__
+    }
+    assert adapting, "no factory declares its package: the check below would pass on nothing"
+    assert adapting - listed == set()
+
+
+def test_every_record_of_the_catalogue_names_a_spec_that_loads_and_a_contract_that_exists():
+    for record in REAL_SAMPLERS:
+        module, _, attribute = record.spec.partition(":")
+        assert hasattr(importlib.import_module(module), attribute), record
+        contract_named(record.contract)  # raises on a name no subject declares
+        assert (record.version_of is None) == bool(record.origin) or record.version_of == "torch", record

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import importlib.util
 import json
 import os
 import platform
@@ -34,6 +35,7 @@ import time
 import venv
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 REPO = Path(__file__).resolve().parents[1]
 TORCH_REQUIREMENT = "torch==2.13.0"
@@ -46,256 +48,17 @@ MESSAGE_CHARS = 240  # of a counterexample's message; the case it failed on is a
 STATUS_ORDER = ("held", "failed", "not judged", "not applicable", "turned off", "not run", "error")
 
 
-@dataclass(frozen=True)
-class Row:
-    sampler: str  # as people know it
-    spec: str  # --sampler
-    contract: str  # the contract the sampler claims
-    requirement: str | None  # what to pip install (space-separated); None: ships with torch or with this repo
-    version_of: str | None  # distribution whose version the row shows; None: not a PyPI package
-    origin: str = ""  # shown instead of a version when version_of is None
-
-
-MEGATRON_ORIGIN = "Megatron-LM cd55b7a (not on PyPI; ported in selftests/corpus/megatron.py)"
-
-ROWS = (
-    Row("DistributedSampler", "torch.utils.data.distributed:DistributedSampler", "torch", None, "torch"),
-    Row(
-        "StatefulDistributedSampler",
-        "sampler_conformance.adapters.torchdata:StatefulDistributedSampler",
-        "torch",
-        "torchdata",
-        "torchdata",
-    ),
-    Row(
-        "DistributedSamplerWrapper (around a seeded RandomSampler)",
-        "sampler_conformance.adapters.lightning:DistributedSamplerWrapper",
-        "torch",
-        "pytorch-lightning",
-        "pytorch-lightning",
-    ),
-    Row(
-        "UnrepeatedDistributedSampler",
-        "sampler_conformance.adapters.lightning:UnrepeatedDistributedSampler",
-        "partition",
-        "pytorch-lightning",
-        "pytorch-lightning",
-    ),
-    Row(
-        "DefaultSampler(round_up=True)",
-        "sampler_conformance.adapters.mmengine:DefaultSampler",
-        "torch",
-        "mmengine",
-        "mmengine",
-    ),
-    Row(
-        "DefaultSampler(round_up=False)",
-        "sampler_conformance.adapters.mmengine:DefaultSamplerNoRoundUp",
-        "partition",
-        "mmengine",
-        "mmengine",
-    ),
-    Row("InfiniteSampler", "sampler_conformance.adapters.mmengine:InfiniteSampler", "infinite", "mmengine", "mmengine"),
-    Row(
-        "BatchSamplerShard (around a BatchSampler)",
-        "sampler_conformance.adapters.accelerate:BatchSamplerShard",
-        "batch",
-        "accelerate",
-        "accelerate",
-    ),
-    Row(
-        "DistributedLengthGroupedSampler (lengths 1 to 509, batch_size 4)",
-        "sampler_conformance.adapters.transformers:DistributedLengthGroupedSampler",
-        "torch",
-        "transformers",
-        "transformers",
-    ),
-    Row(
-        "LengthGroupedSampler as Trainer(group_by_length) feeds a rank, sharded by accelerate",
-        "sampler_conformance.adapters.transformers:TrainerGroupByLength",
-        "batch",
-        "transformers accelerate",
-        "transformers",
-    ),
-    # Resumable and elastic: each certified under both extensions of the base it fits.
-    *(
-        Row(sampler, spec, f"{base}+{extension}", requirement, version_of, origin)
-        for sampler, spec, base, requirement, version_of, origin in (
-            (
-                "StatefulDistributedSampler (and through StatefulDataLoader)",
-                "sampler_conformance.adapters.torchdata:StatefulDistributedSampler",
-                "torch",
-                "torchdata",
-                "torchdata",
-                "",
-            ),
-            (
-                "skip_first_batches / SkipBatchSampler resume (BatchSamplerShard)",
-                "sampler_conformance.adapters.accelerate:SkipFirstBatchesResume",
-                "batch",
-                "accelerate",
-                "accelerate",
-                "",
-            ),
-            (
-                "MegatronPretrainingSampler, resumed through consumed_samples",
-                "selftests.corpus.megatron:pretraining_sampler",
-                "batch",
-                None,
-                None,
-                MEGATRON_ORIGIN,
-            ),
-            (
-                "MegatronPretrainingRandomSampler, resumed through consumed_samples",
-                "selftests.corpus.megatron:pretraining_random_sampler",
-                "batch",
-                None,
-                None,
-                MEGATRON_ORIGIN,
-            ),
-        )
-        for extension in ("resumable", "elastic")
-    ),
-    Row(
-        "ElasticDistributedSampler, resumed through start_index",
-        "sampler_conformance.adapters.torch_elastic:ElasticDistributedSampler",
-        "torch+elastic",
-        None,
-        "torch",
-    ),
-    Row(
-        "DistributedSampler, seed 000",
-        "selftests.corpus.reference:MaskRCNNDistributedSampler",
-        "contiguous",
-        None,
-        None,
-        "maskrcnn-benchmark (not on PyPI; ported in selftests/corpus/reference.py)",
-    ),
-    Row(
-        "DataPartitioner as a sampler, seed 003",
-        "selftests.corpus.reference:DataPartitionerSampler",
-        "partition",
-        None,
-        None,
-        "PyTorch distributed tutorial (code in selftests/corpus/reference.py)",
-    ),
-    # Streaming datasets (docs/streaming-datasets.md): the factory is the spec.
-    Row(
-        "IterableDataset, the PyTorch docs' example (verbatim)",
-        "sampler_conformance.adapters.torch_iterable:docs_example",
-        "stream",
-        None,
-        "torch",
-    ),
-    *(
-        Row(
-            "split_dataset_by_node over IterableDataset.from_generator",
-            "sampler_conformance.adapters.hf_datasets:split_by_node",
-            contract,
-            "datasets",
-            "datasets",
-        )
-        for contract in ("stream_exact", "stream", "stream_exact+resumable")
-    ),
-    Row(
-        "split_dataset_by_node over Arrow files streamed with load_dataset",
-        "sampler_conformance.adapters.hf_datasets:arrow_files",
-        "stream_exact",
-        "datasets",
-        "datasets",
-    ),
-    Row(
-        "WebDataset over tar shards, split_by_node",
-        "sampler_conformance.adapters.webdataset_tar:split_by_node",
-        "stream",
-        "webdataset",
-        "webdataset",
-    ),
-    Row(
-        "StreamingDataset over chunks written by litdata's BinaryWriter",
-        "sampler_conformance.adapters.litdata_chunks:streaming_dataset",
-        "stream_truncated",
-        "litdata",
-        "litdata",
-    ),
-    # Pinned to the versions the adapters' docstrings cite (the classes are the same in transformers 5.24.0 and
-    # torch_geometric 2.8.1).
-    Row(
-        "IterableDatasetShard over a dataset that shuffles with its generator",
-        "sampler_conformance.adapters.accelerate:IterableDatasetShard",
-        "stream_padded",
-        "accelerate==1.15.0",
-        "accelerate",
-    ),
-    Row(
-        "IterableDatasetShard (trainer_pt_utils) over a dataset that shuffles with its generator",
-        "sampler_conformance.adapters.transformers:IterableDatasetShard",
-        "stream_padded",
-        "transformers==5.18.0",
-        "transformers",
-    ),
-    # Weighted samplers (docs/weighted-samplers.md).
-    Row(
-        "DistributedSamplerWrapper around WeightedRandomSampler",
-        "sampler_conformance.adapters.lightning:WeightedDistributedSamplerWrapper",
-        "weighted",
-        "pytorch-lightning",
-        "pytorch-lightning",
-    ),
-    Row(
-        "DistributedWeightedRandomSampler",
-        "sampler_conformance.adapters.monai:DistributedWeightedRandomSampler",
-        "weighted_partition",
-        "monai",
-        "monai",
-    ),
-    Row(
-        "MultiNodeWeightedSampler (one source per item)",
-        "sampler_conformance.adapters.torchdata:MultiNodeWeightedSampler",
-        "weighted",
-        "torchdata",
-        "torchdata",
-    ),
-    # Batch samplers that form their own batches (docs/batch-samplers.md).
-    *(
-        Row(
-            f"{name} (duration budget)",
-            f"sampler_conformance.adapters.lhotse:{name}",
-            "dynamic_batches",
-            "lhotse",
-            "lhotse",
-        )
-        for name in ("SimpleCutSampler", "DynamicBucketingSampler")
-    ),
-    Row(
-        "DynamicBatchSampler in DistributedSamplerWrapper, as Brain wraps it (torchaudio stubbed)",
-        "sampler_conformance.adapters.speechbrain:DynamicBatchSampler",
-        "dynamic_batches",
-        "speechbrain",
-        "speechbrain",
-    ),
-    Row(
-        "DynamicBatchSampler (mode node, shuffle, seeded by seed_everything; no rank)",
-        "sampler_conformance.adapters.torch_geometric:DynamicBatchSampler",  # pinned as above
-        "dynamic_batches",
-        "torch_geometric==2.8.0.post1",
-        "torch_geometric",
-    ),
-    Row(
-        "BatchRebalanceSampler (one micro-batch per step)",
-        "sampler_conformance.adapters.transformers:BatchRebalanceSampler",
-        "micro_batches",
-        "transformers",
-        "transformers",
-    ),
-    Row(
-        "DistributedUniformWithReplacementSampler (Poisson)",
-        "sampler_conformance.adapters.opacus:DistributedUniformWithReplacementSampler",
-        "poisson",
-        "opacus",
-        "opacus",
-    ),
-)
+# The real samplers certified, each with the contract it claims: declared once, in the package's
+# adapters (loaded by path: this tool runs before the package is installed anywhere).
+_spec = importlib.util.spec_from_file_location("real_samplers", REPO / "adapters" / "catalogue.py")
+assert _spec is not None and _spec.loader is not None
+catalogue = sys.modules[_spec.name] = importlib.util.module_from_spec(_spec)  # dataclasses look it up there
+_spec.loader.exec_module(catalogue)
+if TYPE_CHECKING:
+    from sampler_conformance.adapters.catalogue import RealSampler as Row
+else:
+    Row = catalogue.RealSampler
+ROWS: tuple[Row, ...] = tuple(record for record in catalogue.REAL_SAMPLERS if not record.not_in_table)
 
 
 @dataclass
