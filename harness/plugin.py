@@ -213,7 +213,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         in_process = runs_in_process(item)
         if in_process and current.plug.needs_process_group:
             not_applicable(
-                "the sampler takes its rank from the process group; only conformance/ (real groups) can run it"
+                "the sampler takes its rank from the process group; only real groups (the W variants) can run it"
             )
         if not current.plug.needs_process_group:  # one that does is probed in its group
             probe(item.config, simulator.SIMULATED)

@@ -7,8 +7,9 @@ simulated in the sampler process (test id ``simulated``; each case draws its wor
 group (ids ``W1``, ``W2``...; one process per rank, the case's world size the group's), so
 ``-k simulated`` or ``-k W2`` selects them. Under torchrun the groups are the ranks torchrun
 started. Where a test may run is its invariant's ``where`` (``harness.core.invariants``); a
-test that only makes sense in real groups though its invariant is judged in both (real
-DataLoader workers) says so with :data:`in_groups_only` or :data:`through_loader_workers`.
+test narrows that with its ``ranks`` marker: :data:`in_groups_only` and
+:data:`through_loader_workers` (real DataLoader workers), :data:`simulated_only` (its
+real-group counterpart reads what only real loaders have), :data:`groups_where_simulation_cannot`.
 
 Each example in a real group is a round trip to every rank, so those variants draw fewer
 examples (``profiles.group_examples``; ``profiles.worker_examples`` where DataLoader workers
@@ -57,7 +58,8 @@ through_loader_workers = pytest.mark.ranks(simulated=False, loader_workers=True)
 simulated_only = pytest.mark.ranks(groups=False)
 # Judged on simulated ranks, cheaply; in real groups only for a subject that cannot run
 # in-process (a dataset that takes its rank from the process group).
-groups_where_simulation_cannot = pytest.mark.ranks(groups="where simulation cannot")
+WHERE_SIMULATION_CANNOT = "where simulation cannot"
+groups_where_simulation_cannot = pytest.mark.ranks(groups=WHERE_SIMULATION_CANNOT)
 
 
 def world_size_id(world_size: int) -> str:
@@ -157,7 +159,7 @@ def ranks(request: pytest.FixtureRequest) -> Ranks:
     if request.param is None:
         return SIMULATED
     marker = request.node.get_closest_marker(RANKS)
-    fallback = marker is not None and marker.kwargs.get("groups") == groups_where_simulation_cannot.kwargs["groups"]
+    fallback = marker is not None and marker.kwargs.get("groups") == WHERE_SIMULATION_CANNOT
     if fallback and not state(request.config).plug.needs_process_group:
         not_applicable(
             "judged on simulated ranks; real groups judge it only for a subject that takes its rank from the "

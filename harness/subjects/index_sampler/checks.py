@@ -338,8 +338,9 @@ Judge = Callable[[Observation[IndexCase], SamplerContract, Observation[IndexCase
 @dataclass(frozen=True)
 class PerEpoch:
     """A per-epoch invariant: judged on one reading of every rank, so that its tests are
-    generated (``properties/test_per_epoch.py``, on simulated ranks and in real groups). Its record (title, bug class, known-bad sampler)
-    is the registry's (``harness.core.invariants``); this says how it is judged."""
+    generated (``properties/test_per_epoch.py``, on simulated ranks and in real groups). Its
+    record (title, bug class, known-bad sampler) is the registry's (``harness.core.invariants``);
+    this says how it is judged."""
 
     flag: str
     judge: Judge  # the reading of every rank, the contract, the one-rank reading (None unless against_one_rank)

@@ -141,14 +141,12 @@ def read_as_built(
 ) -> tuple[Observation[IndexCase], Observation[IndexCase] | None]:
     """One reading of every rank, each sampler built the way the ranks build it: from the
     group in a real group, with explicit num_replicas and rank when simulated (there is no
-    group); and, given ``one_rank``, the one-rank reading the ranks' shares are cut from. A real
-    group reads every build of ``GROUP_BUILDS`` in one round trip, which the group's other
-    tests of the same drawn case then find already asked."""
+    group); and, given ``one_rank``, the one-rank reading the ranks' shares are cut from."""
     __tracebackhide__ = True  # failures point at the sampler, not the harness
     if ranks.world_size is None:
         simulated = read_epochs(ranks, plug, contract, case, (case.epoch,)).explicit[0]
         if not one_rank:
             return simulated, None
         return simulated, read_epochs(ranks, plug, contract, case.with_(world_size=1), (case.epoch,)).explicit[0]
-    run = read_epochs(ranks, plug, contract, case, builds=GROUP_BUILDS)
-    return run.group[0], run.single[0][0] if one_rank else None
+    run = read_epochs(ranks, plug, contract, case, builds=builds_on(ranks))
+    return run.as_built[0], run.single[0][0] if one_rank else None
