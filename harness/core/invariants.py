@@ -22,9 +22,9 @@ from enum import Enum
 class Where(str, Enum):
     """Where an invariant is checked."""
 
-    BOTH = "in-process and in real process groups"
-    IN_PROCESS = "in-process only (properties/)"
-    GROUPS = "in real process groups only (conformance/)"
+    BOTH = "on simulated ranks and in real process groups"
+    IN_PROCESS = "on simulated ranks only"
+    GROUPS = "in real process groups only"
 
 
 @dataclass(frozen=True)

@@ -36,7 +36,7 @@ for _subject in SUBJECTS.values():
     enter(_subject.invariants)
 # The subject each invariant is of: a run certifies one subject, and leaves the others' tests out.
 _SUBJECT_OF_FLAG: dict[str, str] = {i.flag: s.name for s in SUBJECTS.values() for i in s.invariants}
-# Checked in real process groups only: a run of properties/ alone leaves them unchecked.
+# Checked in real process groups only: a run on simulated ranks alone (--ranks=simulated) leaves them unchecked.
 GROUP_ONLY: frozenset[str] = frozenset(flag for flag, i in REGISTRY.items() if i.where is Where.GROUPS)
 
 CONTRACTS: dict[str, Contract] = {}
