@@ -14,13 +14,13 @@ from .case import IndexCase
 from .contracts import TORCH, SamplerContract
 from .draws import draw_case
 from .plug import SamplerPlug
-from .scenarios.epochs import read_epochs
+from .scenarios.epochs import read_as_built
 
 
 def observe(plug: SamplerPlug, case: IndexCase, contract: SamplerContract = TORCH) -> Observation[IndexCase]:
     """Fresh samplers for every rank of ``case``, each read once (set_epoch first if the case says)."""
     __tracebackhide__ = True  # failures point at the sampler, not the harness
-    return read_epochs(SIMULATED, plug, contract, case, (case.epoch,)).explicit[0]
+    return read_as_built(SIMULATED, plug, contract, case)[0]
 
 
 def observe_drawn(

@@ -139,14 +139,14 @@ def builds_on(ranks: Ranks) -> tuple[Build, ...]:
 def read_as_built(
     ranks: Ranks, plug: SamplerPlug, contract: SamplerContract, case: IndexCase, *, one_rank: bool = False
 ) -> tuple[Observation[IndexCase], Observation[IndexCase] | None]:
-    """One reading of every rank, each sampler built the way the ranks build it: from the
-    group in a real group, with explicit num_replicas and rank when simulated (there is no
-    group); and, given ``one_rank``, the one-rank reading the ranks' shares are cut from."""
+    """One reading of every rank, each sampler built the way the ranks build it
+    (``builds_on``); and, given ``one_rank``, the one-rank reading the ranks' shares are cut
+    from: each rank's own in a real group, the case read on one rank where ranks are simulated
+    (they build no one-rank sampler of their own)."""
     __tracebackhide__ = True  # failures point at the sampler, not the harness
-    if ranks.world_size is None:
-        simulated = read_epochs(ranks, plug, contract, case, (case.epoch,)).explicit[0]
-        if not one_rank:
-            return simulated, None
-        return simulated, read_epochs(ranks, plug, contract, case.with_(world_size=1), (case.epoch,)).explicit[0]
-    run = read_epochs(ranks, plug, contract, case, builds=builds_on(ranks))
-    return run.as_built[0], run.single[0][0] if one_rank else None
+    run = read_epochs(ranks, plug, contract, case, (case.epoch,), builds_on(ranks))
+    if not one_rank:
+        return run.as_built[0], None
+    if ranks.world_size is not None:  # a real group's ranks each read a one-rank sampler too (Build.SINGLE)
+        return run.as_built[0], run.single[0][0]
+    return run.as_built[0], read_epochs(ranks, plug, contract, case.with_(world_size=1), (case.epoch,)).as_built[0]
