@@ -137,7 +137,7 @@ def test_case5_five_items_padded_with_the_head(pair, sampler_plug, contract, epo
     _expect_batch_sizes(runs, [3], "5 items padded to 6 over 2 ranks")
     for run in runs:
         loaded = _loaded(run)
-        expect_holds(loaded, structural_violations(loaded, contract) + check_pads_from_head(loaded, contract.layout))
+        expect_holds(loaded, structural_violations(loaded, contract) + check_pads_from_head(loaded, contract))
 
 
 @pytest.mark.invariant("equal_batches")

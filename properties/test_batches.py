@@ -77,7 +77,7 @@ def test_batches_run(ranks, batch_plug, contract, data):
     expect_holds(epoch.observation, [])
 
 
-@pytest.mark.parametrize("flag", [pytest.param(f, marks=pytest.mark.invariant(f), id=f) for f in ONE_EPOCH])
+@pytest.mark.parametrize("flag", [pytest.param(f, marks=pytest.mark.invariant(f), id=f) for f in ONE_EPOCH.flags])
 @given(data=st.data())
 def test_batch_epoch(ranks, batch_plug, contract, flag, data):
     """One epoch of every rank, judged together. With the budget, the padding its batches
@@ -87,7 +87,7 @@ def test_batch_epoch(ranks, batch_plug, contract, flag, data):
     epoch = _one_epoch(data, ranks, batch_plug, contract, max_dataset_size=most_items(ranks))
     if flag == "within_budget":
         statistics.measure(PADDING_WASTED, padding_wasted(epoch))
-    expect_holds(epoch.observation, ONE_EPOCH[flag](epoch, batch_plug, contract))
+    expect_holds(epoch.observation, ONE_EPOCH[flag].judge(epoch, batch_plug, contract))
 
 
 @pytest.mark.invariant("batch_len_matches")

@@ -1,4 +1,5 @@
-"""The per-epoch invariants, generated from the per-epoch table (``harness.subjects.index_sampler.checks.PER_EPOCH``).
+"""The per-epoch invariants, generated from the per-epoch table (``harness.subjects.index_sampler.checks.PER_EPOCH``),
+where each is declared on its check.
 
 Each is judged on one reading of every rank (and, for the layouts and whole batches, the
 one-rank reading it is cut from): one test per invariant and drop_last, drawn by Hypothesis,
@@ -16,7 +17,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sampler_conformance.core.evidence import expect_holds
-from sampler_conformance.subjects.index_sampler.checks import PER_EPOCH_BY_FLAG, judge
+from sampler_conformance.subjects.index_sampler.checks import PER_EPOCH, judge
 from sampler_conformance.subjects.index_sampler.draws import draw_case
 from sampler_conformance.subjects.index_sampler.fixtures import (
     drop_last_variant,
@@ -31,7 +32,7 @@ from sampler_conformance.subjects.index_sampler.scenarios.epochs import read_as_
 @given(data=st.data())
 def test_per_epoch_invariant(ranks, sampler_plug, contract, flag, drop_last, data):
     """The invariant holds on every drawn case (with the case fields it fixes)."""
-    per_epoch = PER_EPOCH_BY_FLAG[flag]
+    per_epoch = PER_EPOCH[flag]
     drop_last_variant(sampler_plug, drop_last)
     for parameter in per_epoch.invariant.needs:
         requires_parameter(sampler_plug, parameter)

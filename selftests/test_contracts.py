@@ -21,6 +21,7 @@ from sampler_conformance.subjects import GROUP_ONLY, REGISTRY
 from sampler_conformance.subjects.common.index_dataset import IndexDataset
 from sampler_conformance.subjects.index_sampler.case import IndexCase
 from sampler_conformance.subjects.index_sampler.checks import check_whole_batches
+from sampler_conformance.subjects.index_sampler.contracts import BATCH
 
 from .corpus.families import SplitBatches
 from .suite_run import CONFORMANCE, PROPERTIES, RUN_TIMEOUT_S, certify
@@ -154,7 +155,7 @@ def test_whole_batches_names_the_layout_of_strided_shares_batched(sampler_drops,
     saying which layout it follows, and which the batch contract promises."""
     case = IndexCase(dataset_size=11, world_size=2, drop_last=loader_drops, batch_size=2)
     make = _strided_shares_batched(case, sampler_drops)
-    (violation,) = check_whole_batches(_batched(case, make), _batched(case.with_(world_size=1), make))
+    (violation,) = check_whole_batches(_batched(case, make), BATCH, _batched(case.with_(world_size=1), make))
     assert violation.message.startswith("rank 0's batch 0 should be batch 0 of the one-rank sequence, "), violation
     assert violation.message.endswith(
         ": each rank cuts its batches from its own strided share of one order Q (rank r's batches are Q[r::2] cut "
@@ -169,7 +170,7 @@ def test_whole_batches_of_another_layout_say_only_which_batch_differs():
     def make(world, rank):
         return SplitBatches(range(case.dataset_size), world, rank, seed=case.seed, batch_size=case.batch_size)
 
-    (violation,) = check_whole_batches(_batched(case, make), _batched(case.with_(world_size=1), make))
+    (violation,) = check_whole_batches(_batched(case, make), BATCH, _batched(case.with_(world_size=1), make))
     assert violation.message.startswith("rank 0's batch 0 should be batch 0 of the one-rank sequence, ")
     assert "strided share" not in violation.message, violation
 

@@ -5,16 +5,19 @@ fails it."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, cast
 
 import pytest
 
-from sampler_conformance.core.invariants import Where
+from sampler_conformance.core.invariants import Invariant, OneEpoch, Where
 from sampler_conformance.pytest_plugin.ranks import runs_in_groups, runs_in_process
 from sampler_conformance.subjects import CONTRACTS, REGISTRY, SUBJECTS, contract_named, subject_of
-from sampler_conformance.subjects.index_sampler.checks import PER_EPOCH, PER_EPOCH_BY_FLAG
+from sampler_conformance.subjects.batch_sampler.checks import ONE_EPOCH as BATCH_EPOCH
+from sampler_conformance.subjects.index_sampler.checks import PER_EPOCH
 from sampler_conformance.subjects.index_sampler.contracts import TORCH
+from sampler_conformance.subjects.iterable_dataset.checks import ONE_EPOCH as STREAM_EPOCH
+from sampler_conformance.subjects.weighted_sampler.checks import ONE_EPOCH as WEIGHTED_EPOCH
 
 from .catalogue import (
     DYNAMIC_BATCHES_BAD,
@@ -103,10 +106,18 @@ def test_every_invariant_is_promised_by_some_contract():
     assert set(REGISTRY) - promised == set()
 
 
-def test_each_per_epoch_judge_is_declared_once_for_a_declared_invariant_in_the_registrys_order():
-    flags = [per_epoch.flag for per_epoch in PER_EPOCH]
-    assert len(PER_EPOCH_BY_FLAG) == len(flags)
-    assert flags == [flag for flag in REGISTRY if flag in PER_EPOCH_BY_FLAG]
+@pytest.mark.parametrize("table", [PER_EPOCH, STREAM_EPOCH, WEIGHTED_EPOCH, BATCH_EPOCH], ids=lambda t: t.flags[0])
+def test_each_invariant_declared_on_its_check_is_the_registrys_record(table):
+    """What a subject's tests are generated from and what the registry holds are one declaration."""
+    assert table.invariants and all(REGISTRY[invariant.flag] is invariant for invariant in table.invariants)
+
+
+def test_an_invariant_declared_twice_is_refused():
+    table: OneEpoch[Callable[[], list]] = OneEpoch()
+    record = Invariant("twice", "declared twice", "a copy that drifts", "corpus:Bad")
+    table.declare(record)(list)
+    with pytest.raises(ValueError, match="invariant 'twice' is declared twice"):
+        table.declare(record)(list)
 
 
 def _marked(pytester: pytest.Pytester) -> tuple[set[str], set[str]]:

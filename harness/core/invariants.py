@@ -3,20 +3,25 @@
 Each record says what the invariant is called, the bug class it guards against, when it
 applies (the parameters it needs), where it is checked (in-process and in real process
 groups, or in real groups only), and the known-bad subject that proves its tests can fail
-(``selftests/test_registry.py`` holds every record to that). Each kind of thing under test
-declares its own (``harness/subjects/<kind>/invariants.py``); ``harness.subjects`` loads
-every kind and enters its records here, refusing a flag declared twice. Contracts are sets of
-these flags; the titles in failure messages, the ``--list-contracts`` text, the table in
-docs/contracts.md and the "not run" bookkeeping all come from the records.
+(``selftests/test_registry.py`` holds every record to that). An invariant judged on one
+epoch of every rank is declared on its judge, in the subject's ``checks.py``, with
+:meth:`OneEpoch.declare`: the record, the judge and the case fields it speaks about in one
+place, and the subject's per-epoch tests generated from that table. Each kind of thing under
+test lists its records (``harness/subjects/<kind>/invariants.py``: its one-epoch table's and
+the others'); ``harness.subjects`` loads every kind and enters its records here, refusing a
+flag declared twice. Contracts are sets of these flags; the titles in failure messages, the
+``--list-contracts`` text, the table in docs/contracts.md and the "not run" bookkeeping all
+come from the records.
 
 This module imports nothing from the harness, so every other module may import it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from enum import Enum
+from typing import Any, Generic, TypeVar, cast
 
 
 class Where(str, Enum):
@@ -42,6 +47,76 @@ class Invariant:
     # said of its items; 2 for an order compared across readings, epochs, seeds or
     # processes, which one item cannot show; 0 where an empty epoch can fail it (a crash).
     judged_from: int = 1
+
+
+Judge = TypeVar("Judge", bound=Callable[..., Any])
+Check = TypeVar("Check", bound=Callable[..., Any])
+
+
+@dataclass(frozen=True)
+class Judged(Generic[Judge]):
+    """An invariant judged on one epoch of every rank: its record and its judge, declared together."""
+
+    invariant: Invariant
+    judge: Judge  # the subject's reading of one epoch (and what else its table passes) -> violations
+    fixed: tuple[tuple[str, object], ...] = ()  # the case fields it speaks about (padding: drop_last=False)
+    against_one_rank: bool = False  # judged against the one-rank reading too (the index sampler's layouts)
+
+    @property
+    def flag(self) -> str:
+        return self.invariant.flag
+
+    def applies(self, case: object) -> bool:
+        """Whether the case is one the invariant speaks about."""
+        return all(getattr(case, name) == value for name, value in self.fixed)
+
+
+class OneEpoch(Generic[Judge]):
+    """A subject's invariants judged on one epoch of every rank, each declared on its judge,
+    in declaration order::
+
+        PER_EPOCH: OneEpoch[Judge] = OneEpoch()
+
+        @PER_EPOCH.declare(Invariant("covers", "union coverage", "silently dropped data", "corpus:RankInSeed"))
+        def check_coverage(observation, contract, one_rank): ...
+
+    The subject's per-epoch tests are generated from the table, and its ``invariants.py``
+    lists the records (:attr:`invariants`)."""
+
+    def __init__(self) -> None:
+        self._judged: dict[str, Judged[Judge]] = {}
+
+    def declare(
+        self, invariant: Invariant, *, fixed: Mapping[str, object] | None = None, against_one_rank: bool = False
+    ) -> Callable[[Check], Check]:
+        """Declares ``invariant`` judged by the function it decorates, which it returns unchanged
+        (its own signature kept, defaults included, for callers outside the table)."""
+
+        def declared(check: Check) -> Check:
+            if invariant.flag in self._judged:
+                raise ValueError(f"invariant {invariant.flag!r} is declared twice")
+            judge = cast(Judge, check)  # called by the subject's tests as the table's judge
+            self._judged[invariant.flag] = Judged(invariant, judge, tuple((fixed or {}).items()), against_one_rank)
+            return check
+
+        return declared
+
+    def __iter__(self) -> Iterator[Judged[Judge]]:
+        return iter(self._judged.values())
+
+    def __getitem__(self, flag: str) -> Judged[Judge]:
+        return self._judged[flag]
+
+    def __contains__(self, flag: object) -> bool:
+        return flag in self._judged
+
+    @property
+    def flags(self) -> tuple[str, ...]:
+        return tuple(self._judged)
+
+    @property
+    def invariants(self) -> tuple[Invariant, ...]:
+        return tuple(judged.invariant for judged in self._judged.values())
 
 
 # Every kind's invariants, by flag, in declaration order: filled by ``harness.subjects``, which

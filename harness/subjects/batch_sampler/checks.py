@@ -3,7 +3,7 @@ returns the violations of its invariant, worded for the user."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -11,13 +11,33 @@ from sampler_conformance.core.case import NoLen
 from sampler_conformance.core.counting import check_reported_lengths
 from sampler_conformance.core.evidence import Violation, shorten
 from sampler_conformance.core.frequencies import FrequencyVerdict, rate_test
+from sampler_conformance.core.invariants import Invariant, OneEpoch
 
 from .contracts import BatchContract
 from .plug import BatchPlug
 from .runs import PlannedEpoch
 
+BAD = "selftests.corpus.batch_bad"  # the known-bad samplers that prove the checks can fail
+DYNAMIC_BATCHES = "dynamic_batches"
 
-def check_batch_items(epoch: PlannedEpoch, contract: BatchContract) -> list[Violation]:
+# What one epoch shows, each invariant declared on its check below (the contract decides which
+# apply): the tests are generated from it (properties/test_batches.py, test_batch_epoch, on
+# simulated ranks and in real groups). A check that needs less than the plan, the plug and the
+# contract leaves the rest None.
+ONE_EPOCH: OneEpoch[Callable[[PlannedEpoch, BatchPlug, BatchContract], list[Violation]]] = OneEpoch()
+
+
+@ONE_EPOCH.declare(
+    Invariant(
+        "batch_items",
+        "batches are lists of int indices in range(N)",
+        "batches of tensors or floats, indices outside the dataset, and empty batches where the contract has "
+        "none (a bucket flushed empty: a step with nothing to train on)",
+        f"{BAD}:EmptyBucketFlushed",
+        proven_under=DYNAMIC_BATCHES,
+    )
+)
+def check_batch_items(epoch: PlannedEpoch, plug: BatchPlug | None, contract: BatchContract) -> list[Violation]:
     size = epoch.case.dataset_size
     for rank, batches in enumerate(epoch.batches):
         for step, batch in enumerate(batches):
@@ -39,7 +59,20 @@ def check_batch_items(epoch: PlannedEpoch, contract: BatchContract) -> list[Viol
     return []
 
 
-def check_equal_counts(epoch: PlannedEpoch) -> list[Violation]:
+@ONE_EPOCH.declare(
+    Invariant(
+        "equal_batch_counts",
+        "every rank yields the same number of batches per epoch",
+        "global batches dealt round robin with no care for the last round, or empty Poisson batches skipped: the "
+        "rank with one batch more waits forever in the gradient all-reduce (lhotse-speech/lhotse #646 and #1277, "
+        "NVIDIA/Megatron-LM #7299, opacus' DistributedUniformWithReplacementSampler)",
+        f"{BAD}:UnevenRoundRobin",
+        proven_under=DYNAMIC_BATCHES,
+    )
+)
+def check_equal_counts(
+    epoch: PlannedEpoch, plug: BatchPlug | None = None, contract: BatchContract | None = None
+) -> list[Violation]:
     counts = epoch.batch_counts
     if len(set(counts)) <= 1:
         return []
@@ -73,7 +106,17 @@ def check_len(epoch: PlannedEpoch, contract: BatchContract) -> list[Violation]:
     )
 
 
-def check_within_budget(epoch: PlannedEpoch, plug: BatchPlug) -> list[Violation]:
+@ONE_EPOCH.declare(
+    Invariant(
+        "within_budget",
+        "every batch within max_tokens (an item over it alone)",
+        "a batch closed only after it overflowed, or a cost other than the one declared (the longest item times "
+        "the count, for padded batches): out-of-memory on the step that draws it",
+        f"{BAD}:ClosesAfterOverflow",
+        proven_under=DYNAMIC_BATCHES,
+    )
+)
+def check_within_budget(epoch: PlannedEpoch, plug: BatchPlug, contract: BatchContract | None = None) -> list[Violation]:
     lengths = np.asarray(epoch.case.lengths, dtype=np.int64)
     budget = epoch.case.max_tokens
     size = lengths.size
@@ -113,7 +156,20 @@ def padding_wasted(epoch: PlannedEpoch) -> list[float]:
     return wasted
 
 
-def check_each_item_once(epoch: PlannedEpoch) -> list[Violation]:
+@ONE_EPOCH.declare(
+    Invariant(
+        "each_item_once",
+        "each item at most once per epoch, only an incomplete last round left out",
+        "the last round padded with batches repeated from the start (DistributedSampler's padding applied to a "
+        "batch plan), which trains twice on them and inflates evaluation; or items dropped beyond the last round "
+        "(under a budget, more than W - 1 batches hold; in steps of batch_size, a whole step)",
+        f"{BAD}:PadsByRepeating",
+        proven_under=DYNAMIC_BATCHES,
+    )
+)
+def check_each_item_once(
+    epoch: PlannedEpoch, plug: BatchPlug | None = None, contract: BatchContract | None = None
+) -> list[Violation]:
     """No item twice across ranks; those never yielded fit in what an incomplete last round
     may drop: under a budget, W - 1 batches (their lengths, each counted at most the budget,
     add up to at most (W - 1) x max_tokens); under a step's size, fewer than batch_size items."""
@@ -194,7 +250,19 @@ def check_processes_agree(epoch: PlannedEpoch, as_rank: int) -> list[Violation]:
     return []
 
 
-def check_shards_disjoint(epoch: PlannedEpoch) -> list[Violation]:
+@ONE_EPOCH.declare(
+    Invariant(
+        "poisson_shards_disjoint",
+        "no item drawn by two ranks in one epoch",
+        "a sampler that is not sharded (opacus' UniformWithReplacementSampler under DDP): every rank draws from the "
+        "whole dataset, and the privacy accounting's sampling rate is W times too low",
+        f"{BAD}:PoissonNotSharded",
+        proven_under="poisson",
+    )
+)
+def check_shards_disjoint(
+    epoch: PlannedEpoch, plug: BatchPlug | None = None, contract: BatchContract | None = None
+) -> list[Violation]:
     owner: dict[int, int] = {}
     for rank, drawn in enumerate(epoch.observation.indices):
         for item in np.unique(drawn).tolist():
@@ -242,14 +310,3 @@ def check_poisson_rate(
 
 def _same_batches(a: Sequence[np.ndarray], b: Sequence[np.ndarray]) -> bool:
     return len(a) == len(b) and all(np.array_equal(x, y) for x, y in zip(a, b, strict=True))
-
-
-# What one epoch shows, each by its check (the contract decides which apply): judged on
-# simulated ranks and in real groups (properties/test_batches.py, test_batch_epoch).
-ONE_EPOCH = {
-    "batch_items": lambda epoch, plug, contract: check_batch_items(epoch, contract),
-    "equal_batch_counts": lambda epoch, plug, contract: check_equal_counts(epoch),
-    "within_budget": lambda epoch, plug, contract: check_within_budget(epoch, plug),
-    "each_item_once": lambda epoch, plug, contract: check_each_item_once(epoch),
-    "poisson_shards_disjoint": lambda epoch, plug, contract: check_shards_disjoint(epoch),
-}

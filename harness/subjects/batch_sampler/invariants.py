@@ -2,18 +2,19 @@
 
 Each names the known-bad sampler of ``selftests/corpus/batch_bad.py`` that reproduces the bug
 it guards against; ``selftests/test_batches.py`` certifies each and asserts its exact set of
-failed invariants.
+failed invariants. Those judged on one epoch of every rank are declared on their checks
+(``checks.ONE_EPOCH``), the others here.
 """
 
 from __future__ import annotations
 
 from sampler_conformance.core.invariants import Invariant, Where
 
-_BAD = "selftests.corpus.batch_bad"
+from .checks import BAD, DYNAMIC_BATCHES, ONE_EPOCH
 
 
-def _declared(flag: str, title: str, guards: str, bad: str, *, under: str = "dynamic_batches", **more) -> Invariant:
-    return Invariant(flag, title, guards, f"{_BAD}:{bad}", proven_under=under, **more)
+def _declared(flag: str, title: str, guards: str, bad: str, *, under: str = DYNAMIC_BATCHES, **more) -> Invariant:
+    return Invariant(flag, title, guards, f"{BAD}:{bad}", proven_under=under, **more)
 
 
 DECLARED: tuple[Invariant, ...] = (
@@ -25,21 +26,7 @@ DECLARED: tuple[Invariant, ...] = (
         where=Where.IN_PROCESS,
         judged_from=0,  # an empty epoch can crash too
     ),
-    _declared(
-        "batch_items",
-        "batches are lists of int indices in range(N)",
-        "batches of tensors or floats, indices outside the dataset, and empty batches where the contract has "
-        "none (a bucket flushed empty: a step with nothing to train on)",
-        "EmptyBucketFlushed",
-    ),
-    _declared(
-        "equal_batch_counts",
-        "every rank yields the same number of batches per epoch",
-        "global batches dealt round robin with no care for the last round, or empty Poisson batches skipped: the "
-        "rank with one batch more waits forever in the gradient all-reduce (lhotse-speech/lhotse #646 and #1277, "
-        "NVIDIA/Megatron-LM #7299, opacus' DistributedUniformWithReplacementSampler)",
-        "UnevenRoundRobin",
-    ),
+    *ONE_EPOCH.invariants,
     _declared(
         "batch_len_matches",
         "len() counts the batches the rank yields",
@@ -75,29 +62,6 @@ DECLARED: tuple[Invariant, ...] = (
         "PlanCachedPerProcess",
         where=Where.GROUPS,
         judged_from=2,  # an order: one item cannot show it
-    ),
-    _declared(
-        "within_budget",
-        "every batch within max_tokens (an item over it alone)",
-        "a batch closed only after it overflowed, or a cost other than the one declared (the longest item times "
-        "the count, for padded batches): out-of-memory on the step that draws it",
-        "ClosesAfterOverflow",
-    ),
-    _declared(
-        "each_item_once",
-        "each item at most once per epoch, only an incomplete last round left out",
-        "the last round padded with batches repeated from the start (DistributedSampler's padding applied to a "
-        "batch plan), which trains twice on them and inflates evaluation; or items dropped beyond the last round "
-        "(under a budget, more than W - 1 batches hold; in steps of batch_size, a whole step)",
-        "PadsByRepeating",
-    ),
-    _declared(
-        "poisson_shards_disjoint",
-        "no item drawn by two ranks in one epoch",
-        "a sampler that is not sharded (opacus' UniformWithReplacementSampler under DDP): every rank draws from the "
-        "whole dataset, and the privacy accounting's sampling rate is W times too low",
-        "PoissonNotSharded",
-        under="poisson",
     ),
     _declared(
         "poisson_rate",

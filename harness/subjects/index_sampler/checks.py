@@ -1,5 +1,5 @@
-"""The per-epoch invariants, as pure functions over one reading of every rank, and the
-per-epoch table (``PER_EPOCH``) their tests are generated from.
+"""The per-epoch invariants, each declared on its check (a pure function over one reading of
+every rank) in the per-epoch table (``PER_EPOCH``) that their tests are generated from.
 
 Each check takes :class:`Observation` objects and returns a list of :class:`Violation`
 (empty when the invariant holds). They are vectorised with numpy so that checking ten
@@ -12,22 +12,48 @@ in ``loader_checks.py``.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import numpy as np
 
 from sampler_conformance.core.case import Observation
 from sampler_conformance.core.counting import check_reported_lengths, index_counts
 from sampler_conformance.core.evidence import Violation, shorten
-from sampler_conformance.core.invariants import REGISTRY, Invariant
+from sampler_conformance.core.invariants import Invariant, OneEpoch
 
 from .case import IndexCase
 from .contracts import SamplerContract
 
+KNOWN_BAD = "selftests.corpus.known_bad"  # the known-bad samplers that prove the checks can fail
+FAMILIES = "selftests.corpus.families"
+
+# A per-epoch judge: the reading of every rank, the contract, the one-rank reading (None unless
+# the invariant is declared against_one_rank).
+Judge = Callable[[Observation[IndexCase], SamplerContract, Observation[IndexCase] | None], list[Violation]]
+
+# Every per-epoch invariant, declared on its check below, in the registry's order.
+PER_EPOCH: OneEpoch[Judge] = OneEpoch()
+
+
+def _required(one_rank: Observation[IndexCase] | None) -> Observation[IndexCase]:
+    if one_rank is None:
+        raise TypeError("this invariant is judged against the one-rank reading; pass it")
+    return one_rank
+
+
 UNEVEN_STEPS_HANG = "the rank with more batches waits in a collective the others never join, and DDP hangs"
 
 
-def check_len_matches_iter(obs: Observation[IndexCase]) -> list[Violation]:
+@PER_EPOCH.declare(
+    Invariant(
+        "len_matches_iter",
+        "len() matches iteration",
+        "__len__ disagreeing with iteration (wrong step counts, LR schedules)",
+        f"{KNOWN_BAD}:LenIgnoresDropLast",
+    )
+)
+def check_len_matches_iter(
+    obs: Observation[IndexCase], contract: SamplerContract, one_rank: Observation[IndexCase] | None = None
+) -> list[Violation]:
     """Each rank's len() is what its pass yielded. A rank with no len() to compare (a sampler
     without ``__len__``) is left out: :func:`missing_len` charges that, in the invariant's own tests.
     len() is asked before the pass too, and one that raises is charged here alone."""
@@ -49,7 +75,17 @@ def missing_len(contract: SamplerContract) -> Violation:
     )
 
 
-def check_equal_length(obs: Observation[IndexCase], contract: SamplerContract) -> list[Violation]:
+@PER_EPOCH.declare(
+    Invariant(
+        "equal_length",
+        "equal per-rank lengths",
+        "one rank running one step more than the others: DDP hangs",
+        f"{KNOWN_BAD}:FloorNotCeil",
+    )
+)
+def check_equal_length(
+    obs: Observation[IndexCase], contract: SamplerContract, one_rank: Observation[IndexCase] | None = None
+) -> list[Violation]:
     case = obs.case
     expected = contract.expected_length(case.dataset_size, case.world_size, case.drop_last)
     rule = "floor(N/W) with drop_last" if case.drop_last else "ceil(N/W)"
@@ -65,7 +101,18 @@ def check_equal_length(obs: Observation[IndexCase], contract: SamplerContract) -
     return [Violation("equal_length", f"every rank should yield {expected} indices ({rule}), got {got}.{uneven}")]
 
 
-def check_balanced(obs: Observation[IndexCase]) -> list[Violation]:
+@PER_EPOCH.declare(
+    Invariant(
+        "balanced",
+        "balanced per-rank lengths",
+        "an eval shard far larger than the others",
+        f"{FAMILIES}:OverlappingPartition",
+        proven_under="partition",
+    )
+)
+def check_balanced(
+    obs: Observation[IndexCase], contract: SamplerContract, one_rank: Observation[IndexCase] | None = None
+) -> list[Violation]:
     """An exact partition: lengths sum to N and differ by at most one."""
     n = obs.case.dataset_size
     lengths = obs.lengths
@@ -80,7 +127,17 @@ def check_balanced(obs: Observation[IndexCase]) -> list[Violation]:
     ]
 
 
-def check_valid_indices(obs: Observation[IndexCase]) -> list[Violation]:
+@PER_EPOCH.declare(
+    Invariant(
+        "valid_indices",
+        "valid indices",
+        "tensors, floats, negative or out-of-range indices, samplers that never stop",
+        f"{KNOWN_BAD}:YieldsTensors",
+    )
+)
+def check_valid_indices(
+    obs: Observation[IndexCase], contract: SamplerContract, one_rank: Observation[IndexCase] | None = None
+) -> list[Violation]:
     n = obs.case.dataset_size
     violations = []
     for rank, indices in enumerate(obs.indices):
@@ -107,7 +164,10 @@ def check_valid_indices(obs: Observation[IndexCase]) -> list[Violation]:
     return violations
 
 
-def check_coverage(obs: Observation[IndexCase]) -> list[Violation]:
+@PER_EPOCH.declare(Invariant("covers", "union coverage", "silently dropped data", f"{KNOWN_BAD}:RankInSeed"))
+def check_coverage(
+    obs: Observation[IndexCase], contract: SamplerContract, one_rank: Observation[IndexCase] | None = None
+) -> list[Violation]:
     """Without drop_last the ranks together yield every index of range(N)."""
     case = obs.case
     if case.drop_last:
@@ -124,7 +184,17 @@ def check_coverage(obs: Observation[IndexCase]) -> list[Violation]:
     ]
 
 
-def check_disjoint(obs: Observation[IndexCase], contract: SamplerContract) -> list[Violation]:
+@PER_EPOCH.declare(
+    Invariant(
+        "disjoint",
+        "ranks disjoint unless padded",
+        "silently duplicated data beyond the padding",
+        f"{KNOWN_BAD}:DropLastIgnored",
+    )
+)
+def check_disjoint(
+    obs: Observation[IndexCase], contract: SamplerContract, one_rank: Observation[IndexCase] | None = None
+) -> list[Violation]:
     """No index is yielded twice beyond the padding the contract allows (none with drop_last)."""
     case = obs.case
     counts = index_counts([obs], obs.case.dataset_size)
@@ -166,9 +236,20 @@ def _unequal_lengths(flag: str, obs: Observation[IndexCase]) -> Violation:
     )
 
 
-def check_pads_from_head(obs: Observation[IndexCase], layout: str = "strided") -> list[Violation]:
+@PER_EPOCH.declare(
+    Invariant(
+        "pads_from_head",
+        "padding from the head",
+        "padding that is random, from the tail, or fails when N < W/2",
+        f"{KNOWN_BAD}:PadsFromTail",
+    ),
+    fixed={"drop_last": False},
+)
+def check_pads_from_head(
+    obs: Observation[IndexCase], contract: SamplerContract, one_rank: Observation[IndexCase] | None = None
+) -> list[Violation]:
     """Q[N:] repeats the head of Q cyclically (padding = P + P[:pad], or P repeated)."""
-    order = global_order(obs, layout)
+    order = global_order(obs, contract.layout)
     if order is None:
         return [_unequal_lengths("pads_from_head", obs)]
     n = obs.case.dataset_size
@@ -229,6 +310,37 @@ def check_assignment(obs: Observation[IndexCase], single_rank: Observation[Index
     return []
 
 
+@PER_EPOCH.declare(
+    Invariant(
+        "strided",
+        "strided assignment",
+        "contiguous blocks where rank r must get Q[r::W]; rank-dependent orders",
+        f"{KNOWN_BAD}:ContiguousBlocks",
+    ),
+    against_one_rank=True,
+)
+def check_strided(
+    obs: Observation[IndexCase], contract: SamplerContract, one_rank: Observation[IndexCase] | None = None
+) -> list[Violation]:
+    return check_assignment(obs, _required(one_rank), "strided")
+
+
+@PER_EPOCH.declare(
+    Invariant(
+        "contiguous",
+        "contiguous assignment",
+        "strided shares where rank r must get a contiguous block",
+        f"{FAMILIES}:ContiguousTailPadding",
+        proven_under="contiguous",
+    ),
+    against_one_rank=True,
+)
+def check_contiguous(
+    obs: Observation[IndexCase], contract: SamplerContract, one_rank: Observation[IndexCase] | None = None
+) -> list[Violation]:
+    return check_assignment(obs, _required(one_rank), "contiguous")
+
+
 def _is_permutation(values: np.ndarray, n: int) -> bool:
     """True if ``values`` is a permutation of range(n); bincount, not a sort, to stay O(n)."""
     if values.size != n:
@@ -240,9 +352,21 @@ def _is_permutation(values: np.ndarray, n: int) -> bool:
     return bool(np.all(np.bincount(values, minlength=n) == 1))
 
 
-def check_unshuffled_in_order(obs: Observation[IndexCase], layout: str = "strided") -> list[Violation]:
+@PER_EPOCH.declare(
+    Invariant(
+        "unshuffled_in_order",
+        "shuffle=False keeps dataset order",
+        "shuffle=False ignored",
+        f"{KNOWN_BAD}:ShuffleIgnored",
+        needs=("shuffle",),
+    ),
+    fixed={"shuffle": False},
+)
+def check_unshuffled_in_order(
+    obs: Observation[IndexCase], contract: SamplerContract, one_rank: Observation[IndexCase] | None = None
+) -> list[Violation]:
     """With shuffle=False the global order starts with range(N) in order."""
-    order = global_order(obs, layout)
+    order = global_order(obs, contract.layout)
     if order is None:
         return [_unequal_lengths("unshuffled_in_order", obs)]
     head = order[: obs.case.dataset_size]
@@ -259,7 +383,18 @@ def check_unshuffled_in_order(obs: Observation[IndexCase], layout: str = "stride
     ]
 
 
-def check_stream_blocks(obs: Observation[IndexCase]) -> list[Violation]:
+@PER_EPOCH.declare(
+    Invariant(
+        "stream_blocks_are_permutations",
+        "infinite stream blocks are permutations",
+        "infinite streams that repeat or skip items within an epoch",
+        f"{FAMILIES}:InfiniteRankSeeded",
+        proven_under="infinite",
+    )
+)
+def check_stream_blocks(
+    obs: Observation[IndexCase], contract: SamplerContract, one_rank: Observation[IndexCase] | None = None
+) -> list[Violation]:
     """The ranks' interleaved prefixes form one stream whose whole blocks of N are permutations."""
     n = obs.case.dataset_size
     stream = global_order(obs, "strided")
@@ -278,8 +413,21 @@ def check_stream_blocks(obs: Observation[IndexCase]) -> list[Violation]:
     return []
 
 
-def check_whole_batches(obs: Observation[IndexCase], single_rank: Observation[IndexCase]) -> list[Violation]:
+@PER_EPOCH.declare(
+    Invariant(
+        "whole_batches",
+        "batches whole on one rank",
+        "batches split across ranks",
+        f"{FAMILIES}:SplitBatches",
+        proven_under="batch",
+    ),
+    against_one_rank=True,
+)
+def check_whole_batches(
+    obs: Observation[IndexCase], contract: SamplerContract, one_rank: Observation[IndexCase] | None = None
+) -> list[Violation]:
     """Rank r's k-th batch is batch k*W + r of the one-rank batch sequence (padding rounds aside)."""
+    single_rank = _required(one_rank)
     assert obs.batches is not None and single_rank.batches is not None
     reference = single_rank.batches[0]
     world = obs.case.world_size
@@ -332,57 +480,6 @@ def _batches_of_strided_shares(obs: Observation[IndexCase], order: np.ndarray) -
     return True
 
 
-Judge = Callable[[Observation[IndexCase], SamplerContract, Observation[IndexCase] | None], list[Violation]]
-
-
-@dataclass(frozen=True)
-class PerEpoch:
-    """A per-epoch invariant: judged on one reading of every rank, so that its tests are
-    generated (``properties/test_per_epoch.py``, on simulated ranks and in real groups). Its
-    record (title, bug class, known-bad sampler) is the registry's (``harness.core.invariants``);
-    this says how it is judged."""
-
-    flag: str
-    judge: Judge  # the reading of every rank, the contract, the one-rank reading (None unless against_one_rank)
-    fixed: tuple[tuple[str, object], ...] = ()  # the case fields it speaks about
-    against_one_rank: bool = False  # compares each rank's share with the one-rank order
-
-    @property
-    def invariant(self) -> Invariant:
-        return REGISTRY[self.flag]
-
-    def applies(self, case: IndexCase) -> bool:
-        """Whether the case is one the invariant speaks about (padding needs drop_last=False)."""
-        return all(getattr(case, name) == value for name, value in self.fixed)
-
-
-def _required(one_rank: Observation[IndexCase] | None) -> Observation[IndexCase]:
-    if one_rank is None:
-        raise TypeError("this invariant is judged against the one-rank reading; pass it")
-    return one_rank
-
-
-# Every per-epoch invariant, in the registry's order: a new one is a record in the registry,
-# its check above, and its line here.
-PER_EPOCH: tuple[PerEpoch, ...] = (
-    PerEpoch("len_matches_iter", lambda o, c, _: check_len_matches_iter(o)),
-    PerEpoch("equal_length", lambda o, c, _: check_equal_length(o, c)),
-    PerEpoch("balanced", lambda o, c, _: check_balanced(o)),
-    PerEpoch("valid_indices", lambda o, c, _: check_valid_indices(o)),
-    PerEpoch("covers", lambda o, c, _: check_coverage(o)),
-    PerEpoch("disjoint", lambda o, c, _: check_disjoint(o, c)),
-    PerEpoch("pads_from_head", lambda o, c, _: check_pads_from_head(o, c.layout), fixed=(("drop_last", False),)),
-    PerEpoch("strided", lambda o, c, one: check_assignment(o, _required(one), "strided"), against_one_rank=True),
-    PerEpoch("contiguous", lambda o, c, one: check_assignment(o, _required(one), "contiguous"), against_one_rank=True),
-    PerEpoch(
-        "unshuffled_in_order", lambda o, c, _: check_unshuffled_in_order(o, c.layout), fixed=(("shuffle", False),)
-    ),
-    PerEpoch("stream_blocks_are_permutations", lambda o, c, _: check_stream_blocks(o)),
-    PerEpoch("whole_batches", lambda o, c, one: check_whole_batches(o, _required(one)), against_one_rank=True),
-)
-PER_EPOCH_BY_FLAG: dict[str, PerEpoch] = {per_epoch.flag: per_epoch for per_epoch in PER_EPOCH}
-
-
 def judge(
     flag: str,
     observation: Observation[IndexCase],
@@ -393,7 +490,7 @@ def judge(
     judges it: the len_matches_iter tests charge a sampler without ``__len__``."""
     if flag == "len_matches_iter" and observation.lacks_len:
         return [missing_len(contract)]
-    return PER_EPOCH_BY_FLAG[flag].judge(observation, contract, one_rank)
+    return PER_EPOCH[flag].judge(observation, contract, one_rank)
 
 
 def structural_violations(

@@ -1,17 +1,17 @@
 """The index sampler's invariants: one record each (``harness.core.invariants.Invariant``).
 
-How a per-epoch invariant is judged (its judge, the case fields it fixes, whether it compares
-each rank with the one-rank order) is declared beside its check, in the per-epoch table
-(``checks.PER_EPOCH``), from which the per-epoch tests are generated
-(``properties/test_per_epoch.py``, on simulated ranks and in real groups).
+The per-epoch invariants are declared on their checks (``checks.PER_EPOCH``), with the case
+fields each fixes and whether it compares each rank with the one-rank order; the per-epoch
+tests are generated from that table (``properties/test_per_epoch.py``, on simulated ranks and
+in real groups). The others are declared here, in the registry's order after those.
 """
 
 from __future__ import annotations
 
 from sampler_conformance.core.invariants import Invariant, Where
 
-_KNOWN_BAD = "selftests.corpus.known_bad"
-_FAMILIES = "selftests.corpus.families"
+from .checks import KNOWN_BAD, PER_EPOCH
+
 _MULTIPROCESS_BAD = "selftests.corpus.multiprocess_bad"
 _RESUME_BAD = "selftests.corpus.resume_bad"
 _RESUMABLE = "torch+resumable"
@@ -19,83 +19,26 @@ _ELASTIC_BAD = "selftests.corpus.elastic_bad"
 _ELASTIC = "torch+elastic"
 
 DECLARED: tuple[Invariant, ...] = (
-    Invariant(
-        "len_matches_iter",
-        "len() matches iteration",
-        "__len__ disagreeing with iteration (wrong step counts, LR schedules)",
-        f"{_KNOWN_BAD}:LenIgnoresDropLast",
-    ),
-    Invariant(
-        "equal_length",
-        "equal per-rank lengths",
-        "one rank running one step more than the others: DDP hangs",
-        f"{_KNOWN_BAD}:FloorNotCeil",
-    ),
-    Invariant(
-        "balanced",
-        "balanced per-rank lengths",
-        "an eval shard far larger than the others",
-        f"{_FAMILIES}:OverlappingPartition",
-        proven_under="partition",
-    ),
-    Invariant(
-        "valid_indices",
-        "valid indices",
-        "tensors, floats, negative or out-of-range indices, samplers that never stop",
-        f"{_KNOWN_BAD}:YieldsTensors",
-    ),
-    Invariant("covers", "union coverage", "silently dropped data", f"{_KNOWN_BAD}:RankInSeed"),
-    Invariant(
-        "disjoint",
-        "ranks disjoint unless padded",
-        "silently duplicated data beyond the padding",
-        f"{_KNOWN_BAD}:DropLastIgnored",
-    ),
-    Invariant(
-        "pads_from_head",
-        "padding from the head",
-        "padding that is random, from the tail, or fails when N < W/2",
-        f"{_KNOWN_BAD}:PadsFromTail",
-    ),
-    Invariant(
-        "strided",
-        "strided assignment",
-        "contiguous blocks where rank r must get Q[r::W]; rank-dependent orders",
-        f"{_KNOWN_BAD}:ContiguousBlocks",
-    ),
-    Invariant(
-        "contiguous",
-        "contiguous assignment",
-        "strided shares where rank r must get a contiguous block",
-        f"{_FAMILIES}:ContiguousTailPadding",
-        proven_under="contiguous",
-    ),
-    Invariant(
-        "unshuffled_in_order",
-        "shuffle=False keeps dataset order",
-        "shuffle=False ignored",
-        f"{_KNOWN_BAD}:ShuffleIgnored",
-        needs=("shuffle",),
-    ),
+    *PER_EPOCH.invariants,
     Invariant(
         "deterministic",
         "identical order without set_epoch",
         "global-RNG shuffles, reshuffling on every iter()",
-        f"{_KNOWN_BAD}:GlobalRNG",
+        f"{KNOWN_BAD}:GlobalRNG",
         judged_from=2,  # an order: one item cannot show it
     ),
     Invariant(
         "reshuffles_on_set_epoch",
         "reshuffle with set_epoch",
         "set_epoch ignored or not forwarded: the same order every epoch",
-        f"{_KNOWN_BAD}:EpochIgnored",
+        f"{KNOWN_BAD}:EpochIgnored",
         judged_from=2,  # an order: one item cannot show it
     ),
     Invariant(
         "seed_effective",
         "seed changes the order",
         "seed ignored",
-        f"{_KNOWN_BAD}:SeedIgnored",
+        f"{KNOWN_BAD}:SeedIgnored",
         where=Where.IN_PROCESS,
         needs=("seed",),
         judged_from=2,  # an order: one item cannot show it
@@ -104,7 +47,7 @@ DECLARED: tuple[Invariant, ...] = (
         "validates_arguments",
         "invalid arguments refused",
         "rank >= num_replicas accepted: a job trains on the wrong shard",
-        f"{_KNOWN_BAD}:NoRankValidation",
+        f"{KNOWN_BAD}:NoRankValidation",
         where=Where.IN_PROCESS,
     ),
     Invariant(
@@ -113,7 +56,7 @@ DECLARED: tuple[Invariant, ...] = (
         "crashes (an exception, a hang, a dead rank or process) on empty datasets, N < W, W = 1, or any "
         "other valid case; each crash is charged here once, with the smallest case, and the other "
         "invariants are judged on the cases without one",
-        f"{_KNOWN_BAD}:CrashesOnEmptyDataset",
+        f"{KNOWN_BAD}:CrashesOnEmptyDataset",
         where=Where.IN_PROCESS,
         judged_from=0,  # an empty epoch can crash too
     ),
@@ -121,21 +64,7 @@ DECLARED: tuple[Invariant, ...] = (
         "equal_batches",
         "equal batch counts",
         "uneven batch counts per rank: DDP hangs",
-        f"{_KNOWN_BAD}:UnpaddedStrided",
-    ),
-    Invariant(
-        "stream_blocks_are_permutations",
-        "infinite stream blocks are permutations",
-        "infinite streams that repeat or skip items within an epoch",
-        f"{_FAMILIES}:InfiniteRankSeeded",
-        proven_under="infinite",
-    ),
-    Invariant(
-        "whole_batches",
-        "batches whole on one rank",
-        "batches split across ranks",
-        f"{_FAMILIES}:SplitBatches",
-        proven_under="batch",
+        f"{KNOWN_BAD}:UnpaddedStrided",
     ),
     Invariant(
         "agrees_across_ranks",

@@ -13,6 +13,7 @@ import numpy as np
 from sampler_conformance.core.comparing import check_same_indices
 from sampler_conformance.core.counting import index_counts
 from sampler_conformance.core.evidence import Violation, shorten
+from sampler_conformance.core.invariants import Invariant, OneEpoch
 
 from .case import StreamCase
 from .items import MAIN_PROCESS
@@ -25,6 +26,13 @@ MIN_COMPARABLE_ITEMS = 10
 # epoch's order to all the others with probability m**-(RESHUFFLE_EPOCHS - 1): 1/16 for a
 # shuffle of 2 shards and nothing else, 1/20,736 for m = 12, below 1e-8 for m >= 100.
 RESHUFFLE_EPOCHS = 5
+BAD = "selftests.corpus.streams_bad"  # the known-bad datasets that prove the checks can fail
+STREAM = "stream"
+
+# The invariants judged on one epoch of every rank, each declared on its check below: the
+# tests are generated from it (properties/test_streams.py, on simulated ranks and in real groups).
+ONE_EPOCH: OneEpoch[Callable[[StreamEpoch], list[Violation]]] = OneEpoch()
+
 HANG = "the ranks with more batches wait in a collective the others never join, and DDP hangs"
 
 
@@ -40,6 +48,28 @@ def _who_yielded(epoch: StreamEpoch, item: int) -> list[str]:
     return found
 
 
+@ONE_EPOCH.declare(
+    Invariant(
+        "item_ids",
+        "items carry ids",
+        "items whose id cannot be read (floats, strings, records without the id): nothing can be checked",
+        f"{BAD}:FloatIds",
+        proven_under=STREAM,
+    )
+)
+def check_item_ids(epoch: StreamEpoch) -> list[Violation]:
+    return []  # judged by reading: an item without an id fails the read itself
+
+
+@ONE_EPOCH.declare(
+    Invariant(
+        "no_foreign_items",
+        "no foreign items",
+        "items from outside the dataset: off-by-one ranges, another layout's shards",
+        f"{BAD}:OffByOne",
+        proven_under=STREAM,
+    )
+)
 def check_no_foreign_items(epoch: StreamEpoch) -> list[Violation]:
     n = epoch.case.dataset_size
     for rank, ids in enumerate(epoch.observation.indices):
@@ -89,6 +119,16 @@ def _streams(case: StreamCase) -> str:
     return f"W x workers = {case.world_size} x {case.workers} = {case.streams}"
 
 
+@ONE_EPOCH.declare(
+    Invariant(
+        "exactly_once",
+        "every item exactly once per epoch",
+        "a missing worker split or rank split: every item num_workers or world_size times "
+        "(pytorch/pytorch #30599, huggingface/datasets #3423, #5360)",
+        f"{BAD}:NoWorkerSplit",
+        proven_under=STREAM,
+    )
+)
 def check_exactly_once(epoch: StreamEpoch) -> list[Violation]:
     """Every id of the layout once, all (rank, worker) pairs together."""
     counts = _item_counts(epoch)
@@ -96,6 +136,16 @@ def check_exactly_once(epoch: StreamEpoch) -> list[Violation]:
     return _repeated(epoch, counts, "exactly_once", why) + _missing(epoch, counts, "exactly_once")
 
 
+@ONE_EPOCH.declare(
+    Invariant(
+        "padded_once",
+        "every item at least once, fewer than W x workers repeated",
+        "equal counts bought with more repeats than needed: a short rank cycling its own shards until the longest "
+        "ends weighs them more in training and inflates evaluation",
+        f"{BAD}:PadsShortRanks",
+        proven_under="stream_padded",
+    )
+)
 def check_padded_once(epoch: StreamEpoch) -> list[Violation]:
     """Every id at least once; fewer repeats than there are (rank, worker) pairs."""
     counts = _item_counts(epoch)
@@ -114,6 +164,16 @@ def check_padded_once(epoch: StreamEpoch) -> list[Violation]:
     return violations
 
 
+@ONE_EPOCH.declare(
+    Invariant(
+        "truncated_once",
+        "no item twice, fewer than W x workers dropped",
+        "equal counts bought by dropping more than needed: every rank cut to the shortest one's count "
+        "(ray-project/ray #63285)",
+        f"{BAD}:TruncatesToShortestRank",
+        proven_under="stream_truncated",
+    )
+)
 def check_truncated_once(epoch: StreamEpoch) -> list[Violation]:
     """No id twice; fewer dropped than there are (rank, worker) pairs."""
     counts = _item_counts(epoch)
@@ -290,13 +350,3 @@ def check_seed_effective(readings: Sequence[StreamEpoch]) -> list[Violation]:
             f"reaches the order, so every run of the job shuffles alike",
         )
     ]
-
-
-# The invariants judged on one epoch of every rank, each by its check: the tests of both runners are generated from it.
-ONE_EPOCH: dict[str, Callable[[StreamEpoch], list[Violation]]] = {
-    "item_ids": lambda epoch: [],  # judged by reading: an item without an id fails the read itself
-    "no_foreign_items": check_no_foreign_items,
-    "exactly_once": check_exactly_once,
-    "padded_once": check_padded_once,
-    "truncated_once": check_truncated_once,
-}

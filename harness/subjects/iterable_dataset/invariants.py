@@ -2,15 +2,16 @@
 
 Each names the known-bad dataset of ``selftests/corpus/streams_bad.py`` that reproduces the
 bug it guards against; ``selftests/test_streams.py`` certifies each and asserts its exact
-set of failed invariants.
+set of failed invariants. Those judged on one epoch of every rank are declared on their
+checks (``checks.ONE_EPOCH``), the others here.
 """
 
 from __future__ import annotations
 
 from sampler_conformance.core.invariants import Invariant, Where
 
-_BAD = "selftests.corpus.streams_bad"
-_STREAM = "stream"
+from .checks import BAD, ONE_EPOCH, STREAM
+
 _RESUMABLE = "stream+resumable"
 _LOADER = ("torchdata",)  # torchdata's StatefulDataLoader resumes the stream
 
@@ -19,54 +20,17 @@ DECLARED: tuple[Invariant, ...] = (
         "stream_runs",
         "the stream runs without crashing",
         "datasets that raise on empty or small layouts, in a worker, or when there are more workers than shards",
-        f"{_BAD}:RefusesEmpty",
-        proven_under=_STREAM,
+        f"{BAD}:RefusesEmpty",
+        proven_under=STREAM,
         judged_from=0,  # an empty epoch can crash too
     ),
-    Invariant(
-        "item_ids",
-        "items carry ids",
-        "items whose id cannot be read (floats, strings, records without the id): nothing can be checked",
-        f"{_BAD}:FloatIds",
-        proven_under=_STREAM,
-    ),
-    Invariant(
-        "no_foreign_items",
-        "no foreign items",
-        "items from outside the dataset: off-by-one ranges, another layout's shards",
-        f"{_BAD}:OffByOne",
-        proven_under=_STREAM,
-    ),
-    Invariant(
-        "exactly_once",
-        "every item exactly once per epoch",
-        "a missing worker split or rank split: every item num_workers or world_size times "
-        "(pytorch/pytorch #30599, huggingface/datasets #3423, #5360)",
-        f"{_BAD}:NoWorkerSplit",
-        proven_under=_STREAM,
-    ),
-    Invariant(
-        "padded_once",
-        "every item at least once, fewer than W x workers repeated",
-        "equal counts bought with more repeats than needed: a short rank cycling its own shards until the longest "
-        "ends weighs them more in training and inflates evaluation",
-        f"{_BAD}:PadsShortRanks",
-        proven_under="stream_padded",
-    ),
-    Invariant(
-        "truncated_once",
-        "no item twice, fewer than W x workers dropped",
-        "equal counts bought by dropping more than needed: every rank cut to the shortest one's count "
-        "(ray-project/ray #63285)",
-        f"{_BAD}:TruncatesToShortestRank",
-        proven_under="stream_truncated",
-    ),
+    *ONE_EPOCH.invariants,
     Invariant(
         "same_items_any_workers",
         "the same items whatever num_workers",
         "padding or dropping decided per worker, so that the items repeated or dropped, and what training and "
         "evaluation see, change with num_workers or persistent_workers",
-        f"{_BAD}:PadsPerWorker",
+        f"{BAD}:PadsPerWorker",
         proven_under="stream_padded",
     ),
     Invariant(
@@ -74,22 +38,22 @@ DECLARED: tuple[Invariant, ...] = (
         "every rank runs the same number of batches",
         "a rank that runs out of batches first while the others wait in a collective: DDP hangs "
         "(pytorch/pytorch #141069, huggingface/datasets #6437)",
-        f"{_BAD}:ShardsPerRank",
-        proven_under=_STREAM,
+        f"{BAD}:ShardsPerRank",
+        proven_under=STREAM,
     ),
     Invariant(
         "no_starved_worker",
         "no starved worker",
         "workers left without data while others hold several shards (huggingface/datasets #8669)",
-        f"{_BAD}:CollapsedShards",
-        proven_under=_STREAM,
+        f"{BAD}:CollapsedShards",
+        proven_under=STREAM,
     ),
     Invariant(
         "stream_deterministic",
         "the same stream for the same seed and epoch",
         "unseeded shuffles, orders that depend on the process (webdataset #233)",
-        f"{_BAD}:UnseededShuffle",
-        proven_under=_STREAM,
+        f"{BAD}:UnseededShuffle",
+        proven_under=STREAM,
         where=Where.BOTH,  # in groups for a dataset only they can judge (needs_process_group)
         judged_from=2,  # an order: one item cannot show it
     ),
@@ -98,8 +62,8 @@ DECLARED: tuple[Invariant, ...] = (
         "rank processes agree",
         "orders that depend on per-process state (str hash seeds, unseeded generators), so that "
         "ranks split different orders and overlap",
-        f"{_BAD}:HashSeeded",
-        proven_under=_STREAM,
+        f"{BAD}:HashSeeded",
+        proven_under=STREAM,
         where=Where.GROUPS,
         judged_from=2,  # an order: one item cannot show it
     ),
@@ -107,8 +71,8 @@ DECLARED: tuple[Invariant, ...] = (
         "stream_reshuffles",
         "a new order after set_epoch",
         "set_epoch ignored, so every epoch repeats the first one's order (webdataset #172)",
-        f"{_BAD}:EpochIgnored",
-        proven_under=_STREAM,
+        f"{BAD}:EpochIgnored",
+        proven_under=STREAM,
         needs=("shuffle",),
         judged_from=2,  # an order: one item cannot show it
     ),
@@ -117,8 +81,8 @@ DECLARED: tuple[Invariant, ...] = (
         "another seed, another order",
         "the seed never reaching the order, so that every run shuffles alike: accelerate's IterableDatasetShard "
         "reseeds its dataset's generator with the epoch alone (manual_seed(self.epoch))",
-        f"{_BAD}:SeedIgnored",
-        proven_under=_STREAM,
+        f"{BAD}:SeedIgnored",
+        proven_under=STREAM,
         where=Where.IN_PROCESS,
         needs=("seed", "shuffle"),
         judged_from=2,  # an order: one item cannot show it
@@ -128,8 +92,8 @@ DECLARED: tuple[Invariant, ...] = (
         "set_epoch reaches persistent workers",
         "an epoch kept in a plain attribute of the main process's copy, which persistent workers never "
         "see (huggingface/datasets #6673, fixed in #6710)",
-        f"{_BAD}:EpochInAttribute",
-        proven_under=_STREAM,
+        f"{BAD}:EpochInAttribute",
+        proven_under=STREAM,
         where=Where.GROUPS,
         needs=("shuffle",),
         judged_from=2,  # an order: one item cannot show it
@@ -140,7 +104,7 @@ DECLARED: tuple[Invariant, ...] = (
         "a loaded state the dataset ignores or restores only in part, so that the resumed run restarts its "
         "epoch, repeating what was trained on, or skips part of it (mosaicml/streaming #437: restarts from "
         "scratch despite load_state_dict)",
-        f"{_BAD}:IgnoresLoadedState",
+        f"{BAD}:IgnoresLoadedState",
         proven_under=_RESUMABLE,
         where=Where.GROUPS,
         packages=_LOADER,
@@ -150,7 +114,7 @@ DECLARED: tuple[Invariant, ...] = (
         "a resumed run resumes again",
         "a resumed run whose checkpoints hold a stale, zero-initialized state, so that the second resume "
         "restarts the stream from its beginning (pytorch/torchtitan #3907, huggingface/datasets #8308)",
-        f"{_BAD}:StaleStateAfterResume",
+        f"{BAD}:StaleStateAfterResume",
         proven_under=_RESUMABLE,
         where=Where.GROUPS,
         packages=_LOADER,
@@ -161,7 +125,7 @@ DECLARED: tuple[Invariant, ...] = (
         "the offset of a resume applied to later epochs too, so that every epoch after it is cut short "
         "(huggingface/datasets #7447), or a state taken at an epoch's end that empties the next epoch "
         "(meta-pytorch/data #1437)",
-        f"{_BAD}:OffsetOutlivesEpoch",
+        f"{BAD}:OffsetOutlivesEpoch",
         proven_under=_RESUMABLE,
         where=Where.GROUPS,
         packages=_LOADER,
@@ -171,7 +135,7 @@ DECLARED: tuple[Invariant, ...] = (
         "the state is plain data",
         "a state that torch.load(weights_only=True) refuses (numpy scalars, generators, objects): a checkpoint "
         "that a trainer loading safely cannot load",
-        f"{_BAD}:NumpyPosition",
+        f"{BAD}:NumpyPosition",
         proven_under=_RESUMABLE,
         where=Where.GROUPS,
         packages=_LOADER,

@@ -11,9 +11,17 @@ from torch.utils.data import DistributedSampler
 from sampler_conformance.core.counting import check_reported_lengths
 from sampler_conformance.core.evidence import Violation, shorten
 from sampler_conformance.core.frequencies import FrequencyVerdict, frequency_test
+from sampler_conformance.core.invariants import Invariant, OneEpoch
 from sampler_conformance.subjects.common.index_dataset import IndexDataset
 
 from .runs import DrawnEpoch
+
+BAD = "selftests.corpus.weighted_bad"  # the known-bad samplers that prove the checks can fail
+WEIGHTED = "weighted"
+
+# The invariants judged on one epoch of every rank, each declared on its check below: the
+# tests are generated from it (properties/test_weighted.py, on simulated ranks and in real groups).
+ONE_EPOCH: OneEpoch[Callable[[DrawnEpoch], list[Violation]]] = OneEpoch()
 
 
 def _pooled_counts(epoch: DrawnEpoch) -> np.ndarray:
@@ -24,6 +32,15 @@ def _pooled_counts(epoch: DrawnEpoch) -> np.ndarray:
     return np.bincount(drawn, minlength=size)
 
 
+@ONE_EPOCH.declare(
+    Invariant(
+        "drawn_indices",
+        "draws are int indices",
+        "draws yielded as tensors or floats, which a DataLoader's dataset may index wrongly or refuse",
+        f"{BAD}:TensorDraws",
+        proven_under=WEIGHTED,
+    )
+)
 def check_in_range(epoch: DrawnEpoch) -> list[Violation]:
     size = epoch.case.dataset_size
     for rank, drawn in enumerate(epoch.observation.indices):
@@ -33,6 +50,15 @@ def check_in_range(epoch: DrawnEpoch) -> list[Violation]:
     return []
 
 
+@ONE_EPOCH.declare(
+    Invariant(
+        "zero_weight_never_drawn",
+        "an item of weight 0 is never drawn",
+        "weights smoothed or floored so that excluded items come back into training",
+        f"{BAD}:FlooredWeights",
+        proven_under=WEIGHTED,
+    )
+)
 def check_zero_weight(epoch: DrawnEpoch) -> list[Violation]:
     zero = np.asarray(epoch.case.weights) == 0
     for rank, drawn in enumerate(epoch.observation.indices):
@@ -48,6 +74,16 @@ def check_zero_weight(epoch: DrawnEpoch) -> list[Violation]:
     return []
 
 
+@ONE_EPOCH.declare(
+    Invariant(
+        "draw_counts",
+        "num_samples draws per rank per epoch, as len() says",
+        "len() counting every rank's draws, or ranks drawing different numbers, which hangs a collective "
+        "(pytorch/vision #9127: len() disagreeing with what is yielded)",
+        f"{BAD}:LenCountsEveryRank",
+        proven_under=WEIGHTED,
+    )
+)
 def check_draw_counts(epoch: DrawnEpoch) -> list[Violation]:
     expected = epoch.case.num_samples
     for rank, drawn in enumerate(epoch.observation.indices):
@@ -60,14 +96,6 @@ def check_draw_counts(epoch: DrawnEpoch) -> list[Violation]:
                 )
             ]
     return check_reported_lengths(epoch.observation, "draw_counts", "len() says {said}, but it drew {got} indices")
-
-
-# The invariants judged on one epoch of every rank, each by its check: the tests of both runners are generated from it.
-ONE_EPOCH: dict[str, Callable[[DrawnEpoch], list[Violation]]] = {
-    "drawn_indices": check_in_range,
-    "zero_weight_never_drawn": check_zero_weight,
-    "draw_counts": check_draw_counts,
-}
 
 
 def check_ranks_apart(epoch: DrawnEpoch) -> list[Violation]:

@@ -2,19 +2,19 @@
 
 Each names the known-bad sampler of ``selftests/corpus/weighted_bad.py`` that reproduces the
 bug it guards against; ``selftests/test_weighted.py`` certifies each and asserts its exact
-set of failed invariants.
+set of failed invariants. Those judged on one epoch of every rank are declared on their checks
+(``checks.ONE_EPOCH``), the others here.
 """
 
 from __future__ import annotations
 
 from sampler_conformance.core.invariants import Invariant, Where
 
-_BAD = "selftests.corpus.weighted_bad"
-_WEIGHTED = "weighted"
+from .checks import BAD, ONE_EPOCH, WEIGHTED
 
 
 def _declared(flag: str, title: str, guards: str, bad: str, where: Where = Where.IN_PROCESS, **more) -> Invariant:
-    return Invariant(flag, title, guards, f"{_BAD}:{bad}", proven_under=_WEIGHTED, where=where, **more)
+    return Invariant(flag, title, guards, f"{BAD}:{bad}", proven_under=WEIGHTED, where=where, **more)
 
 
 DECLARED: tuple[Invariant, ...] = (
@@ -26,28 +26,7 @@ DECLARED: tuple[Invariant, ...] = (
         "WithoutReplacement",
         judged_from=0,  # an empty epoch can crash too
     ),
-    _declared(
-        "drawn_indices",
-        "draws are int indices",
-        "draws yielded as tensors or floats, which a DataLoader's dataset may index wrongly or refuse",
-        "TensorDraws",
-        Where.BOTH,
-    ),
-    _declared(
-        "zero_weight_never_drawn",
-        "an item of weight 0 is never drawn",
-        "weights smoothed or floored so that excluded items come back into training",
-        "FlooredWeights",
-        Where.BOTH,
-    ),
-    _declared(
-        "draw_counts",
-        "num_samples draws per rank per epoch, as len() says",
-        "len() counting every rank's draws, or ranks drawing different numbers, which hangs a collective "
-        "(pytorch/vision #9127: len() disagreeing with what is yielded)",
-        "LenCountsEveryRank",
-        Where.BOTH,
-    ),
+    *ONE_EPOCH.invariants,
     _declared(
         "ranks_draw_apart",
         "the ranks draw different streams",
@@ -97,7 +76,7 @@ DECLARED: tuple[Invariant, ...] = (
         "each rank's draws follow its partition's weights",
         "a partition other than DistributedSampler's: the shuffle, the seed or the epoch left out, so a rank "
         "draws over items that are not its own",
-        f"{_BAD}:UnshuffledPartition",
+        f"{BAD}:UnshuffledPartition",
         proven_under="weighted_partition",
         where=Where.IN_PROCESS,
     ),
