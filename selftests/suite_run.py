@@ -16,8 +16,10 @@ import pytest
 
 from sampler_conformance.pytest_plugin.profiles import PROFILES
 
+from .catalogue import title_of
+
 if TYPE_CHECKING:
-    from .catalogue import Rejection
+    from .corpus.rejections import Rejection
 
 REPO = Path(__file__).resolve().parent.parent
 PROPERTIES = REPO / "properties"
@@ -28,7 +30,7 @@ WHOLE_SUITE = (PROPERTIES, CONFORMANCE)  # a certification as a user runs it: in
 # its exact failed set asserted, in a third of the time of dev's 25 examples shrunk (shrinking
 # a failure in real groups re-runs it through fresh loader workers). The verdict table and the
 # docs' figures use dev; test_known_bad proves dev shrinks. A proof that needs more draws
-# names its profile (catalogue.Rejection.profile).
+# names its profile (corpus.rejections.Rejection.profile).
 SELFTEST_PROFILE = "quick"
 SELFTEST_EXAMPLES = PROFILES[SELFTEST_PROFILE]["max_examples"]
 # One certification under the dev profile takes 3-25 s on 2 busy cores; a run that
@@ -134,7 +136,7 @@ class SuiteRun:
             f"not charged: {sorted(rejection.failed - self.failed_invariants)}\n{self.explain()}"
         )
         counterexample = self.counterexamples(rejection.flag)[0]
-        assert f"[{counterexample['title']}]" == rejection.title and counterexample["case"], counterexample
+        assert f"[{counterexample['title']}]" == title_of(rejection) and counterexample["case"], counterexample
         assert rejection.test in self.failed_tests, self.explain()
 
     def explain(self) -> str:

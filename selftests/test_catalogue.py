@@ -1,5 +1,6 @@
 """The catalogue is complete and names real tests: every in-process property of the
-default contract has a known-bad sampler, and every known-bad sampler is catalogued."""
+default contract has a known-bad sampler, and every known-bad subject of the corpus
+declares its rejection and sits in one table of expected verdicts."""
 
 from __future__ import annotations
 
@@ -7,11 +8,45 @@ import inspect
 
 import pytest
 
-from sampler_conformance.subjects import CONTRACTS, DEFAULT_CONTRACT
+from sampler_conformance.subjects import CONTRACTS, DEFAULT_CONTRACT, contract_named
 
-from .catalogue import KNOWN_BAD, KNOWN_BAD_MODULE, sampler_of
-from .corpus import known_bad
+from .catalogue import (
+    DYNAMIC_BATCHES_BAD,
+    ELASTIC_BAD,
+    KNOWN_BAD,
+    MICRO_BATCHES_BAD,
+    POISSON_BAD,
+    RESUME_BAD,
+    RESUME_GROUP_BAD,
+    STREAMS_BAD,
+    STREAMS_EQUALIZING_BAD,
+    STREAMS_GROUP_BAD,
+    STREAMS_RESUME_BAD,
+    WEIGHTED_BAD,
+    WEIGHTED_PARTITION_BAD,
+    known_bad_bug,
+    rejections,
+)
+from .corpus import batch_bad, elastic_bad, known_bad, resume_bad, streams_bad, weighted_bad
 from .suite_run import PROPERTIES
+
+CORPUS_OF_KNOWN_BADS = (known_bad, resume_bad, elastic_bad, streams_bad, weighted_bad, batch_bad)
+# Every table of expected verdicts, each run by its own selftest.
+TABLES = (
+    KNOWN_BAD,
+    RESUME_BAD,
+    RESUME_GROUP_BAD,
+    ELASTIC_BAD,
+    STREAMS_BAD,
+    STREAMS_GROUP_BAD,
+    [spec for spec, _ in STREAMS_EQUALIZING_BAD],
+    STREAMS_RESUME_BAD,
+    WEIGHTED_BAD,
+    WEIGHTED_PARTITION_BAD,
+    DYNAMIC_BATCHES_BAD,
+    MICRO_BATCHES_BAD,
+    POISSON_BAD,
+)
 
 
 @pytest.fixture
@@ -38,12 +73,21 @@ def test_every_property_of_the_default_contract_has_a_known_bad_sampler(promised
     assert in_process - proven == set()
 
 
-def test_every_known_bad_sampler_is_catalogued_with_its_bug():
+@pytest.mark.parametrize("module", CORPUS_OF_KNOWN_BADS, ids=lambda module: module.__name__.rpartition(".")[2])
+def test_every_known_bad_declares_its_rejection_and_names_its_bug(module):
+    """Every public class and function a module of known-bad subjects defines is one, with
+    ``@rejected(...)`` above it under a contract that exists, in exactly one of the
+    catalogue's tables, and a docstring whose first paragraph names its bug (docs/contracts.md
+    shows it)."""
     defined = {
-        f"{KNOWN_BAD_MODULE}:{name}"
-        for name, obj in vars(known_bad).items()
-        if inspect.isclass(obj) and obj.__module__ == known_bad.__name__
+        f"{module.__name__}:{name}"
+        for name, obj in vars(module).items()
+        if (inspect.isclass(obj) or inspect.isfunction(obj)) and obj.__module__ == module.__name__
+        if not name.startswith("_")
     }
-    assert defined == set(KNOWN_BAD)
-    undocumented = [spec for spec in KNOWN_BAD if "Rejected by:" not in (inspect.getdoc(sampler_of(spec)) or "")]
-    assert not undocumented
+    declared = rejections(module)
+    assert defined == set(declared), f"without @rejected: {sorted(defined - set(declared))}"
+    tabled = [spec for table in TABLES for spec in table]
+    assert sorted(spec for spec in tabled if spec in declared) == sorted(declared), "each in exactly one table"
+    assert all(contract_named(rejection.under) for rejection in declared.values())
+    assert all(known_bad_bug(spec) for spec in declared)

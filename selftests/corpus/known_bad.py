@@ -1,7 +1,8 @@
 """Known-bad samplers: each is :class:`PartsSampler` with one bug a real project shipped.
 
-The docstring's first line names the bug class; ``Rejected by`` names the property that
-must catch it. ``selftests/catalogue.py`` maps each sampler to that property's test.
+The docstring's first line names the bug class; ``@rejected(...)`` above each declares the
+property test that must catch it and everything a certification under ``torch`` must charge
+(``selftests/corpus/rejections.py``; ``selftests/catalogue.py`` derives its tables from them).
 """
 
 from __future__ import annotations
@@ -14,14 +15,24 @@ from typing import Any
 import torch
 
 from .parts import PartsSampler
+from .rejections import PER_EPOCH_TEST, every, rejected
+
+# Why a bug breaks more than its own invariant, for the reasons below.
+STRIDED_FROM_HEAD = (
+    "strided compares each rank's share with Q, the one-rank order padded from its head, "
+    "so any other padding breaks it too"
+)
+UNEQUAL_SHARES = "ranks with unequal shares form no global order, so padding and dataset order cannot hold"
+
 
 # ---- lengths ----------------------------------------------------------------------------
 
 
+@rejected(PER_EPOCH_TEST, "len_matches_iter", under="torch")
 class LenIgnoresDropLast(PartsSampler):
     """`__len__` disagrees with iteration: it reports ceil(N/W) even under drop_last.
 
-    Rejected by: len() matches iteration. A DataLoader sizes its progress bar and LR
+    A DataLoader sizes its progress bar and LR
     schedule from len() while the loop runs one step fewer.
     """
 
@@ -29,22 +40,33 @@ class LenIgnoresDropLast(PartsSampler):
         return math.ceil(len(self.dataset) / self.num_replicas)
 
 
+@rejected(
+    PER_EPOCH_TEST,
+    "equal_length",
+    {"covers": "floor(N/W) items per rank leave the remainder unread"},
+    under="torch",
+)
 class FloorNotCeil(PartsSampler):
-    """Floor instead of ceil: every rank gets N // W items, the remainder silently lost.
-
-    Rejected by: equal per-rank lengths (ceil(N/W) without drop_last).
-    """
+    """Floor instead of ceil: every rank gets N // W items, the remainder silently lost."""
 
     def samples_per_rank(self, size: int) -> int:
         return size // self.num_replicas
 
 
+@rejected(
+    PER_EPOCH_TEST,
+    "equal_length",
+    {
+        "pads_from_head": UNEQUAL_SHARES,
+        "unshuffled_in_order": UNEQUAL_SHARES,
+        "strided": "its shares are contiguous blocks, and of unequal length",
+    },
+    sometimes={"equal_batches": "unequal shares give unequal batch counts, for the batch sizes drawn"},
+    under="torch",
+)
 class UnevenContiguousSplit(PartsSampler):
     """Uneven per-rank lengths: contiguous shards without padding, the first N % W ranks
-    one item longer (detectron2 InferenceSampler used for training; pytorch #22584).
-
-    Rejected by: equal per-rank lengths.
-    """
+    one item longer (detectron2 InferenceSampler used for training; pytorch #22584)."""
 
     def bounds(self) -> tuple[int, int]:
         base, extra = divmod(len(self.dataset), self.num_replicas)
@@ -60,11 +82,22 @@ class UnevenContiguousSplit(PartsSampler):
         return stop - start
 
 
+@rejected(
+    "test_equal_batch_counts",
+    "equal_batches",
+    {
+        "equal_length": "without padding the ranks yield ceil(N/W) or floor(N/W) items",
+        "pads_from_head": UNEQUAL_SHARES,
+        "unshuffled_in_order": UNEQUAL_SHARES,
+        "strided": "without padding the last ranks' shares stop short of Q[r::W]",
+    },
+    under="torch",
+)
 class UnpaddedStrided(PartsSampler):
     """Uneven batch counts: strided shares without padding, so ranks yield ceil or floor
     of N/W items and one rank runs an extra step: the DDP hang of pytorch #22584, #141069.
 
-    Rejected by: equal batch counts (and equal per-rank lengths). `__len__` is honest, so
+    `__len__` is honest, so
     BatchSampler's len() differs across ranks too.
     """
 
@@ -81,31 +114,30 @@ class UnpaddedStrided(PartsSampler):
 # ---- indices ----------------------------------------------------------------------------
 
 
+@rejected(PER_EPOCH_TEST, "valid_indices", under="torch")
 class YieldsTensors(PartsSampler):
-    """Yields 0-d tensors: `iter(torch.randperm(N))` without `.tolist()`.
-
-    Rejected by: valid indices (items must be Python ints).
-    """
+    """Yields 0-d tensors: `iter(torch.randperm(N))` without `.tolist()`."""
 
     def __iter__(self) -> Iterator[Any]:
         return iter(torch.tensor(self.shard(self.pad(self.order())), dtype=torch.int64))
 
 
+@rejected(PER_EPOCH_TEST, "valid_indices", under="torch")
 class YieldsFloats(PartsSampler):
-    """Yields floats: indices computed with true division, e.g. `i * N / N`.
-
-    Rejected by: valid indices.
-    """
+    """Yields floats: indices computed with true division, e.g. `i * N / N`."""
 
     def __iter__(self) -> Iterator[Any]:
         return iter([float(i) for i in self.shard(self.pad(self.order()))])
 
 
+@rejected(
+    PER_EPOCH_TEST,
+    "valid_indices",
+    {"pads_from_head": "its padding is N + k, not the head", "strided": STRIDED_FROM_HEAD},
+    under="torch",
+)
 class PadsPastTheEnd(PartsSampler):
-    """Out-of-range index: pads with `N + k` (a 'dummy sample' id) instead of real items.
-
-    Rejected by: valid indices (every index in [0, N)).
-    """
+    """Out-of-range index: pads with `N + k` (a 'dummy sample' id) instead of real items."""
 
     def pad(self, indices: list[int]) -> list[int]:
         if self.drop_last:
@@ -113,12 +145,10 @@ class PadsPastTheEnd(PartsSampler):
         return indices + list(range(len(indices), self.total_size))
 
 
+@rejected(PER_EPOCH_TEST, "valid_indices", under="torch")
 class NeverStops(PartsSampler):
     """Never stops: an infinite training stream (detectron2 TrainingSampler, family D)
-    certified as a finite epoch sampler.
-
-    Rejected by: valid indices (read with a bound, reported as never stopping).
-    """
+    certified as a finite epoch sampler."""
 
     def __iter__(self) -> Iterator[int]:
         share = self.shard(self.pad(self.order()))
@@ -128,22 +158,32 @@ class NeverStops(PartsSampler):
 # ---- which ranks get which indices ------------------------------------------------------
 
 
+@rejected(
+    PER_EPOCH_TEST,
+    "covers",
+    {
+        "disjoint": "ranks that shuffle differently share indices",
+        "pads_from_head": "the order rebuilt from ranks that shuffle differently is no padded permutation",
+        "strided": "each rank cuts its share from its own order",
+    },
+    under="torch",
+)
 class RankInSeed(PartsSampler):
     """Rank-divergent seeds: the generator is seeded with seed + epoch + rank, so every
-    rank shuffles differently and ranks overlap (mlcommons/training #625, detectron2 #4438).
-
-    Rejected by: union coverage.
-    """
+    rank shuffles differently and ranks overlap (mlcommons/training #625, detectron2 #4438)."""
 
     def generator(self) -> torch.Generator:
         return torch.Generator().manual_seed(self.seed + self.epoch + self.rank)
 
 
+@rejected(
+    PER_EPOCH_TEST,
+    "disjoint",
+    {"equal_length": "it pads under drop_last, so every rank yields ceil(N/W), not floor(N/W)"},
+    under="torch",
+)
 class DropLastIgnored(PartsSampler):
-    """drop_last accepted but ignored: always pads, so ranks share indices under drop_last.
-
-    Rejected by: union coverage (disjoint with drop_last).
-    """
+    """drop_last accepted but ignored: always pads, so ranks share indices under drop_last."""
 
     def __init__(
         self,
@@ -157,11 +197,9 @@ class DropLastIgnored(PartsSampler):
         super().__init__(dataset, num_replicas, rank, shuffle, seed, drop_last=False)
 
 
+@rejected(PER_EPOCH_TEST, "pads_from_head", {"strided": STRIDED_FROM_HEAD}, under="torch")
 class PadsFromTail(PartsSampler):
-    """Padding from the tail: `P + P[-pad:]` instead of the head.
-
-    Rejected by: padding from the head.
-    """
+    """Padding from the tail: `P + P[-pad:]` instead of the head."""
 
     def pad(self, indices: list[int]) -> list[int]:
         if self.drop_last or self.total_size == len(indices):
@@ -170,12 +208,10 @@ class PadsFromTail(PartsSampler):
         return indices + (indices * math.ceil(padding / len(indices)))[-padding:]
 
 
+@rejected(PER_EPOCH_TEST, "pads_from_head", {"strided": STRIDED_FROM_HEAD}, under="torch")
 class RandomPadding(PartsSampler):
     """Random padding: pad items drawn at random, so which items are duplicated (and
-    inflate eval metrics, pytorch #25162) is not the documented head.
-
-    Rejected by: padding from the head.
-    """
+    inflate eval metrics, pytorch #25162) is not the documented head."""
 
     def pad(self, indices: list[int]) -> list[int]:
         if self.drop_last or self.total_size == len(indices):
@@ -185,13 +221,24 @@ class RandomPadding(PartsSampler):
         return indices + [indices[k] for k in picks]
 
 
+@rejected(
+    PER_EPOCH_TEST,
+    "pads_from_head",
+    {
+        **every(
+            "len_matches_iter equal_length",
+            "when N < W/2 the one head copy is too short, so the last ranks yield fewer items than len() says",
+        ),
+        "strided": STRIDED_FROM_HEAD,
+        "unshuffled_in_order": UNEQUAL_SHARES,
+    },
+    sometimes={"equal_batches": "the batch-count test draws N < W/2 only now and then"},
+    under="torch",
+)
 class SingleHeadCopy(PartsSampler):
     """One head copy of padding: `P + P[:pad]` comes up short when pad > N, i.e. N < W/2
     (torch before pytorch #45324 / #49172, and maskrcnn-benchmark, seed 000). timm 1.0.31's
-    OrderedDistributedSampler does not have it: it pads cyclically (`i % n`).
-
-    Rejected by: padding from the head (ranks end up with unequal lengths).
-    """
+    OrderedDistributedSampler does not have it: it pads cyclically (`i % n`)."""
 
     def pad(self, indices: list[int]) -> list[int]:
         if self.drop_last:
@@ -199,12 +246,16 @@ class SingleHeadCopy(PartsSampler):
         return indices + indices[: self.total_size - len(indices)]
 
 
+@rejected(
+    PER_EPOCH_TEST,
+    "strided",
+    {"unshuffled_in_order": "Q is rebuilt from the ranks strided, so contiguous shares scramble its head"},
+    sometimes={"pads_from_head": "... and its padding, on the padded cases the draws reach"},
+    under="torch",
+)
 class ContiguousBlocks(PartsSampler):
     """Contiguous blocks with head padding: rank r gets Q[r*n:(r+1)*n] (maskrcnn-benchmark,
-    family B) instead of Q[r::W].
-
-    Rejected by: strided assignment.
-    """
+    family B) instead of Q[r::W]."""
 
     def shard(self, indices: list[int]) -> list[int]:
         offset = self.num_samples * self.rank
@@ -214,11 +265,9 @@ class ContiguousBlocks(PartsSampler):
 # ---- order ------------------------------------------------------------------------------
 
 
+@rejected(PER_EPOCH_TEST, "unshuffled_in_order", under="torch")
 class ShuffleIgnored(PartsSampler):
-    """shuffle=False ignored: always shuffles (maskrcnn-benchmark sets self.shuffle = True).
-
-    Rejected by: shuffle=False keeps dataset order.
-    """
+    """shuffle=False ignored: always shuffles (maskrcnn-benchmark sets self.shuffle = True)."""
 
     def __init__(
         self,
@@ -232,12 +281,20 @@ class ShuffleIgnored(PartsSampler):
         super().__init__(dataset, num_replicas, rank, True, seed, drop_last)
 
 
+@rejected(
+    "test_same_order_without_set_epoch",
+    "deterministic",
+    {
+        **every(
+            "covers disjoint strided",
+            "each rank's sampler draws the next permutation from the one global RNG, so ranks overlap",
+        ),
+        "pads_from_head": "the order rebuilt from ranks that overlap is no padded permutation",
+    },
+    under="torch",
+)
 class GlobalRNG(PartsSampler):
-    """Shuffle drawn from the global RNG: `torch.randperm(N)` without a generator.
-
-    Rejected by: identical order without set_epoch (depends on, and advances, torch's
-    global RNG; in separate processes the ranks would also disagree).
-    """
+    """Shuffle drawn from the global RNG: `torch.randperm(N)` without a generator."""
 
     def order(self) -> list[int]:
         if self.shuffle:
@@ -245,12 +302,10 @@ class GlobalRNG(PartsSampler):
         return super().order()
 
 
+@rejected("test_same_order_without_set_epoch", "deterministic", under="torch")
 class ReshufflesEveryIter(PartsSampler):
     """Reshuffles on every iter(): one generator made in __init__ and advanced by each pass,
-    so a second pass (e.g. an eval loop, or a restart) sees another order.
-
-    Rejected by: identical order without set_epoch.
-    """
+    so a second pass (e.g. an eval loop, or a restart) sees another order."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -260,23 +315,19 @@ class ReshufflesEveryIter(PartsSampler):
         return self._generator
 
 
+@rejected("test_set_epoch_reshuffles", "reshuffles_on_set_epoch", under="torch")
 class EpochIgnored(PartsSampler):
     """set_epoch ignored: the generator is seeded with the seed only, so every epoch
-    repeats the first one's order (pytorch #31771).
-
-    Rejected by: reshuffle with set_epoch.
-    """
+    repeats the first one's order (pytorch #31771)."""
 
     def generator(self) -> torch.Generator:
         return torch.Generator().manual_seed(self.seed)
 
 
+@rejected("test_set_epoch_reshuffles", "reshuffles_on_set_epoch", under="torch")
 class WrapperWithoutSetEpoch:
     """A wrapper with no set_epoch at all (Lightning #21454): the training loop's call
-    fails or, guarded by `hasattr`, is skipped, and every epoch repeats the first.
-
-    Rejected by: reshuffle with set_epoch (reported as a missing method).
-    """
+    fails or, guarded by `hasattr`, is skipped, and every epoch repeats the first."""
 
     def __init__(
         self,
@@ -296,23 +347,19 @@ class WrapperWithoutSetEpoch:
         return len(self.sampler)
 
 
+@rejected("test_set_epoch_reshuffles", "reshuffles_on_set_epoch", under="torch")
 class WrapperDropsSetEpoch(WrapperWithoutSetEpoch):
     """A wrapper whose set_epoch does not reach the sampler it wraps (Lightning #21454):
-    it records the epoch, the wrapped DistributedSampler never sees it.
-
-    Rejected by: reshuffle with set_epoch.
-    """
+    it records the epoch, the wrapped DistributedSampler never sees it."""
 
     def set_epoch(self, epoch: int) -> None:
         self.epoch = epoch
 
 
+@rejected("test_seed_changes_order", "seed_effective", under="torch")
 class SeedIgnored(PartsSampler):
     """Seed ignored: the generator is seeded with the epoch only, as Lightning's
-    UnrepeatedDistributedSampler and transformers #11389 did.
-
-    Rejected by: seed changes the order.
-    """
+    UnrepeatedDistributedSampler and transformers #11389 did."""
 
     def generator(self) -> torch.Generator:
         return torch.Generator().manual_seed(self.epoch)
@@ -321,23 +368,19 @@ class SeedIgnored(PartsSampler):
 # ---- arguments and sizes ----------------------------------------------------------------
 
 
+@rejected("test_invalid_arguments_refused", "validates_arguments", under="torch")
 class NoRankValidation(PartsSampler):
     """No rank validation: rank >= W or rank < 0 builds a sampler that yields a wrong or
-    empty shard instead of raising at construction.
-
-    Rejected by: invalid arguments refused.
-    """
+    empty shard instead of raising at construction."""
 
     def validate(self) -> None:
         pass
 
 
+@rejected("test_edge_sizes", "edge_sizes", crashes=True, under="torch")
 class CrashesOnEmptyDataset(PartsSampler):
     """Crash on an empty dataset: the padding divides by N without the `padding <= N`
-    guard torch has (padding code that breaks on tiny datasets, pytorch #45324).
-
-    Rejected by: edge sizes work (N = 0).
-    """
+    guard torch has (padding code that breaks on tiny datasets, pytorch #45324)."""
 
     def pad(self, indices: list[int]) -> list[int]:
         if self.drop_last:

@@ -2,7 +2,8 @@
 ``DistributedWeightedSampler``) with one bug a real project shipped, named in its docstring.
 
 Each is called as ``Attr(weights, num_replicas=W, rank=r, num_samples=n, seed=s)``;
-``selftests/test_weighted.py`` certifies each and asserts its exact set of failed invariants.
+``selftests/test_weighted.py`` certifies each and asserts the exact set of failed invariants
+its ``@rejected(...)`` declares.
 """
 
 from __future__ import annotations
@@ -13,12 +14,22 @@ import torch
 
 from sampler_conformance.adapters.torch_weighted import DistributedWeightedSampler, PartitionedWeightedSampler
 
+from .rejections import rejected
 
+
+@rejected(
+    "test_weighted_runs",
+    "weighted_runs",
+    crashes=True,
+    sometimes={
+        "zero_weight_never_drawn": "without replacement, torch.multinomial fills draws past the items of positive "
+        "weight with items of weight 0 (weights=[0.0, 1.0], 2 draws), where it does not refuse them"
+    },
+    under="weighted",
+)
 class WithoutReplacement(DistributedWeightedSampler):
     """Draws without replacement, as ``WeightedRandomSampler(replacement=False)`` does: torch
-    refuses more draws than items of non-zero weight.
-
-    Rejected by: the sampler runs without crashing."""
+    refuses more draws than items of non-zero weight."""
 
     def draws(self) -> torch.Tensor:
         total = self.num_samples * self.num_replicas
@@ -26,62 +37,75 @@ class WithoutReplacement(DistributedWeightedSampler):
         return torch.multinomial(self.weights, total, replacement=False, generator=generator)
 
 
+@rejected("test_weighted_epoch", "drawn_indices", under="weighted")
 class TensorDraws(DistributedWeightedSampler):
-    """Yields the drawn tensor's elements, 0-d tensors, not ints (no ``.tolist()``).
-
-    Rejected by: draws are int indices."""
+    """Yields the drawn tensor's elements, 0-d tensors, not ints (no ``.tolist()``)."""
 
     def __iter__(self) -> Iterator[int]:
         return iter(self.draws()[self.rank :: self.num_replicas])
 
 
+@rejected(
+    "test_weighted_epoch",
+    "zero_weight_never_drawn",
+    {"frequencies_match_weights": "the floor lifts the smallest positive weights too (weights spread over 10^6)"},
+    profile="dev",  # weights spread that far are drawn in few cases,
+    under="weighted",
+)
 class FlooredWeights(DistributedWeightedSampler):
     """Floors every weight at a thousandth of the largest, "so that no item starves": the
-    items the weights exclude come back.
-
-    Rejected by: an item of weight 0 is never drawn."""
+    items the weights exclude come back."""
 
     def __init__(self, weights, num_replicas, rank, num_samples, seed=0) -> None:
         super().__init__(weights, num_replicas, rank, num_samples, seed)
         self.weights = self.weights.clamp(min=float(self.weights.max()) / 1000)
 
 
+@rejected("test_weighted_epoch", "draw_counts", under="weighted")
 class LenCountsEveryRank(DistributedWeightedSampler):
     """``len()`` counts the draws of every rank, as a wrapper reporting its inner sampler's
-    length does (pytorch/vision #9127: ``len()`` disagreeing with what is yielded).
-
-    Rejected by: num_samples draws per rank per epoch, as len() says."""
+    length does (pytorch/vision #9127: ``len()`` disagreeing with what is yielded)."""
 
     def __len__(self) -> int:
         return self.num_samples * self.num_replicas
 
 
+@rejected(
+    "test_weighted_epoch",
+    "draw_counts",
+    sometimes={
+        "ranks_draw_apart": "a rank draws ceil(N/W) where the test asks num_samples=40 to tell the ranks' "
+        "streams apart: a few draws per rank can coincide"
+    },
+    under="weighted",
+)
 class IgnoresNumSamples(DistributedWeightedSampler):
     """Sizes the epoch by the dataset, ceil(N/W) draws per rank whatever ``num_samples`` says
     (``len()`` says the same), as a wrapper that shards an index sampler's epoch does. It
-    stops, so the count is wrong, nothing else: not a sampler that never stops.
-
-    Rejected by: num_samples draws per rank per epoch, as len() says."""
+    stops, so the count is wrong, nothing else: not a sampler that never stops."""
 
     def __init__(self, weights, num_replicas, rank, num_samples, seed=0) -> None:
         super().__init__(weights, num_replicas, rank, -(-len(weights) // num_replicas), seed)
 
 
+@rejected(
+    "test_ranks_draw_apart",
+    "ranks_draw_apart",
+    {"frequencies_match_weights": "W copies of n draws are not W x n draws: the counts stray W times as far"},
+    under="weighted",
+)
 class EveryRankSameStream(DistributedWeightedSampler):
     """Every rank keeps the first ``num_samples`` draws: a ``WeightedRandomSampler`` under DDP
-    with the same seed on every rank and no split (Lightning-AI/pytorch-lightning #3716).
-
-    Rejected by: the ranks draw different streams."""
+    with the same seed on every rank and no split (Lightning-AI/pytorch-lightning #3716)."""
 
     def __iter__(self) -> Iterator[int]:
         return iter(self.draws()[: self.num_samples].tolist())
 
 
+@rejected("test_weighted_deterministic", "weighted_deterministic", under="weighted")
 class GlobalGenerator(DistributedWeightedSampler):
     """Draws from the process's global generator, as MONAI's ``DistributedWeightedRandomSampler``
-    does with its default ``generator=None``: the seed decides nothing.
-
-    Rejected by: the same stream for the same seed and epoch."""
+    does with its default ``generator=None``: the seed decides nothing."""
 
     def draws(self) -> torch.Tensor:
         total = self.num_samples * self.num_replicas
@@ -90,25 +114,31 @@ class GlobalGenerator(DistributedWeightedSampler):
         return torch.multinomial(self.weights, total, replacement=True)
 
 
+@rejected(
+    "test_weighted_deterministic",
+    "weighted_deterministic",
+    under="weighted",
+)
 class GlobalGeneratorWithoutSetEpoch(GlobalGenerator):
     """No ``set_epoch``, and every pass drawn from the process's global generator, as a
     ``WeightedRandomSampler`` with its default ``generator=None`` (torch's own docs example):
-    each pass differs from the one before, and a run of the script repeats none of them.
-
-    Rejected by: the same stream for the same seed and epoch (without set_epoch, pass k of two
-    samplers built alike)."""
+    each pass differs from the one before, and a run of the script repeats none of them."""
 
     set_epoch = None  # type: ignore[assignment]
 
 
+@rejected(
+    "test_ranks_draw_apart",
+    "ranks_draw_apart",
+    {"weighted_deterministic": "the global generator: a fresh sampler draws on from wherever the process is"},
+    under="weighted",
+)
 class UnshardedGlobalStream(DistributedWeightedSampler):
     """A ``WeightedRandomSampler`` kept as it is under DDP: every rank draws ``num_samples``
     from the process's global generator, knowing nothing of its rank
     (Lightning-AI/pytorch-lightning #3716). Ranks simulated in one process draw one after
     another from one generator, so they differ; the processes of a job start that generator
-    alike, and draw the same stream.
-
-    Rejected by: the ranks draw different streams (in real groups)."""
+    alike, and draw the same stream."""
 
     def __iter__(self) -> Iterator[int]:
         if self.num_samples == 0:
@@ -116,32 +146,33 @@ class UnshardedGlobalStream(DistributedWeightedSampler):
         return iter(torch.multinomial(self.weights, self.num_samples, replacement=True).tolist())
 
 
+@rejected("test_weighted_reshuffles", "weighted_reshuffles", under="weighted")
 class EpochNotPassedOn(DistributedWeightedSampler):
     """Has ``set_epoch`` but keeps it from the generator, as ``DistributedSamplerWrapper``
-    keeps it from the sampler it wraps (Lightning-AI/pytorch-lightning #21454).
-
-    Rejected by: a new stream after set_epoch."""
+    keeps it from the sampler it wraps (Lightning-AI/pytorch-lightning #21454)."""
 
     def set_epoch(self, epoch: int) -> None:
         self.wrapper_epoch = epoch
 
 
+@rejected("test_weighted_seed_effective", "weighted_seed_effective", under="weighted")
 class SeedIgnored(DistributedWeightedSampler):
-    """Seeds its generator with 0 whatever seed it is given (huggingface/transformers #11406).
-
-    Rejected by: another seed, another stream."""
+    """Seeds its generator with 0 whatever seed it is given (huggingface/transformers #11406)."""
 
     def __init__(self, weights, num_replicas, rank, num_samples, seed=0) -> None:
         super().__init__(weights, num_replicas, rank, num_samples, 0)
 
 
+@rejected(
+    "test_frequencies_match_weights",
+    "frequencies_match_weights",
+    under="weighted",
+)
 class PartitionWeighted(DistributedWeightedSampler):
     """Each rank draws over its own part of the data (items ``r, r + W, ...``, wrapping as
     DistributedSampler pads), by that part's weights normalised on their own, as MONAI's
     ``DistributedWeightedRandomSampler`` does (Project-MONAI/MONAI #1742): items in lighter
-    parts are over-drawn against the weights over the whole dataset.
-
-    Rejected by: draws follow the weights."""
+    parts are over-drawn against the weights over the whole dataset."""
 
     def __iter__(self) -> Iterator[int]:
         if self.num_samples == 0:
@@ -157,12 +188,15 @@ class PartitionWeighted(DistributedWeightedSampler):
         return iter(part[drawn].tolist())
 
 
+@rejected(
+    "test_frequencies_in_partition",
+    "frequencies_in_partition",
+    under="weighted_partition",
+)
 class UnshuffledPartition(PartitionedWeightedSampler):
     """Draws over the partition an unshuffled DistributedSampler gives (items r, r + W, ...),
     whatever the seed and the epoch: the shuffle never reaches the partition, so a rank draws
-    over items that are not its own (certified under ``weighted_partition``).
-
-    Rejected by: each rank's draws follow its partition's weights."""
+    over items that are not its own (certified under ``weighted_partition``)."""
 
     def partition(self) -> list[int]:
         size = self.weights.numel()

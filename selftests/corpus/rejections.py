@@ -1,0 +1,82 @@
+"""What a known-bad subject's bug must make a certification charge, declared on the subject.
+
+Each known-bad class or factory of the corpus carries its :class:`Rejection`, put there by
+``@rejected(...)`` above it: the test that checks the invariant its bug breaks, that
+invariant, the others it genuinely breaks too (and why), the contract it is certified under,
+and whether its exact-verdict selftest runs it through the whole suite (in-process and in
+real groups) or through the in-process properties alone. ``selftests/catalogue.py`` derives
+its tables of expected verdicts from these declarations, and ``selftests/test_registry.py``
+holds every invariant's declared known-bad to them.
+
+This module imports nothing from the suite: the corpus is loaded in rank processes and, in
+``test_installed_package.py``, as a user's own package.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+# The test generated from the registry for every per-epoch invariant of the index sampler
+# (properties/test_per_epoch.py).
+PER_EPOCH_TEST = "test_per_epoch_invariant"
+
+
+@dataclass(frozen=True)
+class Rejection:
+    test: str  # the test function that checks the intended invariant
+    flag: str  # the invariant the bug breaks
+    implied: dict[str, str] = field(default_factory=dict)  # other invariants the bug genuinely breaks, and why
+    # The contract it is certified under, and how: through the whole suite (in-process and in
+    # real groups), or through the in-process properties alone.
+    under: str = "torch"
+    whole_suite: bool = False
+    # The subject raises: the failure is titled as its subject's fault ("[dataset fault]"), not by the invariant.
+    crashes: bool = False
+    # Invariants the bug also breaks, but only on cases that random draws may or may not reach
+    # (say N < W/2 in one test): allowed to fail, not required to. Hypothesis's draws for a fixed
+    # seed still depend on its version and on which modules are loaded (it mines their constants).
+    sometimes: dict[str, str] = field(default_factory=dict)
+    # The Hypothesis profile its proof certifies under, where the selftests' quick one draws
+    # too few cases to show the bug (say, only on weights spread far apart); None: the selftests' own.
+    profile: str | None = None
+
+    @property
+    def failed(self) -> set[str]:
+        """The invariants a full run must report failed..."""
+        return {self.flag, *self.implied}
+
+    @property
+    def allowed(self) -> set[str]:
+        """...and the only ones it may: anything else charged is a wrong verdict."""
+        return self.failed | set(self.sometimes)
+
+
+Bad = TypeVar("Bad", bound=Callable[..., object])
+
+
+def rejected(
+    test: str,
+    flag: str,
+    implied: Mapping[str, str] | None = None,
+    *,
+    under: str,
+    whole_suite: bool = False,
+    crashes: bool = False,
+    sometimes: Mapping[str, str] | None = None,
+    profile: str | None = None,
+) -> Callable[[Bad], Bad]:
+    """Declares what the decorated known-bad class or factory must be rejected for (:class:`Rejection`)."""
+    rejection = Rejection(test, flag, dict(implied or {}), under, whole_suite, crashes, dict(sometimes or {}), profile)
+
+    def declared(bad: Bad) -> Bad:
+        bad.rejection = rejection  # type: ignore[attr-defined]
+        return bad
+
+    return declared
+
+
+def every(flags: str, why: str) -> dict[str, str]:
+    """The same reason for each of the space-separated ``flags``."""
+    return {flag: why for flag in flags.split()}
