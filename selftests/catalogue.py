@@ -18,7 +18,7 @@ from types import ModuleType
 from sampler_conformance.core.invariants import Where
 from sampler_conformance.subjects import REGISTRY, SUBJECTS, contract_named, subject_of
 
-from .corpus import batch_bad, elastic_bad, known_bad, resume_bad, streams_bad, weighted_bad
+from .corpus import batch_bad, elastic_bad, families, known_bad, resume_bad, streams_bad, weighted_bad
 from .corpus.rejections import Rejection
 
 
@@ -50,6 +50,10 @@ def title_of(rejection: Rejection) -> str:
 KNOWN_BAD_MODULE = known_bad.__name__
 KNOWN_BAD: dict[str, Rejection] = rejections(known_bad)
 
+# The known-bad samplers of the other index-sampler contracts, each certified in-process
+# under the contract it breaks (selftests/test_contracts.py).
+FAMILIES_BAD: dict[str, Rejection] = rejections(families)
+
 RESUME_BAD_MODULE = resume_bad.__name__
 RESUMABLE_CONTRACT = "torch+resumable"
 
@@ -78,8 +82,8 @@ STREAMS_BAD: dict[str, Rejection] = rejections(streams_bad, under=STREAM_CONTRAC
 STREAMS_GROUP_BAD: dict[str, Rejection] = rejections(streams_bad, under=STREAM_CONTRACT, whole_suite=True)
 # ...and the bugs of datasets that pad or drop to make the ranks' counts equal, certified
 # in-process under the contract their bug breaks.
-STREAMS_EQUALIZING_BAD: dict[tuple[str, str], Rejection] = {
-    (spec, rejection.under): rejection
+STREAMS_EQUALIZING_BAD: dict[str, Rejection] = {
+    spec: rejection
     for spec, rejection in rejections(streams_bad).items()
     if rejection.under in ("stream_padded", "stream_truncated")
 }
@@ -169,6 +173,26 @@ MICRO_BATCHES_BAD: dict[str, Rejection] = rejections(batch_bad, under=MICRO_BATC
 # ...and under poisson.
 POISSON_CONTRACT = "poisson"
 POISSON_BAD: dict[str, Rejection] = rejections(batch_bad, under=POISSON_CONTRACT)
+
+
+# Every table of expected verdicts, each run by its own selftest: a known-bad counts as
+# proven (test_registry) only through one of them.
+TABLES: tuple[dict[str, Rejection], ...] = (
+    KNOWN_BAD,
+    FAMILIES_BAD,
+    RESUME_BAD,
+    RESUME_GROUP_BAD,
+    ELASTIC_BAD,
+    STREAMS_BAD,
+    STREAMS_GROUP_BAD,
+    STREAMS_EQUALIZING_BAD,
+    STREAMS_RESUME_BAD,
+    WEIGHTED_BAD,
+    WEIGHTED_PARTITION_BAD,
+    DYNAMIC_BATCHES_BAD,
+    MICRO_BATCHES_BAD,
+    POISSON_BAD,
+)
 
 
 if __name__ == "__main__":

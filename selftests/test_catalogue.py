@@ -11,19 +11,8 @@ import pytest
 from sampler_conformance.subjects import CONTRACTS, DEFAULT_CONTRACT, contract_named
 
 from .catalogue import (
-    DYNAMIC_BATCHES_BAD,
-    ELASTIC_BAD,
     KNOWN_BAD,
-    MICRO_BATCHES_BAD,
-    POISSON_BAD,
-    RESUME_BAD,
-    RESUME_GROUP_BAD,
-    STREAMS_BAD,
-    STREAMS_EQUALIZING_BAD,
-    STREAMS_GROUP_BAD,
-    STREAMS_RESUME_BAD,
-    WEIGHTED_BAD,
-    WEIGHTED_PARTITION_BAD,
+    TABLES,
     known_bad_bug,
     rejections,
 )
@@ -31,22 +20,6 @@ from .corpus import batch_bad, elastic_bad, known_bad, resume_bad, streams_bad, 
 from .suite_run import PROPERTIES
 
 CORPUS_OF_KNOWN_BADS = (known_bad, resume_bad, elastic_bad, streams_bad, weighted_bad, batch_bad)
-# Every table of expected verdicts, each run by its own selftest.
-TABLES = (
-    KNOWN_BAD,
-    RESUME_BAD,
-    RESUME_GROUP_BAD,
-    ELASTIC_BAD,
-    STREAMS_BAD,
-    STREAMS_GROUP_BAD,
-    [spec for spec, _ in STREAMS_EQUALIZING_BAD],
-    STREAMS_RESUME_BAD,
-    WEIGHTED_BAD,
-    WEIGHTED_PARTITION_BAD,
-    DYNAMIC_BATCHES_BAD,
-    MICRO_BATCHES_BAD,
-    POISSON_BAD,
-)
 
 
 @pytest.fixture

@@ -23,6 +23,7 @@ from sampler_conformance.subjects.index_sampler.case import IndexCase
 from sampler_conformance.subjects.index_sampler.checks import check_whole_batches
 from sampler_conformance.subjects.index_sampler.contracts import BATCH
 
+from .catalogue import FAMILIES_BAD
 from .corpus.families import SplitBatches
 from .suite_run import CONFORMANCE, PROPERTIES, RUN_TIMEOUT_S, certify
 
@@ -33,54 +34,6 @@ GOOD = [
     pytest.param("partition", "ExactPartition", id="partition"),
     pytest.param("infinite", "InfiniteStream", id="infinite"),
     pytest.param("batch", "ShardedBatches", id="batch"),
-]
-
-# contract, known-bad sampler, the test that must reject it, the exact invariants a full run fails
-BAD = [
-    pytest.param(
-        "contiguous",
-        "ContiguousTailPadding",
-        "test_per_epoch_invariant",
-        {
-            "pads_from_head": "its padding repeats the tail",
-            "contiguous": "contiguous compares each block with Q, the one-rank order padded from its head",
-        },
-        id="contiguous",
-    ),
-    pytest.param(
-        "partition",
-        "OverlappingPartition",
-        "test_per_epoch_invariant",
-        {
-            "disjoint": "neighbouring shards share their boundary item",
-            "balanced": "shards that overlap no longer sum to N",
-        },
-        id="partition",
-    ),
-    pytest.param(
-        "infinite",
-        "InfiniteRankSeeded",
-        "test_per_epoch_invariant",
-        {"stream_blocks_are_permutations": "every rank seeds its stream with its own rank"},
-        id="infinite",
-    ),
-    pytest.param(
-        "batch",
-        "UnevenShardedBatches",
-        "test_equal_batch_counts",
-        {"equal_batches": "the last round of batches is not completed, so some ranks get one batch fewer"},
-        id="batch",
-    ),
-    pytest.param(
-        "batch",
-        "SplitBatches",
-        "test_per_epoch_invariant",
-        {
-            "whole_batches": "every batch is split across the ranks",
-            "valid_indices": "a batch smaller than W leaves some ranks an empty batch, which no DataLoader can collate",
-        },
-        id="batch-whole",
-    ),
 ]
 
 
@@ -109,13 +62,17 @@ def test_contract_certifies_its_known_good_sampler(pytester, contract, sampler, 
     assert any(statuses[f] == "held" for f in promised)
 
 
-@pytest.mark.parametrize(("contract", "sampler", "test", "failed"), BAD)
-def test_contract_rejects_its_known_bad_sampler(pytester, contract, sampler, test, failed, tmp_path):
-    run = certify(pytester, f"{FAMILIES}:{sampler}", f"--contract={contract}", f"--certificate={tmp_path / 'cert'}")
+@pytest.mark.parametrize("spec", list(FAMILIES_BAD), ids=lambda spec: spec.rpartition(":")[2])
+def test_contract_rejects_its_known_bad_sampler(pytester, spec, tmp_path):
+    """The exact invariants its ``@rejected(...)`` declares, each titled, with its case and
+    draws in the certificate, under the contract the sampler breaks."""
+    rejection = FAMILIES_BAD[spec]
+    failed = rejection.failed
+    run = certify(pytester, spec, f"--contract={rejection.under}", f"--certificate={tmp_path / 'cert'}")
     assert run.exit_code == 1, run.explain()
-    assert test in run.failed_tests, run.explain()
+    assert rejection.test in run.failed_tests, run.explain()
     certificate = _load_certificate(tmp_path / "cert")
-    assert {flag for flag, status in _statuses(certificate).items() if status == "failed"} == set(failed), run.explain()
+    assert {flag for flag, status in _statuses(certificate).items() if status == "failed"} == failed, run.explain()
     assert certificate["verdict"]["state"] == "does not conform" and certificate["verdict"]["conforms"] is False
     assert certificate["run"]["exit_status"] == 1
     for flag in failed:

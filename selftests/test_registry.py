@@ -6,7 +6,7 @@ fails it."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any, cast
+from typing import cast
 
 import pytest
 
@@ -20,72 +20,26 @@ from sampler_conformance.subjects.iterable_dataset.checks import ONE_EPOCH as ST
 from sampler_conformance.subjects.weighted_sampler.checks import ONE_EPOCH as WEIGHTED_EPOCH
 
 from .catalogue import (
-    DYNAMIC_BATCHES_BAD,
-    DYNAMIC_BATCHES_CONTRACT,
-    ELASTIC_BAD,
-    ELASTIC_CONTRACT,
     GENERATED_BEGIN,
     GENERATED_END,
-    KNOWN_BAD,
-    MICRO_BATCHES_BAD,
-    MICRO_BATCHES_CONTRACT,
-    POISSON_BAD,
-    POISSON_CONTRACT,
-    RESUMABLE_CONTRACT,
-    RESUME_BAD,
-    RESUME_GROUP_BAD,
-    STREAM_CONTRACT,
-    STREAM_RESUMABLE_CONTRACT,
-    STREAMS_BAD,
-    STREAMS_EQUALIZING_BAD,
-    STREAMS_GROUP_BAD,
-    STREAMS_RESUME_BAD,
-    WEIGHTED_BAD,
-    WEIGHTED_CONTRACT,
-    WEIGHTED_PARTITION_BAD,
-    WEIGHTED_PARTITION_CONTRACT,
+    TABLES,
     invariant_tables,
 )
 from .suite_run import CONFORMANCE, PROPERTIES, REPO
-from .test_contracts import BAD, CONFORMANCE_BAD
+from .test_contracts import CONFORMANCE_BAD
 from .test_rank_pool import MULTIPROCESS_ONLY_BUGS
-
-FAMILIES = "selftests.corpus.families"
 
 
 def _proven() -> dict[tuple[str, str], set[str]]:
     """(known-bad spec, contract) -> the invariants an exact-verdict selftest requires it to fail."""
     proven: dict[tuple[str, str], set[str]] = {}
-    for spec, rejection in KNOWN_BAD.items():
-        proven[(spec, TORCH.name)] = rejection.failed
-    for param in BAD:
-        contract, sampler, _, failed = cast(tuple[str, str, Any, Iterable[str]], param.values)
-        proven[(f"{FAMILIES}:{sampler}", contract)] = set(failed)
-    for param in CONFORMANCE_BAD:
-        spec, failed = cast(tuple[str, Iterable[str]], param.values)
+    for table in TABLES:
+        for spec, rejection in table.items():
+            proven[(spec, rejection.under)] = rejection.failed
+    # The bugs only real groups show, each run through conformance/ alone (their own tables).
+    group_only = [cast(tuple[str, Iterable[str]], param.values) for param in CONFORMANCE_BAD]
+    for spec, failed in [*group_only, *MULTIPROCESS_ONLY_BUGS.items()]:
         proven[(spec, TORCH.name)] = proven.get((spec, TORCH.name), set()) | set(failed)
-    for spec, failed in MULTIPROCESS_ONLY_BUGS.items():
-        proven[(spec, TORCH.name)] = proven.get((spec, TORCH.name), set()) | failed
-    for spec, rejection in (RESUME_BAD | RESUME_GROUP_BAD).items():
-        proven[(spec, RESUMABLE_CONTRACT)] = rejection.failed
-    for spec, rejection in ELASTIC_BAD.items():
-        proven[(spec, ELASTIC_CONTRACT)] = rejection.failed
-    for spec, rejection in (STREAMS_BAD | STREAMS_GROUP_BAD).items():
-        proven[(spec, STREAM_CONTRACT)] = rejection.failed
-    for (spec, contract), rejection in STREAMS_EQUALIZING_BAD.items():
-        proven[(spec, contract)] = rejection.failed
-    for spec, rejection in STREAMS_RESUME_BAD.items():
-        proven[(spec, STREAM_RESUMABLE_CONTRACT)] = rejection.failed
-    for spec, rejection in WEIGHTED_BAD.items():
-        proven[(spec, WEIGHTED_CONTRACT)] = rejection.failed
-    for spec, rejection in WEIGHTED_PARTITION_BAD.items():
-        proven[(spec, WEIGHTED_PARTITION_CONTRACT)] = rejection.failed
-    for spec, rejection in DYNAMIC_BATCHES_BAD.items():
-        proven[(spec, DYNAMIC_BATCHES_CONTRACT)] = rejection.failed
-    for spec, rejection in MICRO_BATCHES_BAD.items():
-        proven[(spec, MICRO_BATCHES_CONTRACT)] = rejection.failed
-    for spec, rejection in POISSON_BAD.items():
-        proven[(spec, POISSON_CONTRACT)] = rejection.failed
     return proven
 
 

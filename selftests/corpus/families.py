@@ -1,7 +1,8 @@
 """Samplers of the contract families other than `torch` (docs/contracts.md, "Contracts").
 
 For each contract, one sampler that keeps it (the way the real project does it) and one
-with a real bug that the contract must reject. They take their rank as constructor
+with a real bug that the contract must reject, declaring above it what a certification
+under that contract must charge (``@rejected(...)``, ``selftests/corpus/rejections.py``). They take their rank as constructor
 arguments; see docs/certify-your-sampler.md, "Samplers that take their rank from
 elsewhere", for the others.
 """
@@ -14,6 +15,8 @@ import math
 import torch
 import torch.distributed as dist
 from torch.utils.data import BatchSampler, RandomSampler, Sampler, SequentialSampler
+
+from .rejections import PER_EPOCH_TEST, rejected
 
 
 def _permutation(n: int, seed: int, shuffle: bool = True) -> list[int]:
@@ -56,6 +59,12 @@ class ContiguousBlocks(Sampler[int]):
         self.epoch = epoch
 
 
+@rejected(
+    PER_EPOCH_TEST,
+    "contiguous",
+    {"pads_from_head": "its padding repeats the tail"},
+    under="contiguous",
+)
 class ContiguousTailPadding(ContiguousBlocks):
     """Bug: pads with the tail of the order instead of its head (pytorch #45324-style padding)."""
 
@@ -96,6 +105,7 @@ class ExactPartition(Sampler[int]):
         self.epoch = epoch
 
 
+@rejected(PER_EPOCH_TEST, "balanced", {"disjoint": "neighbouring shards share their boundary item"}, under="partition")
 class OverlappingPartition(ExactPartition):
     """Bug: contiguous shards whose boundaries overlap by one index (an off-by-one in the end)."""
 
@@ -138,6 +148,7 @@ class InfiniteStream(Sampler[int]):
         return itertools.islice(self._stream(self.seed), self.rank, None, self.num_replicas)
 
 
+@rejected(PER_EPOCH_TEST, "stream_blocks_are_permutations", under="infinite")
 class InfiniteRankSeeded(InfiniteStream):
     """Bug: every rank seeds its stream with seed + rank (detectron2 #4438, mlcommons #625)."""
 
@@ -189,6 +200,7 @@ class ShardedBatches(Sampler[list[int]]):
         return self._rounds()[0]
 
 
+@rejected("test_equal_batch_counts", "equal_batches", under="batch")
 class UnevenShardedBatches(ShardedBatches):
     """Bug: no completion of the last round, so some ranks get one batch fewer (pytorch #22584)."""
 
@@ -199,6 +211,12 @@ class UnevenShardedBatches(ShardedBatches):
         return len(range(self.rank, len(self._batches()), self.num_replicas))
 
 
+@rejected(
+    PER_EPOCH_TEST,
+    "whole_batches",
+    {"valid_indices": "a batch smaller than W leaves some ranks an empty batch, which no DataLoader can collate"},
+    under="batch",
+)
 class SplitBatches(ShardedBatches):
     """Bug: every batch is split across the ranks (rank r takes items r, r+W, ... of each batch),
     like accelerate's split_batches=True used where whole batches per rank were meant."""
