@@ -29,7 +29,7 @@ def rejections(
     in its order; ``under`` and ``whole_suite``, when given, keep only those declared so."""
     found = {}
     for name, bad in vars(module).items():
-        rejection = getattr(bad, "rejection", None)
+        rejection = getattr(bad, "__dict__", {}).get("rejection")  # its own, not a base class's
         if not isinstance(rejection, Rejection) or getattr(bad, "__module__", None) != module.__name__:
             continue
         if (under is None or rejection.under == under) and (
