@@ -18,24 +18,34 @@ from types import ModuleType
 from sampler_conformance.core.invariants import Where
 from sampler_conformance.subjects import REGISTRY, SUBJECTS, contract_named, subject_of
 
-from .corpus import batch_bad, elastic_bad, families, known_bad, resume_bad, streams_bad, weighted_bad
+from .corpus import batch_bad, elastic_bad, families, known_bad, multiprocess_bad, resume_bad, streams_bad, weighted_bad
 from .corpus.rejections import Rejection
+
+
+def declared_rejections(module: ModuleType) -> list[tuple[str, Rejection]]:
+    """``(MODULE:ATTR, rejection)`` for every rejection declared on a known-bad ``module``
+    defines, in its order (its own declarations, never a base class's)."""
+    return [
+        (f"{module.__name__}:{name}", rejection)
+        for name, bad in vars(module).items()
+        if getattr(bad, "__module__", None) == module.__name__
+        for rejection in getattr(bad, "__dict__", {}).get("rejections", ())
+    ]
 
 
 def rejections(
     module: ModuleType, *, under: str | None = None, whole_suite: bool | None = None
 ) -> dict[str, Rejection]:
-    """``MODULE:ATTR`` -> the rejection declared on it, for every known-bad ``module`` defines,
-    in its order; ``under`` and ``whole_suite``, when given, keep only those declared so."""
-    found = {}
-    for name, bad in vars(module).items():
-        rejection = getattr(bad, "__dict__", {}).get("rejection")  # its own, not a base class's
-        if not isinstance(rejection, Rejection) or getattr(bad, "__module__", None) != module.__name__:
-            continue
+    """``MODULE:ATTR`` -> its rejection, for every known-bad ``module`` defines that declares one
+    ``under`` that contract and run ``whole_suite`` or not (either, where not given)."""
+    found: dict[str, Rejection] = {}
+    for spec, rejection in declared_rejections(module):
         if (under is None or rejection.under == under) and (
             whole_suite is None or rejection.whole_suite == whole_suite
         ):
-            found[f"{module.__name__}:{name}"] = rejection
+            if spec in found:
+                raise ValueError(f"{spec} declares two rejections under {rejection.under!r}: name how each is run")
+            found[spec] = rejection
     return found
 
 
@@ -48,7 +58,14 @@ def title_of(rejection: Rejection) -> str:
 
 
 KNOWN_BAD_MODULE = known_bad.__name__
-KNOWN_BAD: dict[str, Rejection] = rejections(known_bad)
+KNOWN_BAD: dict[str, Rejection] = rejections(known_bad, whole_suite=False)
+
+# The invariants only real process groups check, each with a sampler that breaks it there,
+# run through the whole suite at W=2 (selftests/test_contracts.py).
+CONFORMANCE_BAD: dict[str, Rejection] = {
+    **rejections(multiprocess_bad, whole_suite=True),
+    **rejections(known_bad, whole_suite=True),
+}
 
 # The known-bad samplers of the other index-sampler contracts, each certified in-process
 # under the contract it breaks (selftests/test_contracts.py).
@@ -179,6 +196,7 @@ POISSON_BAD: dict[str, Rejection] = rejections(batch_bad, under=POISSON_CONTRACT
 # proven (test_registry) only through one of them.
 TABLES: tuple[dict[str, Rejection], ...] = (
     KNOWN_BAD,
+    CONFORMANCE_BAD,
     FAMILIES_BAD,
     RESUME_BAD,
     RESUME_GROUP_BAD,

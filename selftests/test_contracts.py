@@ -23,9 +23,9 @@ from sampler_conformance.subjects.index_sampler.case import IndexCase
 from sampler_conformance.subjects.index_sampler.checks import check_whole_batches
 from sampler_conformance.subjects.index_sampler.contracts import BATCH
 
-from .catalogue import FAMILIES_BAD
+from .catalogue import CONFORMANCE_BAD, FAMILIES_BAD
 from .corpus.families import SplitBatches
-from .suite_run import CONFORMANCE, PROPERTIES, RUN_TIMEOUT_S, certify
+from .suite_run import CONFORMANCE, PROPERTIES, RUN_TIMEOUT_S, certify, certify_rejected
 
 FAMILIES = "selftests.corpus.families"
 
@@ -140,47 +140,11 @@ def test_contiguous_contract_rejects_a_strided_sampler(pytester):
     assert run.failed_invariants == {"contiguous", "pads_from_head", "unshuffled_in_order"}, run.explain()
 
 
-# Invariants only real process groups check, each with a sampler that breaks it there, run
-# through the whole suite (properties/ and conformance/ at W=2): the exact invariants it fails, and why.
-CONFORMANCE_BAD = [
-    pytest.param(
-        "selftests.corpus.multiprocess_bad:DefaultsToSingleRank",
-        {
-            "group_defaults": "left out, num_replicas/rank become 1 and 0",
-            **dict.fromkeys(
-                ("equal_length", "disjoint", "pads_from_head", "strided", "unshuffled_in_order"),
-                "every rank then yields the whole dataset",
-            ),
-        },
-        id="group_defaults",
-    ),
-    pytest.param(
-        "selftests.corpus.multiprocess_bad:SeedsGlobalRNGInSetEpoch",
-        {"loader_yields_sampler": "the loader draws from the global RNG the sampler's shuffle is seeded in"},
-        id="loader_yields_sampler",
-    ),
-    pytest.param(
-        "selftests.corpus.known_bad:ReshufflesEveryIter",
-        {
-            "deterministic": "its second pass is another order; the loader, compared with a twin driven as it is, is not charged"
-        },
-        id="deterministic-only",
-    ),
-    pytest.param(
-        "selftests.corpus.multiprocess_bad:ShuffleOffByDefault",
-        {"defaults": "built with the dataset alone it does not shuffle"},
-        id="defaults",
-    ),
-]
-
-
-@pytest.mark.parametrize(("spec", "failed"), CONFORMANCE_BAD)
-def test_conformance_invariant_rejects_its_known_bad_sampler(pytester, spec, failed):
-    run = certify(pytester, spec, "--world-sizes=2", "--rank-timeout=60", ranks="all")
-    assert run.exit_code == 1, run.explain()
-    assert run.failed_invariants == set(failed), run.explain()
-    for flag in failed:
-        assert f"[{REGISTRY[flag].title}]" in run.output, run.explain()
+@pytest.mark.parametrize("spec", list(CONFORMANCE_BAD), ids=lambda spec: CONFORMANCE_BAD[spec].flag)
+def test_conformance_invariant_rejects_its_known_bad_sampler(pytester, spec):
+    """Invariants only real process groups check, each with a sampler that breaks it there, run
+    through the whole suite at W=2: the exact invariants its ``@rejected(...)`` declares."""
+    certify_rejected(pytester, spec, CONFORMANCE_BAD[spec], "--world-sizes=2", "--rank-timeout=60", ranks="all")
 
 
 def test_without_turns_an_invariant_off_and_says_so(pytester, tmp_path):

@@ -16,6 +16,7 @@ import numpy as np
 import torch
 
 from .parts import PartsSampler
+from .rejections import every, rejected
 
 # Per-process memo: (N, seed, epoch) -> permutation.
 _PERMUTATIONS: dict[tuple[int, int, int], list[int]] = {}
@@ -43,6 +44,15 @@ class MemoisedUnseededPermutation(PartsSampler):
         return _PERMUTATIONS[key]
 
 
+@rejected(
+    "test_num_replicas_and_rank_default_to_the_group",
+    "group_defaults",
+    every(
+        "equal_length disjoint pads_from_head strided unshuffled_in_order", "every rank then yields the whole dataset"
+    ),
+    under="torch",
+    whole_suite=True,
+)
 class DefaultsToSingleRank(PartsSampler):
     """Left out, num_replicas and rank default to 1 and 0 instead of the process group's
     (a custom sampler that checks for a process group the wrong way): under DDP every
@@ -55,6 +65,9 @@ class DefaultsToSingleRank(PartsSampler):
         )
 
 
+@rejected(
+    "test_built_from_the_dataset_alone_the_defaults_are_the_contracts", "defaults", under="torch", whole_suite=True
+)
 class ShuffleOffByDefault(PartsSampler):
     """A drop-in replacement whose `shuffle` defaults to False: a job that builds it as
     `DistributedSampler(dataset)` (the documentation's usage, seeds 001 and 004) silently
@@ -66,6 +79,7 @@ class ShuffleOffByDefault(PartsSampler):
         super().__init__(dataset, num_replicas, rank, shuffle, seed, drop_last)
 
 
+@rejected("test_dataloader_in_process", "loader_yields_sampler", under="torch", whole_suite=True)
 class SeedsGlobalRNGInSetEpoch(PartsSampler):
     """Seeds torch's global RNG in set_epoch (and __init__) and shuffles from it at the first
     next(), as a loop that calls `torch.manual_seed(seed + epoch)` before each epoch and

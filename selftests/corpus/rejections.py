@@ -67,11 +67,12 @@ def rejected(
     sometimes: Mapping[str, str] | None = None,
     profile: str | None = None,
 ) -> Callable[[Bad], Bad]:
-    """Declares what the decorated known-bad class or factory must be rejected for (:class:`Rejection`)."""
+    """Declares what the decorated known-bad class or factory must be rejected for (:class:`Rejection`):
+    one declaration for each way its selftests run it (``whole_suite``, ``under``)."""
     rejection = Rejection(test, flag, dict(implied or {}), under, whole_suite, crashes, dict(sometimes or {}), profile)
 
     def declared(bad: Bad) -> Bad:
-        bad.rejection = rejection  # type: ignore[attr-defined]
+        bad.rejections = (rejection, *vars(bad).get("rejections", ()))  # type: ignore[attr-defined]
         return bad
 
     return declared
