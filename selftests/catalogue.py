@@ -57,7 +57,6 @@ def title_of(rejection: Rejection) -> str:
     return f"[{subject_of(contract_named(rejection.under)).fault_title}]"
 
 
-KNOWN_BAD_MODULE = known_bad.__name__
 KNOWN_BAD: dict[str, Rejection] = rejections(known_bad, whole_suite=False)
 
 # The invariants only real process groups check, each with a sampler that breaks it there,
@@ -71,7 +70,6 @@ CONFORMANCE_BAD: dict[str, Rejection] = {
 # under the contract it breaks (selftests/test_contracts.py).
 FAMILIES_BAD: dict[str, Rejection] = rejections(families)
 
-RESUME_BAD_MODULE = resume_bad.__name__
 RESUMABLE_CONTRACT = "torch+resumable"
 
 # The resume bugs, certified under torch+resumable (selftests/test_resume.py).
@@ -82,14 +80,12 @@ RESUME_BAD: dict[str, Rejection] = rejections(resume_bad, whole_suite=False)
 RESUME_GROUP_BAD: dict[str, Rejection] = rejections(resume_bad, whole_suite=True)
 GROUP_WORLD_SIZES = "2"
 
-ELASTIC_BAD_MODULE = elastic_bad.__name__
 ELASTIC_CONTRACT = "torch+elastic"
 # The elastic bugs, certified under torch+elastic by the whole suite (properties/ and
 # conformance/, --world-sizes=ELASTIC_WORLD_SIZES: both changes, 1 -> 2 and 2 -> 1, in groups).
 ELASTIC_BAD: dict[str, Rejection] = rejections(elastic_bad)
 ELASTIC_WORLD_SIZES = "1,2"
 
-# Samplers that must be certified under the default contract.
 STREAMS_BAD_MODULE = streams_bad.__name__
 STREAM_CONTRACT = "stream"
 
@@ -115,10 +111,6 @@ GOOD = (
     "selftests.corpus.reference:NumpyDistributedSampler",
     "selftests.corpus.parts:PartsSampler",  # the base every known-bad sampler deviates from
 )
-
-
-def sampler_of(spec: str) -> type:
-    return getattr(known_bad, spec.rpartition(":")[2])
 
 
 def known_bad_bug(spec: str) -> str:
@@ -181,7 +173,6 @@ WEIGHTED_PARTITION_CONTRACT = "weighted_partition"
 WEIGHTED_PARTITION_BAD: dict[str, Rejection] = rejections(weighted_bad, under=WEIGHTED_PARTITION_CONTRACT)
 
 # Known-bad batch samplers (selftests/corpus/batch_bad.py), under dynamic_batches...
-BATCH_BAD_MODULE = batch_bad.__name__
 DYNAMIC_BATCHES_CONTRACT = "dynamic_batches"
 DYNAMIC_BATCHES_BAD: dict[str, Rejection] = rejections(batch_bad, under=DYNAMIC_BATCHES_CONTRACT)
 # ...under micro_batches...
