@@ -9,13 +9,18 @@ from collections.abc import Callable
 
 import pytest
 
-from sampler_conformance.core.invariants import Invariant, OneEpoch, Where
+from sampler_conformance.core.invariants import Declared, Invariant, OneEpoch, Where
 from sampler_conformance.pytest_plugin.ranks import runs_in_groups, runs_in_process
 from sampler_conformance.subjects import CONTRACTS, REGISTRY, SUBJECTS, contract_named, subject_of
+from sampler_conformance.subjects.batch_sampler import checks as batch_checks
 from sampler_conformance.subjects.batch_sampler.checks import ONE_EPOCH as BATCH_EPOCH
+from sampler_conformance.subjects.index_sampler import elastic_checks, loader_checks, order_checks, resume_checks
 from sampler_conformance.subjects.index_sampler.checks import PER_EPOCH
 from sampler_conformance.subjects.index_sampler.contracts import TORCH
+from sampler_conformance.subjects.iterable_dataset import checks as stream_checks
+from sampler_conformance.subjects.iterable_dataset import resume_checks as stream_resume_checks
 from sampler_conformance.subjects.iterable_dataset.checks import ONE_EPOCH as STREAM_EPOCH
+from sampler_conformance.subjects.weighted_sampler import checks as weighted_checks
 from sampler_conformance.subjects.weighted_sampler.checks import ONE_EPOCH as WEIGHTED_EPOCH
 
 from .catalogue import (
@@ -57,10 +62,24 @@ def test_every_invariant_is_promised_by_some_contract():
     assert set(REGISTRY) - promised == set()
 
 
-@pytest.mark.parametrize("table", [PER_EPOCH, STREAM_EPOCH, WEIGHTED_EPOCH, BATCH_EPOCH], ids=lambda t: t.flags[0])
-def test_each_invariant_declared_on_its_check_is_the_registrys_record(table):
-    """What a subject's tests are generated from and what the registry holds are one declaration."""
-    assert table.invariants and all(REGISTRY[invariant.flag] is invariant for invariant in table.invariants)
+DECLARED_ON_CHECKS = (
+    PER_EPOCH,
+    STREAM_EPOCH,
+    WEIGHTED_EPOCH,
+    BATCH_EPOCH,
+    *(module.DECLARED for module in (loader_checks, order_checks, resume_checks, elastic_checks)),
+    stream_checks.DECLARED,
+    stream_resume_checks.DECLARED,
+    weighted_checks.DECLARED,
+    batch_checks.DECLARED,
+)
+
+
+@pytest.mark.parametrize("declared", DECLARED_ON_CHECKS, ids=lambda declared: declared.invariants[0].flag)
+def test_each_invariant_declared_on_its_check_is_the_registrys_record(declared):
+    """What a subject's tests are generated from, what its checks declare and what the
+    registry holds are one declaration."""
+    assert declared.invariants and all(REGISTRY[invariant.flag] is invariant for invariant in declared.invariants)
 
 
 def test_an_invariant_declared_twice_is_refused():
@@ -69,6 +88,10 @@ def test_an_invariant_declared_twice_is_refused():
     table.declare(record)(list)
     with pytest.raises(ValueError, match="invariant 'twice' is declared twice"):
         table.declare(record)(list)
+    declared = Declared()
+    declared(record)(list)
+    with pytest.raises(ValueError, match="invariant 'twice' is declared twice"):
+        declared(record)(list)
 
 
 def _marked(pytester: pytest.Pytester) -> tuple[set[str], set[str]]:

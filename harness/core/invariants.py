@@ -6,9 +6,11 @@ groups, or in real groups only), and the known-bad subject that proves its tests
 (``selftests/test_registry.py`` holds every record to that). An invariant judged on one
 epoch of every rank is declared on its judge, in the subject's ``checks.py``, with
 :meth:`OneEpoch.declare`: the record, the judge and the case fields it speaks about in one
-place, and the subject's per-epoch tests generated from that table. Each kind of thing under
-test lists its records (``harness/subjects/<kind>/invariants.py``: its one-epoch table's and
-the others'); ``harness.subjects`` loads every kind and enters its records here, refusing a
+place, and the subject's per-epoch tests generated from that table. One with a check of its
+own elsewhere is declared on that check (:class:`Declared`); one checked by a function shared
+with others (two orders compared, a resume's ranks compared) or in its test's body is
+declared in the subject's ``invariants.py``. Each kind of thing under test lists its records
+there (its one-epoch table's, its check modules' and the rest); ``harness.subjects`` loads every kind and enters its records here, refusing a
 flag declared twice. Contracts are sets of these flags; the titles in failure messages, the
 ``--list-contracts`` text, the table in docs/contracts.md and the "not run" bookkeeping all
 come from the records.
@@ -117,6 +119,36 @@ class OneEpoch(Generic[Judge]):
     @property
     def invariants(self) -> tuple[Invariant, ...]:
         return tuple(judged.invariant for judged in self._judged.values())
+
+
+class Declared:
+    """Invariants declared each on a check of its own (one check, one invariant), in
+    declaration order: a check module's ``DECLARED``, whose records its subject's
+    ``invariants.py`` lists::
+
+        DECLARED = Declared()
+
+        @DECLARED(Invariant("agrees_across_ranks", "ranks agree on one global order", ...))
+        def check_ranks_agree(...): ...
+    """
+
+    def __init__(self) -> None:
+        self._invariants: dict[str, Invariant] = {}
+
+    def __call__(self, invariant: Invariant) -> Callable[[Check], Check]:
+        """Declares ``invariant`` on the check it decorates, which it returns unchanged."""
+
+        def declared(check: Check) -> Check:
+            if invariant.flag in self._invariants:
+                raise ValueError(f"invariant {invariant.flag!r} is declared twice")
+            self._invariants[invariant.flag] = invariant
+            return check
+
+        return declared
+
+    @property
+    def invariants(self) -> tuple[Invariant, ...]:
+        return tuple(self._invariants.values())
 
 
 # Every kind's invariants, by flag, in declaration order: filled by ``harness.subjects``, which

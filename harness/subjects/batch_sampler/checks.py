@@ -11,7 +11,7 @@ from sampler_conformance.core.case import NoLen
 from sampler_conformance.core.counting import check_reported_lengths
 from sampler_conformance.core.evidence import Violation, shorten
 from sampler_conformance.core.frequencies import FrequencyVerdict, rate_test
-from sampler_conformance.core.invariants import Invariant, OneEpoch
+from sampler_conformance.core.invariants import Declared, Invariant, OneEpoch, Where
 
 from .contracts import BatchContract
 from .plug import BatchPlug
@@ -25,6 +25,8 @@ DYNAMIC_BATCHES = "dynamic_batches"
 # simulated ranks and in real groups). A check that needs less than the plan, the plug and the
 # contract leaves the rest None.
 ONE_EPOCH: OneEpoch[Callable[[PlannedEpoch, BatchPlug, BatchContract], list[Violation]]] = OneEpoch()
+# The others checked here, each by a check of its own.
+DECLARED = Declared()
 
 
 @ONE_EPOCH.declare(
@@ -89,6 +91,17 @@ def check_equal_counts(
     ]
 
 
+@DECLARED(
+    Invariant(
+        "batch_len_matches",
+        "len() counts the batches the rank yields",
+        "len() counting the global plan's batches, or items, so that a scheduler or a progress bar plans the "
+        "wrong number of steps (pytorch/audio #3068, pytorch/vision #9127)",
+        f"{BAD}:LenOfGlobalPlan",
+        proven_under=DYNAMIC_BATCHES,
+        where=Where.IN_PROCESS,
+    )
+)
 def check_len(epoch: PlannedEpoch, contract: BatchContract) -> list[Violation]:
     """len(), before and after the pass, counts the batches each rank yielded; a sampler
     without ``__len__`` fails only where the contract requires one."""
@@ -232,6 +245,19 @@ def check_plans_differ(first: PlannedEpoch, second: PlannedEpoch, flag: str, wha
     return []
 
 
+@DECLARED(
+    Invariant(
+        "batch_plan_agrees",
+        "every process plans the same batches",
+        "a plan built from a generator that differs between processes (numpy's global one, seeded by the OS), "
+        "cached once per process: ranks in one process agree, ranks in a job do not (pytorch/audio #3068, "
+        "huggingface/transformers #9574)",
+        f"{BAD}:PlanCachedPerProcess",
+        proven_under=DYNAMIC_BATCHES,
+        where=Where.GROUPS,
+        judged_from=2,
+    )
+)
 def check_processes_agree(epoch: PlannedEpoch, as_rank: int) -> list[Violation]:
     """Every process built rank ``as_rank``'s sampler for the same case: all must plan alike."""
     plans = epoch.batches
@@ -289,6 +315,17 @@ def poisson_steps(epoch: PlannedEpoch) -> int | None:
     return counts.pop() if len(counts) == 1 else None
 
 
+@DECLARED(
+    Invariant(
+        "poisson_rate",
+        "each item drawn at each step with probability sample_rate",
+        "the rate split across ranks, or applied to the global dataset instead of the shard: the privacy "
+        "guarantee the accountant computes from sample_rate does not hold",
+        f"{BAD}:RateSplitAcrossRanks",
+        proven_under="poisson",
+        where=Where.IN_PROCESS,
+    )
+)
 def check_poisson_rate(
     epochs: Sequence[PlannedEpoch], steps: int, alpha: float
 ) -> tuple[list[Violation], FrequencyVerdict]:

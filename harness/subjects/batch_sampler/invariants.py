@@ -1,15 +1,17 @@
 """The batch sampler's invariants: one record each (``harness.core.invariants.Invariant``).
 
-Each names the known-bad sampler of ``selftests/corpus/batch_bad.py`` that reproduces the bug
-it guards against; ``selftests/test_batches.py`` certifies each and asserts its exact set of
-failed invariants. Those judged on one epoch of every rank are declared on their checks
-(``checks.ONE_EPOCH``), the others here.
+Each names the known-bad sampler of ``selftests/corpus/batch_bad.py`` that reproduces the
+bug it guards against; ``selftests/test_batches.py`` certifies each and asserts its exact
+set of failed invariants. Those judged on one epoch of every rank are declared on their
+checks (``checks.ONE_EPOCH``), those with a check of their own on it (``checks.DECLARED``),
+the others, checked by a shared function or in their test's body, here.
 """
 
 from __future__ import annotations
 
 from sampler_conformance.core.invariants import Invariant, Where
 
+from . import checks
 from .checks import BAD, DYNAMIC_BATCHES, ONE_EPOCH
 
 
@@ -27,14 +29,7 @@ DECLARED: tuple[Invariant, ...] = (
         judged_from=0,  # an empty epoch can crash too
     ),
     *ONE_EPOCH.invariants,
-    _declared(
-        "batch_len_matches",
-        "len() counts the batches the rank yields",
-        "len() counting the global plan's batches, or items, so that a scheduler or a progress bar plans the "
-        "wrong number of steps (pytorch/audio #3068, pytorch/vision #9127)",
-        "LenOfGlobalPlan",
-        where=Where.IN_PROCESS,
-    ),
+    *checks.DECLARED.invariants,
     _declared(
         "batches_deterministic",
         "the same batches for the same seed and epoch",
@@ -52,24 +47,5 @@ DECLARED: tuple[Invariant, ...] = (
         "EpochIgnored",
         where=Where.IN_PROCESS,
         judged_from=2,  # an order: one item cannot show it
-    ),
-    _declared(
-        "batch_plan_agrees",
-        "every process plans the same batches",
-        "a plan built from a generator that differs between processes (numpy's global one, seeded by the OS), "
-        "cached once per process: ranks in one process agree, ranks in a job do not (pytorch/audio #3068, "
-        "huggingface/transformers #9574)",
-        "PlanCachedPerProcess",
-        where=Where.GROUPS,
-        judged_from=2,  # an order: one item cannot show it
-    ),
-    _declared(
-        "poisson_rate",
-        "each item drawn at each step with probability sample_rate",
-        "the rate split across ranks, or applied to the global dataset instead of the shard: the privacy "
-        "guarantee the accountant computes from sample_rate does not hold",
-        "RateSplitAcrossRanks",
-        under="poisson",
-        where=Where.IN_PROCESS,
     ),
 )

@@ -23,8 +23,15 @@ from sampler_conformance.core.invariants import Invariant, OneEpoch
 from .case import IndexCase
 from .contracts import SamplerContract
 
-KNOWN_BAD = "selftests.corpus.known_bad"  # the known-bad samplers that prove the checks can fail
+# Where the known-bad samplers that prove the invariants can fail live (selftests/corpus/),
+# and the contracts the extensions' are certified under.
+KNOWN_BAD = "selftests.corpus.known_bad"
 FAMILIES = "selftests.corpus.families"
+MULTIPROCESS_BAD = "selftests.corpus.multiprocess_bad"
+RESUME_BAD = "selftests.corpus.resume_bad"
+RESUMABLE = "torch+resumable"
+ELASTIC_BAD = "selftests.corpus.elastic_bad"
+ELASTIC = "torch+elastic"
 
 # A per-epoch judge: the reading of every rank, the contract, the one-rank reading (None unless
 # the invariant is declared against_one_rank).

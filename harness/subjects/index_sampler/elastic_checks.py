@@ -18,10 +18,15 @@ import numpy as np
 from sampler_conformance.core.case import Observation
 from sampler_conformance.core.counting import index_counts
 from sampler_conformance.core.evidence import PropertyFailure, Violation, raise_evidence, shorten
+from sampler_conformance.core.invariants import Declared, Invariant
 
 from .case import IndexCase
+from .checks import ELASTIC, ELASTIC_BAD
 from .resume_checks import counts_agree, items, missing_protocol
 from .runs import ElasticRun
+
+# The invariants checked here, each by a check of its own (harness.core.invariants.Declared).
+DECLARED = Declared()
 
 Unit = int | tuple[int, ...]
 
@@ -124,6 +129,15 @@ def check_global_cursor(flag: str, run: ElasticRun) -> list[Violation]:
     return []
 
 
+@DECLARED(
+    Invariant(
+        "elastic_exactly_once",
+        "nothing repeated or lost across a change of world size",
+        "a resume on more or fewer ranks that trains items twice or never in the epoch",
+        f"{ELASTIC_BAD}:SkipsOwnCountOnNewWorld",
+        proven_under=ELASTIC,
+    )
+)
 def check_exactly_once(run: ElasticRun) -> list[Violation]:
     """E2: across the change of world size, every index the uninterrupted epoch yields is
     yielded, and none more often, beyond the padding the last leg's world size needs. With
@@ -153,6 +167,15 @@ def check_exactly_once(run: ElasticRun) -> list[Violation]:
     return [Violation("elastic_exactly_once", f"{run.describe()}, the ranks together {' and '.join(parts)}")]
 
 
+@DECLARED(
+    Invariant(
+        "elastic_ranks_agree",
+        "equal remaining counts after a change of world size",
+        "the rest of the epoch dealt out unevenly on the new ranks: one runs a step more and DDP hangs",
+        f"{ELASTIC_BAD}:UnpaddedOnNewWorld",
+        proven_under=ELASTIC,
+    )
+)
 def check_ranks_agree(run: ElasticRun) -> list[Violation]:
     """E3: the last leg's ranks hold as many units as each other (and, in a process group, as
     many batches of the case's batch size, all-reduced as DDP meets them)."""

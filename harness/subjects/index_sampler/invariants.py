@@ -3,20 +3,17 @@
 The per-epoch invariants are declared on their checks (``checks.PER_EPOCH``), with the case
 fields each fixes and whether it compares each rank with the one-rank order; the per-epoch
 tests are generated from that table (``properties/test_per_epoch.py``, on simulated ranks and
-in real groups). The others are declared here, in the registry's order after those.
+in real groups). Those with a check of their own are declared on it, in ``loader_checks``,
+``order_checks``, ``resume_checks`` and ``elastic_checks`` (``DECLARED``). The others, checked
+by a function shared with other invariants or in their test's body, are declared here.
 """
 
 from __future__ import annotations
 
 from sampler_conformance.core.invariants import Invariant, Where
 
-from .checks import KNOWN_BAD, PER_EPOCH
-
-_MULTIPROCESS_BAD = "selftests.corpus.multiprocess_bad"
-_RESUME_BAD = "selftests.corpus.resume_bad"
-_RESUMABLE = "torch+resumable"
-_ELASTIC_BAD = "selftests.corpus.elastic_bad"
-_ELASTIC = "torch+elastic"
+from . import elastic_checks, loader_checks, order_checks, resume_checks
+from .checks import ELASTIC, ELASTIC_BAD, KNOWN_BAD, MULTIPROCESS_BAD, PER_EPOCH, RESUMABLE, RESUME_BAD
 
 DECLARED: tuple[Invariant, ...] = (
     *PER_EPOCH.invariants,
@@ -60,32 +57,13 @@ DECLARED: tuple[Invariant, ...] = (
         where=Where.IN_PROCESS,
         judged_from=0,  # an empty epoch can crash too
     ),
-    Invariant(
-        "equal_batches",
-        "equal batch counts",
-        "uneven batch counts per rank: DDP hangs",
-        f"{KNOWN_BAD}:UnpaddedStrided",
-    ),
-    Invariant(
-        "agrees_across_ranks",
-        "ranks agree on one global order",
-        "per-process shuffles (hash() of a str, unseeded RNGs): ranks overlap and miss items",
-        f"{_MULTIPROCESS_BAD}:HashSeededShuffle",
-        where=Where.GROUPS,
-        judged_from=2,  # an order: one item cannot show it
-    ),
+    *loader_checks.DECLARED.invariants,
+    *order_checks.DECLARED.invariants,
     Invariant(
         "group_defaults",
         "num_replicas/rank default to the process group",
         "num_replicas/rank not taken from the process group when left out",
-        f"{_MULTIPROCESS_BAD}:DefaultsToSingleRank",
-        where=Where.GROUPS,
-    ),
-    Invariant(
-        "loader_yields_sampler",
-        "DataLoader yields the sampler's indices",
-        "samplers whose DataLoader batches differ from what they yield",
-        f"{_MULTIPROCESS_BAD}:SeedsGlobalRNGInSetEpoch",
+        f"{MULTIPROCESS_BAD}:DefaultsToSingleRank",
         where=Where.GROUPS,
     ),
     Invariant(
@@ -93,77 +71,45 @@ DECLARED: tuple[Invariant, ...] = (
         "built with the dataset alone, the contract's defaults",
         "drop-in replacements whose defaults differ (shuffle=False, drop_last=True, another seed), "
         "silently changing jobs that build them as DistributedSampler(dataset)",
-        f"{_MULTIPROCESS_BAD}:ShuffleOffByDefault",
+        f"{MULTIPROCESS_BAD}:ShuffleOffByDefault",
         where=Where.GROUPS,
     ),
     # The resumable extension (docs/resume-and-elastic.md, "The resume protocol"): a state
     # taken after k items of epoch e, loaded into fresh samplers with the same arguments, goes
     # on exactly there.
-    Invariant(
-        "resume_continues",
-        "resume continues the epoch",
-        "a resume that replays the epoch from its start, or from another epoch's order",
-        f"{_RESUME_BAD}:ReplaysEpochZero",
-        proven_under=_RESUMABLE,
-        where=Where.IN_PROCESS,
-    ),
-    Invariant(
-        "resume_exactly_once",
-        "nothing repeated or lost across a resume",
-        "a resume that skips too far or not far enough: items trained twice or never in the epoch",
-        f"{_RESUME_BAD}:SkipsGlobalCount",
-        proven_under=_RESUMABLE,
-        where=Where.IN_PROCESS,
-    ),
+    *resume_checks.DECLARED.invariants,
     Invariant(
         "resume_at_boundaries",
         "resume at an epoch's start and end",
         "a state taken after an epoch's last item that drops the next epoch, or one taken at its start that "
         "skips or replays",
-        f"{_RESUME_BAD}:KeepsCountAfterPass",
-        proven_under=_RESUMABLE,
+        f"{RESUME_BAD}:KeepsCountAfterPass",
+        proven_under=RESUMABLE,
         where=Where.IN_PROCESS,
     ),
     Invariant(
         "later_epochs_after_resume",
         "later epochs unchanged by a resume",
         "a resume skip re-applied in every later epoch",
-        f"{_RESUME_BAD}:SkipsEveryEpoch",
-        proven_under=_RESUMABLE,
+        f"{RESUME_BAD}:SkipsEveryEpoch",
+        proven_under=RESUMABLE,
         where=Where.IN_PROCESS,
     ),
     Invariant(
         "resumes_compose",
         "two resumes compose",
         "a second resume in one epoch that misaligns: the count restarts at each resume",
-        f"{_RESUME_BAD}:CountRestartsOnResume",
-        proven_under=_RESUMABLE,
-        where=Where.IN_PROCESS,
-    ),
-    Invariant(
-        "plain_state",
-        "state is plain data, independent of global RNGs",
-        "states that torch.load(weights_only=True) refuses, that change a fresh run, or resumes that draw "
-        "from the global RNGs",
-        f"{_RESUME_BAD}:StateHoldsNumpyArray",
-        proven_under=_RESUMABLE,
+        f"{RESUME_BAD}:CountRestartsOnResume",
+        proven_under=RESUMABLE,
         where=Where.IN_PROCESS,
     ),
     Invariant(
         "stale_state_refused",
         "a stale state is refused",
         "a state saved under another dataset size, seed, shuffle or drop_last, silently resumed at the wrong items",
-        f"{_RESUME_BAD}:AcceptsStaleState",
-        proven_under=_RESUMABLE,
+        f"{RESUME_BAD}:AcceptsStaleState",
+        proven_under=RESUMABLE,
         where=Where.IN_PROCESS,
-    ),
-    Invariant(
-        "resumed_ranks_agree",
-        "ranks agree after a resume",
-        "a resume that deals the rest of the epoch unevenly (4/3/3): one rank runs a step more and DDP hangs",
-        f"{_RESUME_BAD}:UnevenAfterResume",
-        proven_under=_RESUMABLE,
-        where=Where.GROUPS,
     ),
     Invariant(
         "resumes_through_loader",
@@ -171,8 +117,8 @@ DECLARED: tuple[Invariant, ...] = (
         "a resume that is right on its own but not through torchdata's StatefulDataLoader, with or without "
         "workers: a state that moves on with the workers' prefetch, or that a short last batch resets, so "
         "the resumed epoch skips or replays batches",
-        f"{_RESUME_BAD}:LiveStateDict",
-        proven_under=_RESUMABLE,
+        f"{RESUME_BAD}:LiveStateDict",
+        proven_under=RESUMABLE,
         where=Where.GROUPS,
         packages=("torchdata",),
     ),
@@ -180,8 +126,8 @@ DECLARED: tuple[Invariant, ...] = (
         "other_world_size_refused",
         "a state from another world size is refused",
         "a sampler that is not elastic resuming on another number of ranks: shards of a topology that no longer exists",
-        f"{_RESUME_BAD}:AcceptsOtherWorldSize",
-        proven_under=_RESUMABLE,
+        f"{RESUME_BAD}:AcceptsOtherWorldSize",
+        proven_under=RESUMABLE,
         where=Where.IN_PROCESS,
     ),
     # The elastic extension (docs/resume-and-elastic.md, "The elastic protocol"): a state
@@ -191,28 +137,15 @@ DECLARED: tuple[Invariant, ...] = (
         "an elastic resume continues the global order",
         "a resume on another world size that goes on from another place of the epoch, or in another order: "
         "each new rank skips its old per-rank count, or the rest is re-dealt in another order",
-        f"{_ELASTIC_BAD}:RestReordered",
-        proven_under=_ELASTIC,
+        f"{ELASTIC_BAD}:RestReordered",
+        proven_under=ELASTIC,
     ),
-    Invariant(
-        "elastic_exactly_once",
-        "nothing repeated or lost across a change of world size",
-        "a resume on more or fewer ranks that trains items twice or never in the epoch",
-        f"{_ELASTIC_BAD}:SkipsOwnCountOnNewWorld",
-        proven_under=_ELASTIC,
-    ),
-    Invariant(
-        "elastic_ranks_agree",
-        "equal remaining counts after a change of world size",
-        "the rest of the epoch dealt out unevenly on the new ranks: one runs a step more and DDP hangs",
-        f"{_ELASTIC_BAD}:UnpaddedOnNewWorld",
-        proven_under=_ELASTIC,
-    ),
+    *elastic_checks.DECLARED.invariants,
     Invariant(
         "elastic_hops_compose",
         "world-size changes compose",
         "a second change of world size that misaligns: the state keeps the first world size",
-        f"{_ELASTIC_BAD}:KeepsFirstWorldSize",
-        proven_under=_ELASTIC,
+        f"{ELASTIC_BAD}:KeepsFirstWorldSize",
+        proven_under=ELASTIC,
     ),
 )

@@ -9,11 +9,23 @@ import numpy as np
 
 from sampler_conformance.core.case import ReportedLength
 from sampler_conformance.core.evidence import Violation, shorten
+from sampler_conformance.core.invariants import Declared, Invariant, Where
 
-from .checks import UNEVEN_STEPS_HANG
+from .checks import KNOWN_BAD, MULTIPROCESS_BAD, UNEVEN_STEPS_HANG
 from .runs import LoaderEpochRun
 
+# The invariants checked here, each by a check of its own (harness.core.invariants.Declared).
+DECLARED = Declared()
 
+
+@DECLARED(
+    Invariant(
+        "equal_batches",
+        "equal batch counts",
+        "uneven batch counts per rank: DDP hangs",
+        f"{KNOWN_BAD}:UnpaddedStrided",
+    )
+)
 def check_equal_batch_counts(batch_counts: Sequence[int], batch_lengths: Sequence[ReportedLength]) -> list[Violation]:
     """The ranks count the same batches, and a len() of the batches (BatchSampler's, the
     DataLoader's) where the sampler has one says the same on every rank."""
@@ -31,6 +43,15 @@ def check_equal_batch_counts(batch_counts: Sequence[int], batch_lengths: Sequenc
     return violations
 
 
+@DECLARED(
+    Invariant(
+        "loader_yields_sampler",
+        "DataLoader yields the sampler's indices",
+        "samplers whose DataLoader batches differ from what they yield",
+        f"{MULTIPROCESS_BAD}:SeedsGlobalRNGInSetEpoch",
+        where=Where.GROUPS,
+    )
+)
 def check_loader_yields_sampler(
     rank: int, sampler_indices: np.ndarray, batches: Sequence[np.ndarray], batch_size: int | None, drop_last: bool
 ) -> list[Violation]:

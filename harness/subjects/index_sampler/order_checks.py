@@ -10,8 +10,13 @@ import numpy as np
 
 from sampler_conformance.core.case import Observation
 from sampler_conformance.core.evidence import Violation, shorten
+from sampler_conformance.core.invariants import Declared, Invariant, Where
 
 from .case import IndexCase
+from .checks import MULTIPROCESS_BAD
+
+# The invariants checked here, each by a check of its own (harness.core.invariants.Declared).
+DECLARED = Declared()
 
 # Below this many items two random orders may coincide by chance (1/10! for a full
 # permutation of 10), so "the order changed" is only asserted from here on, and the
@@ -42,6 +47,16 @@ def check_orders_differ(
 PER_PROCESS_STATE = "the order depends on per-process state"
 
 
+@DECLARED(
+    Invariant(
+        "agrees_across_ranks",
+        "ranks agree on one global order",
+        "per-process shuffles (hash() of a str, unseeded RNGs): ranks overlap and miss items",
+        f"{MULTIPROCESS_BAD}:HashSeededShuffle",
+        where=Where.GROUPS,
+        judged_from=2,  # an order: one item cannot show it
+    )
+)
 def check_ranks_agree(
     single_rank_orders: Sequence[Observation[IndexCase]], why: str = PER_PROCESS_STATE
 ) -> list[Violation]:

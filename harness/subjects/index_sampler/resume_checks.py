@@ -15,10 +15,14 @@ import numpy as np
 from sampler_conformance.core.case import Observation
 from sampler_conformance.core.counting import batch_count, index_counts
 from sampler_conformance.core.evidence import Violation, expect_holds, shorten
+from sampler_conformance.core.invariants import Declared, Invariant, Where
 
 from .case import IndexCase
-from .checks import UNEVEN_STEPS_HANG
+from .checks import RESUMABLE, RESUME_BAD, UNEVEN_STEPS_HANG
 from .runs import ResumeRun
+
+# The invariants checked here, each by a check of its own (harness.core.invariants.Declared).
+DECLARED = Declared()
 
 
 def items(count: int) -> str:
@@ -99,6 +103,16 @@ def cuts_text(run: ResumeRun) -> str:
     return f"after {', then '.join(map(str, counts[:-1]))}{', then ' if counts[:-1] else ''}{items(counts[-1])}"
 
 
+@DECLARED(
+    Invariant(
+        "resume_continues",
+        "resume continues the epoch",
+        "a resume that replays the epoch from its start, or from another epoch's order",
+        f"{RESUME_BAD}:ReplaysEpochZero",
+        proven_under=RESUMABLE,
+        where=Where.IN_PROCESS,
+    )
+)
 def check_continues(run: ResumeRun) -> list[Violation]:
     """R1: on every rank, the items before the checkpoints and the resumed pass together are
     the uninterrupted epoch, item for item."""
@@ -112,6 +126,16 @@ def check_continues(run: ResumeRun) -> list[Violation]:
     )
 
 
+@DECLARED(
+    Invariant(
+        "resume_exactly_once",
+        "nothing repeated or lost across a resume",
+        "a resume that skips too far or not far enough: items trained twice or never in the epoch",
+        f"{RESUME_BAD}:SkipsGlobalCount",
+        proven_under=RESUMABLE,
+        where=Where.IN_PROCESS,
+    )
+)
 def check_exactly_once(run: ResumeRun, dataset_size: int) -> list[Violation]:
     """R2: across the ranks, the interrupted epoch yields every index the uninterrupted one
     does, and none more often (padding included)."""
@@ -153,6 +177,17 @@ def check_next_passes(flag: str, run: ResumeRun, what: str) -> list[Violation]:
     return violations
 
 
+@DECLARED(
+    Invariant(
+        "plain_state",
+        "state is plain data, independent of global RNGs",
+        "states that torch.load(weights_only=True) refuses, that change a fresh run, or resumes that draw "
+        "from the global RNGs",
+        f"{RESUME_BAD}:StateHoldsNumpyArray",
+        proven_under=RESUMABLE,
+        where=Where.IN_PROCESS,
+    )
+)
 def check_not_plain(run: ResumeRun) -> list[Violation]:
     return [
         Violation(
@@ -218,6 +253,16 @@ def counts_agree(
     return []
 
 
+@DECLARED(
+    Invariant(
+        "resumed_ranks_agree",
+        "ranks agree after a resume",
+        "a resume that deals the rest of the epoch unevenly (4/3/3): one rank runs a step more and DDP hangs",
+        f"{RESUME_BAD}:UnevenAfterResume",
+        proven_under=RESUMABLE,
+        where=Where.GROUPS,
+    )
+)
 def check_resumed_ranks_agree(run: ResumeRun) -> list[Violation]:
     """R7, in a process group: after the resume, the ranks' passes hold as many items, and
     as many batches, as each other, and the all-reduce delivers those counts on every rank.

@@ -13,7 +13,7 @@ import numpy as np
 from sampler_conformance.core.comparing import check_same_indices
 from sampler_conformance.core.counting import index_counts
 from sampler_conformance.core.evidence import Violation, shorten
-from sampler_conformance.core.invariants import Invariant, OneEpoch
+from sampler_conformance.core.invariants import Declared, Invariant, OneEpoch, Where
 
 from .case import StreamCase
 from .items import MAIN_PROCESS
@@ -32,6 +32,8 @@ STREAM = "stream"
 # The invariants judged on one epoch of every rank, each declared on its check below: the
 # tests are generated from it (properties/test_streams.py, on simulated ranks and in real groups).
 ONE_EPOCH: OneEpoch[Callable[[StreamEpoch], list[Violation]]] = OneEpoch()
+# The others checked here, each by a check of its own.
+DECLARED = Declared()
 
 HANG = "the ranks with more batches wait in a collective the others never join, and DDP hangs"
 
@@ -203,6 +205,16 @@ def batch_counts(epoch: StreamEpoch) -> tuple[int, ...]:
     return tuple(len(batches) for batches in epoch.observation.batches or ())
 
 
+@DECLARED(
+    Invariant(
+        "even_batches",
+        "every rank runs the same number of batches",
+        "a rank that runs out of batches first while the others wait in a collective: DDP hangs "
+        "(pytorch/pytorch #141069, huggingface/datasets #6437)",
+        f"{BAD}:ShardsPerRank",
+        proven_under=STREAM,
+    )
+)
 def check_even_batches(epoch: StreamEpoch) -> list[Violation]:
     counts = batch_counts(epoch)
     if len(set(counts)) <= 1:
@@ -226,6 +238,15 @@ def starvation_judged(epoch: StreamEpoch) -> bool:
     return len(case.shard_sizes) >= case.streams and min(case.shard_sizes, default=0) > 0
 
 
+@DECLARED(
+    Invariant(
+        "no_starved_worker",
+        "no starved worker",
+        "workers left without data while others hold several shards (huggingface/datasets #8669)",
+        f"{BAD}:CollapsedShards",
+        proven_under=STREAM,
+    )
+)
 def check_no_starved_worker(epoch: StreamEpoch) -> list[Violation]:
     case = epoch.case
     expected = list(range(case.num_workers)) if case.num_workers else [MAIN_PROCESS]
@@ -249,10 +270,31 @@ def check_same_stream(first: StreamEpoch, second: StreamEpoch, flag: str, what: 
     return check_same_indices(first.observation, second.observation, flag, what)
 
 
+@DECLARED(
+    Invariant(
+        "stream_deterministic",
+        "the same stream for the same seed and epoch",
+        "unseeded shuffles, orders that depend on the process (webdataset #233)",
+        f"{BAD}:UnseededShuffle",
+        proven_under=STREAM,
+        where=Where.BOTH,  # in groups for a dataset only they can judge (needs_process_group)
+        judged_from=2,  # an order: one item cannot show it
+    )
+)
 def check_deterministic(first: StreamEpoch, second: StreamEpoch) -> list[Violation]:
     return check_same_stream(first, second, "stream_deterministic", "two datasets built alike and read alike differ")
 
 
+@DECLARED(
+    Invariant(
+        "same_items_any_workers",
+        "the same items whatever num_workers",
+        "padding or dropping decided per worker, so that the items repeated or dropped, and what training and "
+        "evaluation see, change with num_workers or persistent_workers",
+        f"{BAD}:PadsPerWorker",
+        proven_under="stream_padded",
+    )
+)
 def check_same_items(first: StreamEpoch, second: StreamEpoch) -> list[Violation]:
     """The epoch's items, all ranks together, as a multiset: the same for both readings."""
     a, b = _item_counts(first), _item_counts(second)
@@ -276,6 +318,18 @@ def _readers(case: StreamCase) -> str:
     return f"num_workers={case.num_workers}{persistent}"
 
 
+@DECLARED(
+    Invariant(
+        "stream_agrees",
+        "rank processes agree",
+        "orders that depend on per-process state (str hash seeds, unseeded generators), so that "
+        "ranks split different orders and overlap",
+        f"{BAD}:HashSeeded",
+        proven_under=STREAM,
+        where=Where.GROUPS,
+        judged_from=2,  # an order: one item cannot show it
+    )
+)
 def check_ranks_agree(epoch: StreamEpoch) -> list[Violation]:
     """Every rank's process built the same rank's dataset (``as_rank``): all read the same stream."""
     first = epoch.observation.indices[0]
@@ -302,6 +356,17 @@ def _all_alike(orders: Sequence[np.ndarray]) -> bool:
     return orders[0].size >= MIN_COMPARABLE_ITEMS and all(np.array_equal(orders[0], o) for o in orders[1:])
 
 
+@DECLARED(
+    Invariant(
+        "stream_reshuffles",
+        "a new order after set_epoch",
+        "set_epoch ignored, so every epoch repeats the first one's order (webdataset #172)",
+        f"{BAD}:EpochIgnored",
+        proven_under=STREAM,
+        needs=("shuffle",),
+        judged_from=2,  # an order: one item cannot show it
+    )
+)
 def check_reshuffles(epochs: Sequence[StreamEpoch], without_workers: Sequence[StreamEpoch] = ()) -> list[Violation]:
     """RESHUFFLE_EPOCHS epochs of one dataset object, ``set_epoch`` called before each when it
     has one: not all in the first one's order. One repeat proves nothing: a shuffle of whole
@@ -335,6 +400,19 @@ COPIED_AS_BUILT = (
 )
 
 
+@DECLARED(
+    Invariant(
+        "stream_seed_effective",
+        "another seed, another order",
+        "the seed never reaching the order, so that every run shuffles alike: accelerate's IterableDatasetShard "
+        "reseeds its dataset's generator with the epoch alone (manual_seed(self.epoch))",
+        f"{BAD}:SeedIgnored",
+        proven_under=STREAM,
+        where=Where.IN_PROCESS,
+        needs=("seed", "shuffle"),
+        judged_from=2,  # an order: one item cannot show it
+    )
+)
 def check_seed_effective(readings: Sequence[StreamEpoch]) -> list[Violation]:
     """The same epoch of datasets built with RESHUFFLE_EPOCHS seeds, shuffle=True: not all in
     one order (a shuffle of whole shards may give two seeds one order, as it may two epochs)."""

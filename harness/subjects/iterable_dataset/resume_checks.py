@@ -13,8 +13,15 @@ import numpy as np
 
 from sampler_conformance.core.counting import index_counts
 from sampler_conformance.core.evidence import Violation, shorten
+from sampler_conformance.core.invariants import Declared, Invariant, Where
 
+from .checks import BAD
 from .runs import StreamEpoch, StreamResume
+
+RESUMABLE = "stream+resumable"
+LOADER = ("torchdata",)  # torchdata's StatefulDataLoader resumes the stream
+# The invariants of a resume, each declared on its check.
+DECLARED = Declared()
 
 
 def _batches(count: int) -> str:
@@ -97,6 +104,19 @@ def check_stateful(run: StreamResume, flag: str) -> list[Violation]:
     ]
 
 
+@DECLARED(
+    Invariant(
+        "stream_resume_continues",
+        "a resume continues the epoch",
+        "a loaded state the dataset ignores or restores only in part, so that the resumed run restarts its "
+        "epoch, repeating what was trained on, or skips part of it (mosaicml/streaming #437: restarts from "
+        "scratch despite load_state_dict)",
+        f"{BAD}:IgnoresLoadedState",
+        proven_under=RESUMABLE,
+        where=Where.GROUPS,
+        packages=LOADER,
+    )
+)
 def check_resume_continues(run: StreamResume) -> list[Violation]:
     """The batches before checkpoint 1 and the resumed run's rest of epoch e together are the
     uninterrupted epoch, batch for batch."""
@@ -109,6 +129,18 @@ def check_resume_continues(run: StreamResume) -> list[Violation]:
     )
 
 
+@DECLARED(
+    Invariant(
+        "stream_resumes_compose",
+        "a resumed run resumes again",
+        "a resumed run whose checkpoints hold a stale, zero-initialized state, so that the second resume "
+        "restarts the stream from its beginning (pytorch/torchtitan #3907, huggingface/datasets #8308)",
+        f"{BAD}:StaleStateAfterResume",
+        proven_under=RESUMABLE,
+        where=Where.GROUPS,
+        packages=LOADER,
+    )
+)
 def check_resumes_compose(run: StreamResume) -> list[Violation]:
     """Resumed from checkpoint 2, taken by the resumed run: still the uninterrupted epoch."""
     flag = "stream_resumes_compose"
@@ -120,6 +152,19 @@ def check_resumes_compose(run: StreamResume) -> list[Violation]:
     )
 
 
+@DECLARED(
+    Invariant(
+        "stream_epoch_after_resume",
+        "the epoch after a resume is whole",
+        "the offset of a resume applied to later epochs too, so that every epoch after it is cut short "
+        "(huggingface/datasets #7447), or a state taken at an epoch's end that empties the next epoch "
+        "(meta-pytorch/data #1437)",
+        f"{BAD}:OffsetOutlivesEpoch",
+        proven_under=RESUMABLE,
+        where=Where.GROUPS,
+        packages=LOADER,
+    )
+)
 def check_epoch_after_resume(run: StreamResume) -> list[Violation]:
     """The epoch after the resumed one is the uninterrupted run's, batch for batch."""
     flag = "stream_epoch_after_resume"
@@ -131,6 +176,18 @@ def check_epoch_after_resume(run: StreamResume) -> list[Violation]:
     )
 
 
+@DECLARED(
+    Invariant(
+        "stream_plain_state",
+        "the state is plain data",
+        "a state that torch.load(weights_only=True) refuses (numpy scalars, generators, objects): a checkpoint "
+        "that a trainer loading safely cannot load",
+        f"{BAD}:NumpyPosition",
+        proven_under=RESUMABLE,
+        where=Where.GROUPS,
+        packages=LOADER,
+    )
+)
 def check_plain_state(run: StreamResume) -> list[Violation]:
     """Every checkpoint's state went through torch.save and torch.load(weights_only=True)."""
     if run.missing or run.not_plain is None:

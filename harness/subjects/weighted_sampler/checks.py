@@ -11,7 +11,7 @@ from torch.utils.data import DistributedSampler
 from sampler_conformance.core.counting import check_reported_lengths
 from sampler_conformance.core.evidence import Violation, shorten
 from sampler_conformance.core.frequencies import FrequencyVerdict, frequency_test
-from sampler_conformance.core.invariants import Invariant, OneEpoch
+from sampler_conformance.core.invariants import Declared, Invariant, OneEpoch, Where
 from sampler_conformance.subjects.common.index_dataset import IndexDataset
 
 from .runs import DrawnEpoch
@@ -22,6 +22,8 @@ WEIGHTED = "weighted"
 # The invariants judged on one epoch of every rank, each declared on its check below: the
 # tests are generated from it (properties/test_weighted.py, on simulated ranks and in real groups).
 ONE_EPOCH: OneEpoch[Callable[[DrawnEpoch], list[Violation]]] = OneEpoch()
+# The others checked here, each by a check of its own.
+DECLARED = Declared()
 
 
 def _pooled_counts(epoch: DrawnEpoch) -> np.ndarray:
@@ -98,6 +100,18 @@ def check_draw_counts(epoch: DrawnEpoch) -> list[Violation]:
     return check_reported_lengths(epoch.observation, "draw_counts", "len() says {said}, but it drew {got} indices")
 
 
+@DECLARED(
+    Invariant(
+        "ranks_draw_apart",
+        "the ranks draw different streams",
+        "every rank drawing the same weighted stream: W times the same data, the epoch W times too long "
+        "(Lightning-AI/pytorch-lightning #3716); in real groups every process starts from the same global "
+        "generator state, as fresh processes and seed_everything leave them, so a sampler that draws on it is seen",
+        f"{BAD}:EveryRankSameStream",
+        proven_under=WEIGHTED,
+        judged_from=2,
+    )
+)
 def check_ranks_apart(epoch: DrawnEpoch) -> list[Violation]:
     streams = epoch.observation.indices
     if len(streams) > 1 and all(np.array_equal(streams[0], other) for other in streams[1:]):
@@ -120,6 +134,18 @@ def check_streams_differ(first: DrawnEpoch, second: DrawnEpoch, flag: str, what:
     return []
 
 
+@DECLARED(
+    Invariant(
+        "frequencies_match_weights",
+        "draws follow the weights",
+        "a distribution other than the weights over the whole dataset: each rank normalising the weights of its "
+        "own partition (MONAI's DistributedWeightedRandomSampler, Project-MONAI/MONAI #1742) over-draws items in "
+        "light partitions",
+        f"{BAD}:PartitionWeighted",
+        proven_under=WEIGHTED,
+        where=Where.IN_PROCESS,
+    )
+)
 def check_frequencies(epochs: Sequence[DrawnEpoch], alpha: float) -> tuple[list[Violation], FrequencyVerdict]:
     """All ranks' draws of ``epochs`` together against the weights over the whole dataset, at
     false-alarm rate ``alpha`` (``harness.core.frequencies``). Draws of items of weight 0 are
@@ -135,6 +161,17 @@ def check_frequencies(epochs: Sequence[DrawnEpoch], alpha: float) -> tuple[list[
     ], verdict
 
 
+@DECLARED(
+    Invariant(
+        "frequencies_in_partition",
+        "each rank's draws follow its partition's weights",
+        "a partition other than DistributedSampler's: the shuffle, the seed or the epoch left out, so a rank "
+        "draws over items that are not its own",
+        f"{BAD}:UnshuffledPartition",
+        proven_under="weighted_partition",
+        where=Where.IN_PROCESS,
+    )
+)
 def check_partition_frequencies(
     epoch: DrawnEpoch, partitions: Sequence[Sequence[int]], alpha: float
 ) -> tuple[list[Violation], list[FrequencyVerdict]]:

@@ -2,14 +2,16 @@
 
 Each names the known-bad sampler of ``selftests/corpus/weighted_bad.py`` that reproduces the
 bug it guards against; ``selftests/test_weighted.py`` certifies each and asserts its exact
-set of failed invariants. Those judged on one epoch of every rank are declared on their checks
-(``checks.ONE_EPOCH``), the others here.
+set of failed invariants. Those judged on one epoch of every rank are declared on their
+checks (``checks.ONE_EPOCH``), those with a check of their own on it (``checks.DECLARED``),
+the others, checked by a shared function or in their test's body, here.
 """
 
 from __future__ import annotations
 
 from sampler_conformance.core.invariants import Invariant, Where
 
+from . import checks
 from .checks import BAD, ONE_EPOCH, WEIGHTED
 
 
@@ -27,16 +29,7 @@ DECLARED: tuple[Invariant, ...] = (
         judged_from=0,  # an empty epoch can crash too
     ),
     *ONE_EPOCH.invariants,
-    _declared(
-        "ranks_draw_apart",
-        "the ranks draw different streams",
-        "every rank drawing the same weighted stream: W times the same data, the epoch W times too long "
-        "(Lightning-AI/pytorch-lightning #3716); in real groups every process starts from the same global "
-        "generator state, as fresh processes and seed_everything leave them, so a sampler that draws on it is seen",
-        "EveryRankSameStream",
-        Where.BOTH,
-        judged_from=2,  # an order: one item cannot show it
-    ),
+    *checks.DECLARED.invariants,
     _declared(
         "weighted_deterministic",
         "the same stream for the same seed and epoch",
@@ -62,22 +55,5 @@ DECLARED: tuple[Invariant, ...] = (
         "SeedIgnored",
         needs=("seed",),
         judged_from=2,  # an order: one item cannot show it
-    ),
-    _declared(
-        "frequencies_match_weights",
-        "draws follow the weights",
-        "a distribution other than the weights over the whole dataset: each rank normalising the weights of its "
-        "own partition (MONAI's DistributedWeightedRandomSampler, Project-MONAI/MONAI #1742) over-draws items in "
-        "light partitions",
-        "PartitionWeighted",
-    ),
-    Invariant(
-        "frequencies_in_partition",
-        "each rank's draws follow its partition's weights",
-        "a partition other than DistributedSampler's: the shuffle, the seed or the epoch left out, so a rank "
-        "draws over items that are not its own",
-        f"{BAD}:UnshuffledPartition",
-        proven_under="weighted_partition",
-        where=Where.IN_PROCESS,
     ),
 )
