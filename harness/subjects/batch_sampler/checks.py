@@ -255,7 +255,7 @@ def check_plans_differ(first: PlannedEpoch, second: PlannedEpoch, flag: str, wha
         f"{BAD}:PlanCachedPerProcess",
         proven_under=DYNAMIC_BATCHES,
         where=Where.GROUPS,
-        judged_from=2,
+        judged_from=2,  # an order: one item cannot show it
     )
 )
 def check_processes_agree(epoch: PlannedEpoch, as_rank: int) -> list[Violation]:

@@ -109,7 +109,7 @@ def check_draw_counts(epoch: DrawnEpoch) -> list[Violation]:
         "generator state, as fresh processes and seed_everything leave them, so a sampler that draws on it is seen",
         f"{BAD}:EveryRankSameStream",
         proven_under=WEIGHTED,
-        judged_from=2,
+        judged_from=2,  # an order: one item cannot show it
     )
 )
 def check_ranks_apart(epoch: DrawnEpoch) -> list[Violation]:
