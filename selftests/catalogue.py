@@ -96,9 +96,8 @@ STREAMS_GROUP_BAD: dict[str, Rejection] = rejections(streams_bad, under=STREAM_C
 # ...and the bugs of datasets that pad or drop to make the ranks' counts equal, certified
 # in-process under the contract their bug breaks.
 STREAMS_EQUALIZING_BAD: dict[str, Rejection] = {
-    spec: rejection
-    for spec, rejection in rejections(streams_bad).items()
-    if rejection.under in ("stream_padded", "stream_truncated")
+    **rejections(streams_bad, under="stream_padded"),
+    **rejections(streams_bad, under="stream_truncated"),
 }
 # ...and the bugs of a resume through StatefulDataLoader, which real process groups show,
 # certified by the whole suite under stream+resumable.

@@ -73,54 +73,6 @@ class Judged(Generic[Judge]):
         return all(getattr(case, name) == value for name, value in self.fixed)
 
 
-class OneEpoch(Generic[Judge]):
-    """A subject's invariants judged on one epoch of every rank, each declared on its judge,
-    in declaration order::
-
-        PER_EPOCH: OneEpoch[Judge] = OneEpoch()
-
-        @PER_EPOCH.declare(Invariant("covers", "union coverage", "silently dropped data", "corpus:RankInSeed"))
-        def check_coverage(observation, contract, one_rank): ...
-
-    The subject's per-epoch tests are generated from the table, and its ``invariants.py``
-    lists the records (:attr:`invariants`)."""
-
-    def __init__(self) -> None:
-        self._judged: dict[str, Judged[Judge]] = {}
-
-    def declare(
-        self, invariant: Invariant, *, fixed: Mapping[str, object] | None = None, against_one_rank: bool = False
-    ) -> Callable[[Check], Check]:
-        """Declares ``invariant`` judged by the function it decorates, which it returns unchanged
-        (its own signature kept, defaults included, for callers outside the table)."""
-
-        def declared(check: Check) -> Check:
-            if invariant.flag in self._judged:
-                raise ValueError(f"invariant {invariant.flag!r} is declared twice")
-            judge = cast(Judge, check)  # called by the subject's tests as the table's judge
-            self._judged[invariant.flag] = Judged(invariant, judge, tuple((fixed or {}).items()), against_one_rank)
-            return check
-
-        return declared
-
-    def __iter__(self) -> Iterator[Judged[Judge]]:
-        return iter(self._judged.values())
-
-    def __getitem__(self, flag: str) -> Judged[Judge]:
-        return self._judged[flag]
-
-    def __contains__(self, flag: object) -> bool:
-        return flag in self._judged
-
-    @property
-    def flags(self) -> tuple[str, ...]:
-        return tuple(self._judged)
-
-    @property
-    def invariants(self) -> tuple[Invariant, ...]:
-        return tuple(judged.invariant for judged in self._judged.values())
-
-
 class Declared:
     """Invariants declared each on a check of its own (one check, one invariant), in
     declaration order: a check module's ``DECLARED``, whose records its subject's
@@ -149,6 +101,50 @@ class Declared:
     @property
     def invariants(self) -> tuple[Invariant, ...]:
         return tuple(self._invariants.values())
+
+
+class OneEpoch(Declared, Generic[Judge]):
+    """A subject's invariants judged on one epoch of every rank, each declared on its judge,
+    in declaration order::
+
+        PER_EPOCH: OneEpoch[Judge] = OneEpoch()
+
+        @PER_EPOCH.declare(Invariant("covers", "union coverage", "silently dropped data", "corpus:RankInSeed"))
+        def check_coverage(observation, contract, one_rank): ...
+
+    The subject's per-epoch tests are generated from the table, and its ``invariants.py``
+    lists the records (:attr:`invariants`, kept and refused twice as :class:`Declared` does)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._judged: dict[str, Judged[Judge]] = {}
+
+    def declare(
+        self, invariant: Invariant, *, fixed: Mapping[str, object] | None = None, against_one_rank: bool = False
+    ) -> Callable[[Check], Check]:
+        """Declares ``invariant`` judged by the function it decorates, which it returns unchanged
+        (its own signature kept, defaults included, for callers outside the table)."""
+
+        def declared(check: Check) -> Check:
+            self(invariant)(check)
+            judge = cast(Judge, check)  # called by the subject's tests as the table's judge
+            self._judged[invariant.flag] = Judged(invariant, judge, tuple((fixed or {}).items()), against_one_rank)
+            return check
+
+        return declared
+
+    def __iter__(self) -> Iterator[Judged[Judge]]:
+        return iter(self._judged.values())
+
+    def __getitem__(self, flag: str) -> Judged[Judge]:
+        return self._judged[flag]
+
+    def __contains__(self, flag: object) -> bool:
+        return flag in self._judged
+
+    @property
+    def flags(self) -> tuple[str, ...]:
+        return tuple(self._judged)
 
 
 # Every kind's invariants, by flag, in declaration order: filled by ``harness.subjects``, which
