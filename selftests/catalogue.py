@@ -120,14 +120,26 @@ def known_bad_bug(spec: str) -> str:
 
 
 def invariant_tables() -> str:
-    """One Markdown table per subject, every invariant it declares: the flag and its title,
-    where it is checked, the contracts and extensions that promise it, the bug class it
-    guards against, and its known-bad with that bug. Derived from the declarations alone
-    (``Invariant``, ``Subject.contracts``, ``Subject.extensions``)."""
+    """Two Markdown tables per subject. Its promises: each one's name and words, the
+    invariants that say it, and the contracts composed of it (an extension is a promise of its
+    own). Then every invariant it declares: the flag and its title, where it is checked, the
+    contracts and extensions that promise it, the bug class it guards against, and its
+    known-bad with that bug. Derived from the declarations alone (``Invariant``,
+    ``Subject.contracts``, ``Subject.extensions``)."""
     parts = []
     for name, subject in SUBJECTS.items():
         rows = [
             f"### {name}",
+            "",
+            "| promise | what it promises | invariants | composed into |",
+            "| --- | --- | --- | --- |",
+        ]
+        promises = {p.name: p for c in subject.contracts.values() for p in c.composed_of}
+        for promise in [*promises.values(), *subject.extensions.values()]:
+            flags = ", ".join(f"`{i.flag}`" for i in subject.invariants if i.flag in promise.flags)
+            into = [f"`{c}`" for c, contract in subject.contracts.items() if promise in contract.composed_of]
+            rows.append(f"| `{promise.name}` | {promise.description} | {flags} | {', '.join(into) or 'an extension'} |")
+        rows += [
             "",
             "| invariant | checked | promised by | guards against | known-bad: its bug |",
             "| --- | --- | --- | --- | --- |",

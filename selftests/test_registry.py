@@ -62,6 +62,32 @@ def test_every_invariant_is_promised_by_some_contract():
     assert set(REGISTRY) - promised == set()
 
 
+@pytest.mark.parametrize("name", list(CONTRACTS))
+def test_each_contract_promises_what_its_promises_say_and_its_subject_checks(name):
+    """A contract's flags are its promises' (nothing added or dropped beside them), each
+    promise's invariants are its subject's own, and no two of its promises share a name."""
+    contract = contract_named(name)
+    assert contract.composed_of, f"{name} is not composed of promises"
+    assert contract.flags == frozenset().union(*(p.flags for p in contract.composed_of)), name
+    checked = {invariant.flag for invariant in subject_of(contract).invariants}
+    for promise in contract.composed_of:
+        assert promise.flags and promise.flags <= checked, (promise.name, sorted(promise.flags - checked))
+    names = [p.name for p in contract.composed_of]
+    assert len(set(names)) == len(names), names
+
+
+def test_an_extended_contract_is_its_base_and_its_extensions_promises():
+    for subject in SUBJECTS.values():
+        for base in subject.contracts.values():
+            for extension in subject.extensions.values():
+                try:
+                    extended = contract_named(f"{base.name}+{extension.name}")
+                except ValueError:
+                    continue  # they do not compose: tests of their own say why
+                assert extended.composed_of == (*base.composed_of, extension)
+                assert extended.flags == (base.flags | extension.flags) - extension.withdraws
+
+
 DECLARED_ON_CHECKS = (
     PER_EPOCH,
     STREAM_EPOCH,

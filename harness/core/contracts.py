@@ -1,8 +1,12 @@
-"""Contracts: named sets of invariants a subject promises, as data, and how they compose.
+"""Contracts: named compositions of promises a subject makes, as data, and how they compose.
 
-A contract is a set of flags of the invariant registry (``harness.core.invariants``: which
-invariants hold). Each kind of thing under test subclasses :class:`Contract` with the facts
-its checks need (``harness/subjects/<kind>/contracts.py``) and names itself in ``subject``.
+A promise is one thing a pipeline can be relied on for (every item once per epoch, rank r
+takes Q[r::W], the same batch count on every rank, the order set by the seed and the epoch),
+said by the few invariants of the registry (``harness.core.invariants``) that check it. A
+contract is a composition of promises: its flags are theirs. Each kind of thing under test
+subclasses :class:`Contract` with the facts its checks need
+(``harness/subjects/<kind>/contracts.py``), declares its promises there, and names itself in
+``subject``.
 Each property test asks ``contract.promises(flag)`` and is skipped, with the reason, when
 the selected contract does not promise it. Flags can be turned off one by one
 (``--without=FLAG``); the report lists what was turned off.
@@ -17,9 +21,20 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import ClassVar, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 from .invariants import REGISTRY
+
+C = TypeVar("C", bound="Contract")
+
+
+@dataclass(frozen=True)
+class Promise:
+    """One thing a contract promises, said by the invariants ``flags``."""
+
+    name: str
+    description: str
+    flags: frozenset[str]
 
 
 @dataclass(frozen=True, repr=False)
@@ -28,9 +43,15 @@ class Contract:
     name: str
     family: str
     description: str
-    flags: frozenset[str]
+    flags: frozenset[str]  # those of the promises it is composed of (see of()), less those turned off
     turned_off: frozenset[str] = frozenset()
     reference: str = ""  # the spec certified when none is given (empty: the subject's default_spec)
+    composed_of: tuple[Promise, ...] = ()
+
+    @classmethod
+    def of(cls: type[C], promises: Sequence[Promise], **fields: Any) -> C:
+        """The contract composed of ``promises``: it promises their invariants."""
+        return cls(flags=frozenset().union(*(p.flags for p in promises)), composed_of=tuple(promises), **fields)
 
     def __repr__(self) -> str:  # short: Hypothesis prints it in every falsifying example
         off = f", without={sorted(self.turned_off)}" if self.turned_off else ""
@@ -54,21 +75,15 @@ class Contract:
 
 
 @dataclass(frozen=True)
-class Extension:
-    """Promises a base contract can be extended with: ``BASE+NAME``."""
+class Extension(Promise):
+    """A promise a base contract can be extended with: ``BASE+NAME``."""
 
-    name: str
-    description: str
-    flags: frozenset[str]
     # Flags of other extensions this one withdraws: an elastic sampler accepts a state
     # from another world size, which a merely resumable one must refuse.
     withdraws: frozenset[str] = field(default_factory=frozenset)
     # The base contracts it composes with, and why only those (empty: every extensible one).
     bases: frozenset[str] = field(default_factory=frozenset)
     bases_why: str = ""
-
-
-C = TypeVar("C", bound=Contract)
 
 
 def compose(base: C, extensions: Sequence[Extension]) -> C:
@@ -90,4 +105,5 @@ def compose(base: C, extensions: Sequence[Extension]) -> C:
         name="+".join([base.name, *(e.name for e in extensions)]),
         description=f"{base.description}; {descriptions}",
         flags=flags,
+        composed_of=(*base.composed_of, *extensions),
     )

@@ -90,6 +90,7 @@ def build_certificate(
             "description": contract.description,
             "flags": sorted(contract.flags),
             "turned_off": sorted(contract.turned_off),
+            "promises": [{"name": p.name, "flags": sorted(p.flags)} for p in contract.composed_of],
         },
         "verdict": {"state": verdict.state, "conforms": verdict.conforms, "summary": verdict.line},
         "invariants": [asdict(r) for r in results],
@@ -108,6 +109,7 @@ def render_markdown(certificate: dict[str, Any], draws: str) -> str:
         "",
         f"- sampler: `{sampler['spec']}` ({sampler['source_file'] or 'source file unknown'})",
         f"- contract: `{contract['name']}` (family {contract['family']}): {contract['description']}",
+        f"- composed of the promises: {', '.join(p['name'] for p in contract['promises'])}",
         f"- turned off: {', '.join(contract['turned_off']) or 'nothing'}",
         f"- suite {env['suite']}, torch {env['torch']}, Hypothesis {env['hypothesis']}, Python {env['python']} "
         f"(PYTHONHASHSEED {env['python_hash_seed']}), {env['platform']}",

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sampler_conformance.core.contracts import Contract, Extension, compose
+from sampler_conformance.core.contracts import Contract, Extension, Promise, compose
 from sampler_conformance.core.invariants import REGISTRY, Where, enter
 from sampler_conformance.core.subject import Subject
 
@@ -89,21 +89,28 @@ def _bases_of(subject: Subject, extension: Extension) -> list[str]:
 
 
 def describe_contracts() -> str:
-    """The text of --list-contracts."""
+    """The text of --list-contracts: each contract, the promises it is composed of, and the
+    invariants that say each; then each extension, a promise of its own."""
     lines = []
     for subject in SUBJECTS.values():
-        promises: list[tuple[str, frozenset[str]]] = [
-            (f"{c.name} (family {c.family}, reference {c.reference or subject.default_spec}): {c.description}", c.flags)
+        by_flag = {invariant.flag: invariant for invariant in subject.invariants}
+        listed: list[tuple[str, tuple[Promise, ...]]] = [
+            (
+                f"{c.name} (family {c.family}, reference {c.reference or subject.default_spec}): {c.description}",
+                c.composed_of,
+            )
             for c in subject.contracts.values()
         ]
-        promises += [
-            (f"+{e.name} (extension of {', '.join(_bases_of(subject, e))}): {e.description}", e.flags)
+        listed += [
+            (f"+{e.name} (extension of {', '.join(_bases_of(subject, e))}): {e.description}", (e,))
             for e in subject.extensions.values()
         ]
-        for heading, flags in promises:
+        for heading, promises in listed:
             lines.append(heading)
-            for invariant in subject.invariants:
-                if invariant.flag in flags:
+            for promise in promises:
+                if len(promises) > 1:
+                    lines.append(f"  {promise.name}: {promise.description}")
+                for invariant in (by_flag[flag] for flag in by_flag if flag in promise.flags):
                     lines.append(f"    {invariant.flag:32s} {invariant.title}: guards against {invariant.guards}")
                     where = f"; needs the sampler's {', '.join(invariant.needs)}" if invariant.needs else ""
                     where += "".join(f"; needs {package} (pip install {package})" for package in invariant.packages)

@@ -33,7 +33,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from sampler_conformance.core.contracts import Contract
+from sampler_conformance.core.contracts import Contract, Promise
 
 
 @dataclass(frozen=True, repr=False)
@@ -46,9 +46,40 @@ class BatchContract(Contract):
     requires_len: bool = False  # len() is promised: a sampler without __len__ fails batch_len_matches
 
 
-SHARED = frozenset({"batches_run", "batch_items", "equal_batch_counts", "batch_len_matches", "batches_reshuffle"})
+# The promises a batch sampler's contract is composed of.
+BATCHES_RUN = Promise(
+    "batches_run",
+    "runs every valid case, yielding batches of valid indices; len(), where present, counts them",
+    frozenset({"batches_run", "batch_items", "batch_len_matches"}),
+)
+EQUAL_BATCH_COUNTS = Promise(
+    "equal_batch_counts", "every rank the same number of batches per epoch", frozenset({"equal_batch_counts"})
+)
+BATCHES_RESHUFFLE = Promise("batches_reshuffle", "each epoch draws anew", frozenset({"batches_reshuffle"}))
+WITHIN_BUDGET = Promise(
+    "within_budget",
+    "each batch within max_tokens under the sampler's declared cost, an item over the budget alone",
+    frozenset({"within_budget"}),
+)
+EACH_ITEM_ONCE = Promise(
+    "each_item_once",
+    "each item at most once per epoch across ranks, those left out fitting in the last, dropped round",
+    frozenset({"each_item_once"}),
+)
+REPRODUCIBLE_PLAN = Promise(
+    "reproducible_plan",
+    "every process plans the same batches, set by the seed and the epoch",
+    frozenset({"batches_deterministic", "batch_plan_agrees"}),
+)
+POISSON_DRAWS = Promise(
+    "poisson_draws",
+    "the ranks draw from disjoint shards, each item of a shard at each step with probability sample_rate (statistical)",
+    frozenset({"poisson_shards_disjoint", "poisson_rate"}),
+)
+_SHARED = (BATCHES_RUN, EQUAL_BATCH_COUNTS, BATCHES_RESHUFFLE)
 
-DYNAMIC_BATCHES = BatchContract(
+DYNAMIC_BATCHES = BatchContract.of(
+    (*_SHARED, WITHIN_BUDGET, EACH_ITEM_ONCE, REPRODUCIBLE_PLAN),
     name="dynamic_batches",
     family="dynamic batch sampler",
     description=(
@@ -57,11 +88,11 @@ DYNAMIC_BATCHES = BatchContract(
         "those left out fitting in W - 1 batches; every process plans the same batches; set by seed and epoch; "
         "len(), where present, counts the batches"
     ),
-    flags=SHARED | {"within_budget", "each_item_once", "batches_deterministic", "batch_plan_agrees"},
     reference="sampler_conformance.adapters.budget_batches:make",
 )
 
-MICRO_BATCHES = BatchContract(
+MICRO_BATCHES = BatchContract.of(
+    (*_SHARED, EACH_ITEM_ONCE, REPRODUCIBLE_PLAN),
     name="micro_batches",
     family="micro-batch sampler",
     description=(
@@ -69,12 +100,12 @@ MICRO_BATCHES = BatchContract(
         "number of batches per epoch; each item at most once per epoch across ranks, fewer than batch_size left out; "
         "every process plans the same batches; set by seed and epoch; len(), where present, counts the batches"
     ),
-    flags=SHARED | {"each_item_once", "batches_deterministic", "batch_plan_agrees"},
     reference="sampler_conformance.adapters.budget_batches:micro_batches",
     parameter="batch_size",
 )
 
-POISSON = BatchContract(
+POISSON = BatchContract.of(
+    (*_SHARED, POISSON_DRAWS),
     name="poisson",
     family="Poisson sampler",
     description=(
@@ -82,7 +113,6 @@ POISSON = BatchContract(
         "draw from disjoint shards; each item of a shard drawn at each step with probability sample_rate "
         "(statistical, false alarm at most 1e-6 per certification); other draws every epoch"
     ),
-    flags=SHARED | {"poisson_shards_disjoint", "poisson_rate"},
     reference="sampler_conformance.adapters.budget_batches:poisson",
     parameter="sample_rate",
     empty_batches=True,

@@ -9,9 +9,9 @@ docs/resume-and-elastic.md.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
-from sampler_conformance.core.contracts import Contract, Extension
+from sampler_conformance.core.contracts import Contract, Extension, Promise
 
 
 @dataclass(frozen=True, repr=False)
@@ -52,87 +52,97 @@ class SamplerContract(Contract):
         )
 
 
-# What every contract of finite index samplers (torch, contiguous, partition) promises.
-_SHARED_BY_FINITE_INDEX_CONTRACTS = {
-    "len_matches_iter",
-    "valid_indices",
-    "covers",
-    "disjoint",
-    "validates_arguments",
-    "edge_sizes",
-    "agrees_across_ranks",
-    "group_defaults",
-    "loader_yields_sampler",
-}
-_ORDER = {"deterministic", "reshuffles_on_set_epoch", "seed_effective"}
-_ACROSS_PROCESSES = {"agrees_across_ranks", "group_defaults"}
+# The promises an index sampler's contract is composed of.
+VALID = Promise(
+    "valid",
+    "valid indices on every valid case, edge sizes included, and invalid arguments refused",
+    frozenset({"valid_indices", "validates_arguments", "edge_sizes"}),
+)
+ACROSS_PROCESSES = Promise(
+    "across_processes",
+    "in real process groups the ranks agree on one global order, and take their rank and world size from the group",
+    frozenset({"agrees_across_ranks", "group_defaults"}),
+)
+FINITE_EPOCHS = Promise(
+    "finite_epochs",
+    "each epoch ends: len() matches iteration, and a DataLoader yields what the sampler does",
+    frozenset({"len_matches_iter", "loader_yields_sampler"}),
+)
+PADDED_EPOCHS = Promise(
+    "padded_epochs",
+    "each epoch covers range(N), the ranks disjoint but for padding: ceil(N/W) each, padded from the head",
+    frozenset({"covers", "disjoint", "equal_length", "pads_from_head"}),
+)
+EXACT_PARTITION = Promise(
+    "exact_partition",
+    "each epoch is range(N) split without padding: covering, disjoint, lengths within 1 of each other",
+    frozenset({"covers", "disjoint", "balanced"}),
+)
+COVERS = Promise("covers", "each epoch yields every index", frozenset({"covers"}))
+PERMUTATION_BLOCKS = Promise(
+    "permutation_blocks",
+    "an endless stream: the ranks' interleaved streams form one whose blocks of N items are permutations",
+    frozenset({"stream_blocks_are_permutations"}),
+)
+STRIDED = Promise("strided", "rank r takes Q[r::W] of the global order Q", frozenset({"strided"}))
+CONTIGUOUS_BLOCKS = Promise(
+    "contiguous_blocks", "rank r takes a contiguous block of the padded global order", frozenset({"contiguous"})
+)
+WHOLE_BATCHES = Promise("whole_batches", "rank r takes whole batches r, r+W, ...", frozenset({"whole_batches"}))
+EQUAL_BATCHES = Promise(
+    "equal_batches", "every rank the same number of batches, with drop_last or without", frozenset({"equal_batches"})
+)
+DETERMINISTIC = Promise("deterministic", "the same order on every pass without set_epoch", frozenset({"deterministic"}))
+SEED_EFFECTIVE = Promise("seed_effective", "another seed, another order", frozenset({"seed_effective"}))
+RESHUFFLES = Promise(
+    "reshuffles_on_set_epoch", "another epoch set, another order", frozenset({"reshuffles_on_set_epoch"})
+)
+TORCH_ARGUMENTS = Promise(
+    "torch_arguments",
+    "DistributedSampler's arguments: shuffle=True, seed=0, drop_last=False by default; shuffle=False keeps the "
+    "dataset's order",
+    frozenset({"defaults", "unshuffled_in_order"}),
+)
+_TORCH_ORDER = (DETERMINISTIC, RESHUFFLES, SEED_EFFECTIVE, TORCH_ARGUMENTS)
 
-TORCH = SamplerContract(
+TORCH = SamplerContract.of(
+    (VALID, ACROSS_PROCESSES, FINITE_EPOCHS, PADDED_EPOCHS, STRIDED, EQUAL_BATCHES, *_TORCH_ORDER),
     name="torch",
     family="A",
     description="DistributedSampler-compatible: ceil(N/W) per rank, strided, padded from the head",
-    flags=frozenset(
-        _SHARED_BY_FINITE_INDEX_CONTRACTS
-        | _ORDER
-        | {"equal_length", "pads_from_head", "strided", "unshuffled_in_order", "equal_batches", "defaults"}
-    ),
 )
 
 # torch with one change: rank r gets a block of the global order instead of Q[r::W].
-CONTIGUOUS = replace(
-    TORCH,
+CONTIGUOUS = SamplerContract.of(
+    (VALID, ACROSS_PROCESSES, FINITE_EPOCHS, PADDED_EPOCHS, CONTIGUOUS_BLOCKS, EQUAL_BATCHES, *_TORCH_ORDER),
     name="contiguous",
     family="B",
     description="like torch, but rank r gets a contiguous block of the padded global order",
-    flags=TORCH.flags - {"strided"} | {"contiguous"},
     layout="contiguous",
 )
 
-PARTITION = SamplerContract(
+PARTITION = SamplerContract.of(
+    (VALID, ACROSS_PROCESSES, FINITE_EPOCHS, EXACT_PARTITION, DETERMINISTIC, SEED_EFFECTIVE),
     name="partition",
     family="C",
     description="exact partition for evaluation: no padding, disjoint, union is range(N), lengths differ by <= 1",
-    flags=frozenset(_SHARED_BY_FINITE_INDEX_CONTRACTS | {"balanced", "deterministic", "seed_effective"}),
     layout="any",
     length_rule="balanced",
 )
 
-INFINITE = SamplerContract(
+INFINITE = SamplerContract.of(
+    (VALID, ACROSS_PROCESSES, PERMUTATION_BLOCKS, DETERMINISTIC, SEED_EFFECTIVE),
     name="infinite",
     family="D",
     description="endless stream: the ranks' interleaved streams form one stream whose blocks of N items are permutations",
-    flags=frozenset(
-        {
-            "valid_indices",
-            "stream_blocks_are_permutations",
-            "deterministic",
-            "seed_effective",
-            "validates_arguments",
-            "edge_sizes",
-        }
-        | _ACROSS_PROCESSES
-    ),
     finite=False,
 )
 
-BATCH = SamplerContract(
+BATCH = SamplerContract.of(
+    (VALID, ACROSS_PROCESSES, FINITE_EPOCHS, COVERS, WHOLE_BATCHES, EQUAL_BATCHES, DETERMINISTIC),
     name="batch",
     family="F",
     description="batch sampler sharded across ranks: rank r gets whole batches r, r+W, ...; equal batch counts",
-    flags=frozenset(
-        {
-            "len_matches_iter",
-            "valid_indices",
-            "covers",
-            "equal_batches",
-            "whole_batches",
-            "deterministic",
-            "validates_arguments",
-            "edge_sizes",
-            "loader_yields_sampler",
-        }
-        | _ACROSS_PROCESSES
-    ),
     layout="any",
     yields_batches=True,
 )
@@ -166,7 +176,8 @@ ELASTIC = Extension(
     description="resumable, and a state saved on W ranks resumes on W' ranks at the epoch's global cursor: the new "
     "ranks go on with exactly the rest of the epoch's global order "
     "(docs/resume-and-elastic.md, 'The elastic protocol')",
-    flags=RESUMABLE.flags | {"elastic_cursor", "elastic_exactly_once", "elastic_ranks_agree", "elastic_hops_compose"},
+    flags=(RESUMABLE.flags - {"other_world_size_refused"})
+    | {"elastic_cursor", "elastic_exactly_once", "elastic_ranks_agree", "elastic_hops_compose"},
     withdraws=frozenset({"other_world_size_refused"}),
     bases=frozenset({"torch", "batch"}),
     bases_why="a global cursor needs ranks that take turns through one global order: rank r takes items "

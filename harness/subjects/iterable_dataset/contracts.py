@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from sampler_conformance.core.contracts import Contract, Extension
+from sampler_conformance.core.contracts import Contract, Extension, Promise
 
 
 @dataclass(frozen=True, repr=False)
@@ -35,22 +35,41 @@ class StreamContract(Contract):
         return bool(self.flags & {"padded_once", "truncated_once"})
 
 
-_COMMON = frozenset(
-    {
-        "stream_runs",
-        "item_ids",
-        "no_foreign_items",
-        "exactly_once",
-        "no_starved_worker",
-        "stream_deterministic",
-        "stream_agrees",
-        "stream_reshuffles",
-        "stream_seed_effective",
-        "epoch_reaches_workers",
-    }
+# The promises a streaming dataset's contract is composed of.
+READS_THROUGH_WORKERS = Promise(
+    "reads_through_workers",
+    "each rank's dataset runs through DataLoader workers, every worker some of it, yielding the dataset's own "
+    "items with valid ids; set_epoch reaches the workers",
+    frozenset({"stream_runs", "item_ids", "no_foreign_items", "no_starved_worker", "epoch_reaches_workers"}),
+)
+STREAM_ORDER = Promise(
+    "stream_order",
+    "every process reads the same order, a function of the seed and the epoch, changed by either",
+    frozenset({"stream_deterministic", "stream_agrees", "stream_reshuffles", "stream_seed_effective"}),
+)
+EXACTLY_ONCE = Promise(
+    "exactly_once", "every item exactly once per epoch across all (rank, worker) pairs", frozenset({"exactly_once"})
+)
+EVEN_BATCHES = Promise(
+    "even_batches",
+    "every rank the same number of batches when N is a multiple of W x workers x batch_size",
+    frozenset({"even_batches"}),
+)
+PADDED_ONCE = Promise(
+    "padded_once",
+    "every item at least once, fewer than W x workers repeated to make the batch counts equal for every N, the same "
+    "items whatever num_workers",
+    frozenset({"padded_once", "same_items_any_workers"}),
+)
+TRUNCATED_ONCE = Promise(
+    "truncated_once",
+    "no item twice, fewer than W x workers dropped to make the batch counts equal for every N, the same items "
+    "whatever num_workers",
+    frozenset({"truncated_once", "same_items_any_workers"}),
 )
 
-STREAM = StreamContract(
+STREAM = StreamContract.of(
+    (READS_THROUGH_WORKERS, STREAM_ORDER, EXACTLY_ONCE, EVEN_BATCHES),
     name="stream",
     family="streaming dataset",
     description=(
@@ -58,21 +77,22 @@ STREAM = StreamContract(
         "across all (rank, worker) pairs, and every rank the same number of batches when N is a multiple of "
         "W x workers x batch_size"
     ),
-    flags=_COMMON | {"even_batches"},
 )
-STREAM_EXACT = StreamContract(
+
+STREAM_EXACT = StreamContract.of(
+    (READS_THROUGH_WORKERS, STREAM_ORDER, EXACTLY_ONCE),
     name="stream_exact",
     family="streaming dataset",
     description=(
         "every item exactly once per epoch across all (rank, worker) pairs; the ranks' batch counts may differ "
         "(what datasets' split_dataset_by_node promises)"
     ),
-    flags=_COMMON,
 )
 
-_EQUALIZED = (_COMMON - {"exactly_once"}) | {"even_batches", "same_items_any_workers"}
 _REFERENCES = "sampler_conformance.adapters.torch_iterable"
-STREAM_PADDED = StreamContract(
+
+STREAM_PADDED = StreamContract.of(
+    (READS_THROUGH_WORKERS, STREAM_ORDER, EVEN_BATCHES, PADDED_ONCE),
     name="stream_padded",
     family="streaming dataset",
     description=(
@@ -80,17 +100,17 @@ STREAM_PADDED = StreamContract(
         "W x workers repeated to make the counts equal (DistributedSampler's padding), the same items whatever "
         "num_workers"
     ),
-    flags=_EQUALIZED | {"padded_once"},
     reference=f"{_REFERENCES}:make_padded",
 )
-STREAM_TRUNCATED = StreamContract(
+
+STREAM_TRUNCATED = StreamContract.of(
+    (READS_THROUGH_WORKERS, STREAM_ORDER, EVEN_BATCHES, TRUNCATED_ONCE),
     name="stream_truncated",
     family="streaming dataset",
     description=(
         "every rank the same number of batches for every N: no item twice per epoch, fewer than W x workers "
         "dropped to make the counts equal (DistributedSampler's drop_last), the same items whatever num_workers"
     ),
-    flags=_EQUALIZED | {"truncated_once"},
     reference=f"{_REFERENCES}:make_truncated",
 )
 

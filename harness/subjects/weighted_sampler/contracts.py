@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from sampler_conformance.core.contracts import Contract
+from sampler_conformance.core.contracts import Contract, Promise
 
 
 @dataclass(frozen=True, repr=False)
@@ -28,7 +28,31 @@ class WeightedContract(Contract):
     subject: ClassVar[str] = "weighted_sampler"
 
 
-WEIGHTED = WeightedContract(
+# The promises a weighted sampler's contract is composed of.
+WEIGHTED_DRAWS = Promise(
+    "weighted_draws",
+    "each rank draws num_samples valid indices per epoch, with replacement, never one of weight 0",
+    frozenset({"weighted_runs", "drawn_indices", "zero_weight_never_drawn", "draw_counts"}),
+)
+RANKS_DRAW_APART = Promise("ranks_draw_apart", "the ranks' streams differ", frozenset({"ranks_draw_apart"}))
+SEEDED_BY_EPOCH = Promise(
+    "seeded_by_epoch",
+    "the stream is a function of the seed and the epoch, and changes with either",
+    frozenset({"weighted_deterministic", "weighted_reshuffles", "weighted_seed_effective"}),
+)
+FOLLOWS_WEIGHTS = Promise(
+    "follows_weights",
+    "all ranks' draws together follow the weights over the whole dataset (statistical)",
+    frozenset({"frequencies_match_weights"}),
+)
+FOLLOWS_PARTITION_WEIGHTS = Promise(
+    "follows_partition_weights",
+    "each rank's draws follow the weights of its own DistributedSampler partition, normalised (statistical)",
+    frozenset({"frequencies_in_partition"}),
+)
+
+WEIGHTED = WeightedContract.of(
+    (WEIGHTED_DRAWS, RANKS_DRAW_APART, SEEDED_BY_EPOCH, FOLLOWS_WEIGHTS),
     name="weighted",
     family="weighted sampler",
     description=(
@@ -36,30 +60,17 @@ WEIGHTED = WeightedContract(
         "weights over the whole dataset (statistical, false alarm at most 1e-6 per certification); weight 0 "
         "never drawn; the ranks' streams differ; set by the seed and the epoch, and changed by either"
     ),
-    flags=frozenset(
-        {
-            "weighted_runs",
-            "drawn_indices",
-            "zero_weight_never_drawn",
-            "draw_counts",
-            "ranks_draw_apart",
-            "weighted_deterministic",
-            "weighted_reshuffles",
-            "weighted_seed_effective",
-            "frequencies_match_weights",
-        }
-    ),
     reference="sampler_conformance.adapters.torch_weighted:make",
 )
 
-WEIGHTED_PARTITION = WeightedContract(
+WEIGHTED_PARTITION = WeightedContract.of(
+    (WEIGHTED_DRAWS, RANKS_DRAW_APART, SEEDED_BY_EPOCH, FOLLOWS_PARTITION_WEIGHTS),
     name="weighted_partition",
     family="weighted sampler",
     description=(
         "as weighted, except that each rank's draws follow the weights of its own DistributedSampler partition "
         "(shuffled by seed and epoch), normalised on their own (MONAI's DistributedWeightedRandomSampler)"
     ),
-    flags=(WEIGHTED.flags - {"frequencies_match_weights"}) | {"frequencies_in_partition"},
     reference="sampler_conformance.adapters.torch_weighted:make_partitioned",
 )
 
