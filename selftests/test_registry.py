@@ -16,7 +16,16 @@ from sampler_conformance.subjects.batch_sampler import checks as batch_checks
 from sampler_conformance.subjects.batch_sampler.checks import ONE_EPOCH as BATCH_EPOCH
 from sampler_conformance.subjects.index_sampler import elastic_checks, loader_checks, order_checks, resume_checks
 from sampler_conformance.subjects.index_sampler.checks import PER_EPOCH
-from sampler_conformance.subjects.index_sampler.contracts import TORCH
+from sampler_conformance.subjects.index_sampler.contracts import (
+    BATCH,
+    CONTIGUOUS,
+    CONTIGUOUS_BLOCKS,
+    INFINITE,
+    PARTITION,
+    STRIDED,
+    TORCH,
+    SamplerContract,
+)
 from sampler_conformance.subjects.iterable_dataset import checks as stream_checks
 from sampler_conformance.subjects.iterable_dataset import resume_checks as stream_resume_checks
 from sampler_conformance.subjects.iterable_dataset.checks import ONE_EPOCH as STREAM_EPOCH
@@ -74,6 +83,23 @@ def test_each_contract_promises_what_its_promises_say_and_its_subject_checks(nam
         assert promise.flags and promise.flags <= checked, (promise.name, sorted(promise.flags - checked))
     names = [p.name for p in contract.composed_of]
     assert len(set(names)) == len(names), names
+
+
+def test_a_contract_takes_its_facts_from_its_promises_and_refuses_two_that_set_one_apart():
+    """How the checks read a sampler (its layout across ranks, its length rule, whether it ends
+    or yields batches) is set by the promises: two layouts in one contract are refused by name."""
+    assert (CONTIGUOUS.layout, PARTITION.length_rule, INFINITE.finite, BATCH.yields_batches) == (
+        "contiguous",
+        "balanced",
+        False,
+        True,
+    )
+    with pytest.raises(
+        ValueError,
+        match="'strided' and 'contiguous_blocks' cannot be promised together: one says "
+        "layout='strided', the other layout='contiguous'",
+    ):
+        SamplerContract.of((STRIDED, CONTIGUOUS_BLOCKS), name="both", family="?", description="two layouts")
 
 
 def test_an_extended_contract_is_its_base_and_its_extensions_promises():

@@ -30,11 +30,14 @@ C = TypeVar("C", bound="Contract")
 
 @dataclass(frozen=True)
 class Promise:
-    """One thing a contract promises, said by the invariants ``flags``."""
+    """One thing a contract promises, said by the invariants ``flags``; ``facts``, the fields of
+    the subject's contract that reading the sampler under this promise takes (its layout across
+    ranks, for one)."""
 
     name: str
     description: str
     flags: frozenset[str]
+    facts: tuple[tuple[str, object], ...] = ()
 
 
 @dataclass(frozen=True, repr=False)
@@ -50,8 +53,21 @@ class Contract:
 
     @classmethod
     def of(cls: type[C], promises: Sequence[Promise], **fields: Any) -> C:
-        """The contract composed of ``promises``: it promises their invariants."""
-        return cls(flags=frozenset().union(*(p.flags for p in promises)), composed_of=tuple(promises), **fields)
+        """The contract composed of ``promises``: it promises their invariants and takes their
+        facts. Raises ValueError, saying which, where two of them set one fact apart."""
+        facts: dict[str, tuple[Any, str]] = {}
+        for promise in promises:
+            for name, value in promise.facts:
+                if name in facts and facts[name][0] != value:
+                    raise ValueError(
+                        f"{facts[name][1]!r} and {promise.name!r} cannot be promised together: "
+                        f"one says {name}={facts[name][0]!r}, the other {name}={value!r}"
+                    )
+                facts[name] = (value, promise.name)
+        taken: dict[str, Any] = {name: value for name, (value, _) in facts.items()}
+        return cls(
+            flags=frozenset().union(*(p.flags for p in promises)), composed_of=tuple(promises), **taken, **fields
+        )
 
     def __repr__(self) -> str:  # short: Hypothesis prints it in every falsifying example
         off = f", without={sorted(self.turned_off)}" if self.turned_off else ""

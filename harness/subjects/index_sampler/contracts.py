@@ -1,6 +1,7 @@
 """The index sampler's contracts: what each family of samplers promises, and the facts its checks need.
 
-Each contract is composed of the promises declared below (``SamplerContract.of``). The facts: how a rank's share is cut from the global order (layout), how long each rank's
+Each contract is composed of the promises declared below (``SamplerContract.of``), which also
+set its facts. The facts: how a rank's share is cut from the global order (layout), how long each rank's
 share is (length rule), whether the sampler ends, and whether it yields indices or batches.
 The extensions (``+resumable``, ``+elastic``) add the resume protocols of
 docs/resume-and-elastic.md.
@@ -17,7 +18,8 @@ from sampler_conformance.core.contracts import Contract, Extension, Promise
 @dataclass(frozen=True, repr=False)
 class SamplerContract(Contract):
     subject = "index_sampler"
-    layout: str = "strided"  # rank r's share of the global order Q: Q[r::W], a block, or unspecified
+    # The facts, each set by a promise (below) or left at its default.
+    layout: str = "any"  # rank r's share of the global order Q: Q[r::W], a block, or unspecified
     length_rule: str = "padded"  # padded: ceil(N/W) each (floor with drop_last); balanced: sum N, spread <= 1
     finite: bool = True  # False: the sampler never stops; finite prefixes are read
     yields_batches: bool = False  # True: the sampler yields lists of indices (a batch sampler)
@@ -77,18 +79,30 @@ EXACT_PARTITION = Promise(
     "exact_partition",
     "each epoch is range(N) split without padding: covering, disjoint, lengths within 1 of each other",
     frozenset({"covers", "disjoint", "balanced"}),
+    facts=(("length_rule", "balanced"),),
 )
 COVERS = Promise("covers", "each epoch yields every index", frozenset({"covers"}))
 PERMUTATION_BLOCKS = Promise(
     "permutation_blocks",
     "an endless stream: the ranks' interleaved streams form one whose blocks of N items are permutations",
     frozenset({"stream_blocks_are_permutations"}),
+    facts=(("finite", False),),
 )
-STRIDED = Promise("strided", "rank r takes Q[r::W] of the global order Q", frozenset({"strided"}))
+STRIDED = Promise(
+    "strided", "rank r takes Q[r::W] of the global order Q", frozenset({"strided"}), facts=(("layout", "strided"),)
+)
 CONTIGUOUS_BLOCKS = Promise(
-    "contiguous_blocks", "rank r takes a contiguous block of the padded global order", frozenset({"contiguous"})
+    "contiguous_blocks",
+    "rank r takes a contiguous block of the padded global order",
+    frozenset({"contiguous"}),
+    facts=(("layout", "contiguous"),),
 )
-WHOLE_BATCHES = Promise("whole_batches", "rank r takes whole batches r, r+W, ...", frozenset({"whole_batches"}))
+WHOLE_BATCHES = Promise(
+    "whole_batches",
+    "rank r takes whole batches r, r+W, ...",
+    frozenset({"whole_batches"}),
+    facts=(("yields_batches", True),),
+)
 EQUAL_BATCHES = Promise(
     "equal_batches", "every rank the same number of batches, with drop_last or without", frozenset({"equal_batches"})
 )
@@ -118,7 +132,6 @@ CONTIGUOUS = SamplerContract.of(
     name="contiguous",
     family="B",
     description="like torch, but rank r gets a contiguous block of the padded global order",
-    layout="contiguous",
 )
 
 PARTITION = SamplerContract.of(
@@ -126,8 +139,6 @@ PARTITION = SamplerContract.of(
     name="partition",
     family="C",
     description="exact partition for evaluation: no padding, disjoint, union is range(N), lengths differ by <= 1",
-    layout="any",
-    length_rule="balanced",
 )
 
 INFINITE = SamplerContract.of(
@@ -135,7 +146,6 @@ INFINITE = SamplerContract.of(
     name="infinite",
     family="D",
     description="endless stream: the ranks' interleaved streams form one stream whose blocks of N items are permutations",
-    finite=False,
 )
 
 BATCH = SamplerContract.of(
@@ -143,8 +153,6 @@ BATCH = SamplerContract.of(
     name="batch",
     family="F",
     description="batch sampler sharded across ranks: rank r gets whole batches r, r+W, ...; equal batch counts",
-    layout="any",
-    yields_batches=True,
 )
 
 CONTRACTS: dict[str, SamplerContract] = {c.name: c for c in (TORCH, CONTIGUOUS, PARTITION, INFINITE, BATCH)}
