@@ -10,8 +10,9 @@ place, and the subject's per-epoch tests generated from that table. One with a c
 own elsewhere is declared on that check (:class:`Declared`); one checked by a function shared
 with others (two orders compared, a resume's ranks compared) or in its test's body is
 declared in the subject's ``invariants.py``. Each kind of thing under test lists its records
-there (its one-epoch table's, its check modules' and the rest); ``harness.subjects`` loads every kind and enters its records here, refusing a
-flag declared twice. Contracts are composed of promises, each a few of these flags; the titles in failure messages, the
+there (its one-epoch table's, its check modules' and the rest); ``harness.subjects`` loads
+every kind and enters its records here, refusing a flag declared twice. Contracts are
+composed of promises, each a few of these flags; the titles in failure messages, the
 ``--list-contracts`` text, the table in docs/contracts.md and the "not run" bookkeeping all
 come from the records.
 

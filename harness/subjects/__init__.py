@@ -93,7 +93,6 @@ def describe_contracts() -> str:
     invariants that say each; then each extension, a promise of its own."""
     lines = []
     for subject in SUBJECTS.values():
-        by_flag = {invariant.flag: invariant for invariant in subject.invariants}
         listed: list[tuple[str, tuple[Promise, ...]]] = [
             (
                 f"{c.name} (family {c.family}, reference {c.reference or subject.default_spec}): {c.description}",
@@ -110,7 +109,7 @@ def describe_contracts() -> str:
             for promise in promises:
                 if len(promises) > 1:
                     lines.append(f"  {promise.name}: {promise.description}")
-                for invariant in (by_flag[flag] for flag in by_flag if flag in promise.flags):
+                for invariant in (i for i in subject.invariants if i.flag in promise.flags):
                     lines.append(f"    {invariant.flag:32s} {invariant.title}: guards against {invariant.guards}")
                     where = f"; needs the sampler's {', '.join(invariant.needs)}" if invariant.needs else ""
                     where += "".join(f"; needs {package} (pip install {package})" for package in invariant.packages)

@@ -1,7 +1,7 @@
 """The index sampler's contracts: what each family of samplers promises, and the facts its checks need.
 
 Each contract is composed of the promises declared below (``SamplerContract.of``), which also
-set its facts. The facts: how a rank's share is cut from the global order (layout), how long each rank's
+set its facts: how a rank's share is cut from the global order (layout), how long each rank's
 share is (length rule), whether the sampler ends, and whether it yields indices or batches.
 The extensions (``+resumable``, ``+elastic``) add the resume protocols of
 docs/resume-and-elastic.md.
