@@ -134,8 +134,7 @@ def invariant_tables() -> str:
             "| promise | what it promises | invariants | composed into |",
             "| --- | --- | --- | --- |",
         ]
-        promises = {p.name: p for c in subject.contracts.values() for p in c.composed_of}
-        for promise in [*promises.values(), *subject.extensions.values()]:
+        for promise in [*subject.promises.values(), *subject.extensions.values()]:
             flags = ", ".join(f"`{i.flag}`" for i in subject.invariants if i.flag in promise.flags)
             into = [f"`{c}`" for c, contract in subject.contracts.items() if promise in contract.composed_of]
             rows.append(f"| `{promise.name}` | {promise.description} | {flags} | {', '.join(into) or 'an extension'} |")

@@ -84,6 +84,27 @@ def test_contract_rejects_its_known_bad_sampler(pytester, spec, tmp_path):
         assert f"`{flag}`) | **failed**" in (tmp_path / "cert.md").read_text()
 
 
+def test_a_contract_of_ones_own_promises_is_certified_and_named_by_them(pytester, tmp_path):
+    """``--contract=P,Q,...``: the promises' invariants alone are judged, and the certificate
+    records the composition. PadsFromTail fails the two it breaks under torch; the order and
+    argument promises it was not given are not judged."""
+    composition = "valid,finite_epochs,padded_epochs,strided"
+    run = certify(
+        pytester,
+        "selftests.corpus.known_bad:PadsFromTail",
+        f"--contract={composition}",
+        f"--certificate={tmp_path / 'c'}",
+    )
+    assert run.exit_code == 1, run.explain()
+    certificate = _load_certificate(tmp_path / "c")
+    assert {f for f, status in _statuses(certificate).items() if status == "failed"} == {"pads_from_head", "strided"}
+    assert _statuses(certificate)["reshuffles_on_set_epoch"] == "not promised"
+    contract = certificate["contract"]
+    assert (contract["name"], contract["family"]) == (composition, "composed")
+    assert [p["name"] for p in contract["promises"]] == composition.split(",")
+    assert f"does NOT conform to contract '{composition}'" in run.output, run.explain()
+
+
 def _batched(case: IndexCase, make) -> Observation:
     """Every rank's batches of the batch sampler ``make(num_replicas, rank)`` builds."""
     batches = tuple(
@@ -256,7 +277,8 @@ def test_list_contracts_prints_every_contract_and_exits(pytester):
 @pytest.mark.parametrize(
     ("option", "message"),
     [
-        ("--contract=strided", "--contract='strided': 'strided' is not a base contract"),
+        ("--contract=strided_blocks", "--contract='strided_blocks': 'strided_blocks' is not a base contract"),
+        ("--contract=valid,strided", "none of the promises says what each epoch yields; add one of padded_epochs"),
         ("--without=covers,nonsense", "unknown invariant(s) nonsense"),
         ("--rank-timeout=-1", "--rank-timeout='-1' must be positive"),
     ],

@@ -54,4 +54,7 @@ def test_elastic_is_resumable_on_any_world_size():
 def test_elastic_needs_ranks_that_take_turns_through_one_order(pytester, base):
     result = pytester.runpytest_subprocess("-p", "sampler_conformance.plugin", f"--contract={base}+elastic")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    assert "'elastic' composes only with batch, torch: a global cursor needs" in "\n".join(result.errlines)
+    assert (
+        "'elastic' composes only with contracts promising strided or whole_batches: a global cursor needs"
+        in "\n".join(result.errlines)
+    )

@@ -20,6 +20,7 @@ from sampler_conformance.subjects.index_sampler.contracts import (
     BATCH,
     CONTIGUOUS,
     CONTIGUOUS_BLOCKS,
+    COVERS,
     INFINITE,
     PARTITION,
     STRIDED,
@@ -98,7 +99,76 @@ def test_a_contract_takes_its_facts_from_its_promises_and_refuses_two_that_set_o
         match="'strided' and 'contiguous_blocks' cannot be promised together: one says "
         "layout='strided', the other layout='contiguous'",
     ):
-        SamplerContract.of((STRIDED, CONTIGUOUS_BLOCKS), name="both", family="?", description="two layouts")
+        SamplerContract.of((COVERS, STRIDED, CONTIGUOUS_BLOCKS), name="both", family="?", description="two layouts")
+
+
+@pytest.mark.parametrize("name", list(CONTRACTS))
+def test_the_promises_of_a_named_contract_composed_by_a_user_make_the_same_contract(name):
+    """``--contract=P,Q,...`` with a named contract's promises promises what it does, and reads
+    the sampler by the same facts; only the name and the description differ (and the facts
+    a named contract sets beside its promises: micro_batches' step size)."""
+    named = contract_named(name)
+    composed = contract_named(",".join(p.name for p in named.composed_of))
+    assert composed.name == ",".join(p.name for p in named.composed_of)
+    assert composed.family == "composed"
+    assert composed.composed_of == named.composed_of
+    explicit = {"parameter"} if name == "micro_batches" else set()
+    same = {"name", "family", "description", "reference", *explicit}
+    assert {f: v for f, v in vars(composed).items() if f not in same} == {
+        f: v for f, v in vars(named).items() if f not in same
+    }
+
+
+@pytest.mark.parametrize(
+    ("text", "refusal"),
+    [
+        (
+            "valid,padded_epochs,exact_partition,strided",
+            "'padded_epochs' and 'exact_partition' each say what each epoch yields; keep one",
+        ),
+        (
+            "valid,finite_epochs,strided",
+            "none of the promises says what each epoch yields; add one of padded_epochs, exact_partition, permutation_blocks, covers",
+        ),
+        (
+            "valid,finite_epochs,permutation_blocks",
+            "'finite_epochs' and 'permutation_blocks' cannot be promised together: one says finite=True, the other finite=False",
+        ),
+        ("valid,covers,whole_batches,strided", "'whole_batches' and 'strided' cannot be promised together"),
+        (
+            "valid,finite_epochs,padded_epochs",
+            "'padded_epochs' is judged along a layout (strided or contiguous) another promise sets, and none here does; add one of strided, contiguous_blocks",
+        ),
+        (
+            "valid,covers,whole_batches,torch_arguments",
+            "'torch_arguments' is judged along a layout (strided or contiguous)",
+        ),
+        (
+            "finite_epochs,covers",
+            "every index_sampler contract promises edge_sizes, valid_indices, where a fault or an invalid item is charged; add valid",
+        ),
+        ("reads_through_workers,stream_order", "add one of exactly_once, padded_once, truncated_once"),
+        (
+            "batches_run,poisson_draws,within_budget",
+            "one says parameter='sample_rate', the other parameter='max_tokens'",
+        ),
+        (
+            "valid,covers,exactly_once",
+            "a contract composes the promises of one kind of thing under test, not several (valid of index_sampler; covers of index_sampler; exactly_once of iterable_dataset)",
+        ),
+        (
+            "valid,covers,shuffled",
+            "'shuffled' is not a promise of index_sampler contracts; they are valid, across_processes",
+        ),
+        ("valid,covers,covers", "a promise is named twice"),
+        ("valid,covers+elastic", "'elastic' composes only with contracts promising strided or whole_batches"),
+        ("valid,permutation_blocks+resumable", "the samplers of 'valid,permutation_blocks' never end"),
+    ],
+)
+def test_a_composition_that_makes_no_contract_is_refused_saying_what_to_change(text, refusal):
+    with pytest.raises(ValueError) as refused:
+        contract_named(text)
+    assert refusal in str(refused.value)
 
 
 def test_an_extended_contract_is_its_base_and_its_extensions_promises():

@@ -38,6 +38,13 @@ class Promise:
     description: str
     flags: frozenset[str]
     facts: tuple[tuple[str, object], ...] = ()
+    # The facts its checks read, each with the values they understand, that another promise of
+    # the contract must set: padding from the head is judged along a strided or a contiguous
+    # layout, so it needs a promise of one.
+    needs: tuple[tuple[str, tuple[object, ...]], ...] = ()
+    # It says what each epoch yields (every item once, padded, drawn by weight...): a contract
+    # holds exactly one such promise.
+    per_epoch: bool = False
 
 
 @dataclass(frozen=True, repr=False)
@@ -52,9 +59,21 @@ class Contract:
     composed_of: tuple[Promise, ...] = ()
 
     @classmethod
-    def of(cls: type[C], promises: Sequence[Promise], **fields: Any) -> C:
+    def of(cls: type[C], promises: Sequence[Promise], choices: Sequence[Promise] = (), **fields: Any) -> C:
         """The contract composed of ``promises``: it promises their invariants and takes their
-        facts. Raises ValueError, saying which, where two of them set one fact apart."""
+        facts. Raises ValueError, saying which promises and how to fix it (naming the fitting
+        ones of ``choices``), where they do not make one contract: not exactly one says what
+        each epoch yields, two set one fact apart, or one reads a fact that none sets."""
+
+        def add_one(names: Sequence[str]) -> str:
+            return f"add one of {', '.join(names)}" if names else "add one"
+
+        per_epoch = [p.name for p in promises if p.per_epoch]
+        if len(per_epoch) > 1:
+            raise ValueError(f"{' and '.join(map(repr, per_epoch))} each say what each epoch yields; keep one")
+        if not per_epoch:
+            fixes = [p.name for p in choices if p.per_epoch]
+            raise ValueError(f"none of the promises says what each epoch yields; {add_one(fixes)}")
         facts: dict[str, tuple[Any, str]] = {}
         for promise in promises:
             for name, value in promise.facts:
@@ -64,6 +83,14 @@ class Contract:
                         f"one says {name}={facts[name][0]!r}, the other {name}={value!r}"
                     )
                 facts[name] = (value, promise.name)
+        for promise in promises:
+            for name, understood in promise.needs:
+                if facts.get(name, (None,))[0] not in understood:
+                    fixes = [p.name for p in choices if any(f == name and v in understood for f, v in p.facts)]
+                    raise ValueError(
+                        f"{promise.name!r} is judged along a {name} ({' or '.join(map(str, understood))}) another "
+                        f"promise sets, and none here does; {add_one(fixes)}"
+                    )
         taken: dict[str, Any] = {name: value for name, (value, _) in facts.items()}
         return cls(
             flags=frozenset().union(*(p.flags for p in promises)), composed_of=tuple(promises), **taken, **fields
@@ -97,9 +124,13 @@ class Extension(Promise):
     # Flags of other extensions this one withdraws: an elastic sampler accepts a state
     # from another world size, which a merely resumable one must refuse.
     withdraws: frozenset[str] = field(default_factory=frozenset)
-    # The base contracts it composes with, and why only those (empty: every extensible one).
+    # The promises of which a base contract must hold one to compose with it, and why
+    # (empty: every extensible contract).
     bases: frozenset[str] = field(default_factory=frozenset)
     bases_why: str = ""
+
+    def composes_with(self, base: Contract) -> bool:
+        return not base.why_not_extensible() and (not self.bases or any(p.name in self.bases for p in base.composed_of))
 
 
 def compose(base: C, extensions: Sequence[Extension]) -> C:
@@ -108,9 +139,10 @@ def compose(base: C, extensions: Sequence[Extension]) -> C:
     if extensions and base.why_not_extensible():
         raise ValueError(base.why_not_extensible())
     for extension in extensions:
-        if extension.bases and base.name not in extension.bases:
+        if not extension.composes_with(base):
             raise ValueError(
-                f"{extension.name!r} composes only with {', '.join(sorted(extension.bases))}: {extension.bases_why}"
+                f"{extension.name!r} composes only with contracts promising "
+                f"{' or '.join(sorted(extension.bases))}: {extension.bases_why}"
             )
     if not extensions:
         return base

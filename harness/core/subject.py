@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from .contracts import Contract, Extension
+from .contracts import Contract, Extension, Promise
 from .invariants import Invariant
 
 
@@ -75,7 +75,54 @@ class Subject:
         certificate, charged to ``crash_flag``: "sampler fault", "dataset fault"."""
         return f"{self.noun} fault"
 
+    @property
+    def promises(self) -> dict[str, Promise]:
+        """The promises its contracts are composed of, by name, in the order they first appear
+        (the extensions are not among them: they compose with a whole contract)."""
+        return {p.name: p for c in self.contracts.values() for p in c.composed_of}
+
+    def _missing_foundation(self, contract: Contract) -> str:
+        """Why ``contract`` cannot be certified: it does not promise the flags a fault or an
+        invalid item is charged to (empty: it does)."""
+        missing = [f for f in (self.crash_flag, self.invalid_item_flag) if not contract.promises(f)]
+        if not missing:
+            return ""
+        holders = [p.name for p in self.promises.values() if p.flags & set(missing)]
+        return (
+            f"every {self.name} contract promises {', '.join(missing)}, where a fault or an invalid item is "
+            f"charged; add {' and '.join(holders)}"
+        )
+
+    def compose(self, names: Sequence[str]) -> Contract:
+        """The contract composed of the promises ``names``, as a user writes it when no named
+        contract fits (``--contract=valid,finite_epochs,padded_epochs,strided``). Raises
+        ValueError, saying how to fix it, for a name that is not one of its promises or a
+        composition that does not make one contract."""
+        unknown = [name for name in names if name not in self.promises]
+        if unknown:
+            raise ValueError(
+                f"{', '.join(map(repr, unknown))} is not a promise of {self.name} contracts; "
+                f"they are {', '.join(self.promises)}"
+            )
+        if len(set(names)) != len(names):
+            raise ValueError("a promise is named twice")
+        kind = type(next(iter(self.contracts.values())))
+        contract = kind.of(
+            [self.promises[name] for name in names],
+            choices=list(self.promises.values()),
+            name=",".join(names),
+            family="composed",
+            description="a contract of your own: " + "; ".join(self.promises[n].description for n in names),
+        )
+        why = self._missing_foundation(contract)
+        if why:
+            raise ValueError(why)
+        return contract
+
     def __post_init__(self) -> None:
+        for contract in self.contracts.values():
+            if self._missing_foundation(contract):
+                raise ValueError(f"contract {contract.name!r}: {self._missing_foundation(contract)}")
         declared = {invariant.flag for invariant in self.invariants}
         promised = set().union(
             *(c.flags for c in self.contracts.values()), *(e.flags for e in self.extensions.values())

@@ -45,9 +45,17 @@ for _subject in SUBJECTS.values():
         if _name in CONTRACTS:
             raise ValueError(f"contract {_name!r} is declared by two subjects")
         CONTRACTS[_name] = _contract
+# The subject whose contracts each promise is of: a composition names promises, not its subject.
+_SUBJECT_OF_PROMISE: dict[str, Subject] = {}
+for _subject in SUBJECTS.values():
+    for _name in _subject.promises:
+        if _name in _SUBJECT_OF_PROMISE or _name in CONTRACTS:
+            raise ValueError(f"promise {_name!r} of {_subject.name} is also the name of another promise or contract")
+        _SUBJECT_OF_PROMISE[_name] = _subject
 EXTENSION_NAMES = list(dict.fromkeys(name for subject in SUBJECTS.values() for name in subject.extensions))
 CONTRACT_SYNTAX = (
-    f"BASE or BASE+EXTENSION, BASE one of {', '.join(CONTRACTS)}, EXTENSION one of {', '.join(EXTENSION_NAMES)}"
+    f"BASE or BASE+EXTENSION, BASE one of {', '.join(CONTRACTS)} or PROMISE,PROMISE,... (a contract of "
+    f"your own, composed of promises --list-contracts names), EXTENSION one of {', '.join(EXTENSION_NAMES)}"
 )
 
 
@@ -62,13 +70,32 @@ def subject_tested(flag: str | None, fixtures: Sequence[str]) -> str | None:
     return next((subject.name for subject in SUBJECTS.values() if subject.plug_fixture in fixtures), None)
 
 
+def _composed(text: str) -> Contract:
+    """The contract of the comma-separated promises ``text`` names, all of one subject."""
+    names = [name.strip() for name in text.split(",")]
+    subjects = {_SUBJECT_OF_PROMISE[name].name for name in names if name in _SUBJECT_OF_PROMISE}
+    if len(subjects) > 1:
+        of = "; ".join(f"{n} of {_SUBJECT_OF_PROMISE[n].name}" for n in names if n in _SUBJECT_OF_PROMISE)
+        raise ValueError(f"a contract composes the promises of one kind of thing under test, not several ({of})")
+    if not subjects:
+        raise ValueError(f"{text!r} names no contract and no promise; write {CONTRACT_SYNTAX}")
+    try:
+        return SUBJECTS[subjects.pop()].compose(names)
+    except ValueError as error:
+        raise ValueError(f"the promises {text!r} do not make a contract: {error}") from None
+
+
 def contract_named(text: str) -> Contract:
-    """The contract ``text`` names: a base contract, optionally ``+`` extensions of its
-    subject (``torch+resumable``). Raises ValueError, saying what is known, for anything else."""
+    """The contract ``text`` names: a base contract, or the promises of a contract of the
+    user's own separated by commas, optionally ``+`` extensions of its subject
+    (``torch+resumable``). Raises ValueError, saying what is known, for anything else."""
     base_name, *extension_names = [part.strip() for part in text.split("+")]
-    if base_name not in CONTRACTS:
+    if base_name in CONTRACTS:
+        base = CONTRACTS[base_name]
+    elif "," in base_name or base_name in _SUBJECT_OF_PROMISE:
+        base = _composed(base_name)
+    else:
         raise ValueError(f"{base_name!r} is not a base contract; write {CONTRACT_SYNTAX}")
-    base = CONTRACTS[base_name]
     known = subject_of(base).extensions
     unknown = [name for name in extension_names if name not in known]
     if unknown:
@@ -80,12 +107,8 @@ def contract_named(text: str) -> Contract:
 
 
 def _bases_of(subject: Subject, extension: Extension) -> list[str]:
-    """The base contracts ``extension`` composes with (``compose`` refuses the others)."""
-    return [
-        name
-        for name, contract in subject.contracts.items()
-        if not contract.why_not_extensible() and (not extension.bases or name in extension.bases)
-    ]
+    """The named base contracts ``extension`` composes with (``compose`` refuses the others)."""
+    return [name for name, contract in subject.contracts.items() if extension.composes_with(contract)]
 
 
 def describe_contracts() -> str:
@@ -117,4 +140,8 @@ def describe_contracts() -> str:
                         f"    {'':32s} checked {invariant.where.value}{where}; known-bad: {invariant.known_bad}"
                     )
             lines.append("")
+    lines.append(
+        "A contract of your own: --contract=PROMISE,PROMISE,... with the promises above, of one subject "
+        "(docs/contracts.md, 'A contract of your own')."
+    )
     return "\n".join(lines).rstrip() + "\n"

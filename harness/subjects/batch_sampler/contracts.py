@@ -60,11 +60,13 @@ WITHIN_BUDGET = Promise(
     "within_budget",
     "each batch within max_tokens under the sampler's declared cost, an item over the budget alone",
     frozenset({"within_budget"}),
+    facts=(("parameter", "max_tokens"),),
 )
 EACH_ITEM_ONCE = Promise(
     "each_item_once",
     "each item at most once per epoch across ranks, those left out fitting in the last, dropped round",
     frozenset({"each_item_once"}),
+    per_epoch=True,
 )
 REPRODUCIBLE_PLAN = Promise(
     "reproducible_plan",
@@ -75,6 +77,8 @@ POISSON_DRAWS = Promise(
     "poisson_draws",
     "the ranks draw from disjoint shards, each item of a shard at each step with probability sample_rate (statistical)",
     frozenset({"poisson_shards_disjoint", "poisson_rate"}),
+    facts=(("parameter", "sample_rate"), ("empty_batches", True), ("requires_len", True)),
+    per_epoch=True,
 )
 _SHARED = (BATCHES_RUN, EQUAL_BATCH_COUNTS, BATCHES_RESHUFFLE)
 
@@ -114,9 +118,6 @@ POISSON = BatchContract.of(
         "(statistical, false alarm at most 1e-6 per certification); other draws every epoch"
     ),
     reference="sampler_conformance.adapters.budget_batches:poisson",
-    parameter="sample_rate",
-    empty_batches=True,
-    requires_len=True,
 )
 
 CONTRACTS: dict[str, BatchContract] = {c.name: c for c in (DYNAMIC_BATCHES, MICRO_BATCHES, POISSON)}

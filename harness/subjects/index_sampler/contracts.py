@@ -19,7 +19,7 @@ from sampler_conformance.core.contracts import Contract, Extension, Promise
 class SamplerContract(Contract):
     subject = "index_sampler"
     # The facts, each set by a promise (below) or left at its default.
-    layout: str = "any"  # rank r's share of the global order Q: Q[r::W], a block, or unspecified
+    layout: str = "any"  # rank r's share of the global order Q: strided, contiguous, whole batches, or any
     length_rule: str = "padded"  # padded: ceil(N/W) each (floor with drop_last); balanced: sum N, spread <= 1
     finite: bool = True  # False: the sampler never stops; finite prefixes are read
     yields_batches: bool = False  # True: the sampler yields lists of indices (a batch sampler)
@@ -69,24 +69,30 @@ FINITE_EPOCHS = Promise(
     "finite_epochs",
     "each epoch ends: len() matches iteration, and a DataLoader yields what the sampler does",
     frozenset({"len_matches_iter", "loader_yields_sampler"}),
+    facts=(("finite", True),),
 )
 PADDED_EPOCHS = Promise(
     "padded_epochs",
     "each epoch covers range(N), the ranks disjoint but for padding: ceil(N/W) each, padded from the head",
     frozenset({"covers", "disjoint", "equal_length", "pads_from_head"}),
+    facts=(("length_rule", "padded"),),
+    needs=(("layout", ("strided", "contiguous")),),
+    per_epoch=True,
 )
 EXACT_PARTITION = Promise(
     "exact_partition",
     "each epoch is range(N) split without padding: covering, disjoint, lengths within 1 of each other",
     frozenset({"covers", "disjoint", "balanced"}),
     facts=(("length_rule", "balanced"),),
+    per_epoch=True,
 )
-COVERS = Promise("covers", "each epoch yields every index", frozenset({"covers"}))
+COVERS = Promise("covers", "each epoch yields every index", frozenset({"covers"}), per_epoch=True)
 PERMUTATION_BLOCKS = Promise(
     "permutation_blocks",
     "an endless stream: the ranks' interleaved streams form one whose blocks of N items are permutations",
     frozenset({"stream_blocks_are_permutations"}),
     facts=(("finite", False),),
+    per_epoch=True,
 )
 STRIDED = Promise(
     "strided", "rank r takes Q[r::W] of the global order Q", frozenset({"strided"}), facts=(("layout", "strided"),)
@@ -101,7 +107,7 @@ WHOLE_BATCHES = Promise(
     "whole_batches",
     "rank r takes whole batches r, r+W, ...",
     frozenset({"whole_batches"}),
-    facts=(("yields_batches", True),),
+    facts=(("yields_batches", True), ("layout", "whole batches")),
 )
 EQUAL_BATCHES = Promise(
     "equal_batches", "every rank the same number of batches, with drop_last or without", frozenset({"equal_batches"})
@@ -116,6 +122,7 @@ TORCH_ARGUMENTS = Promise(
     "DistributedSampler's arguments: shuffle=True, seed=0, drop_last=False by default; shuffle=False keeps the "
     "dataset's order",
     frozenset({"defaults", "unshuffled_in_order"}),
+    needs=(("layout", ("strided", "contiguous")),),
 )
 _TORCH_ORDER = (DETERMINISTIC, RESHUFFLES, SEED_EFFECTIVE, TORCH_ARGUMENTS)
 
@@ -187,7 +194,7 @@ ELASTIC = Extension(
     flags=(RESUMABLE.flags - {"other_world_size_refused"})
     | {"elastic_cursor", "elastic_exactly_once", "elastic_ranks_agree", "elastic_hops_compose"},
     withdraws=frozenset({"other_world_size_refused"}),
-    bases=frozenset({"torch", "batch"}),
+    bases=frozenset({STRIDED.name, WHOLE_BATCHES.name}),
     bases_why="a global cursor needs ranks that take turns through one global order: rank r takes items "
     "(or batches) r, r+W, ..., so what W ranks consumed is a prefix of it",
 )

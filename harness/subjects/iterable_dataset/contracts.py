@@ -48,7 +48,10 @@ STREAM_ORDER = Promise(
     frozenset({"stream_deterministic", "stream_agrees", "stream_reshuffles", "stream_seed_effective"}),
 )
 EXACTLY_ONCE = Promise(
-    "exactly_once", "every item exactly once per epoch across all (rank, worker) pairs", frozenset({"exactly_once"})
+    "exactly_once",
+    "every item exactly once per epoch across all (rank, worker) pairs",
+    frozenset({"exactly_once"}),
+    per_epoch=True,
 )
 EVEN_BATCHES = Promise(
     "even_batches",
@@ -60,12 +63,14 @@ PADDED_ONCE = Promise(
     "every item at least once, fewer than W x workers repeated to make the batch counts equal for every N, the same "
     "items whatever num_workers",
     frozenset({"padded_once", "same_items_any_workers"}),
+    per_epoch=True,
 )
 TRUNCATED_ONCE = Promise(
     "truncated_once",
     "no item twice, fewer than W x workers dropped to make the batch counts equal for every N, the same items "
     "whatever num_workers",
     frozenset({"truncated_once", "same_items_any_workers"}),
+    per_epoch=True,
 )
 
 STREAM = StreamContract.of(

@@ -44,11 +44,13 @@ FOLLOWS_WEIGHTS = Promise(
     "follows_weights",
     "all ranks' draws together follow the weights over the whole dataset (statistical)",
     frozenset({"frequencies_match_weights"}),
+    per_epoch=True,
 )
 FOLLOWS_PARTITION_WEIGHTS = Promise(
     "follows_partition_weights",
     "each rank's draws follow the weights of its own DistributedSampler partition, normalised (statistical)",
     frozenset({"frequencies_in_partition"}),
+    per_epoch=True,
 )
 
 WEIGHTED = WeightedContract.of(
