@@ -36,7 +36,6 @@ class Promise:
 
     name: str
     description: str
-    flags: frozenset[str]
     facts: tuple[tuple[str, object], ...] = ()
     # The facts its checks read, each with the values they understand, that another promise of
     # the contract must set: padding from the head is judged along a strided or a contiguous
@@ -45,6 +44,16 @@ class Promise:
     # It says what each epoch yields (every item once, padded, drawn by weight...): a contract
     # holds exactly one such promise.
     per_epoch: bool = False
+    # The flags of the invariants that say it, each entered by the invariant's own declaration
+    # (``Invariant.promised_by``): a new invariant of a promise touches no contract.
+    _said_by: set[str] = field(default_factory=set, init=False, compare=False, repr=False)
+
+    @property
+    def flags(self) -> frozenset[str]:
+        return frozenset(self._said_by)
+
+    def said_by(self, flag: str) -> None:
+        self._said_by.add(flag)
 
 
 @dataclass(frozen=True, repr=False)
@@ -53,10 +62,15 @@ class Contract:
     name: str
     family: str
     description: str
-    flags: frozenset[str]  # those of the promises it is composed of (see of()), less those turned off
     turned_off: frozenset[str] = frozenset()
     reference: str = ""  # the spec certified when none is given (empty: the subject's default_spec)
     composed_of: tuple[Promise, ...] = ()
+    withdrawn: frozenset[str] = frozenset()  # flags an extension withdraws (see compose())
+
+    @property
+    def flags(self) -> frozenset[str]:
+        """What it promises: its promises' flags, less those withdrawn and those turned off."""
+        return frozenset().union(*(p.flags for p in self.composed_of)) - self.withdrawn - self.turned_off
 
     @classmethod
     def of(cls: type[C], promises: Sequence[Promise], choices: Sequence[Promise] = (), **fields: Any) -> C:
@@ -92,9 +106,7 @@ class Contract:
                         f"promise sets, and none here does; {add_one(fixes)}"
                     )
         taken: dict[str, Any] = {name: value for name, (value, _) in facts.items()}
-        return cls(
-            flags=frozenset().union(*(p.flags for p in promises)), composed_of=tuple(promises), **taken, **fields
-        )
+        return cls(composed_of=tuple(promises), **taken, **fields)
 
     def __repr__(self) -> str:  # short: Hypothesis prints it in every falsifying example
         off = f", without={sorted(self.turned_off)}" if self.turned_off else ""
@@ -110,7 +122,7 @@ class Contract:
         unknown = sorted(flags - set(REGISTRY))
         if unknown:
             raise ValueError(f"unknown invariant(s) {', '.join(unknown)}; known: {', '.join(REGISTRY)}")
-        return replace(self, flags=self.flags - flags, turned_off=self.turned_off | (flags & self.flags))
+        return replace(self, turned_off=self.turned_off | (flags & self.flags))
 
     def why_not_extensible(self) -> str:
         """Why no extension composes with this contract (empty: they may)."""
@@ -146,12 +158,11 @@ def compose(base: C, extensions: Sequence[Extension]) -> C:
             )
     if not extensions:
         return base
-    flags = base.flags.union(*(e.flags for e in extensions)) - frozenset().union(*(e.withdraws for e in extensions))
     descriptions = "; ".join(f"{e.name}: {e.description}" for e in extensions)
     return replace(
         base,
         name="+".join([base.name, *(e.name for e in extensions)]),
         description=f"{base.description}; {descriptions}",
-        flags=flags,
         composed_of=(*base.composed_of, *extensions),
+        withdrawn=base.withdrawn.union(*(e.withdraws for e in extensions)),
     )

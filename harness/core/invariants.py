@@ -24,7 +24,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any, Generic, TypeVar, cast
+from typing import Any, Generic, Protocol, TypeVar, cast
+
+
+class Promised(Protocol):
+    """What an invariant names as the promise it says (``harness.core.contracts.Promise``)."""
+
+    def said_by(self, flag: str) -> None:
+        """Enter ``flag`` among the invariants that say the promise."""
 
 
 class Where(str, Enum):
@@ -50,6 +57,13 @@ class Invariant:
     # said of its items; 2 for an order compared across readings, epochs, seeds or
     # processes, which one item cannot show; 0 where an empty epoch can fail it (a crash).
     judged_from: int = 1
+    # The promises it says (one of a subject's contracts.py, or an extension): each takes its
+    # flag as the record is made, so a promise's flags are derived from the declarations.
+    promised_by: tuple[Promised, ...] = ()
+
+    def __post_init__(self) -> None:
+        for promise in self.promised_by:
+            promise.said_by(self.flag)
 
 
 Judge = TypeVar("Judge", bound=Callable[..., Any])

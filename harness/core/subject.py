@@ -123,12 +123,17 @@ class Subject:
         for contract in self.contracts.values():
             if self._missing_foundation(contract):
                 raise ValueError(f"contract {contract.name!r}: {self._missing_foundation(contract)}")
+        own = [*self.promises.values(), *self.extensions.values()]
+        for invariant in self.invariants:
+            foreign = [p for p in invariant.promised_by if not any(p is promise for promise in own)]
+            if foreign:
+                raise ValueError(f"invariant {invariant.flag!r} of {self.name} says a promise of no contract of it")
         declared = {invariant.flag for invariant in self.invariants}
-        promised = set().union(
-            *(c.flags for c in self.contracts.values()), *(e.flags for e in self.extensions.values())
-        )
-        promised |= {self.crash_flag, self.invalid_item_flag}
-        if not promised <= declared:
-            raise ValueError(f"subject {self.name!r} promises undeclared invariants: {sorted(promised - declared)}")
+        undeclared = set().union(*(p.flags for p in own)) - declared
+        if undeclared:  # made, naming a promise, but left out of the subject's list
+            raise ValueError(f"subject {self.name!r} promises invariants it does not list: {sorted(undeclared)}")
+        unsaid = [p.name for p in own if not p.flags]
+        if unsaid:
+            raise ValueError(f"subject {self.name!r}: no invariant says the promise(s) {', '.join(unsaid)}")
         if any(c.subject != self.name for c in self.contracts.values()):
             raise ValueError(f"subject {self.name!r} lists a contract of another subject")

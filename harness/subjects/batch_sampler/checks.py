@@ -13,7 +13,15 @@ from sampler_conformance.core.evidence import Violation, shorten
 from sampler_conformance.core.frequencies import FrequencyVerdict, rate_test
 from sampler_conformance.core.invariants import Declared, Invariant, OneEpoch, Where
 
-from .contracts import BatchContract
+from .contracts import (
+    BATCHES_RUN,
+    EACH_ITEM_ONCE,
+    EQUAL_BATCH_COUNTS,
+    POISSON_DRAWS,
+    REPRODUCIBLE_PLAN,
+    WITHIN_BUDGET,
+    BatchContract,
+)
 from .plug import BatchPlug
 from .runs import PlannedEpoch
 
@@ -37,6 +45,7 @@ DECLARED = Declared()
         "none (a bucket flushed empty: a step with nothing to train on)",
         f"{BAD}:EmptyBucketFlushed",
         proven_under=DYNAMIC_BATCHES,
+        promised_by=(BATCHES_RUN,),
     )
 )
 def check_batch_items(epoch: PlannedEpoch, plug: BatchPlug | None, contract: BatchContract) -> list[Violation]:
@@ -70,6 +79,7 @@ def check_batch_items(epoch: PlannedEpoch, plug: BatchPlug | None, contract: Bat
         "NVIDIA/Megatron-LM #7299, opacus' DistributedUniformWithReplacementSampler)",
         f"{BAD}:UnevenRoundRobin",
         proven_under=DYNAMIC_BATCHES,
+        promised_by=(EQUAL_BATCH_COUNTS,),
     )
 )
 def check_equal_counts(
@@ -100,6 +110,7 @@ def check_equal_counts(
         f"{BAD}:LenOfGlobalPlan",
         proven_under=DYNAMIC_BATCHES,
         where=Where.IN_PROCESS,
+        promised_by=(BATCHES_RUN,),
     )
 )
 def check_len(epoch: PlannedEpoch, contract: BatchContract) -> list[Violation]:
@@ -127,6 +138,7 @@ def check_len(epoch: PlannedEpoch, contract: BatchContract) -> list[Violation]:
         "the count, for padded batches): out-of-memory on the step that draws it",
         f"{BAD}:ClosesAfterOverflow",
         proven_under=DYNAMIC_BATCHES,
+        promised_by=(WITHIN_BUDGET,),
     )
 )
 def check_within_budget(epoch: PlannedEpoch, plug: BatchPlug, contract: BatchContract | None = None) -> list[Violation]:
@@ -178,6 +190,7 @@ def padding_wasted(epoch: PlannedEpoch) -> list[float]:
         "(under a budget, more than W - 1 batches hold; in steps of batch_size, a whole step)",
         f"{BAD}:PadsByRepeating",
         proven_under=DYNAMIC_BATCHES,
+        promised_by=(EACH_ITEM_ONCE,),
     )
 )
 def check_each_item_once(
@@ -256,6 +269,7 @@ def check_plans_differ(first: PlannedEpoch, second: PlannedEpoch, flag: str, wha
         proven_under=DYNAMIC_BATCHES,
         where=Where.GROUPS,
         judged_from=2,  # an order: one item cannot show it
+        promised_by=(REPRODUCIBLE_PLAN,),
     )
 )
 def check_processes_agree(epoch: PlannedEpoch, as_rank: int) -> list[Violation]:
@@ -284,6 +298,7 @@ def check_processes_agree(epoch: PlannedEpoch, as_rank: int) -> list[Violation]:
         "whole dataset, and the privacy accounting's sampling rate is W times too low",
         f"{BAD}:PoissonNotSharded",
         proven_under="poisson",
+        promised_by=(POISSON_DRAWS,),
     )
 )
 def check_shards_disjoint(
@@ -324,6 +339,7 @@ def poisson_steps(epoch: PlannedEpoch) -> int | None:
         f"{BAD}:RateSplitAcrossRanks",
         proven_under="poisson",
         where=Where.IN_PROCESS,
+        promised_by=(POISSON_DRAWS,),
     )
 )
 def check_poisson_rate(

@@ -48,35 +48,24 @@ class BatchContract(Contract):
 
 # The promises a batch sampler's contract is composed of.
 BATCHES_RUN = Promise(
-    "batches_run",
-    "runs every valid case, yielding batches of valid indices; len(), where present, counts them",
-    frozenset({"batches_run", "batch_items", "batch_len_matches"}),
+    "batches_run", "runs every valid case, yielding batches of valid indices; len(), where present, counts them"
 )
-EQUAL_BATCH_COUNTS = Promise(
-    "equal_batch_counts", "every rank the same number of batches per epoch", frozenset({"equal_batch_counts"})
-)
-BATCHES_RESHUFFLE = Promise("batches_reshuffle", "each epoch draws anew", frozenset({"batches_reshuffle"}))
+EQUAL_BATCH_COUNTS = Promise("equal_batch_counts", "every rank the same number of batches per epoch")
+BATCHES_RESHUFFLE = Promise("batches_reshuffle", "each epoch draws anew")
 WITHIN_BUDGET = Promise(
     "within_budget",
     "each batch within max_tokens under the sampler's declared cost, an item over the budget alone",
-    frozenset({"within_budget"}),
     facts=(("parameter", "max_tokens"),),
 )
 EACH_ITEM_ONCE = Promise(
     "each_item_once",
     "each item at most once per epoch across ranks, those left out fitting in the last, dropped round",
-    frozenset({"each_item_once"}),
     per_epoch=True,
 )
-REPRODUCIBLE_PLAN = Promise(
-    "reproducible_plan",
-    "every process plans the same batches, set by the seed and the epoch",
-    frozenset({"batches_deterministic", "batch_plan_agrees"}),
-)
+REPRODUCIBLE_PLAN = Promise("reproducible_plan", "every process plans the same batches, set by the seed and the epoch")
 POISSON_DRAWS = Promise(
     "poisson_draws",
     "the ranks draw from disjoint shards, each item of a shard at each step with probability sample_rate (statistical)",
-    frozenset({"poisson_shards_disjoint", "poisson_rate"}),
     facts=(("parameter", "sample_rate"), ("empty_batches", True), ("requires_len", True)),
     per_epoch=True,
 )

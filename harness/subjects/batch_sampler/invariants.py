@@ -13,6 +13,7 @@ from sampler_conformance.core.invariants import Invariant, Where
 
 from . import checks
 from .checks import BAD, DYNAMIC_BATCHES, ONE_EPOCH
+from .contracts import BATCHES_RESHUFFLE, BATCHES_RUN, REPRODUCIBLE_PLAN
 
 
 def _declared(flag: str, title: str, guards: str, bad: str, *, under: str = DYNAMIC_BATCHES, **more) -> Invariant:
@@ -27,6 +28,7 @@ DECLARED: tuple[Invariant, ...] = (
         "RefusesLongItem",
         where=Where.IN_PROCESS,
         judged_from=0,  # an empty epoch can crash too
+        promised_by=(BATCHES_RUN,),
     ),
     *ONE_EPOCH.invariants,
     *checks.DECLARED.invariants,
@@ -39,6 +41,7 @@ DECLARED: tuple[Invariant, ...] = (
         needs=("seed",),
         where=Where.IN_PROCESS,
         judged_from=2,  # an order: one item cannot show it
+        promised_by=(REPRODUCIBLE_PLAN,),
     ),
     _declared(
         "batches_reshuffle",
@@ -47,5 +50,6 @@ DECLARED: tuple[Invariant, ...] = (
         "EpochIgnored",
         where=Where.IN_PROCESS,
         judged_from=2,  # an order: one item cannot show it
+        promised_by=(BATCHES_RESHUFFLE,),
     ),
 )

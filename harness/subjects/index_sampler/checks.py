@@ -21,7 +21,19 @@ from sampler_conformance.core.evidence import Violation, shorten
 from sampler_conformance.core.invariants import Invariant, OneEpoch
 
 from .case import IndexCase
-from .contracts import SamplerContract
+from .contracts import (
+    CONTIGUOUS_BLOCKS,
+    COVERS,
+    EXACT_PARTITION,
+    FINITE_EPOCHS,
+    PADDED_EPOCHS,
+    PERMUTATION_BLOCKS,
+    STRIDED,
+    TORCH_ARGUMENTS,
+    VALID,
+    WHOLE_BATCHES,
+    SamplerContract,
+)
 
 # Where the known-bad samplers that prove the invariants can fail live (selftests/corpus/),
 # and the contracts the extensions' are certified under.
@@ -29,9 +41,9 @@ KNOWN_BAD = "selftests.corpus.known_bad"
 FAMILIES = "selftests.corpus.families"
 MULTIPROCESS_BAD = "selftests.corpus.multiprocess_bad"
 RESUME_BAD = "selftests.corpus.resume_bad"
-RESUMABLE = "torch+resumable"
+RESUMABLE_UNDER = "torch+resumable"
 ELASTIC_BAD = "selftests.corpus.elastic_bad"
-ELASTIC = "torch+elastic"
+ELASTIC_UNDER = "torch+elastic"
 
 # A per-epoch judge: the reading of every rank, the contract, the one-rank reading (None unless
 # the invariant is declared against_one_rank).
@@ -56,6 +68,7 @@ UNEVEN_STEPS_HANG = "the rank with more batches waits in a collective the others
         "len() matches iteration",
         "__len__ disagreeing with iteration (wrong step counts, LR schedules)",
         f"{KNOWN_BAD}:LenIgnoresDropLast",
+        promised_by=(FINITE_EPOCHS,),
     )
 )
 def check_len_matches_iter(
@@ -88,6 +101,7 @@ def missing_len(contract: SamplerContract) -> Violation:
         "equal per-rank lengths",
         "one rank running one step more than the others: DDP hangs",
         f"{KNOWN_BAD}:FloorNotCeil",
+        promised_by=(PADDED_EPOCHS,),
     )
 )
 def check_equal_length(
@@ -115,6 +129,7 @@ def check_equal_length(
         "an eval shard far larger than the others",
         f"{FAMILIES}:OverlappingPartition",
         proven_under="partition",
+        promised_by=(EXACT_PARTITION,),
     )
 )
 def check_balanced(
@@ -140,6 +155,7 @@ def check_balanced(
         "valid indices",
         "tensors, floats, negative or out-of-range indices, samplers that never stop",
         f"{KNOWN_BAD}:YieldsTensors",
+        promised_by=(VALID,),
     )
 )
 def check_valid_indices(
@@ -171,7 +187,19 @@ def check_valid_indices(
     return violations
 
 
-@PER_EPOCH.declare(Invariant("covers", "union coverage", "silently dropped data", f"{KNOWN_BAD}:RankInSeed"))
+@PER_EPOCH.declare(
+    Invariant(
+        "covers",
+        "union coverage",
+        "silently dropped data",
+        f"{KNOWN_BAD}:RankInSeed",
+        promised_by=(
+            PADDED_EPOCHS,
+            EXACT_PARTITION,
+            COVERS,
+        ),
+    )
+)
 def check_coverage(
     obs: Observation[IndexCase], contract: SamplerContract, one_rank: Observation[IndexCase] | None = None
 ) -> list[Violation]:
@@ -197,6 +225,10 @@ def check_coverage(
         "ranks disjoint unless padded",
         "silently duplicated data beyond the padding",
         f"{KNOWN_BAD}:DropLastIgnored",
+        promised_by=(
+            PADDED_EPOCHS,
+            EXACT_PARTITION,
+        ),
     )
 )
 def check_disjoint(
@@ -249,6 +281,7 @@ def _unequal_lengths(flag: str, obs: Observation[IndexCase]) -> Violation:
         "padding from the head",
         "padding that is random, from the tail, or fails when N < W/2",
         f"{KNOWN_BAD}:PadsFromTail",
+        promised_by=(PADDED_EPOCHS,),
     ),
     fixed={"drop_last": False},
 )
@@ -323,6 +356,7 @@ def check_assignment(obs: Observation[IndexCase], single_rank: Observation[Index
         "strided assignment",
         "contiguous blocks where rank r must get Q[r::W]; rank-dependent orders",
         f"{KNOWN_BAD}:ContiguousBlocks",
+        promised_by=(STRIDED,),
     ),
     against_one_rank=True,
 )
@@ -339,6 +373,7 @@ def check_strided(
         "strided shares where rank r must get a contiguous block",
         f"{FAMILIES}:ContiguousTailPadding",
         proven_under="contiguous",
+        promised_by=(CONTIGUOUS_BLOCKS,),
     ),
     against_one_rank=True,
 )
@@ -366,6 +401,7 @@ def _is_permutation(values: np.ndarray, n: int) -> bool:
         "shuffle=False ignored",
         f"{KNOWN_BAD}:ShuffleIgnored",
         needs=("shuffle",),
+        promised_by=(TORCH_ARGUMENTS,),
     ),
     fixed={"shuffle": False},
 )
@@ -397,6 +433,7 @@ def check_unshuffled_in_order(
         "infinite streams that repeat or skip items within an epoch",
         f"{FAMILIES}:InfiniteRankSeeded",
         proven_under="infinite",
+        promised_by=(PERMUTATION_BLOCKS,),
     )
 )
 def check_stream_blocks(
@@ -427,6 +464,7 @@ def check_stream_blocks(
         "batches split across ranks",
         f"{FAMILIES}:SplitBatches",
         proven_under="batch",
+        promised_by=(WHOLE_BATCHES,),
     ),
     against_one_rank=True,
 )

@@ -55,26 +55,19 @@ class SamplerContract(Contract):
 
 
 # The promises an index sampler's contract is composed of.
-VALID = Promise(
-    "valid",
-    "valid indices on every valid case, edge sizes included, and invalid arguments refused",
-    frozenset({"valid_indices", "validates_arguments", "edge_sizes"}),
-)
+VALID = Promise("valid", "valid indices on every valid case, edge sizes included, and invalid arguments refused")
 ACROSS_PROCESSES = Promise(
     "across_processes",
     "in real process groups the ranks agree on one global order, and take their rank and world size from the group",
-    frozenset({"agrees_across_ranks", "group_defaults"}),
 )
 FINITE_EPOCHS = Promise(
     "finite_epochs",
     "each epoch ends: len() matches iteration, and a DataLoader yields what the sampler does",
-    frozenset({"len_matches_iter", "loader_yields_sampler"}),
     facts=(("finite", True),),
 )
 PADDED_EPOCHS = Promise(
     "padded_epochs",
     "each epoch covers range(N), the ranks disjoint but for padding: ceil(N/W) each, padded from the head",
-    frozenset({"covers", "disjoint", "equal_length", "pads_from_head"}),
     facts=(("length_rule", "padded"),),
     needs=(("layout", ("strided", "contiguous")),),
     per_epoch=True,
@@ -82,46 +75,33 @@ PADDED_EPOCHS = Promise(
 EXACT_PARTITION = Promise(
     "exact_partition",
     "each epoch is range(N) split without padding: covering, disjoint, lengths within 1 of each other",
-    frozenset({"covers", "disjoint", "balanced"}),
     facts=(("length_rule", "balanced"),),
     per_epoch=True,
 )
-COVERS = Promise("covers", "each epoch yields every index", frozenset({"covers"}), per_epoch=True)
+COVERS = Promise("covers", "each epoch yields every index", per_epoch=True)
 PERMUTATION_BLOCKS = Promise(
     "permutation_blocks",
     "an endless stream: the ranks' interleaved streams form one whose blocks of N items are permutations",
-    frozenset({"stream_blocks_are_permutations"}),
     facts=(("finite", False),),
     per_epoch=True,
 )
-STRIDED = Promise(
-    "strided", "rank r takes Q[r::W] of the global order Q", frozenset({"strided"}), facts=(("layout", "strided"),)
-)
+STRIDED = Promise("strided", "rank r takes Q[r::W] of the global order Q", facts=(("layout", "strided"),))
 CONTIGUOUS_BLOCKS = Promise(
-    "contiguous_blocks",
-    "rank r takes a contiguous block of the padded global order",
-    frozenset({"contiguous"}),
-    facts=(("layout", "contiguous"),),
+    "contiguous_blocks", "rank r takes a contiguous block of the padded global order", facts=(("layout", "contiguous"),)
 )
 WHOLE_BATCHES = Promise(
     "whole_batches",
     "rank r takes whole batches r, r+W, ...",
-    frozenset({"whole_batches"}),
     facts=(("yields_batches", True), ("layout", "whole batches")),
 )
-EQUAL_BATCHES = Promise(
-    "equal_batches", "every rank the same number of batches, with drop_last or without", frozenset({"equal_batches"})
-)
-DETERMINISTIC = Promise("deterministic", "the same order on every pass without set_epoch", frozenset({"deterministic"}))
-SEED_EFFECTIVE = Promise("seed_effective", "another seed, another order", frozenset({"seed_effective"}))
-RESHUFFLES = Promise(
-    "reshuffles_on_set_epoch", "another epoch set, another order", frozenset({"reshuffles_on_set_epoch"})
-)
+EQUAL_BATCHES = Promise("equal_batches", "every rank the same number of batches, with drop_last or without")
+DETERMINISTIC = Promise("deterministic", "the same order on every pass without set_epoch")
+SEED_EFFECTIVE = Promise("seed_effective", "another seed, another order")
+RESHUFFLES = Promise("reshuffles_on_set_epoch", "another epoch set, another order")
 TORCH_ARGUMENTS = Promise(
     "torch_arguments",
     "DistributedSampler's arguments: shuffle=True, seed=0, drop_last=False by default; shuffle=False keeps the "
     "dataset's order",
-    frozenset({"defaults", "unshuffled_in_order"}),
     needs=(("layout", ("strided", "contiguous")),),
 )
 _TORCH_ORDER = (DETERMINISTIC, RESHUFFLES, SEED_EFFECTIVE, TORCH_ARGUMENTS)
@@ -170,20 +150,6 @@ RESUMABLE = Extension(
     description="state_dict()/load_state_dict() resume a run mid-epoch on the same world size: "
     "exactly the rest of the epoch, then the same later epochs "
     "(docs/resume-and-elastic.md, 'The resume protocol')",
-    flags=frozenset(
-        {
-            "resume_continues",
-            "resume_exactly_once",
-            "resume_at_boundaries",
-            "later_epochs_after_resume",
-            "resumes_compose",
-            "plain_state",
-            "resumed_ranks_agree",
-            "resumes_through_loader",
-            "stale_state_refused",
-            "other_world_size_refused",
-        }
-    ),
 )
 
 ELASTIC = Extension(
@@ -191,8 +157,6 @@ ELASTIC = Extension(
     description="resumable, and a state saved on W ranks resumes on W' ranks at the epoch's global cursor: the new "
     "ranks go on with exactly the rest of the epoch's global order "
     "(docs/resume-and-elastic.md, 'The elastic protocol')",
-    flags=(RESUMABLE.flags - {"other_world_size_refused"})
-    | {"elastic_cursor", "elastic_exactly_once", "elastic_ranks_agree", "elastic_hops_compose"},
     withdraws=frozenset({"other_world_size_refused"}),
     bases=frozenset({STRIDED.name, WHOLE_BATCHES.name}),
     bases_why="a global cursor needs ranks that take turns through one global order: rank r takes items "

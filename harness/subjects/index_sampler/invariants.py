@@ -13,7 +13,17 @@ from __future__ import annotations
 from sampler_conformance.core.invariants import Invariant, Where
 
 from . import elastic_checks, loader_checks, order_checks, resume_checks
-from .checks import ELASTIC, ELASTIC_BAD, KNOWN_BAD, MULTIPROCESS_BAD, PER_EPOCH, RESUMABLE, RESUME_BAD
+from .checks import ELASTIC_BAD, ELASTIC_UNDER, KNOWN_BAD, MULTIPROCESS_BAD, PER_EPOCH, RESUMABLE_UNDER, RESUME_BAD
+from .contracts import (
+    ACROSS_PROCESSES,
+    DETERMINISTIC,
+    ELASTIC,
+    RESHUFFLES,
+    RESUMABLE,
+    SEED_EFFECTIVE,
+    TORCH_ARGUMENTS,
+    VALID,
+)
 
 DECLARED: tuple[Invariant, ...] = (
     *PER_EPOCH.invariants,
@@ -23,6 +33,7 @@ DECLARED: tuple[Invariant, ...] = (
         "global-RNG shuffles, reshuffling on every iter()",
         f"{KNOWN_BAD}:GlobalRNG",
         judged_from=2,  # an order: one item cannot show it
+        promised_by=(DETERMINISTIC,),
     ),
     Invariant(
         "reshuffles_on_set_epoch",
@@ -30,6 +41,7 @@ DECLARED: tuple[Invariant, ...] = (
         "set_epoch ignored or not forwarded: the same order every epoch",
         f"{KNOWN_BAD}:EpochIgnored",
         judged_from=2,  # an order: one item cannot show it
+        promised_by=(RESHUFFLES,),
     ),
     Invariant(
         "seed_effective",
@@ -39,6 +51,7 @@ DECLARED: tuple[Invariant, ...] = (
         where=Where.IN_PROCESS,
         needs=("seed",),
         judged_from=2,  # an order: one item cannot show it
+        promised_by=(SEED_EFFECTIVE,),
     ),
     Invariant(
         "validates_arguments",
@@ -46,6 +59,7 @@ DECLARED: tuple[Invariant, ...] = (
         "rank >= num_replicas accepted: a job trains on the wrong shard",
         f"{KNOWN_BAD}:NoRankValidation",
         where=Where.IN_PROCESS,
+        promised_by=(VALID,),
     ),
     Invariant(
         "edge_sizes",
@@ -56,6 +70,7 @@ DECLARED: tuple[Invariant, ...] = (
         f"{KNOWN_BAD}:CrashesOnEmptyDataset",
         where=Where.IN_PROCESS,
         judged_from=0,  # an empty epoch can crash too
+        promised_by=(VALID,),
     ),
     *loader_checks.DECLARED.invariants,
     *order_checks.DECLARED.invariants,
@@ -65,6 +80,7 @@ DECLARED: tuple[Invariant, ...] = (
         "num_replicas/rank not taken from the process group when left out",
         f"{MULTIPROCESS_BAD}:DefaultsToSingleRank",
         where=Where.GROUPS,
+        promised_by=(ACROSS_PROCESSES,),
     ),
     Invariant(
         "defaults",
@@ -73,6 +89,7 @@ DECLARED: tuple[Invariant, ...] = (
         "silently changing jobs that build them as DistributedSampler(dataset)",
         f"{MULTIPROCESS_BAD}:ShuffleOffByDefault",
         where=Where.GROUPS,
+        promised_by=(TORCH_ARGUMENTS,),
     ),
     # The resumable extension (docs/resume-and-elastic.md, "The resume protocol"): a state
     # taken after k items of epoch e, loaded into fresh samplers with the same arguments, goes
@@ -84,32 +101,48 @@ DECLARED: tuple[Invariant, ...] = (
         "a state taken after an epoch's last item that drops the next epoch, or one taken at its start that "
         "skips or replays",
         f"{RESUME_BAD}:KeepsCountAfterPass",
-        proven_under=RESUMABLE,
+        proven_under=RESUMABLE_UNDER,
         where=Where.IN_PROCESS,
+        promised_by=(
+            RESUMABLE,
+            ELASTIC,
+        ),
     ),
     Invariant(
         "later_epochs_after_resume",
         "later epochs unchanged by a resume",
         "a resume skip re-applied in every later epoch",
         f"{RESUME_BAD}:SkipsEveryEpoch",
-        proven_under=RESUMABLE,
+        proven_under=RESUMABLE_UNDER,
         where=Where.IN_PROCESS,
+        promised_by=(
+            RESUMABLE,
+            ELASTIC,
+        ),
     ),
     Invariant(
         "resumes_compose",
         "two resumes compose",
         "a second resume in one epoch that misaligns: the count restarts at each resume",
         f"{RESUME_BAD}:CountRestartsOnResume",
-        proven_under=RESUMABLE,
+        proven_under=RESUMABLE_UNDER,
         where=Where.IN_PROCESS,
+        promised_by=(
+            RESUMABLE,
+            ELASTIC,
+        ),
     ),
     Invariant(
         "stale_state_refused",
         "a stale state is refused",
         "a state saved under another dataset size, seed, shuffle or drop_last, silently resumed at the wrong items",
         f"{RESUME_BAD}:AcceptsStaleState",
-        proven_under=RESUMABLE,
+        proven_under=RESUMABLE_UNDER,
         where=Where.IN_PROCESS,
+        promised_by=(
+            RESUMABLE,
+            ELASTIC,
+        ),
     ),
     Invariant(
         "resumes_through_loader",
@@ -118,17 +151,22 @@ DECLARED: tuple[Invariant, ...] = (
         "workers: a state that moves on with the workers' prefetch, or that a short last batch resets, so "
         "the resumed epoch skips or replays batches",
         f"{RESUME_BAD}:LiveStateDict",
-        proven_under=RESUMABLE,
+        proven_under=RESUMABLE_UNDER,
         where=Where.GROUPS,
         packages=("torchdata",),
+        promised_by=(
+            RESUMABLE,
+            ELASTIC,
+        ),
     ),
     Invariant(
         "other_world_size_refused",
         "a state from another world size is refused",
         "a sampler that is not elastic resuming on another number of ranks: shards of a topology that no longer exists",
         f"{RESUME_BAD}:AcceptsOtherWorldSize",
-        proven_under=RESUMABLE,
+        proven_under=RESUMABLE_UNDER,
         where=Where.IN_PROCESS,
+        promised_by=(RESUMABLE,),
     ),
     # The elastic extension (docs/resume-and-elastic.md, "The elastic protocol"): a state
     # saved on W ranks, loaded by every rank of W' ranks, goes on at the epoch's global cursor.
@@ -138,7 +176,8 @@ DECLARED: tuple[Invariant, ...] = (
         "a resume on another world size that goes on from another place of the epoch, or in another order: "
         "each new rank skips its old per-rank count, or the rest is re-dealt in another order",
         f"{ELASTIC_BAD}:RestReordered",
-        proven_under=ELASTIC,
+        proven_under=ELASTIC_UNDER,
+        promised_by=(ELASTIC,),
     ),
     *elastic_checks.DECLARED.invariants,
     Invariant(
@@ -146,6 +185,7 @@ DECLARED: tuple[Invariant, ...] = (
         "world-size changes compose",
         "a second change of world size that misaligns: the state keeps the first world size",
         f"{ELASTIC_BAD}:KeepsFirstWorldSize",
-        proven_under=ELASTIC,
+        proven_under=ELASTIC_UNDER,
+        promised_by=(ELASTIC,),
     ),
 )

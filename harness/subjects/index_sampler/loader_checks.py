@@ -12,6 +12,7 @@ from sampler_conformance.core.evidence import Violation, shorten
 from sampler_conformance.core.invariants import Declared, Invariant, Where
 
 from .checks import KNOWN_BAD, MULTIPROCESS_BAD, UNEVEN_STEPS_HANG
+from .contracts import EQUAL_BATCHES, FINITE_EPOCHS
 from .runs import LoaderEpochRun
 
 # The invariants checked here, each by a check of its own (harness.core.invariants.Declared).
@@ -24,6 +25,7 @@ DECLARED = Declared()
         "equal batch counts",
         "uneven batch counts per rank: DDP hangs",
         f"{KNOWN_BAD}:UnpaddedStrided",
+        promised_by=(EQUAL_BATCHES,),
     )
 )
 def check_equal_batch_counts(batch_counts: Sequence[int], batch_lengths: Sequence[ReportedLength]) -> list[Violation]:
@@ -50,6 +52,7 @@ def check_equal_batch_counts(batch_counts: Sequence[int], batch_lengths: Sequenc
         "samplers whose DataLoader batches differ from what they yield",
         f"{MULTIPROCESS_BAD}:SeedsGlobalRNGInSetEpoch",
         where=Where.GROUPS,
+        promised_by=(FINITE_EPOCHS,),
     )
 )
 def check_loader_yields_sampler(

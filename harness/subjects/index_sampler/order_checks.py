@@ -14,6 +14,7 @@ from sampler_conformance.core.invariants import Declared, Invariant, Where
 
 from .case import IndexCase
 from .checks import MULTIPROCESS_BAD
+from .contracts import ACROSS_PROCESSES
 
 # The invariants checked here, each by a check of its own (harness.core.invariants.Declared).
 DECLARED = Declared()
@@ -55,6 +56,7 @@ PER_PROCESS_STATE = "the order depends on per-process state"
         f"{MULTIPROCESS_BAD}:HashSeededShuffle",
         where=Where.GROUPS,
         judged_from=2,  # an order: one item cannot show it
+        promised_by=(ACROSS_PROCESSES,),
     )
 )
 def check_ranks_agree(

@@ -18,7 +18,8 @@ from sampler_conformance.core.evidence import Violation, expect_holds, shorten
 from sampler_conformance.core.invariants import Declared, Invariant, Where
 
 from .case import IndexCase
-from .checks import RESUMABLE, RESUME_BAD, UNEVEN_STEPS_HANG
+from .checks import RESUMABLE_UNDER, RESUME_BAD, UNEVEN_STEPS_HANG
+from .contracts import ELASTIC, RESUMABLE
 from .runs import ResumeRun
 
 # The invariants checked here, each by a check of its own (harness.core.invariants.Declared).
@@ -109,8 +110,12 @@ def cuts_text(run: ResumeRun) -> str:
         "resume continues the epoch",
         "a resume that replays the epoch from its start, or from another epoch's order",
         f"{RESUME_BAD}:ReplaysEpochZero",
-        proven_under=RESUMABLE,
+        proven_under=RESUMABLE_UNDER,
         where=Where.IN_PROCESS,
+        promised_by=(
+            RESUMABLE,
+            ELASTIC,
+        ),
     )
 )
 def check_continues(run: ResumeRun) -> list[Violation]:
@@ -132,8 +137,12 @@ def check_continues(run: ResumeRun) -> list[Violation]:
         "nothing repeated or lost across a resume",
         "a resume that skips too far or not far enough: items trained twice or never in the epoch",
         f"{RESUME_BAD}:SkipsGlobalCount",
-        proven_under=RESUMABLE,
+        proven_under=RESUMABLE_UNDER,
         where=Where.IN_PROCESS,
+        promised_by=(
+            RESUMABLE,
+            ELASTIC,
+        ),
     )
 )
 def check_exactly_once(run: ResumeRun, dataset_size: int) -> list[Violation]:
@@ -184,8 +193,12 @@ def check_next_passes(flag: str, run: ResumeRun, what: str) -> list[Violation]:
         "states that torch.load(weights_only=True) refuses, that change a fresh run, or resumes that draw "
         "from the global RNGs",
         f"{RESUME_BAD}:StateHoldsNumpyArray",
-        proven_under=RESUMABLE,
+        proven_under=RESUMABLE_UNDER,
         where=Where.IN_PROCESS,
+        promised_by=(
+            RESUMABLE,
+            ELASTIC,
+        ),
     )
 )
 def check_not_plain(run: ResumeRun) -> list[Violation]:
@@ -259,8 +272,12 @@ def counts_agree(
         "ranks agree after a resume",
         "a resume that deals the rest of the epoch unevenly (4/3/3): one rank runs a step more and DDP hangs",
         f"{RESUME_BAD}:UnevenAfterResume",
-        proven_under=RESUMABLE,
+        proven_under=RESUMABLE_UNDER,
         where=Where.GROUPS,
+        promised_by=(
+            RESUMABLE,
+            ELASTIC,
+        ),
     )
 )
 def check_resumed_ranks_agree(run: ResumeRun) -> list[Violation]:

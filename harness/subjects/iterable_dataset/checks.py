@@ -16,6 +16,7 @@ from sampler_conformance.core.evidence import Violation, shorten
 from sampler_conformance.core.invariants import Declared, Invariant, OneEpoch, Where
 
 from .case import StreamCase
+from .contracts import EVEN_BATCHES, EXACTLY_ONCE, PADDED_ONCE, READS_THROUGH_WORKERS, STREAM_ORDER, TRUNCATED_ONCE
 from .items import MAIN_PROCESS
 from .runs import StreamEpoch
 
@@ -57,6 +58,7 @@ def _who_yielded(epoch: StreamEpoch, item: int) -> list[str]:
         "items whose id cannot be read (floats, strings, records without the id): nothing can be checked",
         f"{BAD}:FloatIds",
         proven_under=STREAM,
+        promised_by=(READS_THROUGH_WORKERS,),
     )
 )
 def check_item_ids(epoch: StreamEpoch) -> list[Violation]:
@@ -70,6 +72,7 @@ def check_item_ids(epoch: StreamEpoch) -> list[Violation]:
         "items from outside the dataset: off-by-one ranges, another layout's shards",
         f"{BAD}:OffByOne",
         proven_under=STREAM,
+        promised_by=(READS_THROUGH_WORKERS,),
     )
 )
 def check_no_foreign_items(epoch: StreamEpoch) -> list[Violation]:
@@ -129,6 +132,7 @@ def _streams(case: StreamCase) -> str:
         "(pytorch/pytorch #30599, huggingface/datasets #3423, #5360)",
         f"{BAD}:NoWorkerSplit",
         proven_under=STREAM,
+        promised_by=(EXACTLY_ONCE,),
     )
 )
 def check_exactly_once(epoch: StreamEpoch) -> list[Violation]:
@@ -146,6 +150,7 @@ def check_exactly_once(epoch: StreamEpoch) -> list[Violation]:
         "ends weighs them more in training and inflates evaluation",
         f"{BAD}:PadsShortRanks",
         proven_under="stream_padded",
+        promised_by=(PADDED_ONCE,),
     )
 )
 def check_padded_once(epoch: StreamEpoch) -> list[Violation]:
@@ -174,6 +179,7 @@ def check_padded_once(epoch: StreamEpoch) -> list[Violation]:
         "(ray-project/ray #63285)",
         f"{BAD}:TruncatesToShortestRank",
         proven_under="stream_truncated",
+        promised_by=(TRUNCATED_ONCE,),
     )
 )
 def check_truncated_once(epoch: StreamEpoch) -> list[Violation]:
@@ -213,6 +219,7 @@ def batch_counts(epoch: StreamEpoch) -> tuple[int, ...]:
         "(pytorch/pytorch #141069, huggingface/datasets #6437)",
         f"{BAD}:ShardsPerRank",
         proven_under=STREAM,
+        promised_by=(EVEN_BATCHES,),
     )
 )
 def check_even_batches(epoch: StreamEpoch) -> list[Violation]:
@@ -245,6 +252,7 @@ def starvation_judged(epoch: StreamEpoch) -> bool:
         "workers left without data while others hold several shards (huggingface/datasets #8669)",
         f"{BAD}:CollapsedShards",
         proven_under=STREAM,
+        promised_by=(READS_THROUGH_WORKERS,),
     )
 )
 def check_no_starved_worker(epoch: StreamEpoch) -> list[Violation]:
@@ -279,6 +287,7 @@ def check_same_stream(first: StreamEpoch, second: StreamEpoch, flag: str, what: 
         proven_under=STREAM,
         where=Where.BOTH,  # in groups for a dataset only they can judge (needs_process_group)
         judged_from=2,  # an order: one item cannot show it
+        promised_by=(STREAM_ORDER,),
     )
 )
 def check_deterministic(first: StreamEpoch, second: StreamEpoch) -> list[Violation]:
@@ -293,6 +302,10 @@ def check_deterministic(first: StreamEpoch, second: StreamEpoch) -> list[Violati
         "evaluation see, change with num_workers or persistent_workers",
         f"{BAD}:PadsPerWorker",
         proven_under="stream_padded",
+        promised_by=(
+            PADDED_ONCE,
+            TRUNCATED_ONCE,
+        ),
     )
 )
 def check_same_items(first: StreamEpoch, second: StreamEpoch) -> list[Violation]:
@@ -328,6 +341,7 @@ def _readers(case: StreamCase) -> str:
         proven_under=STREAM,
         where=Where.GROUPS,
         judged_from=2,  # an order: one item cannot show it
+        promised_by=(STREAM_ORDER,),
     )
 )
 def check_ranks_agree(epoch: StreamEpoch) -> list[Violation]:
@@ -365,6 +379,7 @@ def _all_alike(orders: Sequence[np.ndarray]) -> bool:
         proven_under=STREAM,
         needs=("shuffle",),
         judged_from=2,  # an order: one item cannot show it
+        promised_by=(STREAM_ORDER,),
     )
 )
 def check_reshuffles(epochs: Sequence[StreamEpoch], without_workers: Sequence[StreamEpoch] = ()) -> list[Violation]:
@@ -411,6 +426,7 @@ COPIED_AS_BUILT = (
         where=Where.IN_PROCESS,
         needs=("seed", "shuffle"),
         judged_from=2,  # an order: one item cannot show it
+        promised_by=(STREAM_ORDER,),
     )
 )
 def check_seed_effective(readings: Sequence[StreamEpoch]) -> list[Violation]:

@@ -40,36 +40,26 @@ READS_THROUGH_WORKERS = Promise(
     "reads_through_workers",
     "each rank's dataset runs through DataLoader workers, every worker some of it, yielding the dataset's own "
     "items with valid ids; set_epoch reaches the workers",
-    frozenset({"stream_runs", "item_ids", "no_foreign_items", "no_starved_worker", "epoch_reaches_workers"}),
 )
 STREAM_ORDER = Promise(
-    "stream_order",
-    "every process reads the same order, a function of the seed and the epoch, changed by either",
-    frozenset({"stream_deterministic", "stream_agrees", "stream_reshuffles", "stream_seed_effective"}),
+    "stream_order", "every process reads the same order, a function of the seed and the epoch, changed by either"
 )
 EXACTLY_ONCE = Promise(
-    "exactly_once",
-    "every item exactly once per epoch across all (rank, worker) pairs",
-    frozenset({"exactly_once"}),
-    per_epoch=True,
+    "exactly_once", "every item exactly once per epoch across all (rank, worker) pairs", per_epoch=True
 )
 EVEN_BATCHES = Promise(
-    "even_batches",
-    "every rank the same number of batches when N is a multiple of W x workers x batch_size",
-    frozenset({"even_batches"}),
+    "even_batches", "every rank the same number of batches when N is a multiple of W x workers x batch_size"
 )
 PADDED_ONCE = Promise(
     "padded_once",
     "every item at least once, fewer than W x workers repeated to make the batch counts equal for every N, the same "
     "items whatever num_workers",
-    frozenset({"padded_once", "same_items_any_workers"}),
     per_epoch=True,
 )
 TRUNCATED_ONCE = Promise(
     "truncated_once",
     "no item twice, fewer than W x workers dropped to make the batch counts equal for every N, the same items "
     "whatever num_workers",
-    frozenset({"truncated_once", "same_items_any_workers"}),
     per_epoch=True,
 )
 
@@ -127,9 +117,6 @@ RESUMABLE = Extension(
         "torch.load(weights_only=True)), taken anywhere in an epoch and loaded into a fresh dataset and loader, "
         "resumes exactly the rest of the epoch, batch for batch, then the same next epoch; a resumed run's "
         "checkpoint resumes again (docs/streaming-datasets.md, 'Resume')"
-    ),
-    flags=frozenset(
-        {"stream_resume_continues", "stream_resumes_compose", "stream_epoch_after_resume", "stream_plain_state"}
     ),
 )
 

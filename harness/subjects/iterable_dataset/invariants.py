@@ -14,6 +14,7 @@ from sampler_conformance.core.invariants import Invariant, Where
 
 from . import checks, resume_checks
 from .checks import BAD, ONE_EPOCH, STREAM
+from .contracts import READS_THROUGH_WORKERS
 
 DECLARED: tuple[Invariant, ...] = (
     Invariant(
@@ -23,6 +24,7 @@ DECLARED: tuple[Invariant, ...] = (
         f"{BAD}:RefusesEmpty",
         proven_under=STREAM,
         judged_from=0,  # an empty epoch can crash too
+        promised_by=(READS_THROUGH_WORKERS,),
     ),
     *ONE_EPOCH.invariants,
     *checks.DECLARED.invariants,
@@ -36,6 +38,7 @@ DECLARED: tuple[Invariant, ...] = (
         where=Where.GROUPS,
         needs=("shuffle",),
         judged_from=2,  # an order: one item cannot show it
+        promised_by=(READS_THROUGH_WORKERS,),
     ),
     *resume_checks.DECLARED.invariants,
 )

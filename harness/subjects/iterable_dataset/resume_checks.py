@@ -16,9 +16,10 @@ from sampler_conformance.core.evidence import Violation, shorten
 from sampler_conformance.core.invariants import Declared, Invariant, Where
 
 from .checks import BAD
+from .contracts import RESUMABLE
 from .runs import StreamEpoch, StreamResume
 
-RESUMABLE = "stream+resumable"
+RESUMABLE_UNDER = "stream+resumable"
 LOADER = ("torchdata",)  # torchdata's StatefulDataLoader resumes the stream
 # The invariants of a resume, each declared on its check.
 DECLARED = Declared()
@@ -112,9 +113,10 @@ def check_stateful(run: StreamResume, flag: str) -> list[Violation]:
         "epoch, repeating what was trained on, or skips part of it (mosaicml/streaming #437: restarts from "
         "scratch despite load_state_dict)",
         f"{BAD}:IgnoresLoadedState",
-        proven_under=RESUMABLE,
+        proven_under=RESUMABLE_UNDER,
         where=Where.GROUPS,
         packages=LOADER,
+        promised_by=(RESUMABLE,),
     )
 )
 def check_resume_continues(run: StreamResume) -> list[Violation]:
@@ -136,9 +138,10 @@ def check_resume_continues(run: StreamResume) -> list[Violation]:
         "a resumed run whose checkpoints hold a stale, zero-initialized state, so that the second resume "
         "restarts the stream from its beginning (pytorch/torchtitan #3907, huggingface/datasets #8308)",
         f"{BAD}:StaleStateAfterResume",
-        proven_under=RESUMABLE,
+        proven_under=RESUMABLE_UNDER,
         where=Where.GROUPS,
         packages=LOADER,
+        promised_by=(RESUMABLE,),
     )
 )
 def check_resumes_compose(run: StreamResume) -> list[Violation]:
@@ -160,9 +163,10 @@ def check_resumes_compose(run: StreamResume) -> list[Violation]:
         "(huggingface/datasets #7447), or a state taken at an epoch's end that empties the next epoch "
         "(meta-pytorch/data #1437)",
         f"{BAD}:OffsetOutlivesEpoch",
-        proven_under=RESUMABLE,
+        proven_under=RESUMABLE_UNDER,
         where=Where.GROUPS,
         packages=LOADER,
+        promised_by=(RESUMABLE,),
     )
 )
 def check_epoch_after_resume(run: StreamResume) -> list[Violation]:
@@ -183,9 +187,10 @@ def check_epoch_after_resume(run: StreamResume) -> list[Violation]:
         "a state that torch.load(weights_only=True) refuses (numpy scalars, generators, objects): a checkpoint "
         "that a trainer loading safely cannot load",
         f"{BAD}:NumpyPosition",
-        proven_under=RESUMABLE,
+        proven_under=RESUMABLE_UNDER,
         where=Where.GROUPS,
         packages=LOADER,
+        promised_by=(RESUMABLE,),
     )
 )
 def check_plain_state(run: StreamResume) -> list[Violation]:

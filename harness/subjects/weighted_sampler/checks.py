@@ -14,6 +14,7 @@ from sampler_conformance.core.frequencies import FrequencyVerdict, frequency_tes
 from sampler_conformance.core.invariants import Declared, Invariant, OneEpoch, Where
 from sampler_conformance.subjects.common.index_dataset import IndexDataset
 
+from .contracts import FOLLOWS_PARTITION_WEIGHTS, FOLLOWS_WEIGHTS, RANKS_DRAW_APART, WEIGHTED_DRAWS
 from .runs import DrawnEpoch
 
 BAD = "selftests.corpus.weighted_bad"  # the known-bad samplers that prove the checks can fail
@@ -41,6 +42,7 @@ def _pooled_counts(epoch: DrawnEpoch) -> np.ndarray:
         "draws yielded as tensors or floats, which a DataLoader's dataset may index wrongly or refuse",
         f"{BAD}:TensorDraws",
         proven_under=WEIGHTED,
+        promised_by=(WEIGHTED_DRAWS,),
     )
 )
 def check_in_range(epoch: DrawnEpoch) -> list[Violation]:
@@ -59,6 +61,7 @@ def check_in_range(epoch: DrawnEpoch) -> list[Violation]:
         "weights smoothed or floored so that excluded items come back into training",
         f"{BAD}:FlooredWeights",
         proven_under=WEIGHTED,
+        promised_by=(WEIGHTED_DRAWS,),
     )
 )
 def check_zero_weight(epoch: DrawnEpoch) -> list[Violation]:
@@ -84,6 +87,7 @@ def check_zero_weight(epoch: DrawnEpoch) -> list[Violation]:
         "(pytorch/vision #9127: len() disagreeing with what is yielded)",
         f"{BAD}:LenCountsEveryRank",
         proven_under=WEIGHTED,
+        promised_by=(WEIGHTED_DRAWS,),
     )
 )
 def check_draw_counts(epoch: DrawnEpoch) -> list[Violation]:
@@ -110,6 +114,7 @@ def check_draw_counts(epoch: DrawnEpoch) -> list[Violation]:
         f"{BAD}:EveryRankSameStream",
         proven_under=WEIGHTED,
         judged_from=2,  # an order: one item cannot show it
+        promised_by=(RANKS_DRAW_APART,),
     )
 )
 def check_ranks_apart(epoch: DrawnEpoch) -> list[Violation]:
@@ -144,6 +149,7 @@ def check_streams_differ(first: DrawnEpoch, second: DrawnEpoch, flag: str, what:
         f"{BAD}:PartitionWeighted",
         proven_under=WEIGHTED,
         where=Where.IN_PROCESS,
+        promised_by=(FOLLOWS_WEIGHTS,),
     )
 )
 def check_frequencies(epochs: Sequence[DrawnEpoch], alpha: float) -> tuple[list[Violation], FrequencyVerdict]:
@@ -170,6 +176,7 @@ def check_frequencies(epochs: Sequence[DrawnEpoch], alpha: float) -> tuple[list[
         f"{BAD}:UnshuffledPartition",
         proven_under="weighted_partition",
         where=Where.IN_PROCESS,
+        promised_by=(FOLLOWS_PARTITION_WEIGHTS,),
     )
 )
 def check_partition_frequencies(

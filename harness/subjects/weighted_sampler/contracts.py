@@ -30,26 +30,20 @@ class WeightedContract(Contract):
 
 # The promises a weighted sampler's contract is composed of.
 WEIGHTED_DRAWS = Promise(
-    "weighted_draws",
-    "each rank draws num_samples valid indices per epoch, with replacement, never one of weight 0",
-    frozenset({"weighted_runs", "drawn_indices", "zero_weight_never_drawn", "draw_counts"}),
+    "weighted_draws", "each rank draws num_samples valid indices per epoch, with replacement, never one of weight 0"
 )
-RANKS_DRAW_APART = Promise("ranks_draw_apart", "the ranks' streams differ", frozenset({"ranks_draw_apart"}))
+RANKS_DRAW_APART = Promise("ranks_draw_apart", "the ranks' streams differ")
 SEEDED_BY_EPOCH = Promise(
-    "seeded_by_epoch",
-    "the stream is a function of the seed and the epoch, and changes with either",
-    frozenset({"weighted_deterministic", "weighted_reshuffles", "weighted_seed_effective"}),
+    "seeded_by_epoch", "the stream is a function of the seed and the epoch, and changes with either"
 )
 FOLLOWS_WEIGHTS = Promise(
     "follows_weights",
     "all ranks' draws together follow the weights over the whole dataset (statistical)",
-    frozenset({"frequencies_match_weights"}),
     per_epoch=True,
 )
 FOLLOWS_PARTITION_WEIGHTS = Promise(
     "follows_partition_weights",
     "each rank's draws follow the weights of its own DistributedSampler partition, normalised (statistical)",
-    frozenset({"frequencies_in_partition"}),
     per_epoch=True,
 )
 

@@ -13,6 +13,7 @@ from sampler_conformance.core.invariants import Invariant, Where
 
 from . import checks
 from .checks import BAD, ONE_EPOCH, WEIGHTED
+from .contracts import SEEDED_BY_EPOCH, WEIGHTED_DRAWS
 
 
 def _declared(flag: str, title: str, guards: str, bad: str, where: Where = Where.IN_PROCESS, **more) -> Invariant:
@@ -27,6 +28,7 @@ DECLARED: tuple[Invariant, ...] = (
         "refuses more draws than items)",
         "WithoutReplacement",
         judged_from=0,  # an empty epoch can crash too
+        promised_by=(WEIGHTED_DRAWS,),
     ),
     *ONE_EPOCH.invariants,
     *checks.DECLARED.invariants,
@@ -39,6 +41,7 @@ DECLARED: tuple[Invariant, ...] = (
         "GlobalGenerator",
         needs=("seed",),
         judged_from=2,  # an order: one item cannot show it
+        promised_by=(SEEDED_BY_EPOCH,),
     ),
     _declared(
         "weighted_reshuffles",
@@ -47,6 +50,7 @@ DECLARED: tuple[Invariant, ...] = (
         "DistributedSamplerWrapper does not pass set_epoch on)",
         "EpochNotPassedOn",
         judged_from=2,  # an order: one item cannot show it
+        promised_by=(SEEDED_BY_EPOCH,),
     ),
     _declared(
         "weighted_seed_effective",
@@ -55,5 +59,6 @@ DECLARED: tuple[Invariant, ...] = (
         "SeedIgnored",
         needs=("seed",),
         judged_from=2,  # an order: one item cannot show it
+        promised_by=(SEEDED_BY_EPOCH,),
     ),
 )
