@@ -16,7 +16,8 @@ Which real sampler each factory adapts, and the contract it claims, is declared 
 ``catalogue.py`` (``python -m sampler_conformance.adapters.catalogue`` prints them; every
 factory that declares its package with :func:`needs` is listed there, which
 ``selftests/test_adapters.py`` checks). The references each contract is proven against
-(``torch_weighted``, ``budget_batches``, ``torch_iterable``) are named by ``--list-contracts``.
+(``torch_weighted``, ``budget_batches``, ``torch_iterable``, ``torch_batches``) are named by
+``--list-contracts``.
 """
 
 from __future__ import annotations

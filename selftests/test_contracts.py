@@ -20,11 +20,11 @@ from sampler_conformance.report.certificate import SCHEMA_PATH
 from sampler_conformance.subjects import GROUP_ONLY, REGISTRY
 from sampler_conformance.subjects.common.index_dataset import IndexDataset
 from sampler_conformance.subjects.index_sampler.case import IndexCase
-from sampler_conformance.subjects.index_sampler.checks import check_whole_batches
-from sampler_conformance.subjects.index_sampler.contracts import BATCH
+from sampler_conformance.subjects.index_sampler.checks import check_share_batched, check_whole_batches
+from sampler_conformance.subjects.index_sampler.contracts import BATCH, RANK_BATCHES
 
 from .catalogue import CONFORMANCE_BAD, FAMILIES_BAD
-from .corpus.families import SplitBatches
+from .corpus.families import ShardedBatches, SplitBatches
 from .suite_run import CONFORMANCE, PROPERTIES, RUN_TIMEOUT_S, certify, certify_rejected
 
 FAMILIES = "selftests.corpus.families"
@@ -138,8 +138,37 @@ def test_whole_batches_names_the_layout_of_strided_shares_batched(sampler_drops,
     assert violation.message.endswith(
         ": each rank cuts its batches from its own strided share of one order Q (rank r's batches are Q[r::2] cut "
         "into batches of 2), the layout of DataLoader(batch_size=2, sampler=DistributedSampler(...)); the batch "
-        "contract promises accelerate's, where rank r gets whole batches r, r+2, r+4, ... of the one-rank sequence"
+        "contract promises accelerate's, where rank r gets whole batches r, r+2, r+4, ... of the one-rank "
+        "sequence; --contract=rank_batches promises this layout"
     ), violation
+
+
+@pytest.mark.parametrize(("sampler_drops", "loader_drops"), [(False, False), (False, True), (True, True)])
+@pytest.mark.parametrize("dataset_size", [0, 1, 5, 11, 12])
+def test_share_batched_holds_for_strided_shares_batched(sampler_drops, loader_drops, dataset_size):
+    """DataLoader(batch_size=B, sampler=DistributedSampler(...)) read as batches keeps share_batched,
+    with either drop_last, at W=3 and B=2 (N < W, N a multiple of W x B, neither)."""
+    case = IndexCase(dataset_size=dataset_size, world_size=3, drop_last=loader_drops, batch_size=2)
+    make = _strided_shares_batched(case, sampler_drops)
+    assert check_share_batched(_batched(case, make), RANK_BATCHES, _batched(case.with_(world_size=1), make)) == []
+
+
+def test_share_batched_fails_whole_batches_dealt_round_robin_saying_where():
+    """accelerate's layout (rank r takes whole batches r, r+W, ...) is not the per-rank one."""
+    case = IndexCase(dataset_size=11, world_size=2, shuffle=False, batch_size=2)
+
+    def make(world, rank):
+        return ShardedBatches(IndexDataset(case.dataset_size), world, rank, shuffle=False, batch_size=2)
+
+    (violation,) = check_share_batched(_batched(case, make), RANK_BATCHES, _batched(case.with_(world_size=1), make))
+    assert violation.message.startswith(
+        "rank 0's item 1 should be item 1 of its strided share Q[0::2] = [0, 2, 4, 6, 8, 10], got 1"
+    ), violation
+
+
+def test_the_rank_batches_reference_conforms_through_the_whole_suite(pytester):
+    run = certify(pytester, RANK_BATCHES.reference, "--contract=rank_batches", ranks="all")
+    assert run.exit_code == 0 and run.verdict.startswith(f"VERDICT: {RANK_BATCHES.reference} conforms"), run.explain()
 
 
 def test_whole_batches_of_another_layout_say_only_which_batch_differs():

@@ -228,6 +228,21 @@ class SplitBatches(ShardedBatches):
         return len(self._batches())
 
 
+@rejected(PER_EPOCH_TEST, "share_batched", under="rank_batches")
+class ContiguousSharesBatched(BatchSampler):
+    """Bug: each rank batches a contiguous block of the padded order (ContiguousBlocks, the
+    maskrcnn-benchmark layout, under a DataLoader's batches) where the contract promises its
+    strided share: the ranks read other items than DataLoader(sampler=DistributedSampler)."""
+
+    def __init__(self, dataset, num_replicas=None, rank=None, shuffle=True, seed=0, drop_last=False, batch_size=1):
+        blocks = ContiguousBlocks(dataset, num_replicas, rank, shuffle, seed, drop_last)
+        super().__init__(blocks, batch_size, drop_last)
+        self.blocks = blocks
+
+    def set_epoch(self, epoch):
+        self.blocks.set_epoch(epoch)
+
+
 class ShardedBatchesFromGroup(ShardedBatches):
     """ShardedBatches that takes num_replicas/rank from the process group when left out, as
     accelerate's samplers do. Like them it has no set_epoch, which the `batch` contract does

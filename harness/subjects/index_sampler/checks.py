@@ -27,6 +27,7 @@ from .contracts import (
     EXACT_PARTITION,
     FINITE_EPOCHS,
     PADDED_EPOCHS,
+    PER_RANK_BATCHES,
     PERMUTATION_BLOCKS,
     STRIDED,
     TORCH_ARGUMENTS,
@@ -484,7 +485,7 @@ def check_whole_batches(
                     f"rank {rank}'s batch {k} should be batch {position} of the one-rank sequence, "
                     f"{shorten(reference[position])}, got {shorten(batch)}"
                 )
-                if _batches_of_strided_shares(obs, single_rank.indices[0]):
+                if world > 1 and obs.case.batch_size > 1 and not share_batches_mismatch(obs, single_rank.indices[0]):
                     said += ": " + STRIDED_SHARES_BATCHED.format(w=world, b=obs.case.batch_size, w2=2 * world)
                 return [Violation("whole_batches", said)]
     return []
@@ -494,20 +495,24 @@ def check_whole_batches(
 STRIDED_SHARES_BATCHED = (
     "each rank cuts its batches from its own strided share of one order Q (rank r's batches are Q[r::{w}] cut "
     "into batches of {b}), the layout of DataLoader(batch_size={b}, sampler=DistributedSampler(...)); the batch "
-    "contract promises accelerate's, where rank r gets whole batches r, r+{w}, r+{w2}, ... of the one-rank sequence"
+    "contract promises accelerate's, where rank r gets whole batches r, r+{w}, r+{w2}, ... of the one-rank "
+    "sequence; --contract=rank_batches promises this layout"
 )
 
 
-def _batches_of_strided_shares(obs: Observation[IndexCase], order: np.ndarray) -> bool:
-    """Every rank's batches, concatenated, are its strided share of the one-rank order Q
-    (``order``), padded from its head to a multiple of W as DistributedSampler pads it, or
-    that share short of less than a batch (DistributedSampler's or the batches' drop_last),
-    cut into full batches but for the last. Where Q itself lost its tail to a dropped last
-    batch, what the share holds there is not known, and any item matches."""
+def share_batches_mismatch(obs: Observation[IndexCase], order: np.ndarray) -> str:
+    """Where the ranks' batches are not each rank's strided share of the one-rank order Q
+    (``order``), padded from its head to a multiple of W as DistributedSampler pads it, cut
+    into batches of batch_size but for the last; with drop_last, that share less fewer than a
+    batch and one item (DistributedSampler's drop and the batches'). Where Q itself lost its
+    tail to a dropped last batch, what the share holds there is not known, and any item
+    matches. Empty when they are."""
     assert obs.batches is not None
     world, size, n = obs.case.world_size, obs.case.batch_size, obs.case.dataset_size
-    if world < 2 or size < 2 or not order.size or order.size > n or not any(obs.batches):
-        return False
+    if not n or not order.size:
+        return "" if not any(obs.batches) else f"the dataset is empty, but the ranks yield {list(obs.lengths)} items"
+    if order.size > n:
+        return f"the one-rank order holds {order.size} items for N={n}"
     per_rank = -(-n // world)
     source = np.arange(per_rank * world)
     source = np.where(source < n, source, (source - n) % n)  # the padding repeats Q from its head
@@ -515,14 +520,45 @@ def _batches_of_strided_shares(obs: Observation[IndexCase], order: np.ndarray) -
     padded = np.where(known, order[np.minimum(source, order.size - 1)], -1)
     for rank, batches in enumerate(obs.batches):
         share, items = padded[rank::world], obs.indices[rank]
-        if items.size > share.size or items.size <= share.size - size - (n % world != 0):
-            return False
+        fewest = share.size - (size - 1 + (n % world != 0) if obs.case.drop_last else 0)
+        if not max(fewest, 0) <= items.size <= share.size:
+            return (
+                f"rank {rank} yields {items.size} items; its strided share of Q, padded to ceil(N/W)={per_rank}, "
+                f"holds {share.size}" + (", less fewer than a batch with drop_last" if obs.case.drop_last else "")
+            )
         head, unknown = share[: items.size], ~known[rank::world][: items.size]
-        if not np.array_equal(np.where(unknown, items, head), items):
-            return False
-        if any(len(batch) != size for batch in batches[:-1]) or (batches and not 0 < len(batches[-1]) <= size):
-            return False
-    return True
+        wrong = np.flatnonzero(np.where(unknown, items, head) != items)
+        if wrong.size:
+            k = int(wrong[0])
+            return (
+                f"rank {rank}'s item {k} should be item {k} of its strided share Q[{rank}::{world}] = "
+                f"{shorten(share)}, got {int(items[k])}; its batches, one after another: {shorten(items)}"
+            )
+        lengths = [len(batch) for batch in batches]
+        if any(length != size for length in lengths[:-1]) or (lengths and not 0 < lengths[-1] <= size):
+            return f"rank {rank}'s batches hold {lengths} items: batch_size={size} each, the last one 1 to {size}"
+    return ""
+
+
+@PER_EPOCH.declare(
+    Invariant(
+        "share_batched",
+        "batches cut from the rank's own share",
+        "batches formed across ranks where each rank batches its own share (DataLoader(batch_size=B, "
+        "sampler=DistributedSampler(...))), or shares batched out of order",
+        f"{FAMILIES}:ContiguousSharesBatched",
+        proven_under="rank_batches",
+        promised_by=(PER_RANK_BATCHES,),
+    ),
+    against_one_rank=True,
+)
+def check_share_batched(
+    obs: Observation[IndexCase], contract: SamplerContract, one_rank: Observation[IndexCase] | None = None
+) -> list[Violation]:
+    """Rank r's batches, in order, are its strided share of the one-rank order cut into batch_size."""
+    single_rank = _required(one_rank)
+    mismatch = share_batches_mismatch(obs, single_rank.indices[0])
+    return [Violation("share_batched", mismatch)] if mismatch else []
 
 
 def judge(

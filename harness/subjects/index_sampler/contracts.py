@@ -94,6 +94,12 @@ WHOLE_BATCHES = Promise(
     "rank r takes whole batches r, r+W, ...",
     facts=(("yields_batches", True), ("layout", "whole batches")),
 )
+PER_RANK_BATCHES = Promise(
+    "per_rank_batches",
+    "rank r cuts its batches from its own strided share of the global order, padded as DistributedSampler pads it, "
+    "as DataLoader(batch_size=B, sampler=DistributedSampler(...)) does",
+    facts=(("yields_batches", True), ("layout", "batches of strided shares")),
+)
 EQUAL_BATCHES = Promise("equal_batches", "every rank the same number of batches, with drop_last or without")
 DETERMINISTIC = Promise("deterministic", "the same order on every pass without set_epoch")
 SEED_EFFECTIVE = Promise("seed_effective", "another seed, another order")
@@ -142,7 +148,18 @@ BATCH = SamplerContract.of(
     description="batch sampler sharded across ranks: rank r gets whole batches r, r+W, ...; equal batch counts",
 )
 
-CONTRACTS: dict[str, SamplerContract] = {c.name: c for c in (TORCH, CONTIGUOUS, PARTITION, INFINITE, BATCH)}
+RANK_BATCHES = SamplerContract.of(
+    (VALID, ACROSS_PROCESSES, FINITE_EPOCHS, COVERS, PER_RANK_BATCHES, EQUAL_BATCHES, DETERMINISTIC, RESHUFFLES),
+    name="rank_batches",
+    family="G",
+    description="batch sampler of per-rank batches: rank r cuts its batches from its own strided share of one "
+    "global order, padded as DistributedSampler pads it; equal batch counts",
+    reference="sampler_conformance.adapters.torch_batches:per_rank",
+)
+
+CONTRACTS: dict[str, SamplerContract] = {
+    c.name: c for c in (TORCH, CONTIGUOUS, PARTITION, INFINITE, BATCH, RANK_BATCHES)
+}
 
 
 RESUMABLE = Extension(
