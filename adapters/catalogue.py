@@ -72,6 +72,13 @@ REAL_SAMPLERS: tuple[RealSampler, ...] = (
         "accelerate",
     ),
     RealSampler(
+        "CustomDistributedBatchSampler",
+        "sampler_conformance.adapters.funasr:CustomDistributedBatchSampler",
+        "rank_batches",
+        "funasr",
+        "funasr",
+    ),
+    RealSampler(
         "DistributedLengthGroupedSampler (lengths 1 to 509, batch_size 4)",
         "sampler_conformance.adapters.transformers:DistributedLengthGroupedSampler",
         "torch",

@@ -20,7 +20,7 @@ from hypothesis.errors import Unsatisfiable
 
 from .core.contracts import Contract
 from .core.evidence import NotApplicable, NotPromised, not_applicable, note_judged_with, title_faults_as
-from .core.subject import Plug, SpecError
+from .core.subject import Plug, SpecError, sharded_spec
 from .execution import simulator
 from .execution.backend import BackendChoice, choose_backend, cuda_device_count
 from .execution.fork_server import stop_fork_servers
@@ -54,7 +54,7 @@ from .report.results import (
     set_aside_reasons,
 )
 from .report.summary import ConformanceReport
-from .subjects import REGISTRY, contract_named, describe_contracts, subject_of, subject_tested
+from .subjects import REGISTRY, SUBJECTS, contract_named, describe_contracts, subject_of, subject_tested
 
 CERTIFICATION_MARK = "certification"
 
@@ -80,8 +80,17 @@ def pytest_configure(config: pytest.Config) -> None:
     except ValueError as exc:
         raise pytest.UsageError(f"--without={','.join(sorted(options['without']))}: {exc}") from None
     subject = subject_of(contract)
+    spec = options["sampler"] or contract.reference or subject.default_spec
+    if options["shard_with"]:
+        if options["shard_with"] not in subject.wrappers:
+            raise pytest.UsageError(
+                f"--shard-with={options['shard_with']}: contract {contract.name!r} is of {subject.name}, whose "
+                f"things it does not wrap; it wraps those of "
+                + ", ".join(s.name for s in SUBJECTS.values() if options["shard_with"] in s.wrappers)
+            )
+        spec = sharded_spec(spec, options["shard_with"])
     try:
-        plug = subject.load(options["sampler"] or contract.reference or subject.default_spec)
+        plug = subject.load(spec)
         if subject.check_fit is not None:
             subject.check_fit(plug, contract)
     except SpecError as exc:

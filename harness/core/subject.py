@@ -8,8 +8,8 @@ subject a contract names, and assumes none.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Protocol
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 from .contracts import Contract, Extension, Promise
 from .invariants import Invariant
@@ -17,6 +17,25 @@ from .invariants import Invariant
 
 class SpecError(Exception):
     """A spec that is malformed, does not import, or does not follow the subject's calling convention."""
+
+
+# How a spec names a thing with no rank of its own and the wrapper that shards it (--shard-with).
+SHARDED_WITH = " sharded with "
+
+
+def sharded_spec(spec: str, wrapper: str) -> str:
+    """The spec of what ``spec`` names, sharded across ranks by the wrapper named ``wrapper``."""
+    return f"{spec}{SHARDED_WITH}{wrapper}"
+
+
+@dataclass(frozen=True)
+class Wrapper:
+    """A library's wrapper that shards a thing with no rank of its own, as its trainer does."""
+
+    name: str
+    description: str  # what rank r reads, in the library's words
+    package: str  # the distribution to pip install
+    shard: Callable[[Any, int, int], Any]  # (inner thing, num_replicas, rank) -> what rank r reads
 
 
 class Plug(Protocol):
@@ -68,6 +87,9 @@ class Subject:
     # break invalid_item_flag ("the sampler yielded items that are not indices").
     noun: str = "sampler"
     invalid_items: str = "yielded items that are not indices"
+    # The wrappers that can shard its things (--shard-with), by name; the loader reads a spec
+    # ``INNER sharded with NAME`` (sharded_spec) as INNER's thing inside NAME's wrapper.
+    wrappers: Mapping[str, Wrapper] = field(default_factory=dict)
 
     @property
     def fault_title(self) -> str:

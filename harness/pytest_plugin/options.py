@@ -13,7 +13,14 @@ import pytest
 
 from sampler_conformance.execution import simulator
 from sampler_conformance.execution.backend import BACKENDS, DEFAULT_BACKEND
-from sampler_conformance.subjects import CONTRACT_SYNTAX, DEFAULT_CONTRACT, REGISTRY, SUBJECTS, contract_named
+from sampler_conformance.subjects import (
+    CONTRACT_SYNTAX,
+    DEFAULT_CONTRACT,
+    REGISTRY,
+    SUBJECTS,
+    WRAPPERS,
+    contract_named,
+)
 
 DEFAULT_WORLD_SIZES = "1,2,4"  # sized for 2 cores; GPU nodes: --backend=nccl --world-sizes=8
 
@@ -88,6 +95,12 @@ def _contract_name(text: str) -> str:
     return text
 
 
+def _wrapper_name(text: str) -> str:
+    if text and text not in WRAPPERS:
+        raise pytest.UsageError(f"--shard-with={text!r} is not a known wrapper; choose one of: {', '.join(WRAPPERS)}")
+    return text
+
+
 OPTIONS = (
     Option(
         "sampler",
@@ -98,6 +111,15 @@ OPTIONS = (
         "dataset, under --contract=stream: make(dataset_size, *, rank, world_size, ...)) "
         f"(default: the contract's reference, {SUBJECTS[contract_named(DEFAULT_CONTRACT).subject].default_spec} "
         "for the index-sampler contracts; --list-contracts names each)",
+    ),
+    Option(
+        "shard-with",
+        "CONFORMANCE_SHARD_WITH",
+        "",
+        "the --sampler has no rank of its own (it is built as Attr(dataset, shuffle=, seed=, drop_last=, ...)) and "
+        "this library's wrapper shards it, as the library's trainer does; certify what each rank reads. One of: "
+        + "; ".join(f"{name}: {wrapper.description}" for name, wrapper in WRAPPERS.items()),
+        _wrapper_name,
     ),
     Option(
         "contract",

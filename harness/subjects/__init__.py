@@ -52,6 +52,8 @@ for _subject in SUBJECTS.values():
         if _name in _SUBJECT_OF_PROMISE or _name in CONTRACTS:
             raise ValueError(f"promise {_name!r} of {_subject.name} is also the name of another promise or contract")
         _SUBJECT_OF_PROMISE[_name] = _subject
+# Every wrapper --shard-with may name, by name: each shards the things of the subjects that list it.
+WRAPPERS = {name: wrapper for subject in SUBJECTS.values() for name, wrapper in subject.wrappers.items()}
 EXTENSION_NAMES = list(dict.fromkeys(name for subject in SUBJECTS.values() for name in subject.extensions))
 CONTRACT_SYNTAX = (
     f"BASE or BASE+EXTENSION, BASE one of {', '.join(CONTRACTS)} or PROMISE,PROMISE,... (a contract of "

@@ -13,6 +13,7 @@ from .contracts import CONTRACTS, EXTENSIONS
 from .invariants import DECLARED
 from .plug import DEFAULT_SPEC, load_plug
 from .seed_range import probe_once
+from .wrappers import WRAPPERS
 
 SUBJECT = Subject(
     name="index_sampler",
@@ -26,4 +27,5 @@ SUBJECT = Subject(
     fixtures=f"{__name__}.fixtures",
     plug_fixture="sampler_plug",
     probe=probe_once,
+    wrappers=WRAPPERS,
 )

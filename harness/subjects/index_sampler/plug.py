@@ -4,7 +4,9 @@ The spec names a class or a factory called the way DistributedSampler is:
 ``Attr(dataset, num_replicas=W, rank=r, shuffle=..., seed=..., drop_last=...)``.
 ``MODULE`` is a dotted module name, or a path to a ``.py`` file. The plug inspects the
 signature once, so the suite knows which optional parameters the sampler accepts and
-can skip (never silently pass) the properties that need a missing one.
+can skip (never silently pass) the properties that need a missing one. A spec ``INNER
+sharded with NAME`` (``--shard-with``) names a sampler with no rank of its own and the
+library's wrapper (``wrappers.py``) that shards it on each rank.
 """
 
 from __future__ import annotations
@@ -14,9 +16,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import torch.distributed as dist
+
 from sampler_conformance.core.subject import SpecError
 
 from ..specs import import_module, keyword_parameters, resolve_attribute, source_file, split_spec
+from .wrappers import WRAPPERS, Wrapper, split_sharded
 
 DEFAULT_SPEC = "torch.utils.data.distributed:DistributedSampler"
 
@@ -48,6 +53,8 @@ class SamplerPlug:
     # True: the sampler takes num_replicas/rank from the process group (mmengine, detectron2),
     # so only real process groups (conformance/) can run it. See GROUP_ATTRIBUTE.
     needs_process_group: bool = False
+    # What shards the sampler, which then has no rank of its own (--shard-with); None: it shards itself.
+    wrapper: Wrapper | None = None
 
     def __repr__(self) -> str:  # short: Hypothesis prints it in every falsifying example
         return f"SamplerPlug({self.spec!r})"
@@ -87,6 +94,9 @@ class SamplerPlug:
         other option (``batch_size`` for batch samplers) is passed as given.
         """
         kwargs = {k: v for k, v in options.items() if k in self.accepted or k not in OPTIONAL_PARAMETERS}
+        if self.wrapper is not None:
+            world = dist.get_world_size() if num_replicas is None else num_replicas
+            return self.wrapper.shard(self.factory(dataset, **kwargs), world, dist.get_rank() if rank is None else rank)
         if self.needs_process_group and (num_replicas is not None or rank is not None):
             raise TypeError(
                 f"{self.spec} takes its rank from the process group; it cannot be built with explicit "
@@ -100,17 +110,26 @@ class SamplerPlug:
 
 
 def load_plug(spec: str) -> SamplerPlug:
-    """Resolve ``spec`` to a :class:`SamplerPlug`, or raise :class:`SpecError`."""
-    module_part, attr_part = split_spec(spec, SPEC_HELP)
-    module = import_module(spec, module_part, SPEC_HELP)
-    factory = resolve_attribute(spec, module, attr_part, CONVENTION)
-    needs_group = getattr(factory, GROUP_ATTRIBUTE, False) is True
+    """Resolve ``spec`` to a :class:`SamplerPlug`, or raise :class:`SpecError`. A spec
+    ``INNER sharded with NAME`` (``--shard-with``) names a sampler with no rank of its own,
+    built as ``Inner(dataset, shuffle=, seed=, drop_last=, ...)``, and its wrapper."""
+    inner, wrapper = split_sharded(spec)
+    module_part, attr_part = split_spec(inner, SPEC_HELP)
+    module = import_module(inner, module_part, SPEC_HELP)
+    factory = resolve_attribute(inner, module, attr_part, CONVENTION)
+    if wrapper is None:
+        needs_group = getattr(factory, GROUP_ATTRIBUTE, False) is True
+        accepted = _accepted_parameters(spec, factory, needs_group)
+    else:  # the wrapper gives the ranks: the inner sampler takes none
+        keywords = keyword_parameters(factory)
+        needs_group, accepted = False, frozenset(p for p in OPTIONAL_PARAMETERS if keywords is None or p in keywords)
     return SamplerPlug(
         spec=spec,
         factory=factory,
         source_file=source_file(factory, module),
-        accepted=_accepted_parameters(spec, factory, needs_group),
+        accepted=accepted,
         needs_process_group=needs_group,
+        wrapper=wrapper,
     )
 
 
@@ -125,6 +144,7 @@ def _accepted_parameters(spec: str, factory: Callable[..., Any], needs_group: bo
             f"{', '.join(lacking)}. The suite calls it as Attr(dataset, num_replicas=W, rank=r, ...) "
             f"like DistributedSampler; wrap it in a factory function that takes those arguments, or, if "
             f"it reads its rank from the process group, set `{GROUP_ATTRIBUTE} = True` on the factory "
-            f"(docs/certify-your-sampler.md: samplers that take their rank from elsewhere)."
+            f"(docs/certify-your-sampler.md: samplers that take their rank from elsewhere); if a library's "
+            f"wrapper shards it, name the wrapper: --shard-with={' or '.join(WRAPPERS)}."
         )
     return frozenset(p for p in OPTIONAL_PARAMETERS if p in keywords)

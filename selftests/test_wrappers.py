@@ -1,0 +1,68 @@
+"""--shard-with: a sampler with no rank of its own, certified as what a library's wrapper
+makes of it on each rank (harness/subjects/index_sampler/wrappers.py)."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from sampler_conformance.core.subject import SpecError
+from sampler_conformance.subjects.index_sampler.plug import load_plug
+
+from .suite_run import certify
+
+SEEDED = "selftests.corpus.unsharded:SeededBatches"
+SHORT_MID_EPOCH = "selftests.corpus.unsharded:ShortBatchMidEpoch"
+
+
+@pytest.mark.parametrize(
+    ("inner", "failed"),
+    [
+        # accelerate 1.15's BatchSamplerShard accepts process_index >= num_processes.
+        pytest.param(SEEDED, {"validates_arguments"}, id="full-batches"),
+        # A short batch before the last: BatchSamplerShard yields a round only when its last
+        # batch is full, so a round ending with it is lost (covers, whole_batches), len() counts
+        # it (len_matches_iter), and one rank can get fewer batches than the others: a DDP hang.
+        pytest.param(
+            SHORT_MID_EPOCH,
+            {"validates_arguments", "covers", "whole_batches", "len_matches_iter", "equal_batches"},
+            id="short-batch-mid-epoch",
+        ),
+    ],
+)
+def test_a_batch_sampler_sharded_with_accelerate_is_judged_as_what_each_rank_reads(pytester, inner, failed):
+    pytest.importorskip("accelerate", reason="--shard-with=accelerate needs accelerate (pip install accelerate)")
+    run = certify(pytester, inner, "--shard-with=accelerate", "--contract=batch")
+    assert run.exit_code == 1 and run.failed_invariants == failed, run.explain()
+    assert run.verdict.startswith(f"VERDICT: {inner} sharded with accelerate does NOT conform"), run.verdict
+    assert run.written["sampler"]["spec"] == f"{inner} sharded with accelerate", run.written["sampler"]
+    if "equal_batches" in failed:  # the hang, in the certificate's words
+        (first, *_) = run.counterexamples("equal_batches")
+        assert first["message"].startswith("ranks get different numbers of batches ["), first
+
+
+@pytest.mark.parametrize(
+    ("options", "refusal"),
+    [
+        (("--shard-with=deepspeed",), "--shard-with='deepspeed' is not a known wrapper; choose one of: accelerate"),
+        (
+            ("--shard-with=accelerate", "--contract=stream"),
+            "--shard-with=accelerate: contract 'stream' is of iterable_dataset, whose things it does not wrap",
+        ),
+    ],
+)
+def test_shard_with_where_it_does_not_apply_is_a_usage_error(pytester, options, refusal):
+    run = certify(pytester, SEEDED, *options)
+    assert run.exit_code == 4 and refusal in run.output, run.explain()
+
+
+def test_a_sampler_with_no_rank_is_pointed_to_shard_with():
+    with pytest.raises(SpecError, match="if a library's wrapper shards it, name the wrapper: --shard-with=accelerate"):
+        load_plug(SEEDED)
+
+
+def test_a_wrapper_whose_library_is_missing_says_what_to_install(monkeypatch):
+    monkeypatch.setitem(sys.modules, "accelerate", None)  # import accelerate now raises ImportError
+    with pytest.raises(SpecError, match="needs the package 'accelerate', which is not installed: pip install"):
+        load_plug(f"{SEEDED} sharded with accelerate")
