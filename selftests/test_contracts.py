@@ -166,9 +166,11 @@ def test_share_batched_fails_whole_batches_dealt_round_robin_saying_where():
     ), violation
 
 
-def test_the_rank_batches_reference_conforms_through_the_whole_suite(pytester):
-    run = certify(pytester, RANK_BATCHES.reference, "--contract=rank_batches", ranks="all")
-    assert run.exit_code == 0 and run.verdict.startswith(f"VERDICT: {RANK_BATCHES.reference} conforms"), run.explain()
+@pytest.mark.parametrize("contract", [BATCH, RANK_BATCHES], ids=lambda contract: contract.name)
+def test_the_batch_contracts_references_conform_through_the_whole_suite(pytester, contract):
+    """What ``sampler-conformance --contract=NAME`` certifies when no sampler is named."""
+    run = certify(pytester, contract.reference, f"--contract={contract.name}", ranks="all")
+    assert run.exit_code == 0 and run.verdict.startswith(f"VERDICT: {contract.reference} conforms"), run.explain()
 
 
 def test_whole_batches_of_another_layout_say_only_which_batch_differs():

@@ -110,7 +110,7 @@ OPTIONS = (
         "(an index sampler: Attr(dataset, num_replicas=W, rank=r, shuffle=, seed=, drop_last=); a streaming "
         "dataset, under --contract=stream: make(dataset_size, *, rank, world_size, ...)) "
         f"(default: the contract's reference, {SUBJECTS[contract_named(DEFAULT_CONTRACT).subject].default_spec} "
-        "for the index-sampler contracts; --list-contracts names each)",
+        "for the index-sampler contracts that yield indices; --list-contracts names each)",
     ),
     Option(
         "shard-with",

@@ -146,6 +146,7 @@ BATCH = SamplerContract.of(
     name="batch",
     family="F",
     description="batch sampler sharded across ranks: rank r gets whole batches r, r+W, ...; equal batch counts",
+    reference="sampler_conformance.adapters.torch_batches:WholeBatches",
 )
 
 RANK_BATCHES = SamplerContract.of(
