@@ -34,6 +34,7 @@ class Wrapper:
 
     name: str
     description: str  # what rank r reads, in the library's words
+    module: str  # the module it comes from, imported to see that the library is installed
     package: str  # the distribution to pip install
     shard: Callable[[Any, int, int], Any]  # (inner thing, num_replicas, rank) -> what rank r reads
 

@@ -63,3 +63,35 @@ class ShortBatchMidEpoch(SeededBatches):
             return [*sizes, 1] if not self.drop_last else sizes
         sizes[-1] += 1
         return sizes
+
+
+class SeededOrder(Sampler[int]):
+    """An index sampler with no rank: the dataset's order, or a permutation drawn from
+    seed + epoch, the same in every process."""
+
+    def __init__(self, dataset: Any, shuffle: bool = True, seed: int = 0):
+        self.size, self.shuffle, self.seed, self.epoch = len(dataset), shuffle, seed, 0
+
+    def order(self) -> list[int]:
+        if not self.shuffle:
+            return list(range(self.size))
+        return torch.randperm(self.size, generator=torch.Generator().manual_seed(self.seed + self.epoch)).tolist()
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self.order())
+
+    def __len__(self) -> int:
+        return self.size
+
+    def set_epoch(self, epoch: int) -> None:
+        self.epoch = epoch
+
+
+class GlobalRNGOrder(SeededOrder):
+    """Shuffles from torch's global generator, as a custom sampler written for one process
+    does. Lightning's DistributedSamplerWrapper leaves the randomness to the inner sampler
+    ("the shuffle and seed arguments on this wrapper won't have any effect"), so every rank
+    deals positions of its own permutation: the ranks overlap and miss items."""
+
+    def order(self) -> list[int]:
+        return torch.randperm(self.size).tolist() if self.shuffle else list(range(self.size))

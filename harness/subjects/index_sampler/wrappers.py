@@ -19,10 +19,22 @@ from typing import Any
 
 from sampler_conformance.core.subject import SHARDED_WITH, SpecError, Wrapper
 
+# The modules the wrappers come from.
+ACCELERATE = "accelerate.data_loader"
+LIGHTNING = "lightning_fabric.utilities.distributed"
+
 
 def _accelerate(inner: Any, num_replicas: int, rank: int) -> Any:
-    data_loader = importlib.import_module("accelerate.data_loader")
+    data_loader = importlib.import_module(ACCELERATE)
     return data_loader.BatchSamplerShard(inner, num_processes=num_replicas, process_index=rank)
+
+
+def _lightning(inner: Any, num_replicas: int, rank: int) -> Any:
+    distributed = importlib.import_module(LIGHTNING)
+    # Trainer.fit's own arguments for a sampler that is neither a RandomSampler nor a
+    # SequentialSampler (pytorch_lightning's _get_distributed_sampler): shuffle False, since
+    # the DataLoader is not a shuffled one, and the seed of PL_GLOBAL_SEED, 0 when unset.
+    return distributed.DistributedSamplerWrapper(inner, num_replicas=num_replicas, rank=rank, shuffle=False, seed=0)
 
 
 WRAPPERS: dict[str, Wrapper] = {
@@ -33,8 +45,18 @@ WRAPPERS: dict[str, Wrapper] = {
             "accelerate's BatchSamplerShard(inner, num_processes=W, process_index=r), as "
             "accelerate.prepare_data_loader builds it by default (split_batches=False, even_batches=True): "
             "the inner batch sampler's batches dealt round-robin, whole",
+            ACCELERATE,
             "accelerate",
             _accelerate,
+        ),
+        Wrapper(
+            "lightning",
+            "Lightning's DistributedSamplerWrapper(inner, num_replicas=W, rank=r, shuffle=False, seed=0), as "
+            "Trainer.fit injects it around a custom sampler: the inner sampler's pass, padded from its head to a "
+            "multiple of W, rank r taking positions r, r+W, ...; set_epoch passed on",
+            LIGHTNING,
+            "pytorch-lightning",
+            _lightning,
         ),
     )
 }
@@ -50,7 +72,7 @@ def split_sharded(spec: str) -> tuple[str, Wrapper | None]:
         raise SpecError(f"--shard-with={name!r} is not a known wrapper; known: {', '.join(WRAPPERS)}")
     wrapper = WRAPPERS[name]
     try:
-        importlib.import_module(wrapper.package)
+        importlib.import_module(wrapper.module)
     except ImportError:
         raise SpecError(
             f"--shard-with={name} needs the package {wrapper.package!r}, which is not installed: "
