@@ -19,7 +19,7 @@ from sampler_conformance.core.contracts import Contract, Extension, Promise
 class SamplerContract(Contract):
     subject = "index_sampler"
     # The facts, each set by a promise (below) or left at its default.
-    layout: str = "any"  # rank r's share of the global order Q: strided, contiguous, whole batches, or any
+    layout: str = "any"  # rank r's share of Q: strided, contiguous, whole batches, batches of strided shares, or any
     length_rule: str = "padded"  # padded: ceil(N/W) each (floor with drop_last); balanced: sum N, spread <= 1
     finite: bool = True  # False: the sampler never stops; finite prefixes are read
     yields_batches: bool = False  # True: the sampler yields lists of indices (a batch sampler)
