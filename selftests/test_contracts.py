@@ -22,6 +22,7 @@ from sampler_conformance.subjects.common.index_dataset import IndexDataset
 from sampler_conformance.subjects.index_sampler.case import IndexCase
 from sampler_conformance.subjects.index_sampler.checks import check_share_batched, check_whole_batches
 from sampler_conformance.subjects.index_sampler.contracts import BATCH, RANK_BATCHES
+from sampler_conformance.subjects.index_sampler.order_checks import check_ranks_agree
 
 from .catalogue import CONFORMANCE_BAD, FAMILIES_BAD
 from .corpus.families import ShardedBatches, SplitBatches
@@ -103,6 +104,23 @@ def test_a_contract_of_ones_own_promises_is_certified_and_named_by_them(pytester
     assert (contract["name"], contract["family"]) == (composition, "composed")
     assert [p["name"] for p in contract["promises"]] == composition.split(",")
     assert f"does NOT conform to contract '{composition}'" in run.output, run.explain()
+
+
+@pytest.mark.parametrize(
+    ("orders", "diagnosis"),
+    [
+        # Each process's share of the group's order, though each was asked for the one-rank order.
+        (([4, 0, 2], [1, 3, 4]), "the sampler takes its rank and world size from the process group, not from"),
+        # Two whole orders that differ: a per-process shuffle.
+        (([4, 0, 2, 1, 3], [1, 3, 4, 0, 2]), "the order depends on per-process state, so the ranks' shares overlap"),
+    ],
+)
+def test_agrees_across_ranks_says_why_the_processes_differ(orders, diagnosis):
+    """FunASR's sampler reads its rank from the group whatever it is given: the evidence (each
+    process yields fewer than N, and together every index) names that, not a shuffle."""
+    case = IndexCase(dataset_size=5, world_size=2)
+    (violation,) = check_ranks_agree([Observation(case, (np.array(order),), (len(order),)) for order in orders])
+    assert diagnosis in violation.message, violation
 
 
 def _batched(case: IndexCase, make) -> Observation:

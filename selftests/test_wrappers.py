@@ -10,6 +10,7 @@ import pytest
 
 from sampler_conformance.core.subject import SpecError
 from sampler_conformance.subjects.index_sampler.plug import load_plug
+from sampler_conformance.subjects.index_sampler.wrappers import ACCELERATE
 
 from .suite_run import certify
 
@@ -88,6 +89,7 @@ def test_a_sampler_with_no_rank_is_pointed_to_shard_with():
 
 
 def test_a_wrapper_whose_library_is_missing_says_what_to_install(monkeypatch):
-    monkeypatch.setitem(sys.modules, "accelerate", None)  # import accelerate now raises ImportError
+    for module in ("accelerate", ACCELERATE):  # importing either now raises ImportError, imported before or not
+        monkeypatch.setitem(sys.modules, module, None)
     with pytest.raises(SpecError, match="needs the package 'accelerate', which is not installed: pip install"):
         load_plug(f"{SEEDED} sharded with accelerate")

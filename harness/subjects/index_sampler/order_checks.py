@@ -72,15 +72,36 @@ def check_ranks_agree(
     for rank, obs in enumerate(single_rank_orders[1:], start=1):
         order = obs.indices[0]
         if not np.array_equal(order, reference):
+            built = "built with num_replicas=1, rank=0 in each rank's process for the same (seed, epoch)"
+            said = f"rank 0 yields {shorten(reference)} but rank {rank} yields {shorten(order)}"
+            if _each_took_its_share_of_the_group(single_rank_orders):
+                return [
+                    Violation(
+                        "agrees_across_ranks",
+                        f"{built}, {said}: each process yielded fewer than the N={obs.case.dataset_size} items asked "
+                        f"for, and together they hold every index, so each read its own share of the group of "
+                        f"{len(single_rank_orders)}: the sampler takes its rank and world size from the process "
+                        f"group, not from the num_replicas and rank it is given",
+                    )
+                ]
             return [
-                Violation(
-                    "agrees_across_ranks",
-                    f"built with num_replicas=1, rank=0 in each rank's process for the same (seed, epoch), rank 0 "
-                    f"yields {shorten(reference)} but rank {rank} yields {shorten(order)}: {why}, so the ranks' shares "
-                    f"overlap and miss items",
-                )
+                Violation("agrees_across_ranks", f"{built}, {said}: {why}, so the ranks' shares overlap and miss items")
             ]
     return []
+
+
+def _each_took_its_share_of_the_group(single_rank_orders: Sequence[Observation[IndexCase]]) -> bool:
+    """Asked for the whole one-rank order, each process yielded less than N items, and
+    together they hold every index, no more than W - 1 of them twice (the padding): what a
+    sampler that reads its rank from the group yields."""
+    orders = [obs.indices[0] for obs in single_rank_orders]
+    n = single_rank_orders[0].case.dataset_size
+    held = np.unique(np.concatenate(orders))
+    return (
+        all(order.size < n for order in orders)
+        and sum(order.size for order in orders) < n + len(orders)
+        and np.array_equal(held, np.arange(n))
+    )
 
 
 def missing_set_epoch(case: IndexCase) -> Violation:
