@@ -10,7 +10,7 @@ import pytest
 
 from sampler_conformance.core.subject import SpecError
 from sampler_conformance.subjects.index_sampler.plug import load_plug
-from sampler_conformance.subjects.index_sampler.wrappers import ACCELERATE
+from sampler_conformance.subjects.index_sampler.wrappers import ACCELERATE, WRAPPERS
 
 from .suite_run import certify
 
@@ -20,7 +20,6 @@ SHORT_MID_EPOCH = "selftests.corpus.unsharded:ShortBatchMidEpoch"
 
 SEEDED_ORDER = "selftests.corpus.unsharded:SeededOrder"
 GLOBAL_RNG_ORDER = "selftests.corpus.unsharded:GlobalRNGOrder"
-LIBRARY = {"accelerate": "accelerate", "lightning": "lightning_fabric"}
 
 
 @pytest.mark.parametrize(
@@ -52,8 +51,9 @@ LIBRARY = {"accelerate": "accelerate", "lightning": "lightning_fabric"}
     ],
 )
 def test_a_sampler_sharded_by_a_library_is_judged_as_what_each_rank_reads(pytester, wrapper, inner, contract, failed):
-    if importlib.util.find_spec(LIBRARY[wrapper]) is None:  # not imported here: the certification imports it
-        pytest.skip(f"--shard-with={wrapper} needs {LIBRARY[wrapper]}, which is not installed here")
+    library = WRAPPERS[wrapper].module.partition(".")[0]
+    if importlib.util.find_spec(library) is None:  # not imported here: the certification imports it
+        pytest.skip(f"--shard-with={wrapper} needs {library}, which is not installed here")
     run = certify(pytester, inner, f"--shard-with={wrapper}", f"--contract={contract}")
     assert run.exit_code == (1 if failed else 0) and run.failed_invariants == failed, run.explain()
     assert f" {inner} sharded with {wrapper} " in run.verdict, run.verdict

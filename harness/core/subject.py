@@ -144,8 +144,9 @@ class Subject:
 
     def __post_init__(self) -> None:
         for contract in self.contracts.values():
-            if self._missing_foundation(contract):
-                raise ValueError(f"contract {contract.name!r}: {self._missing_foundation(contract)}")
+            why = self._missing_foundation(contract)
+            if why:
+                raise ValueError(f"contract {contract.name!r}: {why}")
         own = [*self.promises.values(), *self.extensions.values()]
         for invariant in self.invariants:
             foreign = [p for p in invariant.promised_by if not any(p is promise for promise in own)]

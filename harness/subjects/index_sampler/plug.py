@@ -117,28 +117,26 @@ def load_plug(spec: str) -> SamplerPlug:
     module_part, attr_part = split_spec(inner, SPEC_HELP)
     module = import_module(inner, module_part, SPEC_HELP)
     factory = resolve_attribute(inner, module, attr_part, CONVENTION)
-    if wrapper is None:
-        needs_group = getattr(factory, GROUP_ATTRIBUTE, False) is True
-        accepted = _accepted_parameters(spec, factory, needs_group)
-    else:  # the wrapper gives the ranks: the inner sampler takes none
-        keywords = keyword_parameters(factory)
-        needs_group, accepted = False, frozenset(p for p in OPTIONAL_PARAMETERS if keywords is None or p in keywords)
+    # With a wrapper, the wrapper gives the ranks: the inner sampler takes none.
+    needs_group = wrapper is None and getattr(factory, GROUP_ATTRIBUTE, False) is True
     return SamplerPlug(
         spec=spec,
         factory=factory,
         source_file=source_file(factory, module),
-        accepted=accepted,
+        accepted=_accepted_parameters(spec, factory, ranks_given_elsewhere=needs_group or wrapper is not None),
         needs_process_group=needs_group,
         wrapper=wrapper,
     )
 
 
-def _accepted_parameters(spec: str, factory: Callable[..., Any], needs_group: bool) -> frozenset[str]:
+def _accepted_parameters(spec: str, factory: Callable[..., Any], ranks_given_elsewhere: bool) -> frozenset[str]:
+    """The optional parameters ``factory`` takes. Raises SpecError where it takes no rank and
+    none is given elsewhere (by the process group, or by a wrapper)."""
     keywords = keyword_parameters(factory)
     if keywords is None:
         return frozenset(OPTIONAL_PARAMETERS)
     lacking = [p for p in RANK_PARAMETERS if p not in keywords]
-    if lacking and not needs_group:
+    if lacking and not ranks_given_elsewhere:
         raise SpecError(
             f"--sampler={spec!r}: the sampler does not accept the keyword argument(s) "
             f"{', '.join(lacking)}. The suite calls it as Attr(dataset, num_replicas=W, rank=r, ...) "
