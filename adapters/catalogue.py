@@ -79,6 +79,13 @@ REAL_SAMPLERS: tuple[RealSampler, ...] = (
         "funasr",
     ),
     RealSampler(
+        "RepeatSampler as GRPOTrainer reads it, sharded by accelerate",
+        "sampler_conformance.adapters.trl:GRPORepeatSampler",
+        "groups",
+        "trl",
+        "trl",
+    ),
+    RealSampler(
         "DistributedLengthGroupedSampler (lengths 1 to 509, batch_size 4)",
         "sampler_conformance.adapters.transformers:DistributedLengthGroupedSampler",
         "torch",

@@ -2,6 +2,7 @@
 
     sampler_conformance.adapters.torch_batches:per_rank       contract rank_batches   (the reference)
     sampler_conformance.adapters.torch_batches:WholeBatches   contract batch          (the reference)
+    sampler_conformance.adapters.torch_batches:RepeatedGroups contract groups         (the reference)
 
 ``per_rank`` is what ``DataLoader(dataset, batch_size=B, sampler=DistributedSampler(dataset,
 ...))`` reads on rank r, as one batch sampler: torch's ``BatchSampler`` over torch's
@@ -12,6 +13,11 @@
 alone: one ``BatchSampler`` over the dataset's order, or over a permutation drawn from
 ``seed + epoch``, the same on every rank; rank r reads whole batches r, r+W, ..., and the
 last round is completed from the first batches, so every rank reads as many.
+
+``RepeatedGroups`` is what trl's GRPO trainer reads (``RepeatSampler`` in a DataLoader of
+batch size B, sharded by accelerate), on torch alone: of the same order, each generation batch
+takes W x B / G indices and holds G copies of each in a row, dealt out as WholeBatches deals
+its batches; round t of the ranks' batches, gathered rank by rank, is generation batch t.
 """
 
 from __future__ import annotations
@@ -73,13 +79,15 @@ class WholeBatches(Sampler[list[int]]):
         )
         self.epoch = 0
 
+    def order(self) -> list[int]:
+        """The epoch's order, the same on every rank."""
+        if self.shuffle:
+            return torch.randperm(self.size, generator=torch.Generator().manual_seed(self.seed + self.epoch)).tolist()
+        return list(range(self.size))
+
     def batches(self) -> list[list[int]]:
         """Every rank's batches of the epoch, in order: one BatchSampler over one order."""
-        if self.shuffle:
-            order = torch.randperm(self.size, generator=torch.Generator().manual_seed(self.seed + self.epoch)).tolist()
-        else:
-            order = list(range(self.size))
-        return list(BatchSampler(order, self.batch_size, self.drop_last))
+        return list(BatchSampler(self.order(), self.batch_size, self.drop_last))
 
     def __iter__(self) -> Iterator[list[int]]:
         batches = self.batches()
@@ -94,3 +102,31 @@ class WholeBatches(Sampler[list[int]]):
 
     def set_epoch(self, epoch: int) -> None:
         self.epoch = epoch
+
+
+class RepeatedGroups(WholeBatches):
+    def __init__(
+        self,
+        dataset: Any,
+        num_replicas: int | None = None,
+        rank: int | None = None,
+        shuffle: bool = True,
+        seed: int = 0,
+        drop_last: bool = False,
+        batch_size: int = 1,
+        repeats: int = 1,
+    ) -> None:
+        super().__init__(dataset, num_replicas, rank, shuffle, seed, drop_last, batch_size)
+        generation_batch = self.num_replicas * batch_size
+        if repeats < 1 or generation_batch % repeats:
+            raise ValueError(
+                f"repeats={repeats} must divide the generation batch, num_replicas x batch_size = {generation_batch}"
+            )
+        self.repeats = repeats
+
+    def batches(self) -> list[list[int]]:
+        """Each generation batch's W x B / G indices, G copies of each in a row, cut into batches
+        of B; an incomplete last generation batch is dropped, so every round is whole."""
+        order, selected = self.order(), self.num_replicas * self.batch_size // self.repeats
+        copies = [index for index in order[: len(order) - len(order) % selected] for _ in range(self.repeats)]
+        return [copies[start : start + self.batch_size] for start in range(0, len(copies), self.batch_size)]

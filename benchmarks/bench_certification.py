@@ -51,8 +51,8 @@ def time_large_case(size: int, world: int) -> dict[str, float]:
     case = IndexCase(dataset_size=size, world_size=world, shuffle=True, seed=7)
 
     start = time.perf_counter()
-    produced = [list(plug.build(dataset, world, rank, **case.sampler_options())) for rank in range(world)]
-    single = list(plug.build(dataset, 1, 0, **case.sampler_options()))
+    produced = [list(plug.build(dataset, world, rank, **case.sampler_options(TORCH))) for rank in range(world)]
+    single = list(plug.build(dataset, 1, 0, **case.sampler_options(TORCH)))
     producing = time.perf_counter() - start
 
     start = time.perf_counter()

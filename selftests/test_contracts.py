@@ -15,13 +15,19 @@ import numpy as np
 import pytest
 from torch.utils.data import BatchSampler, DistributedSampler
 
+from sampler_conformance.adapters.torch_batches import RepeatedGroups
 from sampler_conformance.core.case import Observation
 from sampler_conformance.report.certificate import SCHEMA_PATH
 from sampler_conformance.subjects import GROUP_ONLY, REGISTRY
 from sampler_conformance.subjects.common.index_dataset import IndexDataset
 from sampler_conformance.subjects.index_sampler.case import IndexCase
-from sampler_conformance.subjects.index_sampler.checks import check_share_batched, check_whole_batches
-from sampler_conformance.subjects.index_sampler.contracts import BATCH, RANK_BATCHES
+from sampler_conformance.subjects.index_sampler.checks import (
+    check_repeat_groups,
+    check_selected_once,
+    check_share_batched,
+    check_whole_batches,
+)
+from sampler_conformance.subjects.index_sampler.contracts import BATCH, GROUPS, RANK_BATCHES
 from sampler_conformance.subjects.index_sampler.order_checks import check_ranks_agree
 
 from .catalogue import CONFORMANCE_BAD, FAMILIES_BAD
@@ -184,7 +190,37 @@ def test_share_batched_fails_whole_batches_dealt_round_robin_saying_where():
     ), violation
 
 
-@pytest.mark.parametrize("contract", [BATCH, RANK_BATCHES], ids=lambda contract: contract.name)
+@pytest.mark.parametrize("world_size", [1, 2, 3])
+@pytest.mark.parametrize("batch_size", [1, 2, 3])
+def test_repeated_groups_hold_where_a_group_spans_ranks(world_size, batch_size):
+    """trl's layout keeps both invariants of repeated groups for every G that divides W x B,
+    those that do not divide B included: a group's copies then sit on two ranks, and only the
+    batch gathered rank by rank holds them in a row."""
+    for repeats in (g for g in range(1, world_size * batch_size + 1) if world_size * batch_size % g == 0):
+        for dataset_size in (0, 1, 5, 12, 13):
+            case = IndexCase(dataset_size, world_size, batch_size=batch_size, repeats=repeats)
+
+            def make(world, rank, case=case):
+                dataset = IndexDataset(case.dataset_size)
+                return RepeatedGroups(dataset, world, rank, batch_size=case.batch_size, repeats=case.repeats)
+
+            observation = _batched(case, make)
+            assert check_repeat_groups(observation, GROUPS) == check_selected_once(observation, GROUPS) == [], case
+
+
+def test_repeat_groups_says_which_group_mixes_samples():
+    """Rank 0's batch [3, 3] and rank 1's [5, 1] gather to [3, 3, 5, 1]: its second group mixes two samples."""
+    case = IndexCase(dataset_size=6, world_size=2, batch_size=2, repeats=2)
+    batches = ((np.array([3, 3]),), (np.array([5, 1]),))
+    observation = Observation(case, tuple(b[0] for b in batches), (1, 1), batches=batches)
+    (violation,) = check_repeat_groups(observation, GROUPS)
+    assert violation.message.startswith(
+        "generation batch 0 (round 0 of the ranks' batches, rank 0's first, as the trainer's gather concatenates "
+        "them) should be groups of G=2 copies of one index, but group 1 holds [5, 1]"
+    ), violation
+
+
+@pytest.mark.parametrize("contract", [BATCH, RANK_BATCHES, GROUPS], ids=lambda contract: contract.name)
 def test_the_batch_contracts_references_conform_through_the_whole_suite(pytester, contract):
     """What ``sampler-conformance --contract=NAME`` certifies when no sampler is named."""
     run = certify(pytester, contract.reference, f"--contract={contract.name}", ranks="all")

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sampler_conformance.core.case import Case
+
+if TYPE_CHECKING:
+    from .contracts import SamplerContract
 
 
 @dataclass(frozen=True)
@@ -16,16 +19,19 @@ class IndexCase(Case):
     shuffle: bool = True
     drop_last: bool = False
     batch_size: int = 1
+    repeats: int = 1  # G: the copies of each selected index (contracts of repeated groups)
 
-    def sampler_options(self, yields_batches: bool = False) -> dict[str, Any]:
-        options = {"shuffle": self.shuffle, "seed": self.seed, "drop_last": self.drop_last}
-        if yields_batches:  # batch samplers are built with the batch size
+    def sampler_options(self, contract: SamplerContract) -> dict[str, Any]:
+        options: dict[str, Any] = {"shuffle": self.shuffle, "seed": self.seed, "drop_last": self.drop_last}
+        if contract.yields_batches:  # batch samplers are built with the batch size
             options["batch_size"] = self.batch_size
+        if contract.repeats:
+            options["repeats"] = self.repeats
         return options
 
     def describe(self) -> str:
         return (
             f"N={self.dataset_size}, W={self.world_size}, shuffle={self.shuffle}, "
             f"seed={self.seed}, epoch={self.epoch}, drop_last={self.drop_last}, "
-            f"batch_size={self.batch_size}"
+            f"batch_size={self.batch_size}" + (f", repeats={self.repeats}" if self.repeats != 1 else "")
         )

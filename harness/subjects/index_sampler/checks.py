@@ -29,6 +29,7 @@ from .contracts import (
     PADDED_EPOCHS,
     PER_RANK_BATCHES,
     PERMUTATION_BLOCKS,
+    REPEATED_GROUPS,
     STRIDED,
     TORCH_ARGUMENTS,
     VALID,
@@ -559,6 +560,102 @@ def check_share_batched(
     single_rank = _required(one_rank)
     mismatch = share_batches_mismatch(obs, single_rank.indices[0])
     return [Violation("share_batched", mismatch)] if mismatch else []
+
+
+# A generation batch, in the words of a violation.
+GATHERED = "round {t} of the ranks' batches, rank 0's first, as the trainer's gather concatenates them"
+
+
+def generation_batches(obs: Observation[IndexCase]) -> list[np.ndarray]:
+    """Round t of the ranks' batches, gathered rank by rank: what trl's GRPO trainer gathers
+    across processes and scores together. Rounds some rank lacks are left out: unequal batch
+    counts are ``equal_batches``' to charge."""
+    assert obs.batches is not None
+    return [np.concatenate(round_) for round_ in zip(*obs.batches, strict=False)]
+
+
+@PER_EPOCH.declare(
+    Invariant(
+        "repeat_groups",
+        "generation batches of whole groups",
+        "copies of one sample not adjacent in the gathered generation batch (the group repeated where each sample "
+        "should be, trl #4531), or a group cut across two: the trainer's rewards.view(-1, G) then normalises "
+        "rewards across different samples",
+        f"{FAMILIES}:CopiesNotAdjacent",
+        proven_under="groups",
+        promised_by=(REPEATED_GROUPS,),
+    )
+)
+def check_repeat_groups(
+    obs: Observation[IndexCase], contract: SamplerContract, one_rank: Observation[IndexCase] | None = None
+) -> list[Violation]:
+    """Each generation batch is groups of G consecutive copies of one index."""
+    g = obs.case.repeats
+    for t, batch in enumerate(generation_batches(obs)):
+        if batch.size % g:
+            return [
+                Violation(
+                    "repeat_groups",
+                    f"generation batch {t} ({GATHERED.format(t=t)}) holds {batch.size} items, not a multiple of "
+                    f"G={g}, so a group is cut across generation batches: {shorten(batch)}",
+                )
+            ]
+        groups = batch.reshape(-1, g)
+        mixed = np.flatnonzero((groups != groups[:, :1]).any(axis=1))
+        if mixed.size:
+            j = int(mixed[0])
+            return [
+                Violation(
+                    "repeat_groups",
+                    f"generation batch {t} ({GATHERED.format(t=t)}) should be groups of G={g} copies of one index, "
+                    f"but group {j} holds {groups[j].tolist()}: {shorten(batch)}; the trainer's "
+                    f"rewards.view(-1, {g}) then normalises rewards across different samples",
+                )
+            ]
+    return []
+
+
+@PER_EPOCH.declare(
+    Invariant(
+        "selected_once",
+        "each index in one group an epoch, all but an incomplete generation batch",
+        "a generation batch read again as new data (the chunk repeated for each step, trl #3675), or ranks that "
+        "select their own samples: some trained on twice an epoch, others never",
+        f"{FAMILIES}:GenerationRepeated",
+        proven_under="groups",
+        promised_by=(REPEATED_GROUPS,),
+    )
+)
+def check_selected_once(
+    obs: Observation[IndexCase], contract: SamplerContract, one_rank: Observation[IndexCase] | None = None
+) -> list[Violation]:
+    """Each index is read G times or never, and fewer than W x B / G indices (those of the
+    incomplete last generation batch) are never read."""
+    case = obs.case
+    g = case.repeats
+    counts = index_counts([obs], case.dataset_size)
+    over = np.flatnonzero(counts > g)
+    if over.size:
+        i = int(over[0])
+        return [
+            Violation(
+                "selected_once",
+                f"index {i} is read {int(counts[i])} times in the epoch, where a selected index is read G={g} "
+                f"times, in one group; {over.size} indices are selected more than once: {shorten(over)}",
+            )
+        ]
+    per_generation = max(case.world_size * case.batch_size // g, 1)
+    never = np.flatnonzero(counts == 0)
+    if never.size >= per_generation:
+        return [
+            Violation(
+                "selected_once",
+                f"{never.size} of N={case.dataset_size} indices are never read: {shorten(never)}; a generation batch "
+                f"selects W x B / G = {per_generation} indices, so only an incomplete one, fewer than "
+                f"{per_generation}, may be left out",
+            )
+        ]
+    return []
 
 
 def judge(

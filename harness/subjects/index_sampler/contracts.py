@@ -19,10 +19,12 @@ from sampler_conformance.core.contracts import Contract, Extension, Promise
 class SamplerContract(Contract):
     subject = "index_sampler"
     # The facts, each set by a promise (below) or left at its default.
-    layout: str = "any"  # rank r's share of Q: strided, contiguous, whole batches, batches of strided shares, or any
+    # rank r's share of Q: strided, contiguous, whole batches, batches of strided shares, generation batches, or any
+    layout: str = "any"
     length_rule: str = "padded"  # padded: ceil(N/W) each (floor with drop_last); balanced: sum N, spread <= 1
     finite: bool = True  # False: the sampler never stops; finite prefixes are read
     yields_batches: bool = False  # True: the sampler yields lists of indices (a batch sampler)
+    repeats: bool = False  # True: built with repeats=G, the copies of each selected index a generation batch holds
     # What Attr(dataset) must mean, for the `defaults` invariant: DistributedSampler's defaults.
     defaults: tuple[tuple[str, object], ...] = (("shuffle", True), ("seed", 0), ("drop_last", False))
 
@@ -100,6 +102,14 @@ PER_RANK_BATCHES = Promise(
     "as DataLoader(batch_size=B, sampler=DistributedSampler(...)) does",
     facts=(("yields_batches", True), ("layout", "batches of strided shares")),
 )
+REPEATED_GROUPS = Promise(
+    "repeated_groups",
+    "generation batches of groups, as trl's GRPO trainer reads them: each round of the ranks' batches, gathered "
+    "rank by rank, is groups of G consecutive copies of one index; each index in one group an epoch, and fewer "
+    "than one generation batch's W x B / G indices left out",
+    facts=(("yields_batches", True), ("layout", "generation batches"), ("repeats", True)),
+    per_epoch=True,
+)
 EQUAL_BATCHES = Promise("equal_batches", "every rank the same number of batches, with drop_last or without")
 DETERMINISTIC = Promise("deterministic", "the same order on every pass without set_epoch")
 SEED_EFFECTIVE = Promise("seed_effective", "another seed, another order")
@@ -158,8 +168,18 @@ RANK_BATCHES = SamplerContract.of(
     reference="sampler_conformance.adapters.torch_batches:per_rank",
 )
 
+GROUPS = SamplerContract.of(
+    (VALID, ACROSS_PROCESSES, FINITE_EPOCHS, REPEATED_GROUPS, EQUAL_BATCHES, SEED_EFFECTIVE),
+    name="groups",
+    family="H",
+    description="batches of repeated samples for group-relative RL (GRPO): each generation batch, the ranks' "
+    "batches of one round gathered rank by rank, is groups of G copies of one index, each index in one group an "
+    "epoch; equal batch counts",
+    reference="sampler_conformance.adapters.torch_batches:RepeatedGroups",
+)
+
 CONTRACTS: dict[str, SamplerContract] = {
-    c.name: c for c in (TORCH, CONTIGUOUS, PARTITION, INFINITE, BATCH, RANK_BATCHES)
+    c.name: c for c in (TORCH, CONTIGUOUS, PARTITION, INFINITE, BATCH, RANK_BATCHES, GROUPS)
 }
 
 

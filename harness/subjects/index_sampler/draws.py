@@ -78,6 +78,7 @@ def draw_case(
         shuffle = data.draw(st.booleans(), label="shuffle") if plug.supports("shuffle") else True
     seed = data.draw(seeds(seed_limit(plug)), label="seed") if plug.supports("seed") else 0
     batch_size = data.draw(st.integers(1, size + 2), label="batch_size")
+    repeats = data.draw(repeat_counts(world_size * batch_size), label="G (repeats)") if contract.repeats else 1
     return IndexCase(
         dataset_size=size,
         world_size=world_size,
@@ -85,4 +86,12 @@ def draw_case(
         seed=seed,
         drop_last=drop_last,
         batch_size=batch_size,
+        repeats=repeats,
     )
+
+
+def repeat_counts(generation_batch: int, most: int = 8) -> st.SearchStrategy[int]:
+    """G, the copies of each index in a generation batch of ``generation_batch`` = W x B
+    items, which G divides (trl refuses any other); G need not divide B, so a group may
+    span ranks."""
+    return st.sampled_from([g for g in range(1, most + 1) if generation_batch % g == 0])

@@ -22,7 +22,7 @@ class ConstructWith(SamplerScenario):
     rank_number: int = 0
 
     def run(self, rank: RankContext) -> str | None:
-        options = self.case.sampler_options(self.contract.yields_batches)
+        options = self.case.sampler_options(self.contract)
         dataset = IndexDataset(self.case.dataset_size)
 
         def construct() -> str | None:

@@ -251,7 +251,7 @@ class LoadForeignState(SamplerScenario):
 
     def _built(self, rank: RankContext, case: IndexCase) -> Any:
         dataset = IndexDataset(case.dataset_size)
-        options = case.sampler_options(self.contract.yields_batches)
+        options = case.sampler_options(self.contract)
         return rank.call(
             f"{CONSTRUCTOR} (num_replicas={case.world_size}, rank=0)",
             lambda: rank.plug.build(dataset, case.world_size, 0, **options),

@@ -45,7 +45,11 @@ def build(rank: RankContext, case: IndexCase, contract: SamplerContract, how: Bu
         Build.SINGLE: (1, 0),
         Build.DEFAULTS: (None, None),
     }[how]
-    options = {} if how is Build.DEFAULTS else case.sampler_options(yields_batches=contract.yields_batches)
+    options = {} if how is Build.DEFAULTS else case.sampler_options(contract)
+    if how is Build.SINGLE and contract.repeats:
+        # The same job on one rank: its batches hold the W ranks' batches of a round, so a
+        # generation batch keeps its W x B items (G divides that, not always B).
+        options["batch_size"] = case.batch_size * case.world_size
     dataset = IndexDataset(case.dataset_size)
     return rank.call(
         f"{CONSTRUCTOR} ({how.value})", lambda: rank.plug.build(dataset, num_replicas, rank_number, **options)
