@@ -247,6 +247,13 @@ REAL_SAMPLERS: tuple[RealSampler, ...] = (
         "torchdata",
         "torchdata",
     ),
+    RealSampler(
+        "WeightedSimpleCutSampler (one cut a batch)",
+        "sampler_conformance.adapters.lhotse:WeightedSimpleCutSampler",
+        "weighted_without_replacement",
+        "lhotse",
+        "lhotse",
+    ),
     # Batch samplers that form their own batches (docs/batch-samplers.md).
     *(
         RealSampler(

@@ -3,6 +3,7 @@ duration-budget samplers of speech training.
 
     sampler_conformance.adapters.lhotse:DynamicBucketingSampler   contract dynamic_batches
     sampler_conformance.adapters.lhotse:SimpleCutSampler          contract dynamic_batches
+    sampler_conformance.adapters.lhotse:WeightedSimpleCutSampler  contract weighted_without_replacement
 
 Item ``i`` is a cut ``c{i}`` lasting ``lengths[i]`` seconds, metadata only (the samplers
 never read audio); ``max_tokens`` is ``max_duration``. Each is built with lhotse's defaults
@@ -11,6 +12,11 @@ yield ``CutSet`` batches: :class:`CutIndices` yields each as the list of its cut
 (a padding copy, ``c{i}_dup{k}``, is item ``i`` again) and passes ``set_epoch`` on. Neither
 has ``__len__``. lhotse budgets the padded batch: its longest cut times its number of cuts
 (``TimeConstraint``), so both declare ``batch_cost = "padded"``.
+
+``WeightedSimpleCutSampler`` is a weighted sampler (``make(weights, *, num_replicas, rank,
+num_samples, seed)``): its ``num_samples`` is the draws of all ranks together, W x the
+suite's per rank, and ``max_cuts=1`` makes each of its batches one draw, which
+:class:`DrawnCuts` yields as the cut's index.
 """
 
 from __future__ import annotations
@@ -35,6 +41,14 @@ class CutIndices:
 
     def set_epoch(self, epoch: int) -> None:
         self.sampler.set_epoch(epoch)
+
+
+class DrawnCuts(CutIndices):
+    """A lhotse sampler of one cut a batch, read as the index of each cut it draws."""
+
+    def __iter__(self) -> Iterator[list[int]]:
+        for batch in super().__iter__():
+            yield from batch  # type: ignore[misc]
 
 
 def cuts_of(lengths: Sequence[int], adapter: str) -> Any:
@@ -86,3 +100,24 @@ def SimpleCutSampler(
 
 DynamicBucketingSampler.batch_cost = "padded"  # type: ignore[attr-defined]
 SimpleCutSampler.batch_cost = "padded"  # type: ignore[attr-defined]
+
+
+@needs("lhotse", "lhotse")
+def WeightedSimpleCutSampler(
+    weights: Sequence[float], *, num_replicas: int, rank: int, num_samples: int, seed: int = 0
+) -> DrawnCuts:
+    adapter = f"{__name__}:WeightedSimpleCutSampler"
+    sampling = require("lhotse.dataset.sampling", "lhotse", adapter)
+    cuts = cuts_of([1] * len(weights), adapter)
+    return DrawnCuts(
+        sampling.WeightedSimpleCutSampler(
+            cuts,
+            list(weights),
+            num_samples=num_samples * num_replicas,
+            max_cuts=1,
+            shuffle=True,
+            seed=seed,
+            world_size=num_replicas,
+            rank=rank,
+        )
+    )

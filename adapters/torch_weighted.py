@@ -1,13 +1,15 @@
-"""The weighted contract's reference: a distributed weighted sampler built on torch alone.
+"""The weighted contracts' references: distributed weighted samplers built on torch alone.
 
-    sampler_conformance.adapters.torch_weighted:make               contract weighted             (the reference)
-    sampler_conformance.adapters.torch_weighted:make_partitioned   contract weighted_partition   (the reference)
+    sampler_conformance.adapters.torch_weighted:make                      contract weighted
+    sampler_conformance.adapters.torch_weighted:make_partitioned          contract weighted_partition
+    sampler_conformance.adapters.torch_weighted:make_without_replacement  contract weighted_without_replacement
 
-Each epoch it draws ``num_samples x num_replicas`` indices with replacement, item ``i`` with
+Each is its contract's reference. Each epoch ``make`` draws ``num_samples x num_replicas`` indices with replacement, item ``i`` with
 probability ``w_i / sum(w)`` (``torch.multinomial``), from a generator seeded with
 ``seed + epoch``, the same on every rank; rank ``r`` keeps draws ``r, r + W, ...``. So the
 ranks' draws together are one weighted draw, every rank's stream is its own, and the stream
-is a function of the seed and the epoch alone, in any process.
+is a function of the seed and the epoch alone, in any process. ``make_without_replacement``
+draws them without replacement: one after another, each by the weights of the items left.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ from torch.utils.data import Dataset, DistributedSampler, Sampler
 
 
 class DistributedWeightedSampler(Sampler[int]):
+    replacement = True
+
     def __init__(self, weights: Sequence[float], num_replicas: int, rank: int, num_samples: int, seed: int = 0) -> None:
         self.weights = torch.as_tensor(weights, dtype=torch.double)
         self.num_replicas = num_replicas
@@ -34,7 +38,7 @@ class DistributedWeightedSampler(Sampler[int]):
         if total == 0:
             return torch.empty(0, dtype=torch.int64)
         generator = torch.Generator().manual_seed(self.seed + self.epoch)
-        return torch.multinomial(self.weights, total, replacement=True, generator=generator)
+        return torch.multinomial(self.weights, total, replacement=self.replacement, generator=generator)
 
     def __iter__(self) -> Iterator[int]:
         return iter(self.draws()[self.rank :: self.num_replicas].tolist())
@@ -47,6 +51,13 @@ class DistributedWeightedSampler(Sampler[int]):
 
 
 make = DistributedWeightedSampler
+
+
+class DistinctWeightedSampler(DistributedWeightedSampler):
+    replacement = False
+
+
+make_without_replacement = DistinctWeightedSampler
 
 
 class PartitionedWeightedSampler(DistributedWeightedSampler):

@@ -181,6 +181,9 @@ WEIGHTED_BAD: dict[str, Rejection] = rejections(weighted_bad, under=WEIGHTED_CON
 # ...and under weighted_partition, what MONAI's DistributedWeightedRandomSampler promises.
 WEIGHTED_PARTITION_CONTRACT = "weighted_partition"
 WEIGHTED_PARTITION_BAD: dict[str, Rejection] = rejections(weighted_bad, under=WEIGHTED_PARTITION_CONTRACT)
+# ...and under weighted_without_replacement, what lhotse's WeightedSimpleCutSampler promises.
+WITHOUT_REPLACEMENT_CONTRACT = "weighted_without_replacement"
+WITHOUT_REPLACEMENT_BAD: dict[str, Rejection] = rejections(weighted_bad, under=WITHOUT_REPLACEMENT_CONTRACT)
 
 # Known-bad batch samplers (selftests/corpus/batch_bad.py), under dynamic_batches...
 DYNAMIC_BATCHES_CONTRACT = "dynamic_batches"
@@ -208,6 +211,7 @@ TABLES: tuple[dict[str, Rejection], ...] = (
     STREAMS_RESUME_BAD,
     WEIGHTED_BAD,
     WEIGHTED_PARTITION_BAD,
+    WITHOUT_REPLACEMENT_BAD,
     DYNAMIC_BATCHES_BAD,
     MICRO_BATCHES_BAD,
     POISSON_BAD,

@@ -4,6 +4,7 @@ catches a distortion at the draws it asks for."""
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -18,10 +19,12 @@ from sampler_conformance.core.frequencies import (
     detection_power,
     draws_to_detect,
     frequency_test,
+    inclusion_test,
     kl_bernoulli,
     rate_test,
     two_sided_bound,
 )
+from sampler_conformance.subjects.weighted_sampler.case import WeightedCase
 
 
 def _binomial_pmf(draws: int, probability: float) -> np.ndarray:
@@ -112,6 +115,51 @@ def test_a_rate_halved_for_every_item_is_caught_by_their_total():
     verdicts = [rate_test(rng.binomial(200, 0.025, size=100), 200, 0.05, alpha) for _ in range(20)]
     assert all(v.fails and v.worst_item == ALL_ITEMS for v in verdicts), [v.describe() for v in verdicts]
     assert "all items together" in verdicts[0].describe() and "200 steps each" in verdicts[0].describe()
+
+
+def _inclusion_by_every_sequence(weights: list[float], draws: int) -> list[float]:
+    """Successive sampling's inclusion probabilities, by every ordered sequence of draws."""
+    included = [0.0] * len(weights)
+    positive = [i for i, w in enumerate(weights) if w > 0]
+    for sequence in itertools.permutations(positive, draws):
+        chance, left = 1.0, sum(weights)
+        for item in sequence:
+            chance *= weights[item] / left
+            left -= weights[item]
+        for item in sequence:
+            included[item] += chance
+    return included
+
+
+@pytest.mark.parametrize(
+    ("weights", "draws"),
+    [([3.0, 1.0, 1.0, 0.0], 2), ([1.0, 10.0, 100.0, 0.001, 5.0, 5.0], 3), ([2.0] * 5, 5), ([0.0, 7.0], 1)],
+)
+def test_inclusion_probabilities_are_those_of_every_sequence_of_draws(weights, draws):
+    """Computed from the sets drawn first, they are what summing every ordered sequence gives;
+    they add up to the draws."""
+    case = WeightedCase(dataset_size=len(weights), world_size=1, weights=tuple(weights), num_samples=draws)
+    computed = case.inclusion_probabilities()
+    assert np.allclose(computed, _inclusion_by_every_sequence(weights, draws)), computed
+    assert math.isclose(float(computed.sum()), draws)
+
+
+def test_a_conforming_sample_without_replacement_fails_the_inclusion_test_less_often_than_its_rate():
+    """2,000 runs of 300 epochs, each epoch 3 draws without replacement of 8 unequal weights
+    (Efraimidis-Spirakis: the 3 largest keys u^(1/w), which is successive sampling), at a
+    rate of 1%: fewer than 1% fail."""
+    weights = np.arange(1.0, 9.0)
+    case = WeightedCase(dataset_size=8, world_size=1, weights=tuple(weights), num_samples=3)
+    probabilities, runs, epochs, alpha = case.inclusion_probabilities(), 2000, 300, 0.01
+    keys = np.random.default_rng(4).random((runs, epochs, 8)) ** (1 / weights)
+    included = (np.argsort(np.argsort(-keys, axis=2), axis=2) < 3).sum(axis=1)  # per run, item i's epochs
+    failures = sum(inclusion_test(counts, epochs, probabilities, alpha).fails for counts in included)
+    assert failures < alpha * runs, failures
+
+
+def test_an_item_sure_to_be_included_and_left_out_once_fails_the_inclusion_test():
+    verdict = inclusion_test([100, 99], 100, [1.0, 1.0], alpha=1e-9)
+    assert verdict.fails and verdict.worst_item == 1 and "2 items, 100 steps each" in verdict.describe(), verdict
 
 
 def test_measurements_merge_into_their_mean_and_largest():

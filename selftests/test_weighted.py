@@ -20,6 +20,8 @@ from .catalogue import (
     WEIGHTED_CONTRACT,
     WEIGHTED_PARTITION_BAD,
     WEIGHTED_PARTITION_CONTRACT,
+    WITHOUT_REPLACEMENT_BAD,
+    WITHOUT_REPLACEMENT_CONTRACT,
 )
 from .suite_run import SELFTEST_EXAMPLES, certify, certify_rejected
 from .test_adapters import assert_missing_package_is_named
@@ -29,7 +31,7 @@ CONTRACT_OPTION = f"--contract={WEIGHTED_CONTRACT}"
 GROUP_OPTION = "--world-sizes=2"
 
 
-@pytest.mark.parametrize("contract", [WEIGHTED_CONTRACT, WEIGHTED_PARTITION_CONTRACT])
+@pytest.mark.parametrize("contract", [WEIGHTED_CONTRACT, WEIGHTED_PARTITION_CONTRACT, WITHOUT_REPLACEMENT_CONTRACT])
 def test_each_contracts_reference_holds_every_invariant(pytester, contract):
     """Certified with no spec: the contract's reference is what runs."""
     run = certify(pytester, "", f"--contract={contract}", GROUP_OPTION, ranks="all")
@@ -48,16 +50,14 @@ def test_weighted_bug_fails_exactly_its_invariants(pytester, spec):
     certify_rejected(pytester, spec, WEIGHTED_BAD[spec], CONTRACT_OPTION, GROUP_OPTION, ranks="all")
 
 
-@pytest.mark.parametrize("spec", list(WEIGHTED_PARTITION_BAD), ids=lambda spec: spec.rpartition(":")[2])
-def test_partition_bug_fails_exactly_its_invariants(pytester, spec):
-    certify_rejected(
-        pytester,
-        spec,
-        WEIGHTED_PARTITION_BAD[spec],
-        f"--contract={WEIGHTED_PARTITION_CONTRACT}",
-        GROUP_OPTION,
-        ranks="all",
-    )
+OTHER_CONTRACTS_BAD = {**WEIGHTED_PARTITION_BAD, **WITHOUT_REPLACEMENT_BAD}
+
+
+@pytest.mark.parametrize("spec", list(OTHER_CONTRACTS_BAD), ids=lambda spec: spec.rpartition(":")[2])
+def test_bug_under_another_contract_fails_exactly_its_invariants(pytester, spec):
+    """The known-bads of weighted_partition and weighted_without_replacement, each under its own."""
+    rejection = OTHER_CONTRACTS_BAD[spec]
+    certify_rejected(pytester, spec, rejection, f"--contract={rejection.under}", GROUP_OPTION, ranks="all")
 
 
 def test_a_sampler_that_advances_its_own_epoch_conforms(pytester):

@@ -63,7 +63,8 @@ class FrequencyVerdict:
     worst_expected: float
     p_value_bound: float
     threshold: float  # alpha / items_tested: the test fails when p_value_bound <= threshold
-    steps: bool = False  # ``draws`` are steps at which every item is drawn or not (rate_test)
+    steps: bool = False  # ``draws`` are steps at which every item is drawn or not (rate_test, inclusion_test)
+    pooled: bool = False  # the last of the items tested is all items together (rate_test)
 
     @property
     def fails(self) -> bool:
@@ -78,7 +79,7 @@ class FrequencyVerdict:
     def describe(self) -> str:
         if self.worst_item is None:
             return f"{self.draws} draws, no item of non-zero probability to test"
-        tested = f"{self.items_tested - 1} items and their total" if self.steps else f"{self.items_tested} items"
+        tested = f"{self.items_tested - 1} items and their total" if self.pooled else f"{self.items_tested} items"
         trials = f"{self.draws} steps each" if self.steps else f"{self.draws} draws"
         return (
             f"Chernoff-KL test over {tested}, {trials}: {self._worst} was drawn "
@@ -112,20 +113,28 @@ def frequency_test(counts: Sequence[int] | np.ndarray, probabilities: Sequence[f
     probabilities = np.asarray(probabilities, dtype=np.float64)
     if counts.shape != probabilities.shape:
         raise ValueError(f"{counts.size} counts for {probabilities.size} probabilities")
-    draws = int(counts.sum())
+    return _each_item(counts, int(counts.sum()), probabilities, alpha, steps=False)
+
+
+def _each_item(
+    counts: np.ndarray, trials: int, probabilities: np.ndarray, alpha: float, steps: bool
+) -> FrequencyVerdict:
+    """Item i's count against Binomial(trials, probabilities[i]), by the per-item bound, for
+    every item of non-zero probability, Bonferroni over them: the item furthest out."""
     tested = np.flatnonzero(probabilities > 0)
-    if tested.size == 0 or draws == 0:
-        return FrequencyVerdict(draws, int(tested.size), None, 0, 0.0, 1.0, alpha / max(int(tested.size), 1))
-    bounds = [two_sided_bound(int(counts[i]), draws, float(probabilities[i])) for i in tested]
+    if tested.size == 0 or trials == 0:
+        return FrequencyVerdict(trials, int(tested.size), None, 0, 0.0, 1.0, alpha / max(int(tested.size), 1), steps)
+    bounds = [two_sided_bound(int(counts[i]), trials, float(probabilities[i])) for i in tested]
     worst = int(tested[int(np.argmin(bounds))])
     return FrequencyVerdict(
-        draws=draws,
+        draws=trials,
         items_tested=int(tested.size),
         worst_item=worst,
         worst_count=int(counts[worst]),
-        worst_expected=draws * float(probabilities[worst]),
+        worst_expected=trials * float(probabilities[worst]),
         p_value_bound=min(bounds),
         threshold=alpha / tested.size,
+        steps=steps,
     )
 
 
@@ -147,7 +156,7 @@ def rate_test(counts: Sequence[int] | np.ndarray, steps: int, rate: float, alpha
     tested = counts.size + 1
     if pooled < bounds[worst]:
         return FrequencyVerdict(
-            steps, tested, ALL_ITEMS, int(counts.sum()), steps * counts.size * rate, pooled, alpha / tested, True
+            steps, tested, ALL_ITEMS, int(counts.sum()), steps * counts.size * rate, pooled, alpha / tested, True, True
         )
     return FrequencyVerdict(
         draws=steps,
@@ -158,7 +167,20 @@ def rate_test(counts: Sequence[int] | np.ndarray, steps: int, rate: float, alpha
         p_value_bound=bounds[worst],
         threshold=alpha / tested,
         steps=True,
+        pooled=True,
     )
+
+
+def inclusion_test(
+    counts: Sequence[int] | np.ndarray, steps: int, probabilities: Sequence[float] | np.ndarray, alpha: float
+) -> FrequencyVerdict:
+    """Test counts of items each included or not at each of ``steps`` steps, item i with
+    probability ``probabilities[i]`` each time (a sample without replacement drawn afresh at
+    each step: item i's count is Binomial(steps, p_i), whatever the items' dependence within
+    a step), at false-alarm rate ``alpha``: the per-item bound, Bonferroni over the items of
+    non-zero probability. An item of probability 1 left out of one step fails it for certain."""
+    probabilities = np.clip(np.asarray(probabilities, dtype=np.float64), 0.0, 1.0)
+    return _each_item(np.asarray(counts, dtype=np.int64), steps, probabilities, alpha, steps=True)
 
 
 def _binomial_log_pmf(k: np.ndarray, draws: int, probability: float) -> np.ndarray:

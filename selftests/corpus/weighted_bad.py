@@ -12,7 +12,11 @@ from collections.abc import Iterator
 
 import torch
 
-from sampler_conformance.adapters.torch_weighted import DistributedWeightedSampler, PartitionedWeightedSampler
+from sampler_conformance.adapters.torch_weighted import (
+    DistinctWeightedSampler,
+    DistributedWeightedSampler,
+    PartitionedWeightedSampler,
+)
 
 from .rejections import rejected
 
@@ -202,3 +206,38 @@ class UnshuffledPartition(PartitionedWeightedSampler):
         size = self.weights.numel()
         padded = -(-size // self.num_replicas) * self.num_replicas
         return [i % size for i in range(self.rank, padded, self.num_replicas)]
+
+
+# ---- contract `weighted_without_replacement` ----------------------------------------
+
+
+@rejected(
+    "test_weighted_epoch",
+    "draws_distinct",
+    {
+        "inclusion_follows_weights": "samples that overlap hold fewer distinct items than W x num_samples, so "
+        "items are included less often than successive sampling includes them"
+    },
+    under="weighted_without_replacement",
+)
+class EachRankDrawsAlone(DistinctWeightedSampler):
+    """Each rank draws its own num_samples without replacement, from a generator of its own,
+    as lhotse's WeightedSimpleCutSampler does in each process (numpy's global generator): the
+    ranks' samples overlap, so an item is trained on twice in an epoch."""
+
+    def draws(self) -> torch.Tensor:
+        if self.num_samples == 0:
+            return torch.empty(0, dtype=torch.int64)
+        generator = torch.Generator().manual_seed((self.seed + self.epoch) * self.num_replicas + self.rank)
+        drawn = torch.multinomial(self.weights, self.num_samples, replacement=False, generator=generator)
+        return drawn.repeat_interleave(self.num_replicas)  # this rank's draws at r, r + W, ...
+
+
+@rejected("test_inclusion_follows_weights", "inclusion_follows_weights", under="weighted_without_replacement")
+class WeightsAsMask(DistinctWeightedSampler):
+    """Uses the weights only to exclude: a uniform sample of the items of positive weight, as
+    though each were as heavy as the others."""
+
+    def __init__(self, weights, num_replicas, rank, num_samples, seed=0) -> None:
+        super().__init__(weights, num_replicas, rank, num_samples, seed)
+        self.weights = (self.weights > 0).double()

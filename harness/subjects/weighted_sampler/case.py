@@ -9,6 +9,9 @@ import numpy as np
 
 from sampler_conformance.core.case import Case
 
+# The most items whose inclusion probabilities WeightedCase computes exactly (2^N sets of items).
+MAX_EXACT_INCLUSION_ITEMS = 12
+
 
 @dataclass(frozen=True)
 class WeightedCase(Case):
@@ -27,6 +30,40 @@ class WeightedCase(Case):
         """What the weights promise over the whole dataset: w_i / sum(w)."""
         weights = np.asarray(self.weights, dtype=np.float64)
         return weights / weights.sum()
+
+    @property
+    def positive_items(self) -> int:
+        return sum(w > 0 for w in self.weights)
+
+    def inclusion_probabilities(self) -> np.ndarray:
+        """What successive sampling promises of an epoch's W x num_samples draws without
+        replacement, each by the weights of the items not yet drawn: the probability that item
+        i is among them. Exact, from the probability of every set of items to be drawn first
+        (2^N sets: N at most MAX_EXACT_INCLUSION_ITEMS)."""
+        size, draws = self.dataset_size, self.world_size * self.num_samples
+        if size > MAX_EXACT_INCLUSION_ITEMS or draws > self.positive_items:
+            raise ValueError(f"no exact inclusion probabilities of {draws} draws from {self.describe()}")
+        weights = [float(w) for w in self.weights]
+        total = sum(weights)
+        first = np.zeros(1 << size)  # first[s]: the probability that set s is drawn first
+        first[0] = 1.0
+        mass = np.zeros(1 << size)  # mass[s]: the weight of set s
+        included = np.zeros(size)
+        for drawn in range(1 << size):
+            if drawn:
+                lowest = (drawn & -drawn).bit_length() - 1
+                mass[drawn] = mass[drawn & (drawn - 1)] + weights[lowest]
+            chance = first[drawn]
+            if chance == 0.0:
+                continue
+            if drawn.bit_count() == draws:
+                included += [chance if drawn >> i & 1 else 0.0 for i in range(size)]
+                continue
+            left = total - mass[drawn]
+            for item in range(size):
+                if not drawn >> item & 1 and weights[item] > 0:
+                    first[drawn | 1 << item] += chance * weights[item] / left
+        return included
 
     def sampler_options(self) -> dict[str, Any]:
         return {"seed": self.seed, "num_samples": self.num_samples}

@@ -10,11 +10,18 @@ from torch.utils.data import DistributedSampler
 
 from sampler_conformance.core.counting import check_reported_lengths
 from sampler_conformance.core.evidence import Violation, shorten
-from sampler_conformance.core.frequencies import FrequencyVerdict, frequency_test
+from sampler_conformance.core.frequencies import FrequencyVerdict, frequency_test, inclusion_test
 from sampler_conformance.core.invariants import Declared, Invariant, OneEpoch, Where
 from sampler_conformance.subjects.common.index_dataset import IndexDataset
 
-from .contracts import FOLLOWS_PARTITION_WEIGHTS, FOLLOWS_WEIGHTS, RANKS_DRAW_APART, WEIGHTED_DRAWS
+from .contracts import (
+    FOLLOWS_PARTITION_WEIGHTS,
+    FOLLOWS_WEIGHTS,
+    RANKS_DRAW_APART,
+    WEIGHTED_DRAWS,
+    WEIGHTED_WITHOUT_REPLACEMENT,
+    WITHOUT_REPLACEMENT,
+)
 from .runs import DrawnEpoch
 
 BAD = "selftests.corpus.weighted_bad"  # the known-bad samplers that prove the checks can fail
@@ -213,6 +220,67 @@ def check_partition_frequencies(
                 )
             ], verdicts
     return [], verdicts
+
+
+@ONE_EPOCH.declare(
+    Invariant(
+        "draws_distinct",
+        "no item drawn twice in an epoch, by any ranks",
+        "draws with replacement where the contract promises none, or ranks that each draw their own sample "
+        "(lhotse's WeightedSimpleCutSampler draws from numpy's global generator in each process): an item trained "
+        "on twice in an epoch",
+        f"{BAD}:EachRankDrawsAlone",
+        proven_under=WEIGHTED_WITHOUT_REPLACEMENT.name,
+        promised_by=(WITHOUT_REPLACEMENT,),
+    )
+)
+def check_draws_distinct(epoch: DrawnEpoch) -> list[Violation]:
+    drawn = np.concatenate(epoch.observation.indices) if epoch.observation.indices else np.empty(0, np.int64)
+    items, counts = np.unique(drawn, return_counts=True)
+    again = items[counts > 1]
+    if not again.size:
+        return []
+    by = [rank for rank, indices in enumerate(epoch.observation.indices) if np.isin(indices, again[:1]).any()]
+    return [
+        Violation(
+            "draws_distinct",
+            f"{again.size} items were drawn more than once in the epoch, without replacement: {shorten(again)}; "
+            f"item {int(again[0])} {int(counts[counts > 1][0])} times, by rank(s) {', '.join(map(str, by))}",
+        )
+    ]
+
+
+@DECLARED(
+    Invariant(
+        "inclusion_follows_weights",
+        "each item included as successive sampling by the weights includes it",
+        "a sample without replacement that does not follow the weights: the weights used only to exclude items "
+        "(every item of positive weight as likely), or a key per item of uniform x weight in place of "
+        "Efraimidis-Spirakis' uniform^(1/weight)",
+        f"{BAD}:WeightsAsMask",
+        proven_under=WEIGHTED_WITHOUT_REPLACEMENT.name,
+        where=Where.IN_PROCESS,
+        promised_by=(WITHOUT_REPLACEMENT,),
+    )
+)
+def check_inclusion(epochs: Sequence[DrawnEpoch], alpha: float) -> tuple[list[Violation], FrequencyVerdict]:
+    """In how many of ``epochs`` each item was among all ranks' draws, against the probability
+    that successive sampling by the weights includes it (``WeightedCase.inclusion_probabilities``),
+    at false-alarm rate ``alpha`` (``harness.core.frequencies.inclusion_test``)."""
+    size = epochs[0].case.dataset_size
+    included = sum(np.isin(np.arange(size), np.concatenate(e.observation.indices or ([],))) for e in epochs)
+    probabilities = epochs[0].case.inclusion_probabilities()
+    verdict = inclusion_test(np.asarray(included, dtype=np.int64), len(epochs), probabilities, alpha)
+    if not verdict.fails:
+        return [], verdict
+    return [
+        Violation(
+            "inclusion_follows_weights",
+            f"the epochs' samples do not include the items as successive sampling by the weights does: "
+            f"{verdict.describe()} (item {verdict.worst_item} is included with probability "
+            f"{probabilities[verdict.worst_item]:.3f})",
+        )
+    ], verdict
 
 
 def distributed_sampler_partitions(dataset_size: int, world_size: int, seed: int, epoch: int) -> list[list[int]]:

@@ -8,6 +8,7 @@ import math
 from hypothesis import strategies as st
 
 from .case import WeightedCase
+from .contracts import WeightedContract
 from .plug import WeightedPlug
 
 MAX_DATASET_SIZE = 100  # the frequency test's power is stated up to here (docs/statistical-invariants.md)
@@ -44,19 +45,27 @@ def weight_vectors(draw: st.DrawFn, size: int, zeros: bool = True) -> tuple[floa
 def draw_weighted_case(
     data: st.DataObject,
     plug: WeightedPlug,
+    contract: WeightedContract,
     *,
     world_size: int | None = None,
     min_dataset_size: int = 1,
+    max_dataset_size: int = MAX_DATASET_SIZE,
     num_samples: int | None = None,
     zeros: bool = True,
 ) -> WeightedCase:
-    """Draw one case for ``plug``; a value given fixes that field."""
+    """Draw one case for ``plug``; a value given fixes that field. Without replacement, all
+    ranks draw at most the items of positive weight between them: num_samples is cut to that."""
     if world_size is None:
         world_size = data.draw(st.integers(1, MAX_SIMULATED_WORLD_SIZE), label="W (world size)")
-    size = data.draw(st.integers(min_dataset_size, MAX_DATASET_SIZE), label="N (dataset size)")
+    size = data.draw(st.integers(min_dataset_size, max_dataset_size), label="N (dataset size)")
     weights = data.draw(weight_vectors(size, zeros), label="weights")
+    most = MAX_NUM_SAMPLES
+    if not contract.replacement:
+        most = min(most, sum(w > 0 for w in weights) // world_size)
     if num_samples is None:
-        num_samples = data.draw(st.integers(1, MAX_NUM_SAMPLES), label="num_samples (per rank)")
+        num_samples = data.draw(st.integers(min(1, most), most), label="num_samples (per rank)")
+    elif not contract.replacement:
+        num_samples = min(num_samples, most)
     seed = data.draw(st.one_of(st.sampled_from([0, 1, SEED_LIMIT - 1]), st.integers(0, SEED_LIMIT - 1)), label="seed")
     return WeightedCase(
         dataset_size=size,
@@ -73,13 +82,27 @@ def draw_weighted_case(
 SAME_BY_CHANCE = 1e-12
 
 
-def draws_for_distinct_streams(probabilities) -> int | None:
+def draws_for_distinct_streams(probabilities, replacement: bool = True, world_size: int = 1) -> int | None:
     """The draws per stream at which two independent streams are equal with probability at
-    most SAME_BY_CHANCE; None when one item carries all the weight (every stream is the same)."""
-    collision = float(sum(p * p for p in probabilities))
-    if collision >= 1.0 - 1e-12:
-        return None
-    return math.ceil(math.log(SAME_BY_CHANCE) / math.log(collision))
+    most SAME_BY_CHANCE; None when one item carries all the weight (every stream is the same)
+    or, without replacement, when no number of draws gets there."""
+    if replacement:
+        collision = float(sum(p * p for p in probabilities))
+        if collision >= 1.0 - 1e-12:
+            return None
+        return math.ceil(math.log(SAME_BY_CHANCE) / math.log(collision))
+    # Without replacement the W ranks' streams are all equal only if the epoch's draws, one
+    # after another, are. Two such sequences that agree so far draw the same next item with
+    # probability at most the largest weight over the weight not yet drawn, which after t draws
+    # is at least the weight less the t heaviest items.
+    heaviest = sorted((p for p in probabilities if p > 0), reverse=True)
+    same, left = 1.0, 1.0
+    for t, weight in enumerate(heaviest):
+        same *= min(1.0, heaviest[0] / left) if left > 1e-12 else 1.0
+        if same <= SAME_BY_CHANCE:
+            return -(-(t + 1) // world_size)
+        left -= weight
+    return None
 
 
 # Streams compared for a difference are at least long enough to tell two apart, and at most
@@ -87,11 +110,15 @@ def draws_for_distinct_streams(probabilities) -> int | None:
 MAX_COMPARED_DRAWS = 4096
 
 
-def draw_comparable_case(data: st.DataObject, plug: WeightedPlug, **fixed) -> WeightedCase | None:
+def draw_comparable_case(
+    data: st.DataObject, plug: WeightedPlug, contract: WeightedContract, **fixed
+) -> WeightedCase | None:
     """A case whose streams are long enough that two independent ones differ but by a chance
-    below 1e-12; None when its weights would need more than MAX_COMPARED_DRAWS (not judged)."""
-    case = draw_weighted_case(data, plug, min_dataset_size=2, **fixed)
-    needed = draws_for_distinct_streams(case.probabilities)
-    if needed is None or needed > MAX_COMPARED_DRAWS:
+    below 1e-12; None when its weights would need more than MAX_COMPARED_DRAWS, or more than
+    the items there are to draw without replacement (not judged)."""
+    case = draw_weighted_case(data, plug, contract, min_dataset_size=2, **fixed)
+    needed = draws_for_distinct_streams(case.probabilities, contract.replacement, case.world_size)
+    most = MAX_COMPARED_DRAWS if contract.replacement else case.positive_items // case.world_size
+    if needed is None or needed > most:
         return None
     return case.with_(num_samples=max(case.num_samples, needed))
