@@ -30,7 +30,7 @@ from sampler_conformance.subjects.index_sampler.checks import (
 from sampler_conformance.subjects.index_sampler.contracts import BATCH, GROUPS, RANK_BATCHES
 from sampler_conformance.subjects.index_sampler.order_checks import check_ranks_agree
 
-from .catalogue import CONFORMANCE_BAD, FAMILIES_BAD
+from .catalogue import CONFORMANCE_BAD, FAMILIES_BAD, GROUP_WORLD_SIZES
 from .corpus.families import ShardedBatches, SplitBatches
 from .suite_run import CONFORMANCE, PROPERTIES, RUN_TIMEOUT_S, certify, certify_rejected
 
@@ -223,7 +223,9 @@ def test_repeat_groups_says_which_group_mixes_samples():
 @pytest.mark.parametrize("contract", [BATCH, RANK_BATCHES, GROUPS], ids=lambda contract: contract.name)
 def test_the_batch_contracts_references_conform_through_the_whole_suite(pytester, contract):
     """What ``sampler-conformance --contract=NAME`` certifies when no sampler is named."""
-    run = certify(pytester, contract.reference, f"--contract={contract.name}", ranks="all")
+    run = certify(
+        pytester, contract.reference, f"--contract={contract.name}", f"--world-sizes={GROUP_WORLD_SIZES}", ranks="all"
+    )
     assert run.exit_code == 0 and run.verdict.startswith(f"VERDICT: {contract.reference} conforms"), run.explain()
 
 

@@ -76,15 +76,21 @@ def read_limit(dataset_size: int) -> int:
 
 
 def batch_arrays(batches: list[Any]) -> tuple[np.ndarray, ...]:
-    """Each batch as an int64 array; :class:`BadIndex` for one that is not a list of indices."""
-    arrays = []
+    """Each batch as an int64 array; :class:`BadIndex` for one that is not a list of indices.
+    The batches are checked and converted together, as one list (one array per batch costs
+    as much as its items for the small batches of a long pass)."""
     for position, batch in enumerate(batches):
         if not isinstance(batch, (list, tuple)):
             raise BadIndex(
                 f"yielded {_kind(batch)} {batch!r} as batch {position}; a batch sampler yields lists of indices"
             )
-        arrays.append(as_index_array(list(batch)))
-    return tuple(arrays)
+    try:
+        together = as_index_array([item for batch in batches for item in batch])
+    except BadIndex:
+        for batch in batches:  # the error again, with the position in its own batch
+            as_index_array(list(batch))
+        raise
+    return tuple(np.split(together, np.cumsum([len(batch) for batch in batches])[:-1])) if batches else ()
 
 
 def as_index_array(items: list[Any]) -> np.ndarray:

@@ -39,6 +39,20 @@ class Reading:
     batches: tuple[np.ndarray, ...] | None = None  # a batch sampler's batches
     length_before: ReportedLength = NoLen.NOT_ASKED  # len(sampler) before the pass
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Sent from a rank to the controller as its indices and its batches' sizes: each small
+        array pickles at a cost of its own, and a pass of 10,000 batches took 0.2 s to send."""
+        sizes = None if self.batches is None else np.fromiter(map(len, self.batches), np.int64, len(self.batches))
+        return (_cut_into_batches, (self.indices, self.length, sizes, self.length_before))
+
+
+def _cut_into_batches(
+    indices: np.ndarray, length: ReportedLength, sizes: np.ndarray | None, length_before: ReportedLength
+) -> Reading:
+    """A :class:`Reading` unpickled: its batches cut from its indices again."""
+    batches = None if sizes is None else tuple(np.split(indices, np.cumsum(sizes)[:-1])) if sizes.size else ()
+    return Reading(indices, length, batches, length_before)
+
 
 def read_pass(
     sampler: Any,
