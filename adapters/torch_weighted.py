@@ -4,12 +4,13 @@
     sampler_conformance.adapters.torch_weighted:make_partitioned          contract weighted_partition
     sampler_conformance.adapters.torch_weighted:make_without_replacement  contract weighted_without_replacement
 
-Each is its contract's reference. Each epoch ``make`` draws ``num_samples x num_replicas`` indices with replacement, item ``i`` with
-probability ``w_i / sum(w)`` (``torch.multinomial``), from a generator seeded with
-``seed + epoch``, the same on every rank; rank ``r`` keeps draws ``r, r + W, ...``. So the
-ranks' draws together are one weighted draw, every rank's stream is its own, and the stream
-is a function of the seed and the epoch alone, in any process. ``make_without_replacement``
-draws them without replacement: one after another, each by the weights of the items left.
+Each is its contract's reference. Each epoch ``make`` draws ``num_samples x num_replicas``
+indices with replacement, item ``i`` with probability ``w_i / sum(w)`` (``torch.multinomial``),
+from a generator seeded with ``seed + epoch``, the same on every rank; rank ``r`` keeps draws
+``r, r + W, ...``. So the ranks' draws together are one weighted draw, every rank's stream is
+its own, and the stream is a function of the seed and the epoch alone, in any process.
+``make_without_replacement`` draws them without replacement: one after another, each by the
+weights of the items left.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ length invariant alone, and what the pass yielded is judged by the others.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol, TypeVar
 
 import numpy as np
@@ -90,7 +90,12 @@ def batch_arrays(batches: list[Any]) -> tuple[np.ndarray, ...]:
         for batch in batches:  # the error again, with the position in its own batch
             as_index_array(list(batch))
         raise
-    return tuple(np.split(together, np.cumsum([len(batch) for batch in batches])[:-1])) if batches else ()
+    return cut(together, [len(batch) for batch in batches])
+
+
+def cut(items: np.ndarray, sizes: Sequence[int] | np.ndarray) -> tuple[np.ndarray, ...]:
+    """``items`` cut into consecutive batches of ``sizes`` (views of it); none for no sizes."""
+    return tuple(np.split(items, np.cumsum(sizes)[:-1])) if len(sizes) else ()
 
 
 def as_index_array(items: list[Any]) -> np.ndarray:

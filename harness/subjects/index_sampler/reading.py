@@ -22,6 +22,7 @@ from sampler_conformance.subjects.common.reading import (
     Guard,
     as_index_array,
     batch_arrays,
+    cut,
     lens_around,
     read_limit,
 )
@@ -50,8 +51,7 @@ def _cut_into_batches(
     indices: np.ndarray, length: ReportedLength, sizes: np.ndarray | None, length_before: ReportedLength
 ) -> Reading:
     """A :class:`Reading` unpickled: its batches cut from its indices again."""
-    batches = None if sizes is None else tuple(np.split(indices, np.cumsum(sizes)[:-1])) if sizes.size else ()
-    return Reading(indices, length, batches, length_before)
+    return Reading(indices, length, None if sizes is None else cut(indices, sizes), length_before)
 
 
 def read_pass(
