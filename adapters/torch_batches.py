@@ -124,9 +124,18 @@ class RepeatedGroups(WholeBatches):
             )
         self.repeats = repeats
 
-    def batches(self) -> list[list[int]]:
-        """Each generation batch's W x B / G indices, G copies of each in a row, cut into batches
-        of B; an incomplete last generation batch is dropped, so every round is whole."""
+    def generation(self, selected: list[int]) -> list[int]:
+        """One generation batch of the indices it selects: G copies of each in a row."""
+        return [index for index in selected for _ in range(self.repeats)]
+
+    def generations(self) -> list[list[int]]:
+        """The epoch's generation batches, W x B / G indices of the order each; an incomplete
+        last one is dropped, so every round is whole."""
         order, selected = self.order(), self.num_replicas * self.batch_size // self.repeats
-        copies = [index for index in order[: len(order) - len(order) % selected] for _ in range(self.repeats)]
-        return [copies[start : start + self.batch_size] for start in range(0, len(copies), self.batch_size)]
+        whole = len(order) - len(order) % selected
+        return [self.generation(order[start : start + selected]) for start in range(0, whole, selected)]
+
+    def batches(self) -> list[list[int]]:
+        """Each generation batch cut into W batches of B, rank r's the r-th."""
+        size = self.batch_size
+        return [items[start : start + size] for items in self.generations() for start in range(0, len(items), size)]

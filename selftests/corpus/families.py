@@ -16,6 +16,8 @@ import torch
 import torch.distributed as dist
 from torch.utils.data import BatchSampler, RandomSampler, Sampler, SequentialSampler
 
+from sampler_conformance.adapters.torch_batches import RepeatedGroups
+
 from .rejections import PER_EPOCH_TEST, rejected
 
 
@@ -255,52 +257,21 @@ class ShardedBatchesFromGroup(ShardedBatches):
 
 
 # ---- contract `groups` (family H) -------------------------------------------------
-
-
-class RepeatedPrompts(Sampler[list[int]]):
-    """trl's GRPO layout (RepeatSampler read through accelerate's BatchSamplerShard): of one
-    seeded order, each generation batch selects W x B / G indices and holds G copies of each
-    in a row; rank r reads batch r of its W batches of B."""
-
-    def __init__(
-        self, dataset, num_replicas=None, rank=None, shuffle=True, seed=0, drop_last=False, batch_size=1, repeats=1
-    ):
-        num_replicas = dist.get_world_size() if num_replicas is None else num_replicas
-        rank = dist.get_rank() if rank is None else rank
-        _check_rank(num_replicas, rank)
-        self.n, self.num_replicas, self.rank = len(dataset), num_replicas, rank
-        self.shuffle, self.seed, self.batch_size, self.repeats = shuffle, seed, batch_size, repeats
-        self.selected = num_replicas * batch_size // repeats
-
-    def generation(self, chunk):
-        """One generation batch's items, of the indices it selects."""
-        return [index for index in chunk for _ in range(self.repeats)]
-
-    def generations(self):
-        order = _permutation(self.n, self.seed, self.shuffle)
-        whole = self.n - self.n % self.selected
-        return [self.generation(order[start : start + self.selected]) for start in range(0, whole, self.selected)]
-
-    def __iter__(self):
-        start = self.rank * self.batch_size
-        return iter([items[start : start + self.batch_size] for items in self.generations()])
-
-    def __len__(self):
-        return len(self.generations())
+# Its known-bads are its reference (adapters/torch_batches.py) with one bug each.
 
 
 @rejected(PER_EPOCH_TEST, "repeat_groups", under="groups")
-class CopiesNotAdjacent(RepeatedPrompts):
+class CopiesNotAdjacent(RepeatedGroups):
     """Bug: the generation batch's selection repeated as a whole, G times, where each index
     should be repeated G times in a row (RepeatSampler's repeat_count where mini_repeat_count
     was meant, trl #4531): the trainer's groups of G mix different samples."""
 
-    def generation(self, chunk):
-        return chunk * self.repeats
+    def generation(self, selected):
+        return selected * self.repeats
 
 
 @rejected(PER_EPOCH_TEST, "selected_once", under="groups")
-class GenerationRepeated(RepeatedPrompts):
+class GenerationRepeated(RepeatedGroups):
     """Bug: each generation batch read twice as new data (trl #3675: RepeatSampler repeated its
     chunk for every step of a generation, and each reading was trained on)."""
 
