@@ -86,6 +86,13 @@ REAL_SAMPLERS: tuple[RealSampler, ...] = (
         "trl",
     ),
     RealSampler(
+        "GroupByLabelBatchSampler as SentenceTransformerTrainer reads it, sharded by accelerate",
+        "sampler_conformance.adapters.sentence_transformers:GroupByLabelBatchSampler",
+        "labels",
+        "sentence-transformers accelerate",
+        "sentence-transformers",
+    ),
+    RealSampler(
         "DistributedLengthGroupedSampler (lengths 1 to 509, batch_size 4)",
         "sampler_conformance.adapters.transformers:DistributedLengthGroupedSampler",
         "torch",

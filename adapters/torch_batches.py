@@ -3,6 +3,7 @@
     sampler_conformance.adapters.torch_batches:per_rank       contract rank_batches   (the reference)
     sampler_conformance.adapters.torch_batches:WholeBatches   contract batch          (the reference)
     sampler_conformance.adapters.torch_batches:RepeatedGroups contract groups         (the reference)
+    sampler_conformance.adapters.torch_batches:LabelGroups    contract labels         (the reference)
 
 ``per_rank`` is what ``DataLoader(dataset, batch_size=B, sampler=DistributedSampler(dataset,
 ...))`` reads on rank r, as one batch sampler: torch's ``BatchSampler`` over torch's
@@ -18,12 +19,18 @@ last round is completed from the first batches, so every rank reads as many.
 batch size B, sharded by accelerate), on torch alone: of the same order, each generation batch
 takes W x B / G indices and holds G copies of each in a row, dealt out as WholeBatches deals
 its batches; round t of the ranks' batches, gathered rank by rank, is generation batch t.
+
+``LabelGroups`` is what sentence-transformers' trainer reads with ``GroupByLabelBatchSampler``
+(sharded by accelerate), on torch alone: each label's items shuffled by the epoch's generator
+and read in pairs, the labels taking turns in an order drawn anew each round until fewer than
+two have pairs left, the stream cut into batches (a short last one kept if it holds two pairs
+and drop_last is off), dealt out as WholeBatches deals its batches.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import torch
@@ -139,3 +146,59 @@ class RepeatedGroups(WholeBatches):
         """Each generation batch cut into W batches of B, rank r's the r-th."""
         size = self.batch_size
         return [items[start : start + size] for items in self.generations() for start in range(0, len(items), size)]
+
+
+class LabelGroups(WholeBatches):
+    def __init__(
+        self,
+        dataset: Any,
+        num_replicas: int | None = None,
+        rank: int | None = None,
+        shuffle: bool = True,
+        seed: int = 0,
+        drop_last: bool = False,
+        batch_size: int = 4,
+        labels: Sequence[int] = (),
+    ) -> None:
+        super().__init__(dataset, num_replicas, rank, shuffle, seed, drop_last, batch_size)
+        if batch_size < 4 or batch_size % 2:
+            raise ValueError(f"batch_size must be an even number >= 4, got {batch_size}")
+        if len(labels) != self.size:
+            raise ValueError(f"labels= gives {len(labels)} labels for a dataset of {self.size} items")
+        self.items_of: dict[int, list[int]] = {}
+        for index, label in enumerate(labels):
+            self.items_of.setdefault(label, []).append(index)
+        if sum(len(items) >= 2 for items in self.items_of.values()) < 2:
+            raise ValueError("label-grouped batches need at least two labels of at least two items each")
+
+    def shuffled(self, items: list[int], generator: torch.Generator) -> list[int]:
+        return [items[i] for i in torch.randperm(len(items), generator=generator).tolist()] if self.shuffle else items
+
+    def pairs(self, generator: torch.Generator) -> dict[int, list[int]]:
+        """Each label's items, in the epoch's order, cut to whole pairs."""
+        return {label: self.shuffled(items, generator)[: len(items) // 2 * 2] for label, items in self.items_of.items()}
+
+    def stream(self, generator: torch.Generator) -> list[int]:
+        """The labels' pairs, the labels taking turns in an order drawn each round, until fewer
+        than two labels have pairs left; two pairs in a row never share a label."""
+        pairs = self.pairs(generator)
+        rounds = sorted((len(items) // 2 for items in pairs.values()), reverse=True)
+        last_round = rounds[1] if len(rounds) > 1 else 0  # then one label alone has pairs left
+        stream: list[int] = []
+        last = None
+        for round_ in range(last_round):
+            turn = self.shuffled(sorted(label for label, items in pairs.items() if len(items) > 2 * round_), generator)
+            if turn[0] == last:
+                turn[0], turn[1] = turn[1], turn[0]
+            for label in turn:
+                stream += pairs[label][2 * round_ : 2 * round_ + 2]
+            last = turn[-1]
+        return stream
+
+    def batches(self) -> list[list[int]]:
+        stream = self.stream(torch.Generator().manual_seed(self.seed + self.epoch))
+        size = self.batch_size
+        batches = [stream[start : start + size] for start in range(0, len(stream), size)]
+        if batches and len(batches[-1]) < size and (self.drop_last or len(batches[-1]) < 4):
+            batches.pop()
+        return batches

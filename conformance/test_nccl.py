@@ -22,7 +22,7 @@ BATCH_SIZE = 4
 def test_batch_counts_all_reduced_over_nccl(group, world_size, sampler_plug, contract):
     """A DataLoader per rank, two epochs with set_epoch; the batch counts all-reduced on the GPUs agree."""
     assert group.backend == "nccl"
-    case = IndexCase(dataset_size=10 * world_size + 1, world_size=world_size, batch_size=BATCH_SIZE)
+    case = IndexCase(dataset_size=10 * world_size + 1, world_size=world_size, batch_size=BATCH_SIZE).within(contract)
     batch_size = None if contract.yields_batches else BATCH_SIZE
     for run in run_loader(group, sampler_plug.spec, contract, case, (0, 1)):
         expect_holds(run.sampler, loader_violations(run, batch_size, loader_drop_last=False))

@@ -52,7 +52,7 @@ def test_seeds_the_reference_accepts(sampler_plug, contract):
 def test_invalid_arguments_refused(sampler_plug, contract, arguments):
     """Constructing with rank >= W, rank < 0 or W <= 0 raises at once."""
     world_size, rank = arguments
-    case = IndexCase(dataset_size=8, world_size=world_size)
+    case = IndexCase(dataset_size=8, world_size=world_size).within(contract)
     if refusal(SIMULATED, sampler_plug, contract, case, world_size, rank) is None:
         fail(
             "validates_arguments",
@@ -86,7 +86,10 @@ def test_edge_sizes(sampler_plug, contract, drop_last, shuffle, dataset_size, wo
         not_applicable(sampler_plug.missing_reason("shuffle"))
     if dataset_size == 0 and not contract.finite:
         not_applicable("an endless sampler over an empty dataset never yields")
-    case = IndexCase(dataset_size=dataset_size, world_size=world_size, shuffle=shuffle, drop_last=drop_last)
+    case = IndexCase(dataset_size, world_size, shuffle=shuffle, drop_last=drop_last).within(contract)
+    outside = contract.outside(case.dataset_size, case.batch_size)
+    if outside:
+        not_applicable(outside)
     observation = observe(sampler_plug, case, contract)
     one_rank = observe(sampler_plug, case.with_(world_size=1), contract)
     expect_holds(observation, structural_violations(observation, contract, one_rank))

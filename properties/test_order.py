@@ -16,9 +16,9 @@ from sampler_conformance.subjects.index_sampler.checks import structural_violati
 from sampler_conformance.subjects.index_sampler.draws import draw_case, epochs, small_seeds
 from sampler_conformance.subjects.index_sampler.fixtures import requires_parameter
 from sampler_conformance.subjects.index_sampler.order_checks import (
-    MIN_COMPARABLE_ITEMS,
     check_orders_differ,
     check_ranks_agree,
+    least_comparable,
     missing_set_epoch,
     orders_comparable,
 )
@@ -70,7 +70,7 @@ def test_set_epoch_reshuffles(ranks, sampler_plug, contract, drop_last, data):
         sampler_plug,
         drop_last=drop_last,
         shuffle=True,
-        min_dataset_size=MIN_COMPARABLE_ITEMS,
+        min_dataset_size=least_comparable(contract),
         contract=contract,
         world_size=ranks.world_size,
     )
@@ -82,7 +82,7 @@ def test_set_epoch_reshuffles(ranks, sampler_plug, contract, drop_last, data):
     for k, run in enumerate(runs):
         agreement = check_ranks_agree(readings.single[k]) if readings.single else []
         expect_holds(run, structural_violations(run, contract) + agreement)
-    judge_only_if(orders_comparable(runs[0]))  # e.g. drop_last with W > N/10: nothing to compare
+    judge_only_if(orders_comparable(runs[0], contract))  # e.g. drop_last with W > N/10: nothing to compare
     for a, b in combinations(runs, 2):
         expect_holds(
             b,
@@ -103,13 +103,18 @@ def test_seed_changes_order(sampler_plug, contract, drop_last, data, report_find
     collisions are reported as findings, not failures."""
     requires_parameter(sampler_plug, "seed")
     case = draw_case(
-        data, sampler_plug, drop_last=drop_last, shuffle=True, min_dataset_size=MIN_COMPARABLE_ITEMS, contract=contract
+        data,
+        sampler_plug,
+        drop_last=drop_last,
+        shuffle=True,
+        min_dataset_size=least_comparable(contract),
+        contract=contract,
     )
     limit = seed_limit(sampler_plug)
     seed_a, seed_b = data.draw(st.lists(small_seeds(limit), min_size=2, max_size=2, unique=True), label="seeds")
     first = observe(sampler_plug, case.with_(seed=seed_a), contract)
     second = observe(sampler_plug, case.with_(seed=seed_b), contract)
-    judge_only_if(orders_comparable(first))
+    judge_only_if(orders_comparable(first, contract))
     expect_holds(
         second,
         check_orders_differ(

@@ -15,19 +15,22 @@ import numpy as np
 import pytest
 from torch.utils.data import BatchSampler, DistributedSampler
 
-from sampler_conformance.adapters.torch_batches import RepeatedGroups
+from sampler_conformance.adapters.torch_batches import LabelGroups, RepeatedGroups
 from sampler_conformance.core.case import Observation
 from sampler_conformance.report.certificate import SCHEMA_PATH
 from sampler_conformance.subjects import GROUP_ONLY, REGISTRY
 from sampler_conformance.subjects.common.index_dataset import IndexDataset
 from sampler_conformance.subjects.index_sampler.case import IndexCase
 from sampler_conformance.subjects.index_sampler.checks import (
+    check_label_grouped,
+    check_leftovers_bounded,
+    check_read_once,
     check_repeat_groups,
     check_selected_once,
     check_share_batched,
     check_whole_batches,
 )
-from sampler_conformance.subjects.index_sampler.contracts import BATCH, GROUPS, RANK_BATCHES
+from sampler_conformance.subjects.index_sampler.contracts import BATCH, GROUPS, LABELS, RANK_BATCHES
 from sampler_conformance.subjects.index_sampler.order_checks import check_ranks_agree
 
 from .catalogue import CONFORMANCE_BAD, FAMILIES_BAD, GROUP_WORLD_SIZES
@@ -208,6 +211,59 @@ def test_repeated_groups_hold_where_a_group_spans_ranks(world_size, batch_size):
             assert check_repeat_groups(observation, GROUPS) == check_selected_once(observation, GROUPS) == [], case
 
 
+LABEL_COUNTS = [(2, 2), (3, 2, 1), (9, 4, 4), (30, 2, 2, 1), (5, 5, 5, 5, 5, 5, 5, 5), (1, 7, 2, 11, 3)]
+
+
+@pytest.mark.parametrize("world_size", [1, 2, 3])
+@pytest.mark.parametrize("batch_size", [4, 6])
+def test_label_groups_hold_on_every_labelling(world_size, batch_size):
+    """The reference keeps the three invariants of label-grouped batches with one label
+    dominant, labels of one item, odd counts and many alike, with drop_last or without."""
+    for counts in LABEL_COUNTS:
+        for drop_last in (False, True):
+            case = IndexCase(sum(counts), world_size, drop_last=drop_last, batch_size=batch_size, label_counts=counts)
+
+            def make(world, rank, case=case):
+                labels = case.labels().tolist()
+                dataset = IndexDataset(case.dataset_size)
+                return LabelGroups(dataset, world, rank, drop_last=case.drop_last, batch_size=batch_size, labels=labels)
+
+            observation = _batched(case, make)
+            checks = (check_label_grouped, check_read_once, check_leftovers_bounded)
+            assert [check(observation, LABELS) for check in checks] == [[], [], []], case
+
+
+def test_label_checks_say_which_batch_index_and_label():
+    """Six items of labels 0 and 1, four of label 2: each check names what it found."""
+    case = IndexCase(dataset_size=16, world_size=2, batch_size=4, label_counts=(6, 6, 4))
+    labels = case.labels()
+    of = {label: np.flatnonzero(labels == label).tolist() for label in range(3)}
+    one_label = np.array(of[2])  # four items of label 2
+    mixed = np.array(of[0][:2] + of[1][:2])
+    batches = ((one_label,), (mixed,))
+    observation = Observation(case, tuple(b[0] for b in batches), (1, 1), batches=batches)
+    (violation,) = check_label_grouped(observation, LABELS)
+    assert violation.message.startswith(f"rank 0's batch 0, {one_label.tolist()}, holds label 2 x4: "), violation
+    assert check_leftovers_bounded(observation, LABELS) == []  # 3 of label 1 beyond one, under W x B = 8
+
+    twice = ((mixed, one_label), (mixed, one_label))
+    observation = Observation(case, tuple(np.concatenate(b) for b in twice), (2, 2), batches=twice)
+    (violation,) = check_read_once(observation, LABELS)
+    assert violation.message.startswith(
+        f"index {mixed.min()} is read 2 times before the epoch's last round (rank 0's batch 0, rank 1's batch 0); "
+        f"4 indices are read more than once: {sorted(mixed.tolist())}"
+    ), violation
+
+    alone = ((one_label,),)
+    observation = Observation(case.with_(world_size=1), (one_label,), (1,), batches=alone)
+    (violation,) = check_leftovers_bounded(observation, LABELS)
+    assert violation.message.startswith(
+        "12 of N=16 items are left out of the epoch, label 0: 6 of 6, label 1: 6 of 6; beyond one item a label and "
+        "the excess of label 0 (the one with the most left), 5 could have been grouped, where fewer than one "
+        "round's W x B = 4 may be left"
+    ), violation
+
+
 def test_repeat_groups_says_which_group_mixes_samples():
     """Rank 0's batch [3, 3] and rank 1's [5, 1] gather to [3, 3, 5, 1]: its second group mixes two samples."""
     case = IndexCase(dataset_size=6, world_size=2, batch_size=2, repeats=2)
@@ -220,7 +276,7 @@ def test_repeat_groups_says_which_group_mixes_samples():
     ), violation
 
 
-@pytest.mark.parametrize("contract", [BATCH, RANK_BATCHES, GROUPS], ids=lambda contract: contract.name)
+@pytest.mark.parametrize("contract", [BATCH, RANK_BATCHES, GROUPS, LABELS], ids=lambda contract: contract.name)
 def test_the_batch_contracts_references_conform_through_the_whole_suite(pytester, contract):
     """What ``sampler-conformance --contract=NAME`` certifies when no sampler is named."""
     run = certify(

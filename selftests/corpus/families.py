@@ -16,7 +16,7 @@ import torch
 import torch.distributed as dist
 from torch.utils.data import BatchSampler, RandomSampler, Sampler, SequentialSampler
 
-from sampler_conformance.adapters.torch_batches import RepeatedGroups
+from sampler_conformance.adapters.torch_batches import LabelGroups, RepeatedGroups
 
 from .rejections import PER_EPOCH_TEST, rejected
 
@@ -277,3 +277,39 @@ class GenerationRepeated(RepeatedGroups):
 
     def generations(self):
         return [items for items in super().generations() for _ in range(2)]
+
+
+# ---- contract `labels` (family I) -------------------------------------------------
+# Its known-bads are its reference (adapters/torch_batches.py) with one bug each.
+
+
+@rejected(PER_EPOCH_TEST, "label_grouped", under="labels")
+class LabelsConcatenated(LabelGroups):
+    """Bug: each label's items, in turn, go into the stream whole, so most batches hold one
+    label (sentence-transformers' GroupByLabelBatchSampler before #3668, issue #2920: "~99%
+    single-class batches", zero gradients for the triplet losses it was made for)."""
+
+    def stream(self, generator):
+        pairs = self.pairs(generator)
+        return [index for label in self.shuffled(sorted(pairs), generator) for index in pairs[label]]
+
+
+@rejected(PER_EPOCH_TEST, "read_once", under="labels")
+class EveryRankReadsAll(LabelGroups):
+    """Bug: every rank reads every batch: a batch sampler with no rank, handed to each rank's
+    DataLoader without a wrapper to shard it."""
+
+    def __iter__(self):
+        return iter(self.batches())
+
+    def __len__(self):
+        return len(self.batches())
+
+
+@rejected(PER_EPOCH_TEST, "leftovers_bounded", under="labels")
+class HalfOfEachLabel(LabelGroups):
+    """Bug: each label keeps the first half of its items, in whole pairs (sentence-transformers
+    #2782: `sample_indices[: len(sample_indices) // 2]`, meant to make each label's count even)."""
+
+    def pairs(self, generator):
+        return {label: items[: len(items) // 4 * 2] for label, items in super().pairs(generator).items()}

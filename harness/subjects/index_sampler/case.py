@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from sampler_conformance.core.case import Case
 
 if TYPE_CHECKING:
@@ -20,6 +22,9 @@ class IndexCase(Case):
     drop_last: bool = False
     batch_size: int = 1
     repeats: int = 1  # G: the copies of each selected index (contracts of repeated groups)
+    # How many items each label has (contracts of label-grouped batches); empty: two labels
+    # of half the items each.
+    label_counts: tuple[int, ...] = ()
 
     def sampler_options(self, contract: SamplerContract) -> dict[str, Any]:
         options: dict[str, Any] = {"shuffle": self.shuffle, "seed": self.seed, "drop_last": self.drop_last}
@@ -27,11 +32,32 @@ class IndexCase(Case):
             options["batch_size"] = self.batch_size
         if contract.repeats:
             options["repeats"] = self.repeats
+        if contract.labels:
+            options["labels"] = self.labels().tolist()
         return options
+
+    def labels(self) -> np.ndarray:
+        """Item i's label: ``label_counts[k]`` items have label k, scattered over the dataset by
+        a permutation fixed by N, so that no sampler finds a label's items side by side."""
+        n = self.dataset_size
+        counts = self.label_counts or (n - n // 2, n // 2)
+        assert sum(counts) == n, f"label_counts {list(counts)} do not add up to N={n}"
+        grouped = np.repeat(np.arange(len(counts)), counts)
+        return grouped[np.random.default_rng(n).permutation(n)]
+
+    def within(self, contract: SamplerContract) -> IndexCase:
+        """This case with its batch size raised to one the contract's samplers take (the
+        fixed cases of a test are written for any contract)."""
+        least = contract.least_batch_size
+        if self.batch_size >= least and not (contract.labels and self.batch_size % 2):
+            return self
+        return self.with_(batch_size=max(least, self.batch_size + self.batch_size % 2))
 
     def describe(self) -> str:
         return (
             f"N={self.dataset_size}, W={self.world_size}, shuffle={self.shuffle}, "
             f"seed={self.seed}, epoch={self.epoch}, drop_last={self.drop_last}, "
-            f"batch_size={self.batch_size}" + (f", repeats={self.repeats}" if self.repeats != 1 else "")
+            f"batch_size={self.batch_size}"
+            + (f", repeats={self.repeats}" if self.repeats != 1 else "")
+            + (f", label_counts={list(self.label_counts)}" if self.label_counts else "")
         )

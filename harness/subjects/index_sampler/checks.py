@@ -26,6 +26,7 @@ from .contracts import (
     COVERS,
     EXACT_PARTITION,
     FINITE_EPOCHS,
+    LABEL_GROUPS,
     PADDED_EPOCHS,
     PER_RANK_BATCHES,
     PERMUTATION_BLOCKS,
@@ -656,6 +657,136 @@ def check_selected_once(
             )
         ]
     return []
+
+
+def _in_range(items: np.ndarray, dataset_size: int) -> np.ndarray:
+    return items[(items >= 0) & (items < dataset_size)]  # the others are valid_indices' to charge
+
+
+@PER_EPOCH.declare(
+    Invariant(
+        "label_grouped",
+        "every batch at least two labels, each at least twice",
+        "batches of one label, or a label with one item in a batch: a triplet loss then finds no negative or no "
+        "positive and its gradient is zero (sentence-transformers #2920, each label's items chunked in turn; "
+        "#4013, a leftover pair meeting its own label at the next round)",
+        f"{FAMILIES}:LabelsConcatenated",
+        proven_under="labels",
+        promised_by=(LABEL_GROUPS,),
+    )
+)
+def check_label_grouped(
+    obs: Observation[IndexCase], contract: SamplerContract, one_rank: Observation[IndexCase] | None = None
+) -> list[Violation]:
+    """Each batch any rank reads holds at least two labels, each at least twice."""
+    assert obs.batches is not None
+    labels, n = obs.case.labels(), obs.case.dataset_size
+    kinds = int(labels.max(initial=0)) + 1
+    for rank, batches in enumerate(obs.batches):
+        if not batches:
+            continue
+        # Each item's (batch, label), counted at once: a rank may read thousands of batches.
+        items = obs.indices[rank]
+        of_batch = np.repeat(np.arange(len(batches)), [len(batch) for batch in batches])
+        valid = (items >= 0) & (items < n)
+        counts = np.bincount(of_batch[valid] * kinds + labels[items[valid]], minlength=len(batches) * kinds).reshape(
+            len(batches), kinds
+        )
+        wrong = np.flatnonzero(((counts > 0).sum(axis=1) < 2) | (counts == 1).any(axis=1))
+        if wrong.size:
+            k = int(wrong[0])
+            held = ", ".join(f"label {a} x{int(counts[k, a])}" for a in np.flatnonzero(counts[k]))
+            return [
+                Violation(
+                    "label_grouped",
+                    f"rank {rank}'s batch {k}, {shorten(batches[k])}, holds {held or 'no item'}: a batch needs at "
+                    f"least two labels, each at least twice, for a triplet loss to find a positive and a "
+                    f"negative for every anchor",
+                )
+            ]
+    return []
+
+
+@PER_EPOCH.declare(
+    Invariant(
+        "read_once",
+        "each index read once an epoch, the last round's padding aside",
+        "every rank reading every batch: a batch sampler with no rank given to each rank's DataLoader unsharded, "
+        "so each sample is trained on W times an epoch",
+        f"{FAMILIES}:EveryRankReadsAll",
+        proven_under="labels",
+        promised_by=(LABEL_GROUPS,),
+    )
+)
+def check_read_once(
+    obs: Observation[IndexCase], contract: SamplerContract, one_rank: Observation[IndexCase] | None = None
+) -> list[Violation]:
+    """No index is read twice in an epoch's batches but those of its last round, which may
+    repeat earlier ones so that every rank has a batch there (accelerate's even_batches)."""
+    assert obs.batches is not None
+    rounds = max((len(batches) for batches in obs.batches), default=0)
+    before_last = [batch for batches in obs.batches for batch in batches[: rounds - 1]]
+    if not before_last:
+        return []
+    counts = np.bincount(_in_range(np.concatenate(before_last), obs.case.dataset_size))
+    twice = np.flatnonzero(counts > 1)
+    if not twice.size:
+        return []
+    i = int(twice[0])
+    where = [
+        f"rank {rank}'s batch {k}"
+        for rank, batches in enumerate(obs.batches)
+        for k, batch in enumerate(batches[: rounds - 1])
+        if i in batch
+    ]
+    return [
+        Violation(
+            "read_once",
+            f"index {i} is read {int(counts[i])} times before the epoch's last round ({', '.join(where[:4])}); "
+            f"{twice.size} indices are read more than once: {shorten(twice)}",
+        )
+    ]
+
+
+@PER_EPOCH.declare(
+    Invariant(
+        "leftovers_bounded",
+        "only what cannot be grouped left out",
+        "items left out that could have been grouped: each label cut to half its items (sentence-transformers "
+        "#2782), or a whole label never read",
+        f"{FAMILIES}:HalfOfEachLabel",
+        proven_under="labels",
+        promised_by=(LABEL_GROUPS,),
+    )
+)
+def check_leftovers_bounded(
+    obs: Observation[IndexCase], contract: SamplerContract, one_rank: Observation[IndexCase] | None = None
+) -> list[Violation]:
+    """Of each label but the one with the most items left out, at most one item is left out
+    (a label of one item, or the odd one of a label read in pairs), and fewer than W x B
+    beyond those: one incomplete round of batches."""
+    case = obs.case
+    labels = case.labels()
+    read = index_counts([obs], case.dataset_size) > 0
+    left = np.bincount(labels[~read], minlength=len(case.label_counts or (0, 0)))
+    if not left.any():
+        return []
+    most = int(np.argmax(left))
+    beyond = np.maximum(left - 1, 0)
+    beyond[most] = 0
+    bound = case.world_size * case.batch_size
+    if int(beyond.sum()) < bound:
+        return []
+    worst = [int(k) for k in np.argsort(-beyond, kind="stable") if beyond[k]][:4]
+    return [
+        Violation(
+            "leftovers_bounded",
+            f"{int(left.sum())} of N={case.dataset_size} items are left out of the epoch, "
+            + ", ".join(f"label {k}: {int(left[k])} of {int((labels == k).sum())}" for k in [most, *worst])
+            + f"; beyond one item a label and the excess of label {most} (the one with the most left), "
+            f"{int(beyond.sum())} could have been grouped, where fewer than one round's W x B = {bound} may be left",
+        )
+    ]
 
 
 def judge(

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 from sampler_conformance.core.contracts import Contract, Extension, Promise
 
+LEAST_LABELLED_BATCH = 4  # two labels of two items each
+
 
 @dataclass(frozen=True, repr=False)
 class SamplerContract(Contract):
@@ -25,6 +27,7 @@ class SamplerContract(Contract):
     finite: bool = True  # False: the sampler never stops; finite prefixes are read
     yields_batches: bool = False  # True: the sampler yields lists of indices (a batch sampler)
     repeats: bool = False  # True: built with repeats=G, the copies of each selected index a generation batch holds
+    labels: bool = False  # True: built with labels=, the label of each item, to group batches by
     # What Attr(dataset) must mean, for the `defaults` invariant: DistributedSampler's defaults.
     defaults: tuple[tuple[str, object], ...] = (("shuffle", True), ("seed", 0), ("drop_last", False))
 
@@ -41,6 +44,24 @@ class SamplerContract(Contract):
         if self.length_rule == "balanced" or drop_last:
             return 0
         return math.ceil(dataset_size / world_size) * world_size - dataset_size
+
+    @property
+    def least_batch_size(self) -> int:
+        """The smallest batch size its samplers take: a batch of two labels of two items each
+        holds four; below that (and at an odd size) label-grouped samplers refuse to build."""
+        return LEAST_LABELLED_BATCH if self.labels else 1
+
+    def outside(self, dataset_size: int, batch_size: int) -> str:
+        """Why a case of this size and batch size is outside what its samplers accept (empty:
+        it is inside): a label-grouped sampler needs two labels of two items, and an even batch
+        size of at least four."""
+        if not self.labels:
+            return ""
+        if dataset_size < LEAST_LABELLED_BATCH:
+            return f"label-grouped batches need two labels of two items each: N >= {LEAST_LABELLED_BATCH}"
+        if batch_size < LEAST_LABELLED_BATCH or batch_size % 2:
+            return f"label-grouped batches are built with an even batch_size >= {LEAST_LABELLED_BATCH}"
+        return ""
 
     def prefix_length(self, dataset_size: int, world_size: int) -> int:
         """For infinite samplers: items read per rank, enough for two whole blocks of N."""
@@ -120,6 +141,15 @@ TORCH_ARGUMENTS = Promise(
     "dataset's order",
     needs=(("layout", ("strided", "contiguous")),),
 )
+LABEL_GROUPS = Promise(
+    "label_groups",
+    "batches grouped by label, as sentence-transformers' GroupByLabelBatchSampler promises for triplet losses: "
+    "every batch holds at least two labels, each at least twice; each index read once an epoch (the last "
+    "round's padding aside); left out, only what cannot be grouped: a label's one item, one odd item a label, "
+    "the excess of the label with the most left, and fewer than one round's W x B items",
+    facts=(("yields_batches", True), ("layout", "label-grouped batches"), ("labels", True)),
+    per_epoch=True,
+)
 _TORCH_ORDER = (DETERMINISTIC, RESHUFFLES, SEED_EFFECTIVE, TORCH_ARGUMENTS)
 
 TORCH = SamplerContract.of(
@@ -178,8 +208,17 @@ GROUPS = SamplerContract.of(
     reference="sampler_conformance.adapters.torch_batches:RepeatedGroups",
 )
 
+LABELS = SamplerContract.of(
+    (VALID, ACROSS_PROCESSES, FINITE_EPOCHS, LABEL_GROUPS, EQUAL_BATCHES, DETERMINISTIC, RESHUFFLES, SEED_EFFECTIVE),
+    name="labels",
+    family="I",
+    description="batches grouped by label for in-batch triplet mining: every batch at least two labels of at "
+    "least two items each, each index once an epoch, only what cannot be grouped left out; equal batch counts",
+    reference="sampler_conformance.adapters.torch_batches:LabelGroups",
+)
+
 CONTRACTS: dict[str, SamplerContract] = {
-    c.name: c for c in (TORCH, CONTIGUOUS, PARTITION, INFINITE, BATCH, RANK_BATCHES, GROUPS)
+    c.name: c for c in (TORCH, CONTIGUOUS, PARTITION, INFINITE, BATCH, RANK_BATCHES, GROUPS, LABELS)
 }
 
 

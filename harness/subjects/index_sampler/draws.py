@@ -11,7 +11,7 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 from .case import IndexCase
-from .contracts import TORCH, SamplerContract
+from .contracts import LEAST_LABELLED_BATCH, TORCH, SamplerContract
 from .plug import SamplerPlug
 from .seed_range import EPOCH_LIMIT, SEED_LIMIT, seed_limit
 
@@ -69,6 +69,8 @@ def draw_case(
     """
     if not contract.finite:
         min_dataset_size = max(min_dataset_size, 1)  # an endless sampler over nothing never yields
+    if contract.labels:
+        min_dataset_size = max(min_dataset_size, LEAST_LABELLED_BATCH)  # two labels of two items
     if world_size is None:
         world_size = data.draw(world_sizes(max_world_size), label="W (num_replicas)")
     size = data.draw(
@@ -77,7 +79,11 @@ def draw_case(
     if shuffle is None:
         shuffle = data.draw(st.booleans(), label="shuffle") if plug.supports("shuffle") else True
     seed = data.draw(seeds(seed_limit(plug)), label="seed") if plug.supports("seed") else 0
-    batch_size = data.draw(st.integers(1, size + 2), label="batch_size")
+    if contract.labels:
+        batch_size = 2 * data.draw(st.integers(2, max(2, size // 2 + 1)), label="batch_size / 2")
+        label_counts = data.draw(labellings(size), label="label_counts")
+    else:
+        batch_size, label_counts = data.draw(st.integers(1, size + 2), label="batch_size"), ()
     repeats = data.draw(repeat_counts(world_size * batch_size), label="G (repeats)") if contract.repeats else 1
     return IndexCase(
         dataset_size=size,
@@ -87,6 +93,7 @@ def draw_case(
         drop_last=drop_last,
         batch_size=batch_size,
         repeats=repeats,
+        label_counts=label_counts,
     )
 
 
@@ -95,3 +102,21 @@ def repeat_counts(generation_batch: int, most: int = 8) -> st.SearchStrategy[int
     items, which G divides (trl refuses any other); G need not divide B, so a group may
     span ranks."""
     return st.sampled_from([g for g in range(1, most + 1) if generation_batch % g == 0])
+
+
+MAX_LABELS = 8
+
+
+@st.composite
+def labellings(draw: st.DrawFn, dataset_size: int) -> tuple[int, ...]:
+    """How many of ``dataset_size`` (at least 4) items each label has: two labels of at least
+    two items (else nothing can be grouped), and up to 8 labels in all, so that some have one
+    item, one dominates, or all are alike."""
+    labels = draw(st.integers(2, min(MAX_LABELS, dataset_size - 2)), label="labels")
+    rest = dataset_size - 4  # two items each of the first two labels are set aside
+    cuts = sorted(draw(st.lists(st.integers(0, rest), min_size=labels - 1, max_size=labels - 1), label="cuts"))
+    counts = [b - a for a, b in zip([0, *cuts], [*cuts, rest], strict=True)]
+    counts[0] += 2
+    counts[1] += 2
+    # A label of no items is no label: it goes, and its neighbours keep theirs.
+    return tuple(count for count in counts if count)

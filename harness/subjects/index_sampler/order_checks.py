@@ -14,21 +14,31 @@ from sampler_conformance.core.invariants import Declared, Invariant, Where
 
 from .case import IndexCase
 from .checks import MULTIPROCESS_BAD
-from .contracts import ACROSS_PROCESSES
+from .contracts import ACROSS_PROCESSES, SamplerContract
 
 # The invariants checked here, each by a check of its own (harness.core.invariants.Declared).
 DECLARED = Declared()
 
-# Below this many items two random orders may coincide by chance (1/10! for a full
+# Below this many distinct items two random orders may coincide by chance (1/10! for a full
 # permutation of 10), so "the order changed" is only asserted from here on, and the
 # reshuffle and seed tests of both runners draw datasets at least this large.
 MIN_COMPARABLE_ITEMS = 10
+# A label-grouped order is drawn from far fewer orders of as many items (the items go in
+# pairs, a label's pairs in turn, the labels in rounds), so it is compared from more of them:
+# 24 items are 12 pairs of at most 8 labels, so some label reads two pairs or more.
+MIN_COMPARABLE_LABELLED_ITEMS = 24
 
 
-def orders_comparable(observation: Observation[IndexCase]) -> bool:
-    """Enough items that two orders cannot coincide by chance: below that, "the order
-    changed" judges nothing, and a test rejects the example rather than count it."""
-    return sum(len(indices) for indices in observation.indices) >= MIN_COMPARABLE_ITEMS
+def least_comparable(contract: SamplerContract) -> int:
+    """The fewest distinct items whose orders under ``contract`` are compared."""
+    return MIN_COMPARABLE_LABELLED_ITEMS if contract.labels else MIN_COMPARABLE_ITEMS
+
+
+def orders_comparable(observation: Observation[IndexCase], contract: SamplerContract) -> bool:
+    """Enough distinct items (padding repeats some) that two orders cannot coincide by
+    chance: below that, "the order changed" judges nothing, and a test rejects the example
+    rather than count it."""
+    return np.unique(np.concatenate(observation.indices or [[]])).size >= least_comparable(contract)
 
 
 def check_orders_differ(

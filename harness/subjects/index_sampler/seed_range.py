@@ -76,7 +76,7 @@ def probe_once(ranks: Ranks, plug: Plug, contract: Contract, world_size: int = 1
 
 
 def probe(ranks: Ranks, plug: SamplerPlug, contract: SamplerContract, world_size: int = 1) -> SeedRange:
-    case = IndexCase(dataset_size=PROBE_SIZE * world_size, world_size=world_size, shuffle=True, batch_size=1)
+    case = IndexCase(PROBE_SIZE * world_size, world_size, shuffle=True).within(contract)
     builds = (Build.GROUP,) if plug.needs_process_group else (Build.EXPLICIT,)
 
     def refusal(seed: int, epoch: int | None) -> str | None:
