@@ -1,6 +1,7 @@
 """The references of the index sampler's batch contracts, built on torch alone.
 
     sampler_conformance.adapters.torch_batches:per_rank       contract rank_batches   (the reference)
+    sampler_conformance.adapters.torch_batches:per_rank_blocks contract rank_blocks   (the reference)
     sampler_conformance.adapters.torch_batches:WholeBatches   contract batch          (the reference)
     sampler_conformance.adapters.torch_batches:RepeatedGroups contract groups         (the reference)
     sampler_conformance.adapters.torch_batches:LabelGroups    contract labels         (the reference)
@@ -38,8 +39,45 @@ import torch.distributed as dist
 from torch.utils.data import BatchSampler, DistributedSampler, Sampler
 
 
+class ContiguousBlocks(Sampler[int]):
+    """rank r takes the r-th of W contiguous blocks of the epoch's order, padded from its head
+    to ceil(N/W) items each (cut to N // W each with drop_last)."""
+
+    def __init__(
+        self,
+        dataset: Any,
+        num_replicas: int | None = None,
+        rank: int | None = None,
+        shuffle: bool = True,
+        seed: int = 0,
+        drop_last: bool = False,
+    ) -> None:
+        self.num_replicas = dist.get_world_size() if num_replicas is None else num_replicas
+        self.rank = dist.get_rank() if rank is None else rank
+        if self.num_replicas <= 0 or not 0 <= self.rank < self.num_replicas:
+            raise ValueError(f"Invalid rank {self.rank}, rank should be in the interval [0, {self.num_replicas - 1}]")
+        self.n, self.shuffle, self.seed, self.drop_last, self.epoch = len(dataset), shuffle, seed, drop_last, 0
+        self.num_samples = self.n // self.num_replicas if drop_last else math.ceil(self.n / self.num_replicas)
+
+    def __iter__(self) -> Iterator[int]:
+        order = list(range(self.n))
+        if self.shuffle:
+            order = torch.randperm(self.n, generator=torch.Generator().manual_seed(self.seed + self.epoch)).tolist()
+        total = self.num_samples * self.num_replicas
+        if order:
+            order = (order * math.ceil(total / len(order)))[:total]
+        start = self.rank * self.num_samples
+        return iter(order[start : start + self.num_samples])
+
+    def __len__(self) -> int:
+        return self.num_samples
+
+    def set_epoch(self, epoch: int) -> None:
+        self.epoch = epoch
+
+
 class PerRankBatches(BatchSampler):
-    def __init__(self, sampler: DistributedSampler[int], batch_size: int, drop_last: bool) -> None:
+    def __init__(self, sampler: DistributedSampler[int] | ContiguousBlocks, batch_size: int, drop_last: bool) -> None:
         super().__init__(sampler, batch_size, drop_last)
         self.shares = sampler
 
@@ -60,6 +98,20 @@ def per_rank(
         dataset, num_replicas, rank, shuffle=shuffle, seed=seed, drop_last=drop_last
     )
     return PerRankBatches(shares, batch_size, drop_last)
+
+
+def per_rank_blocks(
+    dataset: Any,
+    num_replicas: int | None = None,
+    rank: int | None = None,
+    shuffle: bool = True,
+    seed: int = 0,
+    drop_last: bool = False,
+    batch_size: int = 1,
+) -> PerRankBatches:
+    return PerRankBatches(
+        ContiguousBlocks(dataset, num_replicas, rank, shuffle, seed, drop_last), batch_size, drop_last
+    )
 
 
 class WholeBatches(Sampler[list[int]]):

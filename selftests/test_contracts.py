@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from torch.utils.data import BatchSampler, DistributedSampler
 
-from sampler_conformance.adapters.torch_batches import LabelGroups, RepeatedGroups
+from sampler_conformance.adapters.torch_batches import LabelGroups, RepeatedGroups, per_rank_blocks
 from sampler_conformance.core.case import Observation
 from sampler_conformance.report.certificate import SCHEMA_PATH
 from sampler_conformance.subjects import GROUP_ONLY, REGISTRY
@@ -30,7 +30,7 @@ from sampler_conformance.subjects.index_sampler.checks import (
     check_share_batched,
     check_whole_batches,
 )
-from sampler_conformance.subjects.index_sampler.contracts import BATCH, GROUPS, LABELS, RANK_BATCHES
+from sampler_conformance.subjects.index_sampler.contracts import BATCH, GROUPS, LABELS, RANK_BATCHES, RANK_BLOCKS
 from sampler_conformance.subjects.index_sampler.order_checks import check_ranks_agree
 
 from .catalogue import CONFORMANCE_BAD, FAMILIES_BAD, GROUP_WORLD_SIZES
@@ -180,6 +180,25 @@ def test_share_batched_holds_for_strided_shares_batched(sampler_drops, loader_dr
     assert check_share_batched(_batched(case, make), RANK_BATCHES, _batched(case.with_(world_size=1), make)) == []
 
 
+@pytest.mark.parametrize("drop_last", [False, True], ids=["keep_last", "drop_last"])
+@pytest.mark.parametrize("dataset_size", [0, 1, 5, 11, 12])
+def test_share_batched_holds_for_contiguous_shares_batched_under_rank_blocks(drop_last, dataset_size):
+    """The reference of rank_blocks (a BatchSampler over maskrcnn-benchmark's contiguous
+    blocks) keeps share_batched at W=3 and B=2; the strided layout fails it, saying where."""
+    case = IndexCase(dataset_size=dataset_size, world_size=3, drop_last=drop_last, batch_size=2)
+    dataset = IndexDataset(case.dataset_size)
+
+    def make(world, rank):
+        return per_rank_blocks(dataset, world, rank, seed=case.seed, drop_last=case.drop_last, batch_size=2)
+
+    assert check_share_batched(_batched(case, make), RANK_BLOCKS, _batched(case.with_(world_size=1), make)) == []
+    strided = _strided_shares_batched(case, drop_last)
+    found = check_share_batched(_batched(case, strided), RANK_BLOCKS, _batched(case.with_(world_size=1), strided))
+    if (dataset_size // 3 if drop_last else -(-dataset_size // 3)) > 1:  # else both layouts give rank r Q[r]
+        (violation,) = found
+        assert "should be item" in violation.message and "of its contiguous share Q[0:" in violation.message, found
+
+
 def test_share_batched_fails_whole_batches_dealt_round_robin_saying_where():
     """accelerate's layout (rank r takes whole batches r, r+W, ...) is not the per-rank one."""
     case = IndexCase(dataset_size=11, world_size=2, shuffle=False, batch_size=2)
@@ -276,7 +295,9 @@ def test_repeat_groups_says_which_group_mixes_samples():
     ), violation
 
 
-@pytest.mark.parametrize("contract", [BATCH, RANK_BATCHES, GROUPS, LABELS], ids=lambda contract: contract.name)
+@pytest.mark.parametrize(
+    "contract", [BATCH, RANK_BATCHES, RANK_BLOCKS, GROUPS, LABELS], ids=lambda contract: contract.name
+)
 def test_the_batch_contracts_references_conform_through_the_whole_suite(pytester, contract):
     """What ``sampler-conformance --contract=NAME`` certifies when no sampler is named."""
     run = certify(

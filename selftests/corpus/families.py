@@ -16,7 +16,12 @@ import torch
 import torch.distributed as dist
 from torch.utils.data import BatchSampler, RandomSampler, Sampler, SequentialSampler
 
-from sampler_conformance.adapters.torch_batches import LabelGroups, RepeatedGroups
+from sampler_conformance.adapters.torch_batches import (
+    ContiguousBlocks,  # maskrcnn-benchmark style: padded from the head, rank r takes the r-th block
+    LabelGroups,
+    PerRankBatches,
+    RepeatedGroups,
+)
 
 from .rejections import PER_EPOCH_TEST, rejected
 
@@ -35,30 +40,6 @@ def _check_rank(num_replicas: int, rank: int) -> None:
 
 
 # ---- contract `contiguous` (family B) ---------------------------------------------
-
-
-class ContiguousBlocks(Sampler[int]):
-    """maskrcnn-benchmark style: padded from the head, rank r takes the r-th block."""
-
-    def __init__(self, dataset, num_replicas=None, rank=None, shuffle=True, seed=0, drop_last=False):
-        _check_rank(num_replicas, rank)
-        self.n, self.num_replicas, self.rank = len(dataset), num_replicas, rank
-        self.shuffle, self.seed, self.drop_last, self.epoch = shuffle, seed, drop_last, 0
-        self.num_samples = self.n // num_replicas if drop_last else math.ceil(self.n / num_replicas)
-
-    def __iter__(self):
-        order = _permutation(self.n, self.seed + self.epoch, self.shuffle)
-        total = self.num_samples * self.num_replicas
-        if order:
-            order = (order * math.ceil(total / len(order)))[:total]
-        start = self.rank * self.num_samples
-        return iter(order[start : start + self.num_samples])
-
-    def __len__(self):
-        return self.num_samples
-
-    def set_epoch(self, epoch):
-        self.epoch = epoch
 
 
 @rejected(
@@ -231,18 +212,14 @@ class SplitBatches(ShardedBatches):
 
 
 @rejected(PER_EPOCH_TEST, "share_batched", under="rank_batches")
-class ContiguousSharesBatched(BatchSampler):
+class ContiguousSharesBatched(PerRankBatches):
     """Bug: each rank batches a contiguous block of the padded order (ContiguousBlocks, the
     maskrcnn-benchmark layout, under a DataLoader's batches) where the contract promises its
-    strided share: the ranks read other items than DataLoader(sampler=DistributedSampler)."""
+    strided share: the ranks read other items than DataLoader(sampler=DistributedSampler).
+    Under `rank_blocks` it is that contract's reference, per_rank_blocks."""
 
     def __init__(self, dataset, num_replicas=None, rank=None, shuffle=True, seed=0, drop_last=False, batch_size=1):
-        blocks = ContiguousBlocks(dataset, num_replicas, rank, shuffle, seed, drop_last)
-        super().__init__(blocks, batch_size, drop_last)
-        self.blocks = blocks
-
-    def set_epoch(self, epoch):
-        self.blocks.set_epoch(epoch)
+        super().__init__(ContiguousBlocks(dataset, num_replicas, rank, shuffle, seed, drop_last), batch_size, drop_last)
 
 
 class ShardedBatchesFromGroup(ShardedBatches):

@@ -29,6 +29,7 @@ from .contracts import (
     LABEL_GROUPS,
     PADDED_EPOCHS,
     PER_RANK_BATCHES,
+    PER_RANK_CONTIGUOUS_BATCHES,
     PERMUTATION_BLOCKS,
     REPEATED_GROUPS,
     STRIDED,
@@ -502,39 +503,48 @@ STRIDED_SHARES_BATCHED = (
 )
 
 
-def share_batches_mismatch(obs: Observation[IndexCase], order: np.ndarray) -> str:
-    """Where the ranks' batches are not each rank's strided share of the one-rank order Q
-    (``order``), padded from its head to a multiple of W as DistributedSampler pads it, cut
-    into batches of batch_size but for the last; with drop_last, that share less fewer than a
-    batch and one item (DistributedSampler's drop and the batches'). Where Q itself lost its
-    tail to a dropped last batch, what the share holds there is not known, and any item
-    matches. Empty when they are."""
+# The layouts of per-rank batches: each rank's share of the one-rank order, as a
+# DistributedSampler (strided) or a sampler of contiguous blocks (maskrcnn-benchmark's) cuts it.
+STRIDED_SHARES, CONTIGUOUS_SHARES = "batches of strided shares", "batches of contiguous shares"
+
+
+def share_batches_mismatch(obs: Observation[IndexCase], order: np.ndarray, layout: str = STRIDED_SHARES) -> str:
+    """Where the ranks' batches are not each rank's share of the one-rank order Q
+    (``order``), cut into batches of batch_size but for the last. The share is strided
+    (Q[r::W], Q padded from its head to a multiple of W, as DistributedSampler pads it; with
+    drop_last, that share less fewer than a batch and one item) or a contiguous block (the
+    r-th of W blocks of ceil(N/W) items of Q so padded; with drop_last, of N // W items of Q,
+    less fewer than a batch). Where Q itself lost its tail to a dropped last batch, what the
+    share holds there is not known, and any item matches. Empty when they are."""
     assert obs.batches is not None
     world, size, n = obs.case.world_size, obs.case.batch_size, obs.case.dataset_size
     if not n or not order.size:
         return "" if not any(obs.batches) else f"the dataset is empty, but the ranks yield {list(obs.lengths)} items"
     if order.size > n:
         return f"the one-rank order holds {order.size} items for N={n}"
-    per_rank = -(-n // world)
+    contiguous, drop_last = layout == CONTIGUOUS_SHARES, obs.case.drop_last
+    per_rank = n // world if contiguous and drop_last else -(-n // world)
     source = np.arange(per_rank * world)
     source = np.where(source < n, source, (source - n) % n)  # the padding repeats Q from its head
     known = source < order.size
     padded = np.where(known, order[np.minimum(source, order.size - 1)], -1)
     for rank, batches in enumerate(obs.batches):
-        share, items = padded[rank::world], obs.indices[rank]
-        fewest = share.size - (size - 1 + (n % world != 0) if obs.case.drop_last else 0)
-        if not max(fewest, 0) <= items.size <= share.size:
+        where = slice(rank * per_rank, (rank + 1) * per_rank) if contiguous else slice(rank, None, world)
+        share, items, unknown = padded[where], obs.indices[rank], ~known[where]
+        named = f"contiguous share Q[{where.start}:{where.stop}]" if contiguous else f"strided share Q[{rank}::{world}]"
+        dropped = size - 1 + (n % world != 0 and not contiguous) if drop_last else 0
+        if not max(share.size - dropped, 0) <= items.size <= share.size:
             return (
-                f"rank {rank} yields {items.size} items; its strided share of Q, padded to ceil(N/W)={per_rank}, "
-                f"holds {share.size}" + (", less fewer than a batch with drop_last" if obs.case.drop_last else "")
+                f"rank {rank} yields {items.size} items; its {named} of Q, padded from its head, holds {share.size}"
+                + (", less fewer than a batch with drop_last" if drop_last else "")
             )
-        head, unknown = share[: items.size], ~known[rank::world][: items.size]
-        wrong = np.flatnonzero(np.where(unknown, items, head) != items)
+        head = share[: items.size]
+        wrong = np.flatnonzero(np.where(unknown[: items.size], items, head) != items)
         if wrong.size:
             k = int(wrong[0])
             return (
-                f"rank {rank}'s item {k} should be item {k} of its strided share Q[{rank}::{world}] = "
-                f"{shorten(share)}, got {int(items[k])}; its batches, one after another: {shorten(items)}"
+                f"rank {rank}'s item {k} should be item {k} of its {named} = {shorten(share)}, got "
+                f"{int(items[k])}; its batches, one after another: {shorten(items)}"
             )
         lengths = [len(batch) for batch in batches]
         if any(length != size for length in lengths[:-1]) or (lengths and not 0 < lengths[-1] <= size):
@@ -550,16 +560,17 @@ def share_batches_mismatch(obs: Observation[IndexCase], order: np.ndarray) -> st
         "sampler=DistributedSampler(...))), or shares batched out of order",
         f"{FAMILIES}:ContiguousSharesBatched",
         proven_under="rank_batches",
-        promised_by=(PER_RANK_BATCHES,),
+        promised_by=(PER_RANK_BATCHES, PER_RANK_CONTIGUOUS_BATCHES),
     ),
     against_one_rank=True,
 )
 def check_share_batched(
     obs: Observation[IndexCase], contract: SamplerContract, one_rank: Observation[IndexCase] | None = None
 ) -> list[Violation]:
-    """Rank r's batches, in order, are its strided share of the one-rank order cut into batch_size."""
+    """Rank r's batches, in order, are its share of the one-rank order (strided or contiguous,
+    as the contract's layout says) cut into batch_size."""
     single_rank = _required(one_rank)
-    mismatch = share_batches_mismatch(obs, single_rank.indices[0])
+    mismatch = share_batches_mismatch(obs, single_rank.indices[0], contract.layout)
     return [Violation("share_batched", mismatch)] if mismatch else []
 
 

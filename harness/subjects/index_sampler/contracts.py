@@ -21,7 +21,8 @@ LEAST_LABELLED_BATCH = 4  # two labels of two items each
 class SamplerContract(Contract):
     subject = "index_sampler"
     # The facts, each set by a promise (below) or left at its default.
-    # rank r's share of Q: strided, contiguous, whole batches, batches of strided shares, generation batches, or any
+    # rank r's share of Q: strided, contiguous, whole batches, batches of strided (or contiguous) shares, generation
+    # batches, label-grouped batches, or any
     layout: str = "any"
     length_rule: str = "padded"  # padded: ceil(N/W) each (floor with drop_last); balanced: sum N, spread <= 1
     finite: bool = True  # False: the sampler never stops; finite prefixes are read
@@ -123,6 +124,12 @@ PER_RANK_BATCHES = Promise(
     "as DataLoader(batch_size=B, sampler=DistributedSampler(...)) does",
     facts=(("yields_batches", True), ("layout", "batches of strided shares")),
 )
+PER_RANK_CONTIGUOUS_BATCHES = Promise(
+    "per_rank_contiguous_batches",
+    "rank r cuts its batches from its own contiguous block of the global order, padded from its head (N // W "
+    "items each with drop_last), as DataLoader(batch_size=B, sampler=S) does over a sampler S of contiguous blocks",
+    facts=(("yields_batches", True), ("layout", "batches of contiguous shares")),
+)
 REPEATED_GROUPS = Promise(
     "repeated_groups",
     "generation batches of groups, as trl's GRPO trainer reads them: each round of the ranks' batches, gathered "
@@ -198,6 +205,24 @@ RANK_BATCHES = SamplerContract.of(
     reference="sampler_conformance.adapters.torch_batches:per_rank",
 )
 
+RANK_BLOCKS = SamplerContract.of(
+    (
+        VALID,
+        ACROSS_PROCESSES,
+        FINITE_EPOCHS,
+        COVERS,
+        PER_RANK_CONTIGUOUS_BATCHES,
+        EQUAL_BATCHES,
+        DETERMINISTIC,
+        RESHUFFLES,
+    ),
+    name="rank_blocks",
+    family="G",
+    description="batch sampler of per-rank batches: rank r cuts its batches from its own contiguous block of one "
+    "global order, padded from its head; equal batch counts",
+    reference="sampler_conformance.adapters.torch_batches:per_rank_blocks",
+)
+
 GROUPS = SamplerContract.of(
     (VALID, ACROSS_PROCESSES, FINITE_EPOCHS, REPEATED_GROUPS, EQUAL_BATCHES, SEED_EFFECTIVE),
     name="groups",
@@ -218,7 +243,7 @@ LABELS = SamplerContract.of(
 )
 
 CONTRACTS: dict[str, SamplerContract] = {
-    c.name: c for c in (TORCH, CONTIGUOUS, PARTITION, INFINITE, BATCH, RANK_BATCHES, GROUPS, LABELS)
+    c.name: c for c in (TORCH, CONTIGUOUS, PARTITION, INFINITE, BATCH, RANK_BATCHES, RANK_BLOCKS, GROUPS, LABELS)
 }
 
 
