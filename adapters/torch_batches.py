@@ -137,6 +137,7 @@ class WholeBatches(Sampler[list[int]]):
             batch_size,
         )
         self.epoch = 0
+        self.made: tuple[int, list[list[int]]] | None = None
 
     def order(self) -> list[int]:
         """The epoch's order, the same on every rank."""
@@ -148,8 +149,14 @@ class WholeBatches(Sampler[list[int]]):
         """Every rank's batches of the epoch, in order: one BatchSampler over one order."""
         return list(BatchSampler(self.order(), self.batch_size, self.drop_last))
 
+    def epoch_batches(self) -> list[list[int]]:
+        """:meth:`batches` of the epoch set, made once: ``len()`` asks for them too."""
+        if self.made is None or self.made[0] != self.epoch:
+            self.made = (self.epoch, self.batches())
+        return self.made[1]
+
     def __iter__(self) -> Iterator[list[int]]:
-        batches = self.batches()
+        batches = self.epoch_batches()
         rounds = math.ceil(len(batches) / self.num_replicas)
         completed = (batches * math.ceil(rounds * self.num_replicas / max(len(batches), 1)))[
             : rounds * self.num_replicas
@@ -157,7 +164,7 @@ class WholeBatches(Sampler[list[int]]):
         return iter(completed[self.rank :: self.num_replicas])
 
     def __len__(self) -> int:
-        return math.ceil(len(self.batches()) / self.num_replicas)
+        return math.ceil(len(self.epoch_batches()) / self.num_replicas)
 
     def set_epoch(self, epoch: int) -> None:
         self.epoch = epoch

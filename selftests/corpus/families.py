@@ -277,10 +277,10 @@ class EveryRankReadsAll(LabelGroups):
     DataLoader without a wrapper to shard it."""
 
     def __iter__(self):
-        return iter(self.batches())
+        return iter(self.epoch_batches())
 
     def __len__(self):
-        return len(self.batches())
+        return len(self.epoch_batches())
 
 
 @rejected(PER_EPOCH_TEST, "leftovers_bounded", under="labels")
