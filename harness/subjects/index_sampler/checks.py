@@ -23,6 +23,7 @@ from sampler_conformance.core.invariants import Invariant, OneEpoch
 from .case import IndexCase
 from .contracts import (
     CONTIGUOUS_BLOCKS,
+    CONTIGUOUS_SHARES,
     COVERS,
     EXACT_PARTITION,
     FINITE_EPOCHS,
@@ -33,6 +34,7 @@ from .contracts import (
     PERMUTATION_BLOCKS,
     REPEATED_GROUPS,
     STRIDED,
+    STRIDED_SHARES,
     TORCH_ARGUMENTS,
     VALID,
     WHOLE_BATCHES,
@@ -503,11 +505,6 @@ STRIDED_SHARES_BATCHED = (
 )
 
 
-# The layouts of per-rank batches: each rank's share of the one-rank order, as a
-# DistributedSampler (strided) or a sampler of contiguous blocks (maskrcnn-benchmark's) cuts it.
-STRIDED_SHARES, CONTIGUOUS_SHARES = "batches of strided shares", "batches of contiguous shares"
-
-
 def share_batches_mismatch(obs: Observation[IndexCase], order: np.ndarray, layout: str = STRIDED_SHARES) -> str:
     """Where the ranks' batches are not each rank's share of the one-rank order Q
     (``order``), cut into batches of batch_size but for the last. The share is strided
@@ -779,7 +776,7 @@ def check_leftovers_bounded(
     case = obs.case
     labels = case.labels()
     read = index_counts([obs], case.dataset_size) > 0
-    left = np.bincount(labels[~read], minlength=len(case.label_counts or (0, 0)))
+    left = np.bincount(labels[~read], minlength=int(labels.max(initial=0)) + 1)
     if not left.any():
         return []
     most = int(np.argmax(left))

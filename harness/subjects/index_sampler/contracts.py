@@ -15,6 +15,9 @@ from dataclasses import dataclass
 from sampler_conformance.core.contracts import Contract, Extension, Promise
 
 LEAST_LABELLED_BATCH = 4  # two labels of two items each
+# The layouts of per-rank batches: each rank's share of the one-rank order, as a
+# DistributedSampler (strided) or a sampler of contiguous blocks (maskrcnn-benchmark's) cuts it.
+STRIDED_SHARES, CONTIGUOUS_SHARES = "batches of strided shares", "batches of contiguous shares"
 
 
 @dataclass(frozen=True, repr=False)
@@ -122,13 +125,13 @@ PER_RANK_BATCHES = Promise(
     "per_rank_batches",
     "rank r cuts its batches from its own strided share of the global order, padded as DistributedSampler pads it, "
     "as DataLoader(batch_size=B, sampler=DistributedSampler(...)) does",
-    facts=(("yields_batches", True), ("layout", "batches of strided shares")),
+    facts=(("yields_batches", True), ("layout", STRIDED_SHARES)),
 )
 PER_RANK_CONTIGUOUS_BATCHES = Promise(
     "per_rank_contiguous_batches",
     "rank r cuts its batches from its own contiguous block of the global order, padded from its head (N // W "
     "items each with drop_last), as DataLoader(batch_size=B, sampler=S) does over a sampler S of contiguous blocks",
-    facts=(("yields_batches", True), ("layout", "batches of contiguous shares")),
+    facts=(("yields_batches", True), ("layout", CONTIGUOUS_SHARES)),
 )
 REPEATED_GROUPS = Promise(
     "repeated_groups",
