@@ -17,6 +17,7 @@ from torch.utils.data import BatchSampler, DistributedSampler
 
 from sampler_conformance.adapters.torch_batches import LabelGroups, RepeatedGroups, per_rank_blocks
 from sampler_conformance.core.case import Observation
+from sampler_conformance.core.subject import SpecError
 from sampler_conformance.report.certificate import SCHEMA_PATH
 from sampler_conformance.subjects import GROUP_ONLY, REGISTRY
 from sampler_conformance.subjects.common.index_dataset import IndexDataset
@@ -32,6 +33,7 @@ from sampler_conformance.subjects.index_sampler.checks import (
 )
 from sampler_conformance.subjects.index_sampler.contracts import BATCH, GROUPS, LABELS, RANK_BATCHES, RANK_BLOCKS
 from sampler_conformance.subjects.index_sampler.order_checks import check_ranks_agree
+from sampler_conformance.subjects.index_sampler.plug import check_fit, load_plug
 
 from .catalogue import CONFORMANCE_BAD, FAMILIES_BAD, GROUP_WORLD_SIZES
 from .corpus.families import ShardedBatches, SplitBatches
@@ -250,6 +252,17 @@ def test_label_groups_hold_on_every_labelling(world_size, batch_size):
             observation = _batched(case, make)
             checks = (check_label_grouped, check_read_once, check_leftovers_bounded)
             assert [check(observation, LABELS) for check in checks] == [[], [], []], case
+
+
+def test_a_sampler_lacking_an_option_its_contract_builds_it_with_is_a_usage_error():
+    """Before any test: under `labels` a batch sampler without labels= is refused, naming it;
+    under `batch` the same sampler fits, and DistributedSampler, without batch_size=, does not."""
+    whole_batches = load_plug("sampler_conformance.adapters.torch_batches:WholeBatches")
+    with pytest.raises(SpecError, match="takes no labels=, which --contract=labels builds it with"):
+        check_fit(whole_batches, LABELS)
+    check_fit(whole_batches, BATCH)
+    with pytest.raises(SpecError, match="takes no batch_size=, which --contract=batch builds it with"):
+        check_fit(load_plug("torch.utils.data:DistributedSampler"), BATCH)
 
 
 def test_label_checks_say_which_batch_index_and_label():

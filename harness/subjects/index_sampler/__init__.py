@@ -11,7 +11,7 @@ from sampler_conformance.core.subject import Subject
 
 from .contracts import CONTRACTS, EXTENSIONS
 from .invariants import DECLARED
-from .plug import DEFAULT_SPEC, load_plug
+from .plug import DEFAULT_SPEC, check_fit, load_plug
 from .seed_range import probe_once
 from .wrappers import WRAPPERS
 
@@ -23,6 +23,7 @@ SUBJECT = Subject(
     crash_flag="edge_sizes",
     invalid_item_flag="valid_indices",
     load=load_plug,
+    check_fit=check_fit,
     default_spec=DEFAULT_SPEC,
     fixtures=f"{__name__}.fixtures",
     plug_fixture="sampler_plug",

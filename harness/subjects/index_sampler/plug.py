@@ -18,9 +18,12 @@ from typing import Any
 
 import torch.distributed as dist
 
-from sampler_conformance.core.subject import SpecError
+from sampler_conformance.core.contracts import Contract
+from sampler_conformance.core.subject import Plug, SpecError
 
 from ..specs import import_module, keyword_parameters, resolve_attribute, source_file, split_spec
+from .case import IndexCase
+from .contracts import LEAST_LABELLED_BATCH, SamplerContract
 from .wrappers import WRAPPERS, Wrapper, split_sharded
 
 DEFAULT_SPEC = "torch.utils.data.distributed:DistributedSampler"
@@ -146,3 +149,23 @@ def _accepted_parameters(spec: str, factory: Callable[..., Any], ranks_given_els
             f"wrapper shards it, name the wrapper: --shard-with={' or '.join(WRAPPERS)}."
         )
     return frozenset(p for p in OPTIONAL_PARAMETERS if p in keywords)
+
+
+def check_fit(plug: Plug, contract: Contract) -> None:
+    """A SpecError unless the sampler takes the options ``contract`` builds it with beyond
+    DistributedSampler's (``batch_size=`` for batch samplers, ``repeats=``, ``labels=``), where
+    its signature says which it takes: without them every build would crash, a verdict on the
+    choice of contract rather than on the sampler."""
+    assert isinstance(plug, SamplerPlug) and isinstance(contract, SamplerContract)
+    keywords = keyword_parameters(plug.factory)
+    if keywords is None:  # **kwargs, or a signature that cannot be read
+        return
+    options = IndexCase(LEAST_LABELLED_BATCH, 1).within(contract).sampler_options(contract)
+    lacking = [name for name in options if name not in OPTIONAL_PARAMETERS and name not in keywords]
+    if lacking:
+        raise SpecError(
+            f"--sampler={plug.spec!r}: the sampler takes no {' or '.join(f'{name}=' for name in lacking)}, which "
+            f"--contract={contract.name} builds it with (docs/contracts.md, 'What the sampler must define'). "
+            f"Choose the contract the sampler follows (--list-contracts), or wrap it in a factory that takes "
+            f"{' and '.join(f'{name}=' for name in lacking)} and passes {'it' if len(lacking) == 1 else 'them'} on."
+        )
