@@ -53,7 +53,7 @@ def checked_batch(batch: Any) -> np.ndarray:
     if isinstance(batch, (torch.Tensor, np.ndarray)) and batch.ndim == 1 and not _is_float(batch):
         batch = batch.tolist()
     try:
-        (array,) = batch_arrays([batch])
+        array, _ = batch_arrays([batch])  # one batch: its items are the batch
     except BadIndex as exc:  # the index sampler's words, charged to this subject's flag
         raise BadBatch(str(exc)) from None
     return array

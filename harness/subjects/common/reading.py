@@ -75,10 +75,11 @@ def read_limit(dataset_size: int) -> int:
     return 4 * dataset_size + 64
 
 
-def batch_arrays(batches: list[Any]) -> tuple[np.ndarray, ...]:
-    """Each batch as an int64 array; :class:`BadIndex` for one that is not a list of indices.
-    The batches are checked and converted together, as one list (one array per batch costs
-    as much as its items for the small batches of a long pass)."""
+def batch_arrays(batches: list[Any]) -> tuple[np.ndarray, tuple[np.ndarray, ...]]:
+    """Every batch's items as one int64 array, and each batch as a view of it;
+    :class:`BadIndex` for a batch that is not a list of indices. The batches are checked and
+    converted together, as one list (one array per batch costs as much as its items for the
+    small batches of a long pass)."""
     for position, batch in enumerate(batches):
         if not isinstance(batch, (list, tuple)):
             raise BadIndex(
@@ -90,7 +91,7 @@ def batch_arrays(batches: list[Any]) -> tuple[np.ndarray, ...]:
         for batch in batches:  # the error again, with the position in its own batch
             as_index_array(list(batch))
         raise
-    return cut(together, [len(batch) for batch in batches])
+    return together, cut(together, [len(batch) for batch in batches])
 
 
 def cut(items: np.ndarray, sizes: Sequence[int] | np.ndarray) -> tuple[np.ndarray, ...]:

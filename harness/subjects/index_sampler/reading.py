@@ -71,8 +71,7 @@ def read_pass(
 
     def one_pass() -> tuple[np.ndarray, tuple[np.ndarray, ...] | None]:
         if contract.yields_batches:
-            batches = guard("while iterating", lambda: read_batches(sampler, limit))
-            return (np.concatenate(batches) if batches else np.empty(0, dtype=np.int64)), batches
+            return guard("while iterating", lambda: read_batches(sampler, limit))
         return guard("while iterating", lambda: read_indices(sampler, limit)), None
 
     (indices, batches), before, after = lens_around(sampler, guard, one_pass)
@@ -109,8 +108,9 @@ def read_prefix(sampler: Iterable[Any], count: int) -> np.ndarray:
     return as_index_array(items)
 
 
-def read_batches(sampler: Iterable[Any], limit: int) -> tuple[np.ndarray, ...]:
-    """Iterate a batch sampler once: each batch must be a list (or tuple) of int indices."""
+def read_batches(sampler: Iterable[Any], limit: int) -> tuple[np.ndarray, tuple[np.ndarray, ...]]:
+    """Iterate a batch sampler once: each batch must be a list (or tuple) of int indices.
+    Its items, one after another, and its batches (:func:`batch_arrays`)."""
     __tracebackhide__ = True  # failures point at the sampler, not the harness
     batches = list(islice(iter(sampler), limit + 1))
     if len(batches) > limit:
@@ -124,6 +124,6 @@ def take(iterator: Iterator[Any], count: int, contract: SamplerContract) -> Read
     __tracebackhide__ = True  # failures point at the sampler, not the harness
     items = list(islice(iterator, count))
     if contract.yields_batches:
-        batches = batch_arrays(items)
-        return Reading(np.concatenate(batches) if batches else np.empty(0, dtype=np.int64), NoLen.NOT_ASKED, batches)
+        indices, batches = batch_arrays(items)
+        return Reading(indices, NoLen.NOT_ASKED, batches)
     return Reading(as_index_array(items), NoLen.NOT_ASKED)
