@@ -48,10 +48,7 @@ class IndexCase(Case):
     def within(self, contract: SamplerContract) -> IndexCase:
         """This case with its batch size raised to one the contract's samplers take (the
         fixed cases of a test are written for any contract)."""
-        least = contract.least_batch_size
-        if self.batch_size >= least and not (contract.labels and self.batch_size % 2):
-            return self
-        return self.with_(batch_size=max(least, self.batch_size + self.batch_size % 2))
+        return self.with_(batch_size=contract.batch_size_taken(self.batch_size))
 
     def describe(self) -> str:
         return (

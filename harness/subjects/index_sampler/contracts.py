@@ -49,21 +49,23 @@ class SamplerContract(Contract):
             return 0
         return math.ceil(dataset_size / world_size) * world_size - dataset_size
 
-    @property
-    def least_batch_size(self) -> int:
-        """The smallest batch size its samplers take: a batch of two labels of two items each
-        holds four; below that (and at an odd size) label-grouped samplers refuse to build."""
-        return LEAST_LABELLED_BATCH if self.labels else 1
+    def batch_size_taken(self, batch_size: int) -> int:
+        """The batch size its samplers are built with for ``batch_size``: the same, but that
+        label-grouped samplers take only even sizes of at least four (two labels of two
+        items), so below or between those it is raised to the next one."""
+        if not self.labels:
+            return batch_size
+        return max(LEAST_LABELLED_BATCH, batch_size + batch_size % 2)
 
     def outside(self, dataset_size: int, batch_size: int) -> str:
         """Why a case of this size and batch size is outside what its samplers accept (empty:
-        it is inside): a label-grouped sampler needs two labels of two items, and an even batch
-        size of at least four."""
+        it is inside): a label-grouped sampler needs two labels of two items, and a batch
+        size it takes (:meth:`batch_size_taken`)."""
         if not self.labels:
             return ""
         if dataset_size < LEAST_LABELLED_BATCH:
             return f"label-grouped batches need two labels of two items each: N >= {LEAST_LABELLED_BATCH}"
-        if batch_size < LEAST_LABELLED_BATCH or batch_size % 2:
+        if batch_size != self.batch_size_taken(batch_size):
             return f"label-grouped batches are built with an even batch_size >= {LEAST_LABELLED_BATCH}"
         return ""
 
