@@ -194,6 +194,13 @@ REAL_SAMPLERS: tuple[RealSampler, ...] = (
         "datasets",
     ),
     RealSampler(
+        "interleave_datasets(probabilities=) of IterableDatasets, split_dataset_by_node",
+        "sampler_conformance.adapters.hf_datasets:interleaved",
+        "stream_mix",
+        "datasets",
+        "datasets",
+    ),
+    RealSampler(
         "WebDataset over tar shards, split_by_node",
         "sampler_conformance.adapters.webdataset_tar:split_by_node",
         "stream",

@@ -19,6 +19,14 @@ file of no rows), written once per layout and read with
 ``load_dataset("arrow", data_files=..., split="train", streaming=True)``, then shuffled and
 split as above. (Parquet files are not used: datasets 5.2.0 refuses an empty one, and
 sleeps 5 s at the end of every shuffled epoch of them: docs/streaming-datasets.md.)
+
+    sampler_conformance.adapters.hf_datasets:interleaved     contract stream_mix
+
+``interleaved`` builds each source as ``split_by_node`` builds the data, over the drawn
+shards that lie in it, mixes them with ``datasets.interleave_datasets(probabilities=...,
+seed=seed)`` (the weights normalised; ``stopping_strategy="first_exhausted"``, its default),
+then shuffles and splits the mix as above: the order datasets' docs show, one dataset split
+by node at the end.
 """
 
 from __future__ import annotations
@@ -82,3 +90,32 @@ def arrow_files(dataset_size, *, rank, world_size, seed, shuffle, shards, workdi
 
 
 arrow_files.worker_modules = ("datasets",)  # type: ignore[attr-defined]
+
+
+INTERLEAVED_ADAPTER = f"{__name__}:interleaved"
+
+
+def _shards_in(source: range, shards: Sequence[range]) -> list[range]:
+    """The shards that lie in ``source`` (an empty source: its empty shards)."""
+    return [s for s in shards if s.start in source or (not source and not s and s.start == source.start)]
+
+
+@needs("datasets", "datasets")
+def interleaved(dataset_size, *, rank, world_size, seed, shuffle, shards, sources, weights):
+    """The sources interleaved by their weights, then split by node."""
+    datasets = require("datasets", "datasets", INTERLEAVED_ADAPTER)
+    # Typed, as a source read from files is: without features=, interleave_datasets infers them
+    # from each source's first item, and raises StopIteration while building a mix with an empty source.
+    features = datasets.Features({"id": datasets.Value("int64")})
+    parts = [
+        datasets.IterableDataset.from_generator(
+            _items, gen_kwargs={"shards": _shards_in(source, shards)}, features=features
+        )
+        for source in sources
+    ]
+    total = sum(weights)
+    mix = datasets.interleave_datasets(parts, probabilities=[w / total for w in weights], seed=seed)
+    return _split(mix, rank, world_size, seed, shuffle, INTERLEAVED_ADAPTER)
+
+
+interleaved.worker_modules = ("datasets",)  # type: ignore[attr-defined]

@@ -4,6 +4,7 @@ tells each DataLoader worker which part of the stream to read.
     sampler_conformance.adapters.torch_iterable:make            contract stream            (its reference)
     sampler_conformance.adapters.torch_iterable:make_padded     contract stream_padded     (its reference)
     sampler_conformance.adapters.torch_iterable:make_truncated  contract stream_truncated  (its reference)
+    sampler_conformance.adapters.torch_iterable:make_mix        contract stream_mix        (its reference)
     sampler_conformance.adapters.torch_iterable:docs_example    contract stream            (the docs' example as written)
 
 ``docs_example`` is the first example of ``torch.utils.data.IterableDataset``'s docstring,
@@ -14,7 +15,12 @@ rank's part into one per worker, of sizes differing by at most one; the epoch li
 shared memory, so that ``set_epoch`` reaches persistent workers (what huggingface/datasets
 #6710 did for #6673). ``make_padded`` and ``make_truncated`` give every rank ceil(N/W) or
 floor(N/W) items, as ``DistributedSampler`` does, before its workers split them.
-All three have torch's Stateful protocol, which torchdata's ``StatefulDataLoader`` calls in
+``make_mix`` mixes sources by their weights: each (rank, worker) pair reads its own strided
+share of each source (in an order shuffled with ``seed + epoch`` when asked), and draws
+every item's source with a generator of its own, seeded by the seed, the epoch and the pair;
+it stops at the first draw of a source whose share it has read whole, as
+``datasets.interleave_datasets`` does with ``stopping_strategy="first_exhausted"``.
+The first three have torch's Stateful protocol, which torchdata's ``StatefulDataLoader`` calls in
 each worker, and are the references of ``+resumable`` as well (``docs_example`` has none).
 """
 
@@ -23,6 +29,7 @@ from __future__ import annotations
 import math
 from itertools import islice
 
+import numpy as np
 import torch
 from torch.utils.data import IterableDataset, get_worker_info
 
@@ -170,3 +177,75 @@ def make_truncated(
     dataset_size: int, *, rank: int, world_size: int, seed: int = 0, shuffle: bool = False
 ) -> TruncatedRankWorkerSplit:
     return TruncatedRankWorkerSplit(dataset_size, rank, world_size, seed, shuffle)
+
+
+class WeightedMix(IterableDataset):
+    """Sources mixed by ``weights``: each (rank, worker) pair draws every item's source with a
+    generator of its own and reads it from its own share of that source, until it draws a
+    source whose share it has read whole."""
+
+    def __init__(
+        self,
+        dataset_size: int,
+        rank: int,
+        world_size: int,
+        sources: tuple[range, ...],
+        weights: tuple[float, ...],
+        seed: int = 0,
+        shuffle: bool = False,
+    ) -> None:
+        self.rank = rank
+        self.world_size = world_size
+        self.sources = sources
+        self.probabilities = np.asarray(weights, dtype=np.float64) / sum(weights)
+        self.seed = seed
+        self.shuffle = shuffle
+        self._epoch = torch.zeros(1, dtype=torch.int64).share_memory_()  # shared with persistent workers
+
+    def set_epoch(self, epoch: int) -> None:
+        self._epoch[0] = epoch
+
+    def pair(self) -> tuple[int, int]:
+        """(this reader's pair among all ranks' workers, how many pairs there are)."""
+        info = get_worker_info()
+        worker, workers = (0, 1) if info is None else (info.id, info.num_workers)
+        return self.rank * workers + worker, self.world_size * workers
+
+    def shares(self, epoch: int, pair: int, pairs: int) -> list[list[int]]:
+        """This pair's share of each source: every pairs-th item of the source's epoch order."""
+        shares = []
+        for source in self.sources:
+            items = list(source)
+            if self.shuffle:
+                generator = torch.Generator().manual_seed(self.seed + epoch)
+                items = [items[k] for k in torch.randperm(len(items), generator=generator).tolist()]
+            shares.append(items[pair::pairs])
+        return shares
+
+    def generator(self, epoch: int, pair: int) -> np.random.Generator:
+        """The pair's own draws of sources, for the epoch."""
+        return np.random.default_rng([self.seed, epoch, pair])
+
+    def __iter__(self):
+        epoch = int(self._epoch[0])
+        pair, pairs = self.pair()
+        shares = [iter(share) for share in self.shares(epoch, pair, pairs)]
+        draws = self.generator(epoch, pair)
+        while True:
+            item = next(shares[draws.choice(len(shares), p=self.probabilities)], None)
+            if item is None:  # the drawn source's share is read whole: the pair's epoch ends
+                return
+            yield item
+
+
+def make_mix(
+    dataset_size: int,
+    *,
+    rank: int,
+    world_size: int,
+    sources: tuple[range, ...],
+    weights: tuple[float, ...],
+    seed: int = 0,
+    shuffle: bool = False,
+) -> WeightedMix:
+    return WeightedMix(dataset_size, rank, world_size, sources, weights, seed, shuffle)

@@ -38,6 +38,7 @@ def _resumed(group, world_size, stream_plug, contract, data):
     case = draw_stream_case(
         data,
         stream_plug,
+        contract,
         world_size=world_size,
         persistent_workers=data.draw(st.booleans(), label="persistent_workers"),
         max_dataset_size=MAX_GROUP_DATASET_SIZE,

@@ -23,7 +23,7 @@ torch.utils.data.DistributedSampler for the default contract.
 
 Certify the sampler SPEC (MODULE:ATTR or path/to/file.py:ATTR, a class or a factory
 called as Attr(dataset, num_replicas=W, rank=r, shuffle=, seed=, drop_last=)), or with
---contract stream (or stream_exact) the streaming dataset whose factory SPEC is, called as
+--contract stream (or another stream contract) the streaming dataset whose factory SPEC is, called as
 make(dataset_size, *, rank, world_size, seed=, shuffle=, ...) (docs/streaming-datasets.md).
 Every option of the pytest plugin applies: --world-sizes, --rank-timeout, --backend,
 --without, --hypothesis-profile=dev|ci|thorough, -k, -x, -n ...

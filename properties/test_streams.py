@@ -9,11 +9,14 @@ in lock step (``harness.subjects.iterable_dataset.loading``).
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sampler_conformance.core.evidence import Violation, expect_holds, not_applicable, not_promised
+from sampler_conformance.core.frequencies import FalseAlarmBudget
 from sampler_conformance.execution.scenario import Ranks
+from sampler_conformance.pytest_plugin import statistics
+from sampler_conformance.pytest_plugin.crashes import judge_only_if
 from sampler_conformance.pytest_plugin.ranks import (
     groups_where_simulation_cannot,
     in_groups_only,
@@ -36,6 +39,7 @@ from sampler_conformance.subjects.iterable_dataset.checks import (
 )
 from sampler_conformance.subjects.iterable_dataset.draws import (
     EDGE_SIZE,
+    MAX_DATASET_SIZE,
     MAX_WORKERS,
     SEED_LIMIT,
     consecutive_epochs,
@@ -45,6 +49,11 @@ from sampler_conformance.subjects.iterable_dataset.draws import (
     other_num_workers,
 )
 from sampler_conformance.subjects.iterable_dataset.fixtures import requires_parameter
+from sampler_conformance.subjects.iterable_dataset.mix_checks import (
+    check_mix_frequencies,
+    check_pairs_independent,
+    pairs_comparable,
+)
 from sampler_conformance.subjects.iterable_dataset.runs import StreamEpoch
 from sampler_conformance.subjects.iterable_dataset.scenarios import read_epochs, read_twice
 
@@ -55,7 +64,7 @@ def test_stream_runs(ranks, stream_plug, contract, data):
     """Small and empty datasets, one shard or many, more workers than items: each epoch ends
     without raising; also read without set_epoch, as an evaluation loop or a script that never
     calls it reads (the epoch None)."""
-    case = draw_stream_case(data, stream_plug, world_size=ranks.world_size, max_dataset_size=EDGE_SIZE)
+    case = draw_stream_case(data, stream_plug, contract, world_size=ranks.world_size, max_dataset_size=EDGE_SIZE)
     epoch = data.draw(st.one_of(st.none(), epochs()), label="epoch")
     (epoch_read,) = read_epochs(ranks, stream_plug, contract, case, [epoch])
     expect_holds(epoch_read.observation, [])
@@ -65,7 +74,9 @@ def test_stream_runs(ranks, stream_plug, contract, data):
 @given(data=st.data())
 def test_stream_epoch(ranks, stream_plug, contract, flag, data):
     """One epoch (0 to 3 workers), all (rank, worker) pairs together."""
-    case = draw_stream_case(data, stream_plug, world_size=ranks.world_size, max_dataset_size=most_items(ranks))
+    case = draw_stream_case(
+        data, stream_plug, contract, world_size=ranks.world_size, max_dataset_size=most_items(ranks)
+    )
     (epoch,) = read_epochs(ranks, stream_plug, contract, case, [data.draw(epochs(), label="epoch")])
     expect_holds(epoch.observation, ONE_EPOCH[flag].judge(epoch))
 
@@ -79,6 +90,7 @@ def test_even_batches(ranks, stream_plug, contract, data):
     case = draw_stream_case(
         data,
         stream_plug,
+        contract,
         world_size=ranks.world_size,
         max_dataset_size=most_items(ranks),
         divisible=not contract.equalizes,
@@ -92,7 +104,7 @@ def test_even_batches(ranks, stream_plug, contract, data):
 def test_no_starved_worker(ranks, stream_plug, contract, data):
     """At least one non-empty shard per (rank, worker) pair: every pair yields something."""
     case = draw_stream_case(
-        data, stream_plug, world_size=ranks.world_size, max_dataset_size=most_items(ranks), fed=True
+        data, stream_plug, contract, world_size=ranks.world_size, max_dataset_size=most_items(ranks), fed=True
     )
     (epoch,) = read_epochs(ranks, stream_plug, contract, case, [data.draw(epochs(), label="epoch")])
     expect_holds(epoch.observation, check_no_starved_worker(epoch))
@@ -104,7 +116,7 @@ def test_no_starved_worker(ranks, stream_plug, contract, data):
 def test_same_items_any_workers(ranks, stream_plug, contract, data):
     """The same case read by another number of workers: the epoch's items, all ranks together,
     are the same (persistent workers: ``test_same_items_through_persistent_workers``)."""
-    case = draw_stream_case(data, stream_plug, world_size=ranks.world_size)
+    case = draw_stream_case(data, stream_plug, contract, world_size=ranks.world_size)
     chosen = [data.draw(epochs(), label="epoch")]
     (first,) = read_epochs(ranks, stream_plug, contract, case, chosen)
     other = case.with_(num_workers=data.draw(other_num_workers(case.num_workers, 0), label="other num_workers"))
@@ -118,7 +130,9 @@ def test_same_items_any_workers(ranks, stream_plug, contract, data):
 def test_same_items_through_persistent_workers(ranks, stream_plug, contract, data):
     """Two epochs read by fresh workers, then by persistent workers of another count (which only
     real loaders have): the same items each epoch."""
-    case = draw_stream_case(data, stream_plug, world_size=ranks.world_size, max_dataset_size=most_items(ranks))
+    case = draw_stream_case(
+        data, stream_plug, contract, world_size=ranks.world_size, max_dataset_size=most_items(ranks)
+    )
     chosen = data.draw(st.lists(epochs(), min_size=2, max_size=2, unique=True), label="epochs")
     fresh = read_epochs(ranks, stream_plug, contract, case, chosen)
     other = data.draw(other_num_workers(case.num_workers, 1), label="other num_workers")
@@ -138,7 +152,7 @@ def test_stream_agrees_across_processes(ranks, stream_plug, contract, data):
             "epochs still judge how the ranks' parts fit together)"
         )
     case = draw_stream_case(
-        data, stream_plug, world_size=ranks.world_size, num_workers=0, max_dataset_size=most_items(ranks)
+        data, stream_plug, contract, world_size=ranks.world_size, num_workers=0, max_dataset_size=most_items(ranks)
     )
     (epoch,) = read_epochs(ranks, stream_plug, contract, case, [data.draw(epochs(), label="epoch")], as_rank=0)
     expect_holds(epoch.observation, check_ranks_agree(epoch))
@@ -149,7 +163,9 @@ def test_stream_agrees_across_processes(ranks, stream_plug, contract, data):
 @given(data=st.data())
 def test_stream_deterministic(ranks, stream_plug, contract, data):
     """Two fresh datasets for the same case, read the same way, yield the same stream on every rank."""
-    case = draw_stream_case(data, stream_plug, world_size=ranks.world_size, max_dataset_size=most_items(ranks))
+    case = draw_stream_case(
+        data, stream_plug, contract, world_size=ranks.world_size, max_dataset_size=most_items(ranks)
+    )
     first, second = read_twice(ranks, stream_plug, contract, case, data.draw(epochs(), label="epoch"))
     expect_holds(second.observation, check_deterministic(first, second))
 
@@ -163,6 +179,7 @@ def test_stream_seed_effective(ranks, stream_plug, contract, data):
     case = draw_stream_case(
         data,
         stream_plug,
+        contract,
         world_size=ranks.world_size,
         shuffle=True,
         min_dataset_size=MIN_COMPARABLE_ITEMS,
@@ -184,6 +201,7 @@ def test_stream_reshuffles(ranks, stream_plug, contract, data):
     case = draw_stream_case(
         data,
         stream_plug,
+        contract,
         world_size=ranks.world_size,
         num_workers=None if ranks.world_size is None else 0,
         shuffle=True,
@@ -201,7 +219,7 @@ def test_stream_reshuffles(ranks, stream_plug, contract, data):
 @given(data=st.data())
 def test_stream_reshuffles_through_workers(ranks, stream_plug, contract, data):
     """shuffle=True, RESHUFFLE_EPOCHS consecutive epochs read by fresh workers: not all in one order."""
-    case = _shuffled_through_workers(data, ranks, stream_plug, MIN_COMPARABLE_ITEMS)
+    case = _shuffled_through_workers(data, ranks, stream_plug, contract, MIN_COMPARABLE_ITEMS)
     read, violations = _reshuffled(
         ranks, stream_plug, contract, case, data.draw(consecutive_epochs(RESHUFFLE_EPOCHS), label="epochs")
     )
@@ -214,7 +232,7 @@ def test_epoch_reaches_persistent_workers(ranks, stream_plug, contract, data):
     """Two epochs through persistent workers yield what fresh workers yield for the same epochs.
     Drawn apart, not one after the other: a worker's copy that counts its own epochs on from
     the first one (litdata's) agrees with fresh workers only while they come in a row."""
-    case = _shuffled_through_workers(data, ranks, stream_plug)
+    case = _shuffled_through_workers(data, ranks, stream_plug, contract)
     chosen = data.draw(st.lists(epochs(), min_size=2, max_size=2, unique=True), label="epochs")
     fresh = read_epochs(ranks, stream_plug, contract, case, chosen)
     kept = read_epochs(ranks, stream_plug, contract, case.with_(persistent_workers=True), chosen)
@@ -247,15 +265,65 @@ def _reshuffled(
     return read, violations
 
 
-def _shuffled_through_workers(data, ranks: Ranks, stream_plug, min_dataset_size=0) -> StreamCase:
+def _shuffled_through_workers(data, ranks: Ranks, stream_plug, contract, min_dataset_size=0) -> StreamCase:
     """A case with shuffle=True read by 1 to 3 workers per rank."""
     requires_parameter(stream_plug, "shuffle")
     return draw_stream_case(
         data,
         stream_plug,
+        contract,
         world_size=ranks.world_size,
         num_workers=data.draw(st.integers(1, MAX_WORKERS), label="num_workers"),
         shuffle=True,
         min_dataset_size=min_dataset_size,
         max_dataset_size=most_items(ranks),
     )
+
+
+@pytest.mark.invariant("mix_frequencies")
+@given(data=st.data())
+def test_mix_frequencies(ranks, stream_plug, contract, data):
+    """One epoch of a mix of MAX_DATASET_SIZE items in sources sized by their weights, so that
+    the pairs read most of them: all (rank, worker) pairs' items together, counted by source,
+    follow the weights, by a test valid however each pair decides to stop. Its examples share
+    the certification's false-alarm budget: a conforming mix fails it by chance with
+    probability at most 1e-6. At most 8 pairs: each pair's share of a light source must last
+    it a while, or the pair stops within a few draws and the test has little to go on."""
+    world_size = ranks.world_size or data.draw(st.integers(1, 4), label="W (world size)")
+    case = draw_stream_case(
+        data,
+        stream_plug,
+        contract,
+        world_size=world_size,
+        num_workers=data.draw(st.integers(0, 1), label="num_workers"),
+        min_dataset_size=MAX_DATASET_SIZE,
+        max_dataset_size=MAX_DATASET_SIZE,
+        sized_mix=True,
+    )
+    (epoch,) = read_epochs(ranks, stream_plug, contract, case, [data.draw(epochs(), label="epoch")])
+    violations, verdict = check_mix_frequencies(epoch, FalseAlarmBudget(tests=settings().max_examples).per_test)
+    statistics.record(verdict)
+    expect_holds(epoch.observation, violations)
+
+
+@pytest.mark.invariant("mix_pairs_independent")
+@given(data=st.data())
+def test_mix_pairs_independent(ranks, stream_plug, contract, data):
+    """One epoch of a mix of sources of equal sizes and weights, MAX_DATASET_SIZE items read
+    by at most 4 (rank, worker) pairs, so that each reads enough to tell: no two pairs draw the
+    same sources in the same order."""
+    world_size = ranks.world_size or data.draw(st.integers(1, 2), label="W (world size)")
+    num_workers = data.draw(st.integers(0 if world_size > 1 else 2, max(4 // world_size, 1)), label="num_workers")
+    case = draw_stream_case(
+        data,
+        stream_plug,
+        contract,
+        world_size=world_size,
+        num_workers=num_workers,
+        min_dataset_size=MAX_DATASET_SIZE,
+        max_dataset_size=MAX_DATASET_SIZE,
+        even_mix=True,
+    )
+    (epoch,) = read_epochs(ranks, stream_plug, contract, case, [data.draw(epochs(), label="epoch")])
+    judge_only_if(pairs_comparable(epoch))
+    expect_holds(epoch.observation, check_pairs_independent(epoch))

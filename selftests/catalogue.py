@@ -93,11 +93,12 @@ STREAM_CONTRACT = "stream"
 STREAMS_BAD: dict[str, Rejection] = rejections(streams_bad, under=STREAM_CONTRACT, whole_suite=False)
 # ...and the bugs only real process groups show, certified by the whole suite.
 STREAMS_GROUP_BAD: dict[str, Rejection] = rejections(streams_bad, under=STREAM_CONTRACT, whole_suite=True)
-# ...and the bugs of datasets that pad or drop to make the ranks' counts equal, certified
-# in-process under the contract their bug breaks.
-STREAMS_EQUALIZING_BAD: dict[str, Rejection] = {
+# ...and the bugs of datasets that pad or drop to make the ranks' counts equal, or mix
+# sources by weight, certified in-process under the contract their bug breaks.
+STREAMS_OTHER_CONTRACTS_BAD: dict[str, Rejection] = {
     **rejections(streams_bad, under="stream_padded"),
     **rejections(streams_bad, under="stream_truncated"),
+    **rejections(streams_bad, under="stream_mix"),
 }
 # ...and the bugs of a resume through StatefulDataLoader, which real process groups show,
 # certified by the whole suite under stream+resumable.
@@ -207,7 +208,7 @@ TABLES: tuple[dict[str, Rejection], ...] = (
     ELASTIC_BAD,
     STREAMS_BAD,
     STREAMS_GROUP_BAD,
-    STREAMS_EQUALIZING_BAD,
+    STREAMS_OTHER_CONTRACTS_BAD,
     STREAMS_RESUME_BAD,
     WEIGHTED_BAD,
     WEIGHTED_PARTITION_BAD,

@@ -15,13 +15,19 @@ from hypothesis import strategies as st
 from sampler_conformance.core import measurements
 from sampler_conformance.core.frequencies import (
     ALL_ITEMS,
+    ANYTIME_TEST_NAME,
+    TEST_NAME,
     FalseAlarmBudget,
+    anytime_bound,
+    anytime_detection_power,
+    anytime_frequency_test,
     detection_power,
     draws_to_detect,
     frequency_test,
     inclusion_test,
     kl_bernoulli,
     rate_test,
+    summarize,
     two_sided_bound,
 )
 from sampler_conformance.subjects.weighted_sampler.case import WeightedCase
@@ -169,3 +175,122 @@ def test_measurements_merge_into_their_mean_and_largest():
     assert one is not None and two is not None
     assert measurements.merge([one, two]) == {"padding": {"values": 3, "mean": 0.5, "max": 1.0}}
     assert measurements.summarize({}) is None and measurements.merge([]) is None
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    draws=st.integers(1, 150),
+    probability=st.floats(0.001, 0.999),
+    alpha=st.floats(1e-9, 0.5),
+    unseen=st.integers(0, 4),
+)
+def test_one_source_fails_the_anytime_test_by_chance_with_probability_at_most_alpha(draws, probability, alpha, unseen):
+    """Exactly, over every count C ~ Binomial(D + unseen, p) of all draws: the chance that the
+    yielded count C - a (any a <= unseen of the draws not yielded) has a bound <= alpha, with
+    D yielded draws, is at most alpha; at a fixed time, and whichever draws went unseen."""
+    total = draws + unseen
+    pmf = _binomial_pmf(total, probability)
+    yielded = [
+        range(max(0, count - draws), min(count, unseen) + 1) for count in range(total + 1)
+    ]  # a: this source's unseen draws, at most `unseen`, leaving at most `draws` seen
+    flagged = np.array(
+        [
+            any(anytime_bound(c - a, draws, probability, unseen) <= alpha for a in hidden)
+            for c, hidden in enumerate(yielded)
+        ]
+    )
+    assert pmf[flagged].sum() <= alpha * (1 + 1e-9)
+
+
+def _mixes_of_streams(rng: np.random.Generator, weights: np.ndarray, mixes: int, streams: int) -> np.ndarray:
+    """Source counts of ``mixes`` conforming mixes of ``streams`` streams each: a stream draws
+    sources with ``weights`` from shares of random sizes (1 to 99 items a source) and stops at
+    the first draw of a source whose share it has used up, which it does not yield."""
+    sources = weights.size
+    shares = rng.integers(1, 100, size=(mixes * streams, sources))
+    drawn = rng.choice(sources, size=(mixes * streams, int(shares.sum(axis=1).max()) + 1), p=weights)
+    running = (drawn[..., None] == np.arange(sources)).cumsum(axis=1, dtype=np.int32)  # counts so far, this draw in
+    rows = np.arange(drawn.shape[0])[:, None]
+    over = np.take_along_axis(running, drawn[..., None], axis=2)[..., 0] > shares[rows, drawn]
+    stop = over.argmax(axis=1)  # a share of S items + 1 draws: some source's share runs out by then
+    yielded = running[np.arange(drawn.shape[0]), stop] - (
+        drawn[np.arange(drawn.shape[0]), stop, None] == np.arange(sources)
+    )
+    return yielded.reshape(mixes, streams, sources).sum(axis=1)
+
+
+def test_a_conforming_mix_stopped_by_its_draws_fails_the_anytime_test_less_often_than_its_rate():
+    """2,000 mixes of 3 sources weighted (0.6, 0.3, 0.1), 4 streams each, every stream stopped
+    by its draws (the first of a used-up share, not yielded; 31 to 548 items a mix), at a rate
+    of 1%, the 4 draws that stopped them unseen: fewer than 1% fail (none does)."""
+    rng = np.random.default_rng(0)
+    weights, runs, alpha = np.array([0.6, 0.3, 0.1]), 2000, 0.01
+    counts = _mixes_of_streams(rng, weights, runs, streams=4)
+    assert counts.sum(axis=1).min() < 100 < 300 < counts.sum(axis=1).max()  # stopped early and late
+    failures = sum(anytime_frequency_test(c, weights, alpha, unseen=4).fails for c in counts)
+    assert failures < alpha * runs, failures
+
+
+def test_a_stream_stopped_as_soon_as_it_looks_off_fails_the_fixed_test_but_not_the_anytime_one():
+    """1,000 streams of a source of probability 0.3, each stopped at the first of 150 draws whose
+    count the test rejects at 5% (sampling to a foregone conclusion): the fixed-D bound fails
+    more than 7% of them (8.2%), the anytime bound, which holds at any stopping time, under 5%
+    (1%)."""
+    rng = np.random.default_rng(5)
+    draws, probability, alpha, runs = 150, 0.3, 0.05, 1000
+    paths = np.concatenate(
+        [np.zeros((runs, 1), dtype=int), (rng.random((runs, draws)) < probability).cumsum(axis=1)], axis=1
+    )
+    for bound, more_than in ((two_sided_bound, True), (anytime_bound, False)):
+        rejects = np.zeros((draws + 1, draws + 1), dtype=bool)  # [t, count]
+        for t in range(1, draws + 1):
+            rejects[t, : t + 1] = [bound(c, t, probability) <= alpha for c in range(t + 1)]
+        stopped = rejects[np.arange(draws + 1), paths].any(axis=1).mean()
+        assert (stopped > 1.4 * alpha) if more_than else (stopped < alpha), (bound.__name__, stopped)
+
+
+def test_a_clear_distortion_fails_the_anytime_test():
+    """Weights declared (0.8, 0.2), drawn evenly: 400 draws fail at 1e-8, and would 99.9% of
+    the time; one draw of a source of weight 0 fails for certain, and a source of weight 1
+    missing one draw."""
+    counts = np.random.default_rng(6).multinomial(400, [0.5, 0.5])
+    verdict = anytime_frequency_test(counts, [0.8, 0.2], 1e-8)
+    assert verdict.fails, verdict.describe()
+    assert anytime_detection_power(400, 0.8, 0.5, 2, 1e-8) > 0.999
+    assert anytime_detection_power(400, 0.2, 0.5, 2, 1e-8, unseen=8) > 0.999
+    zero = anytime_frequency_test([50, 49, 1], [0.5, 0.5, 0.0], 1e-6, unseen=4)
+    assert zero.fails and zero.worst_item == 2 and zero.p_value_bound == 0.0, zero.describe()
+    assert not anytime_frequency_test([50, 50, 0], [0.5, 0.5, 0.0], 1e-6).fails
+    assert anytime_frequency_test([30, 1], [1.0, 0.0], 1e-6).fails
+    assert not anytime_frequency_test([30, 0], [1.0, 0.0], 1e-6).fails
+
+
+def test_unseen_draws_only_loosen_the_anytime_test():
+    """For 300 draws of a source of probability 0.3, at 1e-3: every count's bound grows with the
+    draws unseen, the counts that fail with 8 unseen fail with none, and the last count that
+    passes with none, just short of failing, passes with 8."""
+    draws, probability, alpha = 300, 0.3, 1e-3
+    bounds = np.array([[anytime_bound(c, draws, probability, u) for c in range(draws + 1)] for u in (0, 1, 2, 4, 8)])
+    assert (np.diff(bounds, axis=0) >= 0).all()
+    fails = bounds <= alpha
+    assert (fails[1:] <= fails[:-1]).all() and fails[-1].any()
+    borderline = int(np.flatnonzero(~fails[0] & (np.arange(draws + 1) > draws * probability)).max())
+    assert bounds[0, borderline] < 2 * alpha and not fails[:, borderline].any(), bounds[:, borderline]
+    counts, weights = [borderline, draws - borderline], [probability, 1 - probability]
+    verdicts = [anytime_frequency_test(counts, weights, 2 * alpha, unseen=u) for u in (0, 1, 2, 4, 8)]
+    assert not any(v.fails for v in verdicts) and verdicts[0].p_value_bound == pytest.approx(bounds[0, borderline])
+    assert all(a.p_value_bound <= b.p_value_bound for a, b in itertools.pairwise(verdicts))
+
+
+def test_the_anytime_verdict_says_what_was_tested():
+    verdict = anytime_frequency_test([90, 10, 0], [0.5, 0.5, 0.0], 1e-6, unseen=3)
+    text = verdict.describe()
+    assert verdict.fails and verdict.worst_item in (0, 1) and verdict.items_tested == 2
+    assert text.startswith("anytime-valid test (Ville's inequality") and "2 sources, 100 draws, 3 unseen" in text
+    assert f"source {verdict.worst_item} was drawn" in text and "threshold of 5e-07" in text
+    assert anytime_frequency_test([0, 0], [0.5, 0.5], 1e-6).worst_item is None
+    anytime_summary, fixed_summary = summarize([verdict]), summarize([frequency_test([5, 5], [0.5, 0.5], 1e-6)])
+    assert anytime_summary is not None and anytime_summary["test"] == ANYTIME_TEST_NAME
+    assert fixed_summary is not None and fixed_summary["test"] == TEST_NAME
+    with pytest.raises(ValueError, match="unseen draws are at least 0"):
+        anytime_frequency_test([1, 2], [0.5, 0.5], 0.01, unseen=-1)

@@ -25,7 +25,7 @@ from sampler_conformance.subjects import GROUP_ONLY, REGISTRY, contract_named
 from sampler_conformance.subjects.iterable_dataset import SUBJECT
 from sampler_conformance.subjects.iterable_dataset.case import StreamCase
 from sampler_conformance.subjects.iterable_dataset.loading import loader_generator, simulated_epoch
-from sampler_conformance.subjects.iterable_dataset.plug import load_plug
+from sampler_conformance.subjects.iterable_dataset.plug import check_fit, load_plug
 
 from .catalogue import (
     STREAM_CONTRACT,
@@ -33,8 +33,8 @@ from .catalogue import (
     STREAM_WORLD_SIZES,
     STREAMS_BAD,
     STREAMS_BAD_MODULE,
-    STREAMS_EQUALIZING_BAD,
     STREAMS_GROUP_BAD,
+    STREAMS_OTHER_CONTRACTS_BAD,
     STREAMS_RESUME_BAD,
     title_of,
 )
@@ -44,8 +44,8 @@ from .test_adapters import hide_packages
 CONTRACT_OPTION = f"--contract={STREAM_CONTRACT}"
 
 
-# The three references share their state (torch_iterable.RankWorkerSplit): one of them is resumed.
-@pytest.mark.parametrize("contract", ["stream+resumable", "stream_padded", "stream_truncated"])
+# The first three references share their state (torch_iterable.RankWorkerSplit): one of them is resumed.
+@pytest.mark.parametrize("contract", ["stream+resumable", "stream_padded", "stream_truncated", "stream_mix"])
 def test_each_contracts_reference_holds_every_invariant_in_the_whole_suite(pytester, contract):
     """Certified with no spec: the contract's reference is what runs."""
     reference = contract_named(contract).reference or SUBJECT.default_spec
@@ -63,9 +63,9 @@ def test_stream_bug_fails_exactly_its_invariants(pytester, spec):
     assert "not run: " + ", ".join(unchecked) in run.verdict, run.verdict
 
 
-@pytest.mark.parametrize("spec", list(STREAMS_EQUALIZING_BAD), ids=lambda spec: spec.rpartition(":")[2])
-def test_equalizing_bug_fails_exactly_its_invariants(pytester, spec):
-    rejection = STREAMS_EQUALIZING_BAD[spec]
+@pytest.mark.parametrize("spec", list(STREAMS_OTHER_CONTRACTS_BAD), ids=lambda spec: spec.rpartition(":")[2])
+def test_bug_under_its_own_contract_fails_exactly_its_invariants(pytester, spec):
+    rejection = STREAMS_OTHER_CONTRACTS_BAD[spec]
     certify_rejected(pytester, spec, rejection, f"--contract={rejection.under}")
 
 
@@ -195,6 +195,7 @@ def test_a_dataset_that_takes_its_rank_from_the_group_is_judged_in_groups_saying
     [
         (hf_datasets.split_by_node, "datasets", "datasets"),
         (hf_datasets.arrow_files, "datasets", "datasets"),
+        (hf_datasets.interleaved, "datasets", "datasets"),
         (webdataset_tar.split_by_node, "webdataset", "webdataset"),
         (litdata_chunks.streaming_dataset, "litdata", "litdata"),
         (mosaic_streaming.streaming_dataset, "streaming", "mosaicml-streaming"),
@@ -207,12 +208,22 @@ def test_a_missing_library_is_named_with_what_to_install(monkeypatch, tmp_path, 
     spec = f"{factory.__module__}:{factory.__name__}"
     with pytest.raises(SpecError) as refused:  # the spec, before any test
         load_plug(spec)
-    options = StreamCase(dataset_size=4, world_size=1, shard_sizes=(4,)).factory_options(str(tmp_path))
+    case = StreamCase(dataset_size=4, world_size=1, shard_sizes=(2, 2), source_sizes=(2, 2), weights=(1.0, 1.0))
+    options = case.factory_options(str(tmp_path))
     taken = inspect.signature(factory).parameters
     with pytest.raises(SamplerPackageMissing) as raised:  # the factory itself, called anyway
         factory(4, rank=0, world_size=1, **{name: value for name, value in options.items() if name in taken})
     for error in (refused.value, raised.value):
         assert f"pip install {distribution}" in str(error) and spec in str(error)
+
+
+def test_a_factory_without_sources_and_weights_under_stream_mix_is_a_usage_error():
+    """Before any test: under `stream_mix` a factory that takes no sources= or weights= is
+    refused, naming them; the mix's reference fits, and so does any factory under `stream`."""
+    check_fit(load_plug(SUBJECT.default_spec), contract_named(STREAM_CONTRACT))
+    check_fit(load_plug("sampler_conformance.adapters.torch_iterable:make_mix"), contract_named("stream_mix"))
+    with pytest.raises(SpecError, match="takes no sources= or weights=, which --contract=stream_mix builds"):
+        check_fit(load_plug(SUBJECT.default_spec), contract_named("stream_mix"))
 
 
 def test_a_dataset_that_raises_is_titled_a_dataset_fault_everywhere(pytester):

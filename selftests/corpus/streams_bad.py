@@ -17,7 +17,7 @@ import torch
 import torch.distributed as dist
 from torch.utils.data import get_worker_info
 
-from sampler_conformance.adapters.torch_iterable import PaddedRankWorkerSplit, RankWorkerSplit, cycled
+from sampler_conformance.adapters.torch_iterable import PaddedRankWorkerSplit, RankWorkerSplit, WeightedMix, cycled
 
 from .rejections import rejected
 
@@ -416,3 +416,35 @@ class NumpyPosition(RankWorkerSplit):
 
     def state_dict(self) -> dict[str, Any]:
         return {key: np.int64(value) for key, value in super().state_dict().items()}
+
+
+MIX = "stream_mix"
+
+
+@rejected("test_stream_epoch", "mix_read_once", under=MIX)
+class MixUnsplit(WeightedMix):
+    """Every pair reads each source whole: the mix built over sources that were never split
+    across ranks and workers (huggingface/datasets #7868: split_dataset_by_node applied
+    before interleave_datasets gave every rank the same items)."""
+
+    def shares(self, epoch: int, pair: int, pairs: int) -> list[list[int]]:
+        return super().shares(epoch, 0, 1)
+
+
+@rejected("test_mix_frequencies", "mix_frequencies", under=MIX)
+class MixIgnoresWeights(WeightedMix):
+    """Draws every source alike, whatever its weight: the weights taken but never handed to
+    the draw (a source of weight 0 is read as often as the others)."""
+
+    def __init__(self, dataset_size: int, rank: int, world_size: int, sources, weights, seed=0, shuffle=False):
+        super().__init__(dataset_size, rank, world_size, sources, (1.0,) * len(sources), seed, shuffle)
+
+
+@rejected("test_mix_pairs_independent", "mix_pairs_independent", under=MIX)
+class MixSameEverywhere(WeightedMix):
+    """Seeds its draws of sources with the seed and the epoch alone, the same in every rank and
+    worker (huggingface/datasets #7567: "the same dataset sampling order across all
+    workers"): every pair draws the same sources in the same order."""
+
+    def generator(self, epoch: int, pair: int) -> np.random.Generator:
+        return np.random.default_rng([self.seed, epoch])

@@ -1,5 +1,5 @@
 """The streaming dataset: a factory called in each rank as ``make(dataset_size, *, rank,
-world_size, seed, shuffle, num_shards, shards, batch_size, workdir)``, returning that rank's
+world_size, seed, shuffle, num_shards, shards, batch_size, workdir, sources, weights)``, returning that rank's
 ``torch.utils.data.IterableDataset``, read through DataLoader workers the suite owns.
 
 Its plug, its cases and draws, how its items are read (``items``) and its epochs loaded
@@ -12,7 +12,7 @@ from sampler_conformance.core.subject import Subject
 
 from .contracts import CONTRACTS, EXTENSIONS
 from .invariants import DECLARED
-from .plug import DEFAULT_SPEC, load_plug
+from .plug import DEFAULT_SPEC, check_fit, load_plug
 
 SUBJECT = Subject(
     name="iterable_dataset",
@@ -22,6 +22,7 @@ SUBJECT = Subject(
     crash_flag="stream_runs",
     invalid_item_flag="item_ids",
     load=load_plug,
+    check_fit=check_fit,
     default_spec=DEFAULT_SPEC,
     fixtures=f"{__name__}.fixtures",
     plug_fixture="stream_plug",

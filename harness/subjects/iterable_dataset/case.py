@@ -15,7 +15,10 @@ class StreamCase(Case):
     """``dataset_size`` ids laid out in shards of ``shard_sizes`` (in id order), read by
     ``world_size`` ranks, each through a DataLoader with ``num_workers`` workers that batches
     ``batch_size`` items (``drop_last`` is the DataLoader's: each worker drops its own last
-    partial batch, as torch does for an IterableDataset)."""
+    partial batch, as torch does for an IterableDataset).
+
+    A mix of sources (``stream_mix``) lays the ids out in ``source_sizes`` consecutive sources
+    drawn from with probabilities ``weights``; its shards lie each within one source."""
 
     shard_sizes: tuple[int, ...] = ()
     num_workers: int = 0
@@ -23,16 +26,34 @@ class StreamCase(Case):
     shuffle: bool = True
     batch_size: int = 1
     drop_last: bool = False
+    source_sizes: tuple[int, ...] = ()  # empty: not a mix
+    weights: tuple[float, ...] = ()
 
     def __post_init__(self) -> None:
         if sum(self.shard_sizes) != self.dataset_size:
             raise ValueError(f"shards of sizes {self.shard_sizes} do not hold N={self.dataset_size} items")
+        if self.source_sizes and (
+            sum(self.source_sizes) != self.dataset_size or len(self.weights) != len(self.source_sizes)
+        ):
+            raise ValueError(
+                f"sources of sizes {self.source_sizes} and weights {self.weights} do not fit N={self.dataset_size}"
+            )
+
+    @property
+    def sources(self) -> tuple[range, ...]:
+        """The ids of each source of a mix: consecutive ranges, the first starting at 0."""
+        return _ranges(self.source_sizes)
+
+    @property
+    def probabilities(self) -> tuple[float, ...]:
+        """The weights of a mix's sources, normalised."""
+        total = sum(self.weights)
+        return tuple(w / total for w in self.weights)
 
     @property
     def shards(self) -> tuple[range, ...]:
         """The ids of each shard: consecutive ranges, the first shard starting at 0."""
-        ends = list(accumulate(self.shard_sizes))
-        return tuple(range(end - size, end) for end, size in zip(ends, self.shard_sizes, strict=True))
+        return _ranges(self.shard_sizes)
 
     @property
     def workers(self) -> int:
@@ -46,7 +67,7 @@ class StreamCase(Case):
 
     def factory_options(self, workdir: str) -> dict[str, Any]:
         """What the factory is called with besides N, rank and world size (the plug keeps what it takes)."""
-        return {
+        options: dict[str, Any] = {
             "seed": self.seed,
             "shuffle": self.shuffle,
             "num_shards": len(self.shard_sizes),
@@ -54,11 +75,21 @@ class StreamCase(Case):
             "batch_size": self.batch_size,
             "workdir": workdir,
         }
+        if self.source_sizes:
+            options.update(sources=self.sources, weights=self.weights)
+        return options
 
     def describe(self) -> str:
         sizes = list(self.shard_sizes) if len(self.shard_sizes) <= 12 else f"{len(self.shard_sizes)} shards"
+        mix = f", sources={list(self.source_sizes)}, weights={list(self.weights)}" if self.source_sizes else ""
         return (
             f"N={self.dataset_size}, W={self.world_size}, shards={sizes}, num_workers={self.num_workers}, "
             f"persistent_workers={self.persistent_workers}, batch_size={self.batch_size}, drop_last={self.drop_last}, "
-            f"shuffle={self.shuffle}, seed={self.seed}, epoch={self.epoch}"
+            f"shuffle={self.shuffle}, seed={self.seed}, epoch={self.epoch}{mix}"
         )
+
+
+def _ranges(sizes: tuple[int, ...]) -> tuple[range, ...]:
+    """Consecutive ranges of ``sizes`` ids, the first starting at 0."""
+    ends = list(accumulate(sizes))
+    return tuple(range(end - size, end) for end, size in zip(ends, sizes, strict=True))

@@ -16,7 +16,15 @@ from sampler_conformance.core.evidence import Violation, shorten
 from sampler_conformance.core.invariants import Declared, Invariant, OneEpoch, Where
 
 from .case import StreamCase
-from .contracts import EVEN_BATCHES, EXACTLY_ONCE, PADDED_ONCE, READS_THROUGH_WORKERS, STREAM_ORDER, TRUNCATED_ONCE
+from .contracts import (
+    EVEN_BATCHES,
+    EXACTLY_ONCE,
+    MIXED_BY_WEIGHT,
+    PADDED_ONCE,
+    READS_THROUGH_WORKERS,
+    STREAM_ORDER,
+    TRUNCATED_ONCE,
+)
 from .items import MAIN_PROCESS
 from .runs import StreamEpoch
 
@@ -29,6 +37,7 @@ MIN_COMPARABLE_ITEMS = 10
 RESHUFFLE_EPOCHS = 5
 BAD = "selftests.corpus.streams_bad"  # the known-bad datasets that prove the checks can fail
 STREAM = "stream"
+MIX = "stream_mix"
 
 # The invariants judged on one epoch of every rank, each declared on its check below: the
 # tests are generated from it (properties/test_streams.py, on simulated ranks and in real groups).
@@ -39,7 +48,7 @@ DECLARED = Declared()
 HANG = "the ranks with more batches wait in a collective the others never join, and DDP hangs"
 
 
-def _worker_name(rank: int, worker: int) -> str:
+def worker_name(rank: int, worker: int) -> str:
     return f"rank {rank}" if worker == MAIN_PROCESS else f"rank {rank} worker {worker}"
 
 
@@ -47,7 +56,7 @@ def _who_yielded(epoch: StreamEpoch, item: int) -> list[str]:
     found = []
     for rank, (batches, workers) in enumerate(zip(epoch.observation.batches or (), epoch.workers, strict=True)):
         for ids, worker in zip(batches, workers, strict=True):
-            found += [_worker_name(rank, worker)] * int(np.count_nonzero(ids == item))
+            found += [worker_name(rank, worker)] * int(np.count_nonzero(ids == item))
     return found
 
 
@@ -140,6 +149,23 @@ def check_exactly_once(epoch: StreamEpoch) -> list[Violation]:
     counts = _item_counts(epoch)
     why = "each (rank, worker) pair must read its own part of the data"
     return _repeated(epoch, counts, "exactly_once", why) + _missing(epoch, counts, "exactly_once")
+
+
+@ONE_EPOCH.declare(
+    Invariant(
+        "mix_read_once",
+        "no item twice in a mix",
+        "sources read whole on every rank: the mix split after interleaving, or a source not split across ranks "
+        "and workers (huggingface/datasets #7868, ByteDance-Seed/VeOmni #358)",
+        f"{BAD}:MixUnsplit",
+        proven_under=MIX,
+        promised_by=(MIXED_BY_WEIGHT,),
+    )
+)
+def check_mix_read_once(epoch: StreamEpoch) -> list[Violation]:
+    """No id twice, all (rank, worker) pairs together: each reads its own share of each source."""
+    why = "each (rank, worker) pair must read its own share of each source"
+    return _repeated(epoch, _item_counts(epoch), "mix_read_once", why)
 
 
 @ONE_EPOCH.declare(
@@ -261,7 +287,7 @@ def check_no_starved_worker(epoch: StreamEpoch) -> list[Violation]:
     for rank, workers in enumerate(epoch.workers):
         idle = [worker for worker in expected if worker not in set(workers)]
         if idle:
-            names = ", ".join(_worker_name(rank, w) for w in idle)
+            names = ", ".join(worker_name(rank, w) for w in idle)
             return [
                 Violation(
                     "no_starved_worker",

@@ -12,6 +12,12 @@ W x workers items, or by dropping fewer than W x workers. Which items they repea
 must not depend on how many workers read the data (``same_items_any_workers``; under the
 exact contracts that follows from every item exactly once, so they do not repeat it).
 
+``stream_mix`` is a weighted mix of sources (``datasets.interleave_datasets(probabilities=)``,
+litdata's ``CombinedStreamingDataset(weights=)``, webdataset's ``RandomMix``): each (rank,
+worker) pair draws every item's source by the weights, independently of the other pairs, and
+reads it from its own share of that source, so no item is read twice in an epoch; the pair
+may stop when one of its shares runs out, so the epoch need not read every item.
+
 ``+resumable`` composes with each: a checkpoint of torchdata's ``StatefulDataLoader``, taken
 anywhere in an epoch and loaded into a fresh dataset and loader, resumes the epoch where it
 was, batch for batch, whatever the contract's own rule for the epoch is.
@@ -28,6 +34,7 @@ from sampler_conformance.core.contracts import Contract, Extension, Promise
 @dataclass(frozen=True, repr=False)
 class StreamContract(Contract):
     subject: ClassVar[str] = "iterable_dataset"
+    mixes: bool = False  # the factory is given sources and their weights (MIXED_BY_WEIGHT)
 
     @property
     def equalizes(self) -> bool:
@@ -60,6 +67,13 @@ TRUNCATED_ONCE = Promise(
     "truncated_once",
     "no item twice, fewer than W x workers dropped to make the batch counts equal for every N, the same items "
     "whatever num_workers",
+    per_epoch=True,
+)
+MIXED_BY_WEIGHT = Promise(
+    "mixed_by_weight",
+    "each (rank, worker) pair draws each item's source by the weights, independently of the other pairs, and reads "
+    "it from its own share of the source: no item twice per epoch, the pair stopping when a share runs out",
+    facts=(("mixes", True),),
     per_epoch=True,
 )
 
@@ -109,7 +123,21 @@ STREAM_TRUNCATED = StreamContract.of(
     reference=f"{_REFERENCES}:make_truncated",
 )
 
-CONTRACTS: dict[str, StreamContract] = {c.name: c for c in (STREAM, STREAM_EXACT, STREAM_PADDED, STREAM_TRUNCATED)}
+STREAM_MIX = StreamContract.of(
+    (READS_THROUGH_WORKERS, STREAM_ORDER, MIXED_BY_WEIGHT),
+    name="stream_mix",
+    family="streaming dataset",
+    description=(
+        "a weighted mix of sources: each (rank, worker) pair draws every item's source by the weights "
+        "(statistical, false alarm at most 1e-6 per certification), independently of the other pairs, from its own "
+        "share of each source, no item twice per epoch; a pair may stop when one of its shares runs out"
+    ),
+    reference=f"{_REFERENCES}:make_mix",
+)
+
+CONTRACTS: dict[str, StreamContract] = {
+    c.name: c for c in (STREAM, STREAM_EXACT, STREAM_PADDED, STREAM_TRUNCATED, STREAM_MIX)
+}
 RESUMABLE = Extension(
     name="resumable",
     description=(

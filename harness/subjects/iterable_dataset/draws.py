@@ -14,6 +14,7 @@ from sampler_conformance.core.counting import batch_count
 from sampler_conformance.execution.scenario import Ranks
 
 from .case import StreamCase
+from .contracts import StreamContract
 from .plug import StreamPlug
 
 MAX_DATASET_SIZE = 400
@@ -24,6 +25,9 @@ MAX_SIMULATED_WORLD_SIZE = 8
 MAX_WORKERS = 3
 MAX_BATCH_SIZE = 8
 MAX_SHARDS = 24
+MAX_SOURCES = 4  # a mix's sources
+# A mix's weights: equal, unequal, far apart, and none at all (a source of weight 0 is never read).
+SOURCE_WEIGHTS = (0.0, 0.5, 1.0, 1.0, 2.0, 3.0, 10.0)
 SEED_LIMIT = 2**32  # what every library's generators take
 
 
@@ -77,9 +81,44 @@ def shard_layouts(draw: st.DrawFn, dataset_size: int, streams: int, fed: bool = 
     return tuple(base + (k < extra) for k in range(count))
 
 
+@st.composite
+def mixes(
+    draw: st.DrawFn, dataset_size: int, streams: int, fed: bool = False, even: bool = False, sized: bool = False
+) -> tuple[tuple[int, ...], tuple[float, ...], tuple[int, ...]]:
+    """A mix's sources (2 to MAX_SOURCES, consecutive) and their weights, at least one above 0,
+    as (source sizes, weights, shard sizes): each source is cut into shards of its own
+    (``shard_layouts``). ``fed``: each source at least ``streams`` items (the caller draws
+    enough), so every (rank, worker) pair has a share of each to start from. ``sized``: sources
+    of sizes in proportion to their weights, so that every pair reads most of its shares
+    before one runs out; ``even``: and of equal weights."""
+    count = draw(st.integers(2, MAX_SOURCES), label="sources")
+    if even:
+        weights = [1.0] * count
+    else:
+        weights = draw(
+            st.lists(st.sampled_from(SOURCE_WEIGHTS), min_size=count, max_size=count).filter(any), label="weights"
+        )
+    if even or sized:
+        lightest = min(w for w in weights if w > 0)
+        shares = [w or lightest for w in weights]  # a source of weight 0 holds items too: it must not be read
+        ends = [round(dataset_size * sum(shares[: k + 1]) / sum(shares)) for k in range(count)]
+        sizes = tuple(b - a for a, b in zip([0, *ends], ends, strict=False))
+    else:
+        least = streams if fed else 0
+        spare = dataset_size - count * least
+        cuts = sorted(
+            draw(st.lists(st.integers(0, spare), min_size=count - 1, max_size=count - 1), label="source cuts")
+        )
+        bounds = [0, *cuts, spare]
+        sizes = tuple(least + b - a for a, b in zip(bounds, bounds[1:], strict=False))
+    shards = tuple(size for source in sizes for size in draw(shard_layouts(source, streams, fed=fed)))
+    return sizes, tuple(weights), shards
+
+
 def draw_stream_case(
     data: st.DataObject,
     plug: StreamPlug,
+    contract: StreamContract,
     *,
     world_size: int | None = None,
     num_workers: int | None = None,
@@ -89,6 +128,8 @@ def draw_stream_case(
     max_dataset_size: int = MAX_DATASET_SIZE,
     divisible: bool = False,
     fed: bool = False,
+    even_mix: bool = False,
+    sized_mix: bool = False,
 ) -> StreamCase:
     """Draw one case for ``plug``. ``None`` draws a field; a value fixes it (a real process
     group has the size it has). Options the factory lacks keep their defaults.
@@ -96,7 +137,9 @@ def draw_stream_case(
     ``divisible``: N a multiple of W x workers x batch_size, so the data fills every batch of
     every (rank, worker) pair. ``fed``: at least one non-empty shard and one batch's worth of
     items per pair (a dataset that deals whole batches to the workers, as mosaicml-streaming
-    does, rightly leaves a worker idle when there are fewer batches than workers)."""
+    does, rightly leaves a worker idle when there are fewer batches than workers). A contract
+    that mixes sources draws them (``mixes``) and their weights; ``sized_mix``, of sizes in
+    proportion to their weights, ``even_mix``, of equal sizes and weights."""
     if world_size is None:
         world_size = data.draw(st.integers(1, MAX_SIMULATED_WORLD_SIZE), label="W (world size)")
     if num_workers is None:
@@ -110,6 +153,8 @@ def draw_stream_case(
         size = unit * data.draw(st.integers(0, max(max_dataset_size // unit, 1)), label="N / (W x workers x batch)")
     else:
         least = max(min_dataset_size, streams * batch_size if fed else 0)
+        if fed and contract.mixes:
+            least = max(least, MAX_SOURCES * streams)
         most = max(max_dataset_size, least)
         edges = [
             n for n in (0, 1, streams - 1, streams, streams + 1, 2 * streams, 4 * streams + 3) if least <= n <= most
@@ -117,7 +162,14 @@ def draw_stream_case(
         size = data.draw(
             st.one_of(st.sampled_from(edges or [least]), st.integers(least, most)), label="N (dataset size)"
         )
-    layout = data.draw(shard_layouts(size, streams, fed=fed), label="shard sizes")
+    sources: tuple[int, ...] = ()
+    weights: tuple[float, ...] = ()
+    if contract.mixes:
+        sources, weights, layout = data.draw(
+            mixes(size, streams, fed=fed, even=even_mix, sized=sized_mix), label="sources, weights, shard sizes"
+        )
+    else:
+        layout = data.draw(shard_layouts(size, streams, fed=fed), label="shard sizes")
     if shuffle is None:
         shuffle = data.draw(st.booleans(), label="shuffle") if plug.supports("shuffle") else False
     seed = data.draw(st.one_of(st.sampled_from([0, 1, SEED_LIMIT - 1]), st.integers(0, SEED_LIMIT - 1)), label="seed")
@@ -131,6 +183,8 @@ def draw_stream_case(
         shard_sizes=layout,
         num_workers=num_workers,
         persistent_workers=persistent_workers,
+        source_sizes=sources,
+        weights=weights,
     )
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from sampler_conformance.core.invariants import Invariant, Where
 
-from . import checks, resume_checks
+from . import checks, mix_checks, resume_checks
 from .checks import BAD, ONE_EPOCH, STREAM
 from .contracts import READS_THROUGH_WORKERS
 
@@ -28,6 +28,7 @@ DECLARED: tuple[Invariant, ...] = (
     ),
     *ONE_EPOCH.invariants,
     *checks.DECLARED.invariants,
+    *mix_checks.DECLARED.invariants,
     Invariant(
         "epoch_reaches_workers",
         "set_epoch reaches persistent workers",

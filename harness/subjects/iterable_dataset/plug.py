@@ -1,7 +1,8 @@
 """The plug: load the streaming dataset under test from a ``MODULE:ATTR`` spec.
 
 The spec names a factory called in each rank process (and, in-process, once per simulated
-rank): ``make(dataset_size, *, rank, world_size, seed, shuffle, num_shards, shards, batch_size, workdir)``
+rank): ``make(dataset_size, *, rank, world_size, seed, shuffle, num_shards, shards, batch_size, workdir,
+sources, weights)``
 returns that rank's ``torch.utils.data.IterableDataset``. Only ``dataset_size``, ``rank`` and
 ``world_size`` are required; of the others the factory takes those it names (or all of them,
 with ``**kwargs``), and the invariants that need one it lacks are not applicable.
@@ -9,6 +10,9 @@ with ``**kwargs``), and the invariants that need one it lacks are not applicable
 - ``shards``: the layout the suite drew, a tuple of ``range`` objects, one per shard, that
   together hold the ids ``0 .. dataset_size - 1`` once each (some may be empty);
   ``num_shards`` is its length, for a factory that lays the ids out itself.
+- ``sources`` and ``weights`` (the contract ``stream_mix`` only, which needs both): a tuple
+  of ``range`` objects, consecutive, that together hold the ids once each, and each one's
+  weight, a float (some may be 0); every shard lies within one source.
 - ``workdir``: a folder the suite owns, the same for every example with the same layout,
   where a factory that needs files writes its shards (once: it may find them there).
 
@@ -22,15 +26,26 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-from sampler_conformance.core.subject import SpecError
+from sampler_conformance.core.contracts import Contract
+from sampler_conformance.core.subject import Plug, SpecError
 from sampler_conformance.execution.file_modules import is_file_module
 
-from ..specs import FactoryConvention, FactoryPlug, import_module, resolve_attribute, source_file, split_spec
+from ..specs import (
+    FactoryConvention,
+    FactoryPlug,
+    import_module,
+    keyword_parameters,
+    resolve_attribute,
+    source_file,
+    split_spec,
+)
+from .contracts import StreamContract
 
 DEFAULT_SPEC = "sampler_conformance.adapters.torch_iterable:make"
 REQUIRED_PARAMETERS = ("rank", "world_size")
 # Parameters a factory may lack; the invariants that need one are not applicable.
-OPTIONAL_PARAMETERS = ("seed", "shuffle", "num_shards", "shards", "batch_size", "workdir")
+OPTIONAL_PARAMETERS = ("seed", "shuffle", "num_shards", "shards", "batch_size", "workdir", "sources", "weights")
+MIX_PARAMETERS = ("sources", "weights")  # what a contract that mixes builds every dataset with
 SPEC_HELP = (
     "Give it as MODULE:ATTR, e.g. --sampler=sampler_conformance.adapters.torch_iterable:make "
     "or --sampler=path/to/my_dataset.py:make"
@@ -90,3 +105,21 @@ def load_plug(spec: str) -> StreamPlug:
         (*SUITE_WORKER_MODULES, *own, *named),
         getattr(factory, GROUP_ATTRIBUTE, False) is True,
     )
+
+
+def check_fit(plug: Plug, contract: Contract) -> None:
+    """A SpecError unless the factory takes ``sources=`` and ``weights=`` when ``contract``
+    mixes sources: without them it cannot build a mix, a verdict on the choice of contract
+    rather than on the dataset."""
+    assert isinstance(plug, StreamPlug) and isinstance(contract, StreamContract)
+    keywords = keyword_parameters(plug.factory)
+    if not contract.mixes or keywords is None:  # **kwargs, or a signature that cannot be read
+        return
+    lacking = [name for name in MIX_PARAMETERS if name not in keywords]
+    if lacking:
+        raise SpecError(
+            f"--sampler={plug.spec!r}: the dataset factory takes no {' or '.join(f'{n}=' for n in lacking)}, which "
+            f"--contract={contract.name} builds every dataset with (docs/streaming-datasets.md, 'Mixing sources'). "
+            f"Choose the contract the dataset follows (--list-contracts), or write a factory that takes "
+            f"sources= and weights= and mixes the sources by them."
+        )
