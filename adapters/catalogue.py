@@ -214,6 +214,13 @@ REAL_SAMPLERS: tuple[RealSampler, ...] = (
         "litdata",
         "litdata",
     ),
+    RealSampler(
+        "CombinedStreamingDataset(weights=) over litdata StreamingDatasets",
+        "sampler_conformance.adapters.litdata_chunks:combined",
+        "stream_mix",
+        "litdata",
+        "litdata",
+    ),
     # Pinned to the versions the adapters' docstrings cite (the classes are the same in transformers 5.24.0 and
     # torch_geometric 2.8.1).
     RealSampler(

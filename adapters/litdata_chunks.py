@@ -13,24 +13,33 @@ group is up, else from ``GLOBAL_RANK`` and ``WORLD_SIZE``, so the factory sets i
 part among themselves (``_WorkerEnv.detect``). An empty dataset has no chunk, so no index
 to open.
 
+    sampler_conformance.adapters.litdata_chunks:combined   contract stream_mix
+
+``combined`` writes each source's shards the same way, to a folder of its own, and mixes one
+``StreamingDataset`` per source with ``CombinedStreamingDataset(datasets, seed=seed,
+weights=weights, iterate_over_all=False)``, as its docs show for a mix by weights (weights
+are refused unless ``iterate_over_all=False``, which stops at the first source exhausted).
+
 Its resume goes through litdata's own ``StreamingDataLoader``: its ``state_dict`` takes the
 loader's counts as arguments, which torch's Stateful protocol does not pass.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 
 from . import needs, require, write_once
 
 ADAPTER = f"{__name__}:streaming_dataset"
+MIX_ADAPTER = f"{__name__}:combined"
 
 
-def _write_chunks(workdir: str, shards: Sequence[range]) -> None:
+def _write_chunks(workdir: str, shards: Sequence[range], adapter: str = ADAPTER) -> None:
     if not any(shards):  # nothing to write: litdata's merge would wait for an index no writer makes
         return
-    writer_module = require("litdata.streaming.writer", "litdata", ADAPTER)
-    environment = require("litdata.utilities.env", "litdata", ADAPTER)
+    writer_module = require("litdata.streaming.writer", "litdata", adapter)
+    environment = require("litdata.utilities.env", "litdata", adapter)
     writer = writer_module.BinaryWriter(workdir, chunk_size=sum(map(len, shards)) + 1)
     # One writer for the layout, whichever rank took the lock: left to detect the job's ranks, it
     # would name its index after its rank and wait for one index per rank before merging them.
@@ -44,15 +53,38 @@ def _write_chunks(workdir: str, shards: Sequence[range]) -> None:
     writer.merge()
 
 
-@needs("litdata", "litdata")
-def streaming_dataset(dataset_size, *, rank, world_size, seed, shuffle, shards, workdir):
-    """A ``StreamingDataset`` over the layout's chunks, for ``rank`` of ``world_size``."""
-    litdata = require("litdata", "litdata", ADAPTER)
-    environment = require("litdata.utilities.env", "litdata", ADAPTER)
-    write_once(workdir, "litdata", lambda: _write_chunks(workdir, shards))
-    dataset = litdata.StreamingDataset(workdir, shuffle=shuffle, seed=seed)
+def _streaming_dataset(folder: str, shards: Sequence[range], rank, world_size, seed, shuffle, adapter: str):
+    """A ``StreamingDataset`` over ``shards`` written to ``folder`` once, for ``rank`` of ``world_size``."""
+    litdata = require("litdata", "litdata", adapter)
+    environment = require("litdata.utilities.env", "litdata", adapter)
+    write_once(folder, "litdata", lambda: _write_chunks(folder, shards, adapter))
+    dataset = litdata.StreamingDataset(folder, shuffle=shuffle, seed=seed)
     dataset.distributed_env = environment._DistributedEnv(world_size=world_size, global_rank=rank, num_nodes=1)
     return dataset
 
 
+@needs("litdata", "litdata")
+def streaming_dataset(dataset_size, *, rank, world_size, seed, shuffle, shards, workdir):
+    """A ``StreamingDataset`` over the layout's chunks, for ``rank`` of ``world_size``."""
+    return _streaming_dataset(workdir, shards, rank, world_size, seed, shuffle, ADAPTER)
+
+
 streaming_dataset.worker_modules = ("litdata",)  # type: ignore[attr-defined]
+
+
+@needs("litdata", "litdata")
+def combined(dataset_size, *, rank, world_size, seed, shuffle, shards, workdir, sources, weights):
+    """``CombinedStreamingDataset`` by ``weights`` over one ``StreamingDataset`` per source."""
+    litdata = require("litdata", "litdata", MIX_ADAPTER)
+    # The workdir is the shards' layout: the sources cut it one way of several.
+    mix = os.path.join(workdir, "mix-" + "-".join(str(len(source)) for source in sources))
+    parts = []
+    for k, source in enumerate(sources):
+        folder = os.path.join(mix, f"source-{k}")
+        os.makedirs(folder, exist_ok=True)
+        in_source = [shard for shard in shards if shard.start in source]
+        parts.append(_streaming_dataset(folder, in_source, rank, world_size, seed, shuffle, MIX_ADAPTER))
+    return litdata.CombinedStreamingDataset(parts, seed=seed, weights=list(weights), iterate_over_all=False)
+
+
+combined.worker_modules = ("litdata",)  # type: ignore[attr-defined]

@@ -198,6 +198,7 @@ def test_a_dataset_that_takes_its_rank_from_the_group_is_judged_in_groups_saying
         (hf_datasets.interleaved, "datasets", "datasets"),
         (webdataset_tar.split_by_node, "webdataset", "webdataset"),
         (litdata_chunks.streaming_dataset, "litdata", "litdata"),
+        (litdata_chunks.combined, "litdata", "litdata"),
         (mosaic_streaming.streaming_dataset, "streaming", "mosaicml-streaming"),
         (accelerate.IterableDatasetShard, "accelerate", "accelerate"),
         (transformers.IterableDatasetShard, "transformers", "transformers"),
