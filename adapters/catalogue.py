@@ -208,6 +208,13 @@ REAL_SAMPLERS: tuple[RealSampler, ...] = (
         "webdataset",
     ),
     RealSampler(
+        "RandomMix(probs=) of WebDatasets over tar shards, split_by_node",
+        "sampler_conformance.adapters.webdataset_tar:random_mix",
+        "stream_mix",
+        "webdataset",
+        "webdataset",
+    ),
+    RealSampler(
         "StreamingDataset over chunks written by litdata's BinaryWriter",
         "sampler_conformance.adapters.litdata_chunks:streaming_dataset",
         "stream_truncated",

@@ -16,6 +16,12 @@ so do the suite's ranks, simulated or real), not from the factory's arguments. E
 ``WebDataset.__init__``: node split, worker split, then the shuffle stage), with
 ``detshuffle``'s own epoch counter, which lives in the worker's copy: a fresh worker
 starts from the main process's copy every epoch. A ``WebDataset`` has no ``set_epoch``.
+
+    sampler_conformance.adapters.webdataset_tar:random_mix      contract stream_mix
+
+``random_mix`` builds one such ``WebDataset`` per source, over the drawn shards that lie in
+it, and mixes them with ``RandomMix(datasets, probs=weights)`` (``longest=False``, its
+default: the mix ends when a source does), as webdataset's docs show for mixing sources.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ from collections.abc import Sequence
 from . import needs, require, write_once
 
 ADAPTER = f"{__name__}:split_by_node"
+MIX_ADAPTER = f"{__name__}:random_mix"
 
 
 def _write_shards(workdir: str, shards: Sequence[range]) -> list[str]:
@@ -51,11 +58,9 @@ def _item(sample: dict) -> dict[str, int]:
     return {"id": int(sample["id"])}
 
 
-@needs("webdataset", "webdataset")
-def split_by_node(dataset_size, *, rank, world_size, seed, shuffle, shards, workdir):
-    """A ``WebDataset`` over the layout's tar shards, split by node and by worker."""
-    wds = require("webdataset", "webdataset", ADAPTER)
-    urls = _write_shards(workdir, shards)
+def _split_by_node(urls: list[str], seed, shuffle, adapter: str):
+    """A ``WebDataset`` over ``urls``, split by node and by worker."""
+    wds = require("webdataset", "webdataset", adapter)
     dataset = wds.WebDataset(
         urls,
         nodesplitter=wds.split_by_node,
@@ -66,4 +71,27 @@ def split_by_node(dataset_size, *, rank, world_size, seed, shuffle, shards, work
     return dataset.map(_item)
 
 
+@needs("webdataset", "webdataset")
+def split_by_node(dataset_size, *, rank, world_size, seed, shuffle, shards, workdir):
+    """A ``WebDataset`` over the layout's tar shards, split by node and by worker."""
+    return _split_by_node(_write_shards(workdir, shards), seed, shuffle, ADAPTER)
+
+
 split_by_node.worker_modules = ("webdataset",)  # type: ignore[attr-defined]
+
+
+@needs("webdataset", "webdataset")
+def random_mix(dataset_size, *, rank, world_size, seed, shuffle, shards, workdir, sources, weights):
+    """``RandomMix`` by ``weights`` of one ``WebDataset`` per source."""
+    wds = require("webdataset", "webdataset", MIX_ADAPTER)
+    urls = _write_shards(workdir, shards)
+    parts = [
+        _split_by_node(
+            [url for url, shard in zip(urls, shards, strict=True) if shard.start in source], seed, shuffle, MIX_ADAPTER
+        )
+        for source in sources
+    ]
+    return wds.RandomMix(parts, probs=list(weights))
+
+
+random_mix.worker_modules = ("webdataset",)  # type: ignore[attr-defined]

@@ -197,6 +197,7 @@ def test_a_dataset_that_takes_its_rank_from_the_group_is_judged_in_groups_saying
         (hf_datasets.arrow_files, "datasets", "datasets"),
         (hf_datasets.interleaved, "datasets", "datasets"),
         (webdataset_tar.split_by_node, "webdataset", "webdataset"),
+        (webdataset_tar.random_mix, "webdataset", "webdataset"),
         (litdata_chunks.streaming_dataset, "litdata", "litdata"),
         (litdata_chunks.combined, "litdata", "litdata"),
         (mosaic_streaming.streaming_dataset, "streaming", "mosaicml-streaming"),
