@@ -25,7 +25,7 @@ from __future__ import annotations
 import fcntl
 import importlib
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from types import ModuleType
 from typing import Any, TypeVar
 
@@ -73,6 +73,12 @@ def write_once(workdir: str, name: str, write: Callable[[], None]) -> None:
         if not os.path.exists(mark):
             write()
             open(mark, "w").close()
+
+
+def shards_in(source: range, shards: Sequence[range]) -> list[int]:
+    """The positions of the drawn shards that lie in a mix's ``source`` (an empty shard where
+    two sources meet lies in the second; an empty source holds its own empty shard)."""
+    return [k for k, s in enumerate(shards) if s.start in source or (not source and not s and s.start == source.start)]
 
 
 def seeded_index_sampler(dataset: Any, shuffle: bool, seed: int) -> Any:

@@ -34,7 +34,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Sequence
 
-from . import needs, require, write_once
+from . import needs, require, shards_in, write_once
 
 ADAPTER = f"{__name__}:split_by_node"
 ARROW_ADAPTER = f"{__name__}:arrow_files"
@@ -95,11 +95,6 @@ arrow_files.worker_modules = ("datasets",)  # type: ignore[attr-defined]
 INTERLEAVED_ADAPTER = f"{__name__}:interleaved"
 
 
-def _shards_in(source: range, shards: Sequence[range]) -> list[range]:
-    """The shards that lie in ``source`` (an empty source: its empty shards)."""
-    return [s for s in shards if s.start in source or (not source and not s and s.start == source.start)]
-
-
 @needs("datasets", "datasets")
 def interleaved(dataset_size, *, rank, world_size, seed, shuffle, shards, sources, weights):
     """The sources interleaved by their weights, then split by node."""
@@ -109,7 +104,7 @@ def interleaved(dataset_size, *, rank, world_size, seed, shuffle, shards, source
     features = datasets.Features({"id": datasets.Value("int64")})
     parts = [
         datasets.IterableDataset.from_generator(
-            _items, gen_kwargs={"shards": _shards_in(source, shards)}, features=features
+            _items, gen_kwargs={"shards": [shards[k] for k in shards_in(source, shards)]}, features=features
         )
         for source in sources
     ]

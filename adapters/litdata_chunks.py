@@ -29,7 +29,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
-from . import needs, require, write_once
+from . import needs, require, shards_in, write_once
 
 ADAPTER = f"{__name__}:streaming_dataset"
 MIX_ADAPTER = f"{__name__}:combined"
@@ -79,10 +79,10 @@ def combined(dataset_size, *, rank, world_size, seed, shuffle, shards, workdir, 
     # The workdir is the shards' layout: the sources cut it one way of several.
     mix = os.path.join(workdir, "mix-" + "-".join(str(len(source)) for source in sources))
     parts = []
-    for k, source in enumerate(sources):
-        folder = os.path.join(mix, f"source-{k}")
+    for number, source in enumerate(sources):
+        folder = os.path.join(mix, f"source-{number}")
         os.makedirs(folder, exist_ok=True)
-        in_source = [shard for shard in shards if shard.start in source]
+        in_source = [shards[k] for k in shards_in(source, shards)]
         parts.append(_streaming_dataset(folder, in_source, rank, world_size, seed, shuffle, MIX_ADAPTER))
     return litdata.CombinedStreamingDataset(parts, seed=seed, weights=list(weights), iterate_over_all=False)
 

@@ -31,7 +31,7 @@ import os
 import tarfile
 from collections.abc import Sequence
 
-from . import needs, require, write_once
+from . import needs, require, shards_in, write_once
 
 ADAPTER = f"{__name__}:split_by_node"
 MIX_ADAPTER = f"{__name__}:random_mix"
@@ -86,10 +86,7 @@ def random_mix(dataset_size, *, rank, world_size, seed, shuffle, shards, workdir
     wds = require("webdataset", "webdataset", MIX_ADAPTER)
     urls = _write_shards(workdir, shards)
     parts = [
-        _split_by_node(
-            [url for url, shard in zip(urls, shards, strict=True) if shard.start in source], seed, shuffle, MIX_ADAPTER
-        )
-        for source in sources
+        _split_by_node([urls[k] for k in shards_in(source, shards)], seed, shuffle, MIX_ADAPTER) for source in sources
     ]
     return wds.RandomMix(parts, probs=list(weights))
 

@@ -310,8 +310,8 @@ def test_mix_frequencies(ranks, stream_plug, contract, data):
 @given(data=st.data())
 def test_mix_pairs_independent(ranks, stream_plug, contract, data):
     """One epoch of a mix of sources of equal sizes and weights, MAX_DATASET_SIZE items read
-    by at most 4 (rank, worker) pairs, so that each reads enough to tell: no two pairs draw the
-    same sources in the same order."""
+    by few (rank, worker) pairs (at most 4 where W <= 4), so that each reads enough to tell:
+    no two pairs draw the same sources in the same order."""
     world_size = ranks.world_size or data.draw(st.integers(1, 2), label="W (world size)")
     num_workers = data.draw(st.integers(0 if world_size > 1 else 2, max(4 // world_size, 1)), label="num_workers")
     case = draw_stream_case(

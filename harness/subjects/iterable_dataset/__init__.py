@@ -1,6 +1,7 @@
 """The streaming dataset: a factory called in each rank as ``make(dataset_size, *, rank,
-world_size, seed, shuffle, num_shards, shards, batch_size, workdir, sources, weights)``, returning that rank's
-``torch.utils.data.IterableDataset``, read through DataLoader workers the suite owns.
+world_size, seed, shuffle, num_shards, shards, batch_size, workdir, sources, weights)``,
+returning that rank's ``torch.utils.data.IterableDataset``, read through DataLoader workers
+the suite owns.
 
 Its plug, its cases and draws, how its items are read (``items``) and its epochs loaded
 (``loading``), its scenarios and checks. ``SUBJECT`` is what the rest of the suite knows of
