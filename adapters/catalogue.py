@@ -41,6 +41,13 @@ REAL_SAMPLERS: tuple[RealSampler, ...] = (
         "pytorch-lightning",
     ),
     RealSampler(
+        "catalyst's DistributedSamplerWrapper (around a seeded RandomSampler)",
+        "sampler_conformance.adapters.catalyst:DistributedSamplerWrapper",
+        "torch",
+        "catalyst",
+        "catalyst",
+    ),
+    RealSampler(
         "UnrepeatedDistributedSampler",
         "sampler_conformance.adapters.lightning:UnrepeatedDistributedSampler",
         "partition",

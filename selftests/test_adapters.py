@@ -14,6 +14,7 @@ from sampler_conformance import adapters
 from sampler_conformance.adapters import (  # noqa: F401
     SamplerPackageMissing,
     accelerate,
+    catalyst,
     lightning,
     mmengine,
     torchdata,
@@ -42,6 +43,7 @@ ADAPTERS = [
         {},
         id="lightning-DistributedSamplerWrapper",
     ),
+    pytest.param(adapters.catalyst.DistributedSamplerWrapper, "catalyst", ("catalyst",), {}, id="catalyst-wrapper"),
     pytest.param(
         adapters.lightning.UnrepeatedDistributedSampler,
         "pytorch-lightning",
