@@ -41,6 +41,7 @@ from sampler_conformance.subjects.iterable_dataset.draws import (
     EDGE_SIZE,
     MAX_DATASET_SIZE,
     MAX_WORKERS,
+    MIX_FREQUENCY_ITEMS,
     SEED_LIMIT,
     consecutive_epochs,
     draw_stream_case,
@@ -283,7 +284,7 @@ def _shuffled_through_workers(data, ranks: Ranks, stream_plug, contract, min_dat
 @pytest.mark.invariant("mix_frequencies")
 @given(data=st.data())
 def test_mix_frequencies(ranks, stream_plug, contract, data):
-    """One epoch of a mix of MAX_DATASET_SIZE items in sources sized by their weights, so that
+    """One epoch of a mix of MIX_FREQUENCY_ITEMS items in sources sized by their weights, so that
     the pairs read most of them: all (rank, worker) pairs' items together, counted by source,
     follow the weights, by a test valid however each pair decides to stop. Its examples share
     the certification's false-alarm budget: a conforming mix fails it by chance with
@@ -296,8 +297,8 @@ def test_mix_frequencies(ranks, stream_plug, contract, data):
         contract,
         world_size=world_size,
         num_workers=data.draw(st.integers(0, 1), label="num_workers"),
-        min_dataset_size=MAX_DATASET_SIZE,
-        max_dataset_size=MAX_DATASET_SIZE,
+        min_dataset_size=MIX_FREQUENCY_ITEMS,
+        max_dataset_size=MIX_FREQUENCY_ITEMS,
         sized_mix=True,
     )
     (epoch,) = read_epochs(ranks, stream_plug, contract, case, [data.draw(epochs(), label="epoch")])

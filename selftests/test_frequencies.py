@@ -21,6 +21,7 @@ from sampler_conformance.core.frequencies import (
     anytime_bound,
     anytime_detection_power,
     anytime_frequency_test,
+    anytime_streams_test,
     detection_power,
     draws_to_detect,
     frequency_test,
@@ -294,3 +295,44 @@ def test_the_anytime_verdict_says_what_was_tested():
     assert fixed_summary is not None and fixed_summary["test"] == TEST_NAME
     with pytest.raises(ValueError, match="unseen draws are at least 0"):
         anytime_frequency_test([1, 2], [0.5, 0.5], 0.01, unseen=-1)
+
+
+def _stopped_stream(rng: np.random.Generator, probabilities: np.ndarray, shares: np.ndarray) -> np.ndarray:
+    """One stream's yielded counts by source: i.i.d. draws until one hits a share read whole (not yielded)."""
+    counts = np.zeros(probabilities.size, dtype=np.int64)
+    for source in rng.choice(probabilities.size, size=10 * int(shares.sum()) + 10, p=probabilities):
+        if counts[source] == shares[source]:
+            break
+        counts[source] += 1
+    return counts
+
+
+def test_streams_seeded_alike_fail_the_mean_of_evidence_no_more_often_than_its_rate():
+    """2,000 mixes of 4 streams that all draw one sequence (the datasets and litdata mixes:
+    every rank seeded alike), each stopped at its own share, at a rate of 1%: the mean of the
+    streams' evidence fails fewer than 1% of them, where pooling their counts, which takes
+    them to be independent, fails far more often."""
+    rng = np.random.default_rng(0)
+    probabilities = np.array([0.6, 0.3, 0.1])
+    runs, alpha = 2000, 0.01
+    averaged = pooled = 0
+    for _ in range(runs):
+        seed = int(rng.integers(2**32))
+        by_stream = np.array(
+            [_stopped_stream(np.random.default_rng(seed), probabilities, rng.integers(1, 60, size=3)) for _ in range(4)]
+        )
+        averaged += anytime_streams_test(by_stream, probabilities, alpha).fails
+        pooled += anytime_frequency_test(by_stream.sum(axis=0), probabilities, alpha, unseen=4).fails
+    assert averaged < alpha * runs < pooled, (averaged, pooled)
+
+
+def test_the_mean_of_evidence_catches_weights_that_never_reach_the_draw():
+    """4 independent streams of 400 draws, weights 0.8 and 0.2 drawn alike: fails at 1e-8; a
+    source of weight 0 drawn once fails for certain; conforming streams pass."""
+    rng = np.random.default_rng(1)
+    even = np.array([rng.multinomial(400, [0.5, 0.5]) for _ in range(4)])
+    assert anytime_streams_test(even, [0.8, 0.2], 1e-8).fails
+    assert anytime_streams_test([[10, 1], [12, 0]], [1.0, 0.0], 0.5).p_value_bound == 0.0
+    conforming = np.array([rng.multinomial(400, [0.8, 0.2]) for _ in range(4)])
+    verdict = anytime_streams_test(conforming, [0.8, 0.2], 1e-8)
+    assert not verdict.fails and verdict.draws == 1600 and verdict.unseen == 4, verdict

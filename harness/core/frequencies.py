@@ -25,7 +25,9 @@ A weighted mix of streams draws each item's source with probabilities p, but sto
 draw hits an exhausted source: the number of draws depends on the draws, and the fixed-D
 bound does not hold at such a time. ``anytime_frequency_test`` bounds each source's p-value
 by Ville's inequality over a mixture of Bernoulli exponential martingales instead, which
-holds at any stopping time; ``anytime_detection_power`` says what it catches.
+holds at any stopping time; ``anytime_streams_test`` takes the mean of several streams'
+evidence instead of pooling their counts, which holds however the streams depend on each
+other; ``anytime_detection_power`` says what they catch.
 """
 
 from __future__ import annotations
@@ -40,8 +42,8 @@ import numpy as np
 CERTIFICATION_FALSE_ALARM = 1e-6  # the chance that a conforming sampler fails a whole certification
 TEST_NAME = "per-item Chernoff-KL bound on the two-sided binomial p-value, Bonferroni over the items"
 ANYTIME_TEST_NAME = (
-    "per-source anytime-valid bound (Ville's inequality over a mixture of Bernoulli martingales), "
-    "Bonferroni over the sources"
+    "per-source anytime-valid bound (Ville's inequality over a mixture of Bernoulli martingales; of several "
+    "streams, the mean of their evidence), Bonferroni over the sources"
 )
 
 
@@ -265,19 +267,26 @@ def _log_mixture(counts: np.ndarray, draws: np.ndarray, probability: float) -> n
     return top + np.log(np.exp(terms - top[..., None]).sum(axis=-1)) - math.log(ANYTIME_TILTS.size)
 
 
-def _anytime_bounds(counts: np.ndarray, draws: int, probability: float, unseen: int) -> np.ndarray:
-    """:func:`anytime_bound` at each of ``counts``, the same ``draws``."""
+def _anytime_log_evidence(counts: np.ndarray, draws: int, probability: float, unseen: int) -> np.ndarray:
+    """log E at each of ``counts`` of the same ``draws``, the least over what ``unseen`` draws
+    may hide: inf where the counts cannot happen (a source of probability 0 drawn, one of
+    probability 1 missed)."""
     if probability <= 0:
-        return np.where(counts > 0, 0.0, 1.0)
+        return np.where(counts > 0, np.inf, 0.0)
     if probability >= 1:
-        return np.where(counts == draws, 1.0, 0.0)
+        return np.where(counts == draws, 0.0, np.inf)
     missed, hidden = np.tril_indices(unseen + 1)  # d <= unseen draws unseen, a <= d of them this source's
     rows = max(1, _BLOCK // (missed.size * ANYTIME_TILTS.size))
     least = [
         _log_mixture(counts[i : i + rows, None] + hidden, draws + missed, probability).min(axis=1)
         for i in range(0, counts.size, rows)
     ]
-    return np.exp(-np.maximum(np.concatenate(least or [np.zeros(0)]), 0.0))
+    return np.concatenate(least or [np.zeros(0)])
+
+
+def _anytime_bounds(counts: np.ndarray, draws: int, probability: float, unseen: int) -> np.ndarray:
+    """:func:`anytime_bound` at each of ``counts``, the same ``draws``."""
+    return np.exp(-np.maximum(_anytime_log_evidence(counts, draws, probability, unseen), 0.0))
 
 
 def anytime_bound(count: int, draws: int, probability: float, unseen: int = 0) -> float:
@@ -323,6 +332,49 @@ def anytime_frequency_test(
         threshold=alpha / tested.size,
         anytime=True,
         unseen=unseen,
+    )
+
+
+def anytime_streams_test(
+    counts: Sequence[Sequence[int]] | np.ndarray, probabilities: Sequence[float] | np.ndarray, alpha: float
+) -> FrequencyVerdict:
+    """:func:`anytime_frequency_test` of several streams (``counts[j][k]``: stream j's draws
+    of source k) that may depend on each other in any way: for each source, the mean over the
+    streams of each stream's E (at its own stop, the one draw that ended it unseen), which is
+    an e-value whatever their dependence (each has mean at most 1 at a stopping time, and so
+    has their mean), so ``1 / mean`` bounds the p-value. Pooled counts need independent
+    streams: streams seeded alike repeat one stream's chance deviation as many times as there
+    are of them. Bonferroni over the sources tested."""
+    counts = np.asarray(counts, dtype=np.int64).reshape(-1, len(probabilities))
+    probabilities = np.asarray(probabilities, dtype=np.float64)
+    pooled, totals = counts.sum(axis=0), counts.sum(axis=1)
+    draws = int(totals.sum())
+    tested = np.flatnonzero((probabilities > 0) | (pooled > 0))
+    if tested.size == 0 or draws == 0:
+        threshold = alpha / max(int(tested.size), 1)
+        return FrequencyVerdict(draws, int(tested.size), None, 0, 0.0, 1.0, threshold, anytime=True, unseen=len(totals))
+    bounds = []
+    for k in tested:
+        evidence = [
+            _anytime_log_evidence(counts[j, k : k + 1], int(totals[j]), float(probabilities[k]), 1)[0]
+            for j in range(len(totals))
+        ]
+        top = max(evidence)
+        mean = (
+            top if math.isinf(top) else top + math.log(math.fsum(math.exp(e - top) for e in evidence) / len(evidence))
+        )
+        bounds.append(math.exp(-max(mean, 0.0)))
+    worst = int(tested[int(np.argmin(bounds))])
+    return FrequencyVerdict(
+        draws=draws,
+        items_tested=int(tested.size),
+        worst_item=worst,
+        worst_count=int(pooled[worst]),
+        worst_expected=draws * float(probabilities[worst]),
+        p_value_bound=min(bounds),
+        threshold=alpha / tested.size,
+        anytime=True,
+        unseen=len(totals),
     )
 
 

@@ -26,6 +26,9 @@ MAX_WORKERS = 3
 MAX_BATCH_SIZE = 8
 MAX_SHARDS = 24
 MAX_SOURCES = 4  # a mix's sources
+# The items of a mix whose sources' frequencies are tested (in-process only): enough draws to
+# see a light source drawn at half its weight (docs/streaming-datasets.md, "Mixing sources").
+MIX_FREQUENCY_ITEMS = 1600
 # A mix's weights: equal, unequal, far apart, and none at all (a source of weight 0 is never read).
 SOURCE_WEIGHTS = (0.0, 0.5, 1.0, 1.0, 2.0, 3.0, 10.0)
 SEED_LIMIT = 2**32  # what every library's generators take

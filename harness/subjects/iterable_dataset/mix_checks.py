@@ -13,7 +13,7 @@ from itertools import combinations
 import numpy as np
 
 from sampler_conformance.core.evidence import Violation, shorten
-from sampler_conformance.core.frequencies import FrequencyVerdict, anytime_frequency_test
+from sampler_conformance.core.frequencies import FrequencyVerdict, anytime_streams_test
 from sampler_conformance.core.invariants import Declared, Invariant, Where
 
 from .checks import BAD, MIX, worker_name
@@ -56,17 +56,20 @@ def pair_sequences(epoch: StreamEpoch) -> dict[str, np.ndarray]:
     )
 )
 def check_mix_frequencies(epoch: StreamEpoch, alpha: float) -> tuple[list[Violation], FrequencyVerdict]:
-    """All pairs' draws together against the weights, at false-alarm rate ``alpha``, by a test
-    valid whenever each pair stops (``anytime_frequency_test``): the draw that ends a pair,
-    which it never yields, may be from any source, one per pair (``unseen``). Pooling the
-    pairs takes them to draw independently, as the contract promises: pairs that share one
-    sequence are mix_pairs_independent's to charge."""
-    sources = np.concatenate([*pair_sequences(epoch).values(), np.empty(0, np.int64)])
+    """Each pair's draws against the weights, at false-alarm rate ``alpha``, by a test valid
+    whenever each pair stops, the draw that ended it unseen, and however the pairs depend on
+    each other (``anytime_streams_test``: the mean of the pairs' evidence). Pooling the pairs'
+    counts would need them independent, as the contract promises but datasets' and litdata's
+    mixes are not (mix_pairs_independent): one sequence's chance deviation, drawn by every
+    rank, would count as many times as there are ranks."""
     probabilities = np.asarray(epoch.case.probabilities)
-    counts = np.bincount(sources[sources >= 0], minlength=probabilities.size)
-    verdict = anytime_frequency_test(counts, probabilities, alpha, unseen=epoch.case.streams)
+    by_pair = np.array(
+        [np.bincount(s[s >= 0], minlength=probabilities.size) for s in pair_sequences(epoch).values()], dtype=np.int64
+    ).reshape(-1, probabilities.size)
+    verdict = anytime_streams_test(by_pair, probabilities, alpha)
     if not verdict.fails:
         return [], verdict
+    counts = by_pair.sum(axis=0)
     read = ", ".join(
         f"source {k}: {int(c)} (weight {w:g})" for k, (c, w) in enumerate(zip(counts, epoch.case.weights, strict=True))
     )
@@ -81,6 +84,13 @@ def check_mix_frequencies(epoch: StreamEpoch, alpha: float) -> tuple[list[Violat
 def same_sources_chance(epoch: StreamEpoch, length: int) -> float:
     """The chance that two independent pairs draw the same ``length`` sources."""
     return math.fsum(p * p for p in epoch.case.probabilities) ** length
+
+
+def repeats(longer: np.ndarray, shorter: np.ndarray, epoch: StreamEpoch) -> bool:
+    """``shorter`` is ``longer``'s first draws (``longer`` at least as long), over a length
+    that independent pairs share with probability at most CHANCE_OF_SAME_SOURCES."""
+    length = shorter.size
+    return same_sources_chance(epoch, length) <= CHANCE_OF_SAME_SOURCES and np.array_equal(longer[:length], shorter)
 
 
 @DECLARED(
@@ -100,7 +110,7 @@ def check_pairs_independent(epoch: StreamEpoch) -> list[Violation]:
     independent pairs would do so with probability at most CHANCE_OF_SAME_SOURCES."""
     for (first, a), (second, b) in combinations(pair_sequences(epoch).items(), 2):
         length = min(a.size, b.size)
-        if same_sources_chance(epoch, length) <= CHANCE_OF_SAME_SOURCES and np.array_equal(a[:length], b[:length]):
+        if repeats(a, b[:length], epoch):
             return [
                 Violation(
                     "mix_pairs_independent",
