@@ -63,20 +63,21 @@ def check_mix_frequencies(epoch: StreamEpoch, alpha: float) -> tuple[list[Violat
     mixes are not (mix_pairs_independent): one sequence's chance deviation, drawn by every
     rank, would count as many times as there are ranks."""
     probabilities = np.asarray(epoch.case.probabilities)
-    by_pair = np.array(
-        [np.bincount(s[s >= 0], minlength=probabilities.size) for s in pair_sequences(epoch).values()], dtype=np.int64
-    ).reshape(-1, probabilities.size)
+    read = [np.bincount(s[s >= 0], minlength=probabilities.size) for s in pair_sequences(epoch).values()]
+    # A pair that read nothing counts too (no draws): which pairs read is not for the data to choose.
+    idle = [np.zeros(probabilities.size, dtype=np.int64)] * max(epoch.case.streams - len(read), 0)
+    by_pair = np.array(read + idle, dtype=np.int64).reshape(-1, probabilities.size)
     verdict = anytime_streams_test(by_pair, probabilities, alpha)
     if not verdict.fails:
         return [], verdict
     counts = by_pair.sum(axis=0)
-    read = ", ".join(
+    per_source = ", ".join(
         f"source {k}: {int(c)} (weight {w:g})" for k, (c, w) in enumerate(zip(counts, epoch.case.weights, strict=True))
     )
     return [
         Violation(
             "mix_frequencies",
-            f"the sources were not drawn by their weights: items read per source {read}; {verdict.describe()}",
+            f"the sources were not drawn by their weights: items read per source {per_source}; {verdict.describe()}",
         )
     ], verdict
 
