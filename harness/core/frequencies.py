@@ -148,19 +148,34 @@ def _each_item(
     """Item i's count against Binomial(trials, probabilities[i]), by the per-item bound, for
     every item of non-zero probability, Bonferroni over them: the item furthest out."""
     tested = np.flatnonzero(probabilities > 0)
-    if tested.size == 0 or trials == 0:
-        return FrequencyVerdict(trials, int(tested.size), None, 0, 0.0, 1.0, alpha / max(int(tested.size), 1), steps)
     bounds = [two_sided_bound(int(counts[i]), trials, float(probabilities[i])) for i in tested]
+    return _furthest_out(tested, bounds, counts, trials, probabilities, alpha, steps=steps)
+
+
+def _furthest_out(
+    tested: np.ndarray,
+    bounds: Sequence[float],
+    counts: np.ndarray,
+    draws: int,
+    probabilities: np.ndarray,
+    alpha: float,
+    **kind: Any,
+) -> FrequencyVerdict:
+    """The verdict of the items ``tested``, each with its bound on a p-value (``bounds``),
+    Bonferroni over them: the item furthest out, or none where nothing was drawn or tested.
+    ``kind``: the verdict's flags that say which test it was."""
+    if tested.size == 0 or draws == 0:
+        return FrequencyVerdict(draws, int(tested.size), None, 0, 0.0, 1.0, alpha / max(int(tested.size), 1), **kind)
     worst = int(tested[int(np.argmin(bounds))])
     return FrequencyVerdict(
-        draws=trials,
+        draws=draws,
         items_tested=int(tested.size),
         worst_item=worst,
         worst_count=int(counts[worst]),
-        worst_expected=trials * float(probabilities[worst]),
+        worst_expected=draws * float(probabilities[worst]),
         p_value_bound=min(bounds),
         threshold=alpha / tested.size,
-        steps=steps,
+        **kind,
     )
 
 
@@ -315,24 +330,7 @@ def anytime_frequency_test(
         raise ValueError(f"{counts.size} counts for {probabilities.size} probabilities")
     if unseen < 0:
         raise ValueError(f"unseen draws are at least 0, not {unseen}")
-    draws = int(counts.sum())
-    tested = np.flatnonzero((probabilities > 0) | (counts > 0))
-    if tested.size == 0 or draws == 0:
-        threshold = alpha / max(int(tested.size), 1)
-        return FrequencyVerdict(draws, int(tested.size), None, 0, 0.0, 1.0, threshold, anytime=True, unseen=unseen)
-    bounds = [anytime_bound(int(counts[k]), draws, float(probabilities[k]), unseen) for k in tested]
-    worst = int(tested[int(np.argmin(bounds))])
-    return FrequencyVerdict(
-        draws=draws,
-        items_tested=int(tested.size),
-        worst_item=worst,
-        worst_count=int(counts[worst]),
-        worst_expected=draws * float(probabilities[worst]),
-        p_value_bound=min(bounds),
-        threshold=alpha / tested.size,
-        anytime=True,
-        unseen=unseen,
-    )
+    return _anytime_test(counts[None, :], probabilities, alpha, unseen)
 
 
 def anytime_streams_test(
@@ -345,37 +343,30 @@ def anytime_streams_test(
     has their mean), so ``1 / mean`` bounds the p-value. Pooled counts need independent
     streams: streams seeded alike repeat one stream's chance deviation as many times as there
     are of them. Bonferroni over the sources tested."""
-    counts = np.asarray(counts, dtype=np.int64).reshape(-1, len(probabilities))
     probabilities = np.asarray(probabilities, dtype=np.float64)
-    pooled, totals = counts.sum(axis=0), counts.sum(axis=1)
+    counts = np.asarray(counts, dtype=np.int64).reshape(-1, probabilities.size)
+    return _anytime_test(counts, probabilities, alpha, 1)
+
+
+def _anytime_test(by_stream: np.ndarray, probabilities: np.ndarray, alpha: float, unseen: int) -> FrequencyVerdict:
+    """Each source's bound from the mean over the streams (the rows of ``by_stream``) of each
+    stream's least evidence over what ``unseen`` draws of its own may hide; of one stream, its
+    own. The verdict counts ``unseen`` for each stream."""
+    pooled, totals = by_stream.sum(axis=0), by_stream.sum(axis=1)
     draws = int(totals.sum())
     tested = np.flatnonzero((probabilities > 0) | (pooled > 0))
-    if tested.size == 0 or draws == 0:
-        threshold = alpha / max(int(tested.size), 1)
-        return FrequencyVerdict(draws, int(tested.size), None, 0, 0.0, 1.0, threshold, anytime=True, unseen=len(totals))
     bounds = []
-    for k in tested:
+    for k in tested if draws else ():  # nothing drawn: nothing to bound (_furthest_out says so)
         evidence = [
-            _anytime_log_evidence(counts[j, k : k + 1], int(totals[j]), float(probabilities[k]), 1)[0]
-            for j in range(len(totals))
+            _anytime_log_evidence(by_stream[j, k : k + 1], int(total), float(probabilities[k]), unseen)[0]
+            for j, total in enumerate(totals)
         ]
         top = max(evidence)
         mean = (
             top if math.isinf(top) else top + math.log(math.fsum(math.exp(e - top) for e in evidence) / len(evidence))
         )
         bounds.append(math.exp(-max(mean, 0.0)))
-    worst = int(tested[int(np.argmin(bounds))])
-    return FrequencyVerdict(
-        draws=draws,
-        items_tested=int(tested.size),
-        worst_item=worst,
-        worst_count=int(pooled[worst]),
-        worst_expected=draws * float(probabilities[worst]),
-        p_value_bound=min(bounds),
-        threshold=alpha / tested.size,
-        anytime=True,
-        unseen=len(totals),
-    )
+    return _furthest_out(tested, bounds, pooled, draws, probabilities, alpha, anytime=True, unseen=unseen * len(totals))
 
 
 def anytime_detection_power(
