@@ -6,7 +6,7 @@ Prints, measured in one run:
    against a 15 s target, and under the `ci` profile against 30 s;
 2. for each, the judged cases of every invariant, the fewest of them, and the floor a held
    needs;
-3. with --selftests, the time of `python -m pytest selftests -n 2 --dist loadgroup`
+3. with --selftests, the time of `python -m pytest selftests -n 2` (the README's command)
    against an 8 minute target.
 
 Run from the repo root with the package installed: python benchmarks/bench_evidence.py [--selftests]
@@ -81,8 +81,6 @@ def selftests() -> None:
             "selftests",
             "-n",
             "2",
-            "--dist",
-            "loadgroup",
             "-q",
             "-p",
             "no:cacheprovider",

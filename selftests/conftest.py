@@ -5,16 +5,30 @@ from __future__ import annotations
 import functools
 import os
 import sys
+from collections.abc import Iterator
 
 import pytest
 
-from . import warm_pytest
+from . import installed_venv, warm_pytest
 from .suite_run import REPO
 
 pytest_plugins = ["pytester"]
 
 # Settings of the outer run that must not leak into the suite under test.
 _LEAKY_PREFIXES = ("CONFORMANCE_", "PYTEST_XDIST_", "HYPOTHESIS_")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def installed_venv_built_meanwhile(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[None]:
+    """When a selected test needs the installed package's venv, its build starts now, in the
+    background, rather than when that test comes up (selftests.installed_venv)."""
+    if not any(item.nodeid.startswith(installed_venv.TESTS) for item in request.session.items):
+        yield
+        return
+    with installed_venv.build_in_background(installed_venv.shared_directory(tmp_path_factory)):
+        yield
 
 
 @pytest.fixture(autouse=True)

@@ -2,8 +2,8 @@
 its dry run (the same plan, cut down with -k, over gloo) in a subprocess, and its judgement
 of verdicts, whose exit status a wrong verdict must turn non-zero.
 
-No xdist_group: the dry run shares nothing with other selftests (its certificates go to
-its own tmp_path, with no cache and no example database), so any worker may run it."""
+The dry run shares nothing with other selftests (its certificates go to its own tmp_path,
+with no cache and no example database), so any worker may run it."""
 
 from __future__ import annotations
 

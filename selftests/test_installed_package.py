@@ -17,26 +17,17 @@ importable by name, as a user's package would be.
 
 from __future__ import annotations
 
-import fcntl
 import json
-import os
 import re
 import shutil
 import subprocess
-import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+from .installed_venv import RUN_TIMEOUT_S, Venv, installed, shared_directory
 from .suite_run import HYPOTHESIS_SEED, RANK_TIMEOUT_S, REPO, SELFTEST_PROFILE, certify
 
-# Everything in this module shares one venv: pytest-xdist keeps the module on one worker
-# (``--dist loadgroup``, as the README's selftest command says).
-pytestmark = pytest.mark.xdist_group("installed_package")
-
-INSTALL_TIMEOUT_S = 900  # torch's CPU wheel comes from local disk; the rest from the registry or pip's cache
-RUN_TIMEOUT_S = 300
 # Deterministic (a multi-process-only bug like HashSeededShuffle is caught on different
 # invariants from run to run, with each process's hash seed), and caught in-process and in
 # groups alike: so every entry point must give exactly the clone's statuses.
@@ -56,109 +47,9 @@ OPTIONS = (
 REPOSITORY_NAMES = ("harness", "adapters", "properties", "conformance", "selftests")
 
 
-@dataclass(frozen=True)
-class Venv:
-    root: Path
-    user_code: Path  # a copy of the corpus, as a user's own package
-    empty: Path  # the working directory of every run
-
-    @property
-    def python(self) -> str:
-        return str(self.root / "bin" / "python")
-
-    def run(
-        self, *command: str, cwd: Path | None = None, env: dict[str, str] | None = None, timeout: float = RUN_TIMEOUT_S
-    ) -> subprocess.CompletedProcess[str]:
-        environment = {
-            k: v
-            for k, v in os.environ.items()
-            if not k.startswith(("CONFORMANCE_", "HYPOTHESIS_", "PYTEST_", "VIRTUAL_ENV")) and k != "CI"
-        }
-        environment.update(
-            PYTHONPATH=str(self.user_code),
-            PATH=f"{self.root / 'bin'}{os.pathsep}{environment['PATH']}",
-            OMP_NUM_THREADS="1",
-            COLUMNS="200",
-        )
-        environment.update(env or {})
-        return subprocess.run(
-            command, cwd=cwd or self.empty, env=environment, capture_output=True, text=True, timeout=timeout
-        )
-
-
-# Built once per run (about 30 s), by whichever worker needs it first, under a lock in the
-# directory the workers' base temporary directories share. Neither a session scope nor
-# xdist_group is enough: a worker whose queue runs dry tears its session fixtures down, and
-# under pytest 9.2 --dist loadgroup no longer groups at all (pytest-dev/pytest-xdist#1386).
 @pytest.fixture(scope="session")
 def venv(tmp_path_factory: pytest.TempPathFactory) -> Venv:
-    shared = tmp_path_factory.getbasetemp()
-    if os.environ.get("PYTEST_XDIST_WORKER"):
-        shared = shared.parent
-    with open(shared / "installed.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        return _built_venv(shared / "installed")
-
-
-def _built_venv(base: Path) -> Venv:
-    built = Venv(base / "venv", base / "user_code", base / "empty")
-    if (base / "built").exists():
-        return built
-    shutil.rmtree(base, ignore_errors=True)  # a build cut short
-    base.mkdir()
-    source = base / "source"  # a copy of the tree, so that the build leaves nothing in the clone
-    shutil.copytree(
-        REPO,
-        source,
-        ignore=shutil.ignore_patterns(
-            ".git", ".hypothesis", "build", "*.egg-info", "__pycache__", ".ruff_cache", ".pytest_cache"
-        ),
-    )
-    wheels = base / "wheels"
-    _check(
-        subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "pip",
-                "wheel",
-                "--no-deps",
-                "--no-build-isolation",
-                "--quiet",
-                "-w",
-                str(wheels),
-                str(source),
-            ],
-            capture_output=True,
-            text=True,
-            timeout=INSTALL_TIMEOUT_S,
-        )
-    )
-    (wheel,) = wheels.glob("sampler_conformance-*.whl")
-    root = built.root
-    _check(subprocess.run([sys.executable, "-m", "venv", str(root)], capture_output=True, text=True, timeout=120))
-    # torch pinned first (its CPU build is on local disk); [test] pins Hypothesis as the clone's selftests do.
-    _check(
-        subprocess.run(
-            [
-                str(root / "bin" / "python"),
-                "-m",
-                "pip",
-                "install",
-                "--quiet",
-                "--disable-pip-version-check",
-                "torch==2.13.0",
-                f"{wheel}[test]",
-            ],
-            capture_output=True,
-            text=True,
-            timeout=INSTALL_TIMEOUT_S,
-        )
-    )
-    shutil.copytree(REPO / "selftests" / "corpus", built.user_code / "corpus")
-    built.empty.mkdir()
-    (base / "built").touch()
-    return built
+    return installed(shared_directory(tmp_path_factory))
 
 
 def _check(result: subprocess.CompletedProcess[str]) -> None:

@@ -207,9 +207,9 @@ def test_two_nodes_reject_the_multiprocess_only_bug(tmp_path, tag):  # noqa: F81
 
 
 def test_raising_rank_is_named_with_its_host_and_exception(tmp_path, tag):  # noqa: F811
-    run = _standalone(tmp_path, "selftests.corpus.rank_faults:RaisesOnRankOne", *ONE_TEST)
+    run = _standalone(tmp_path, "selftests.corpus.rank_faults:RaisesOnRankOne", *ONE_TEST, nproc=2)
     assert run.exit_code == 1, run.explain()
-    _every_rank_exits(run, 1)
+    _every_rank_exits(run, 1, world_size=2)
     assert (
         f"rank 1 on {HOST}: the sampler raised RuntimeError while iterating: rank 1 cannot read its shard"
     ) in run.output, run.explain()
@@ -218,9 +218,9 @@ def test_raising_rank_is_named_with_its_host_and_exception(tmp_path, tag):  # no
 
 
 def test_dying_rank_is_named_with_its_host_and_exit(tmp_path, tag):  # noqa: F811
-    run = _standalone(tmp_path, "selftests.corpus.rank_faults:ExitsOnRankTwo", *ONE_TEST)
+    run = _standalone(tmp_path, "selftests.corpus.rank_faults:ExitsOnRankTwo", *ONE_TEST, nproc=3)
     assert run.exit_code == 1, run.explain()
-    _every_rank_exits(run, 1)
+    _every_rank_exits(run, 1, world_size=3)
     assert re.search(
         rf"rank 2 \(pid \d+ on {re.escape(HOST)}\) died inside a call into the sampler: "
         rf"exited with code 3",
@@ -232,10 +232,14 @@ def test_dying_rank_is_named_with_its_host_and_exit(tmp_path, tag):  # noqa: F81
 
 def test_hanging_rank_is_named_with_its_host_and_stack(tmp_path, tag):  # noqa: F811
     run = _standalone(
-        tmp_path, "selftests.corpus.rank_faults:HangsOnRankOne", *ONE_TEST, f"--rank-timeout={FAULT_RANK_TIMEOUT_S}"
+        tmp_path,
+        "selftests.corpus.rank_faults:HangsOnRankOne",
+        *ONE_TEST,
+        f"--rank-timeout={FAULT_RANK_TIMEOUT_S}",
+        nproc=2,
     )
     assert run.exit_code == 1, run.explain()
-    _every_rank_exits(run, 1)
+    _every_rank_exits(run, 1, world_size=2)
     assert (
         f"rank(s) [1] (on {HOST}) did not answer within {FAULT_RANK_TIMEOUT_S} s (--rank-timeout) of their "
         f"last call into the sampler"
