@@ -8,6 +8,7 @@ Each certification test's report carries what it judged (``report/properties.py`
 
 from __future__ import annotations
 
+import gc
 import json
 import platform
 from collections.abc import Callable
@@ -195,6 +196,10 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
     if any(runs_in_groups(item) for item in session.items) and started_pools(session.config) is None:
         start_fork_servers_for(setting(session.config, option_named("world-sizes")))
+    # What the run has built so far (torch, Hypothesis, the suite, the collected tests) lives
+    # as long as the run: moved out of the garbage collector's way, its full passes no longer
+    # walk it again and again (docs/speed.md).
+    gc.freeze()
 
 
 def _hypothesis_test(item: pytest.Item) -> Callable[..., Any] | None:

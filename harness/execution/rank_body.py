@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ctypes
 import faulthandler
+import gc
 import ipaddress
 import multiprocessing
 import os
@@ -50,6 +51,7 @@ def main(setup: RankSetup, conn: Connection) -> None:
     faulthandler.register(signal.SIGUSR1, file=stack_file, all_threads=True)
     faulthandler.enable(file=stack_file, all_threads=True)  # a segfault or abort leaves its stack too
     torch.set_num_threads(1)
+    gc.freeze()  # what its server imported lives as long as the rank: out of the collector's full passes
     if setup.backend is not None:
         _export_torchrun_environment(setup)
         # The loader workers' fork server (see collectives.worker_start_method), forked
