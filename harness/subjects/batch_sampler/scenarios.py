@@ -23,7 +23,7 @@ import torch
 from sampler_conformance.core.case import Observation, ReportedLength
 from sampler_conformance.execution.collectives import read_in_lockstep
 from sampler_conformance.execution.scenario import BadItems, RankContext, Ranks, Scenario, ask
-from sampler_conformance.subjects.common.reading import BadIndex, batch_arrays, lens_around
+from sampler_conformance.subjects.common.reading import BadIndex, batch_array, batch_sizes, cut, lens_around
 from sampler_conformance.subjects.common.reading import read_limit as limit_for
 
 from .case import BatchCase
@@ -53,10 +53,9 @@ def checked_batch(batch: Any) -> np.ndarray:
     if isinstance(batch, (torch.Tensor, np.ndarray)) and batch.ndim == 1 and not _is_float(batch):
         batch = batch.tolist()
     try:
-        array, _ = batch_arrays([batch])  # one batch: its items are the batch
+        return batch_array(batch, 0)
     except BadIndex as exc:  # the index sampler's words, charged to this subject's flag
         raise BadBatch(str(exc)) from None
-    return array
 
 
 def _is_float(array: torch.Tensor | np.ndarray) -> bool:
@@ -92,6 +91,17 @@ class RankBatches:
     # per epoch: the batches, len() after the pass, the lock step's counts, len() before the pass
     epochs: tuple[tuple[tuple[np.ndarray, ...], ReportedLength, tuple[int, ...] | None, ReportedLength], ...]
     has_set_epoch: bool
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Sent to the controller with each epoch's batches as their items and sizes (``batch_sizes``):
+        a Poisson sampler's thousand epochs are a hundred thousand small batches."""
+        packed = tuple((_concatenated(batches), batch_sizes(batches), *rest) for batches, *rest in self.epochs)
+        return (_unpacked, (self.rank, packed, self.has_set_epoch))
+
+
+def _unpacked(rank: int, packed: tuple[tuple[Any, ...], ...], has_set_epoch: bool) -> RankBatches:
+    """A :class:`RankBatches` unpickled: each epoch's batches cut from its items again."""
+    return RankBatches(rank, tuple((cut(items, sizes), *rest) for items, sizes, *rest in packed), has_set_epoch)
 
 
 def has_set_epoch(sampler: Any) -> bool:

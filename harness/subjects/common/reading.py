@@ -81,10 +81,7 @@ def batch_arrays(batches: list[Any]) -> tuple[np.ndarray, tuple[np.ndarray, ...]
     converted together, as one list (one array per batch costs as much as its items for the
     small batches of a long pass)."""
     for position, batch in enumerate(batches):
-        if not isinstance(batch, (list, tuple)):
-            raise BadIndex(
-                f"yielded {_kind(batch)} {batch!r} as batch {position}; a batch sampler yields lists of indices"
-            )
+        _check_is_batch(batch, position)
     try:
         together = as_index_array([item for batch in batches for item in batch])
     except BadIndex:
@@ -94,9 +91,30 @@ def batch_arrays(batches: list[Any]) -> tuple[np.ndarray, tuple[np.ndarray, ...]
     return together, cut(together, [len(batch) for batch in batches])
 
 
+def batch_array(batch: Any, position: int) -> np.ndarray:
+    """One batch's items as an int64 array, checked as :func:`batch_arrays` checks it (for a
+    batch read on its own: cutting a one-batch list costs more than converting it)."""
+    _check_is_batch(batch, position)
+    return as_index_array(list(batch))
+
+
+def _check_is_batch(batch: Any, position: int) -> None:
+    if not isinstance(batch, (list, tuple)):
+        raise BadIndex(f"yielded {_kind(batch)} {batch!r} as batch {position}; a batch sampler yields lists of indices")
+
+
+def batch_sizes(batches: Sequence[np.ndarray]) -> np.ndarray:
+    """How many items each batch has. A rank sends its batches as their items concatenated and
+    these sizes, cut apart again where they arrive (:func:`cut`): each small array pickles at a
+    cost of its own, and a pass of 10,000 batches took 0.2 s to send."""
+    return np.fromiter(map(len, batches), np.int64, len(batches))
+
+
 def cut(items: np.ndarray, sizes: Sequence[int] | np.ndarray) -> tuple[np.ndarray, ...]:
     """``items`` cut into consecutive batches of ``sizes`` (views of it); none for no sizes."""
-    return tuple(np.split(items, np.cumsum(sizes)[:-1])) if len(sizes) else ()
+    ends = np.cumsum(sizes).tolist()
+    # Slices: np.split takes 4 times as long for 10,000 one-item batches.
+    return tuple(items[start:end] for start, end in zip([0, *ends], ends, strict=False))
 
 
 def as_index_array(items: list[Any]) -> np.ndarray:

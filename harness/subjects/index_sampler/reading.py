@@ -22,6 +22,7 @@ from sampler_conformance.subjects.common.reading import (
     Guard,
     as_index_array,
     batch_arrays,
+    batch_sizes,
     cut,
     lens_around,
     read_limit,
@@ -41,9 +42,8 @@ class Reading:
     length_before: ReportedLength = NoLen.NOT_ASKED  # len(sampler) before the pass
 
     def __reduce__(self) -> tuple[Any, ...]:
-        """Sent from a rank to the controller as its indices and its batches' sizes: each small
-        array pickles at a cost of its own, and a pass of 10,000 batches took 0.2 s to send."""
-        sizes = None if self.batches is None else np.fromiter(map(len, self.batches), np.int64, len(self.batches))
+        """Sent from a rank to the controller as its indices and its batches' sizes (``batch_sizes``)."""
+        sizes = None if self.batches is None else batch_sizes(self.batches)
         return (_cut_into_batches, (self.indices, self.length, sizes, self.length_before))
 
 
