@@ -180,7 +180,14 @@ if __name__ == "__main__":
     deadline = time.monotonic() + 30  # torch's worker watchdog looks every 5 s
     while time.monotonic() < deadline and any(map(running, server_and_workers)):
         time.sleep(0.5)
-    print([pid for pid in server_and_workers if running(pid)])
+    left = [pid for pid in server_and_workers if running(pid)]
+    print(left)
+    for pid in left:  # where each is stuck, for a failure's message: its threads' kernel wait channels
+        try:
+            threads = os.listdir(f"/proc/{pid}/task")
+            print(pid, "waits in", [open(f"/proc/{pid}/task/{t}/wchan").read() for t in threads], file=sys.stderr)
+        except OSError:  # it ended meanwhile
+            pass
     for pid in server_and_workers:  # leave nothing behind, whatever the verdict
         try:
             os.kill(pid, signal.SIGKILL)
