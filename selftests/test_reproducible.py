@@ -13,7 +13,7 @@ from sampler_conformance.pytest_plugin.profiles import CERTIFICATION_SEED, SEARC
 from .suite_run import PROPERTIES, RANK_TIMEOUT_S, RUN_TIMEOUT_S, SELFTEST_PROFILE
 
 SPEC = "selftests.corpus.evidence:RareSeedBug"
-# The certifications run a fifth of the suite, the tests on simulated ranks and the batch
+# The certifications run an eighth of the tests, those on simulated ranks and the batch
 # counts: the rare bug is among their fixed draws, in four invariants. The whole suite would
 # prove the same in twice the time.
 CERTIFIED = "simulated or lengths"
