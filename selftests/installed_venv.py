@@ -123,7 +123,7 @@ def _built_venv(base: Path) -> Venv:
         ),
     )
     wheels = base / "wheels"
-    _check(
+    _run(
         [
             sys.executable,
             "-m",
@@ -138,9 +138,9 @@ def _built_venv(base: Path) -> Venv:
         ]
     )
     (wheel,) = wheels.glob("sampler_conformance-*.whl")
-    _check([sys.executable, "-m", "venv", str(built.root)])
+    _run([sys.executable, "-m", "venv", str(built.root)])
     # torch pinned first (its CPU build is on local disk); [test] pins Hypothesis as the clone's selftests do.
-    _check(
+    _run(
         [
             built.python,
             "-m",
@@ -158,9 +158,13 @@ def _built_venv(base: Path) -> Venv:
     return built
 
 
-def _check(command: list[str]) -> None:
-    result = subprocess.run(command, capture_output=True, text=True, timeout=INSTALL_TIMEOUT_S)
+def succeeded(result: subprocess.CompletedProcess[str]) -> None:
+    """Asserts that a command exited 0, showing its output where it did not."""
     assert result.returncode == 0, f"{result.args} exited {result.returncode}\n{result.stdout}\n{result.stderr}"
+
+
+def _run(command: list[str]) -> None:
+    succeeded(subprocess.run(command, capture_output=True, text=True, timeout=INSTALL_TIMEOUT_S))
 
 
 if __name__ == "__main__":

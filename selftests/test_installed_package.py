@@ -20,12 +20,11 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from .installed_venv import RUN_TIMEOUT_S, Venv, installed, shared_directory
+from .installed_venv import RUN_TIMEOUT_S, Venv, installed, shared_directory, succeeded
 from .suite_run import HYPOTHESIS_SEED, RANK_TIMEOUT_S, REPO, SELFTEST_PROFILE, certify
 
 # Deterministic (a multi-process-only bug like HashSeededShuffle is caught on different
@@ -52,10 +51,6 @@ def venv(tmp_path_factory: pytest.TempPathFactory) -> Venv:
     return installed(shared_directory(tmp_path_factory))
 
 
-def _check(result: subprocess.CompletedProcess[str]) -> None:
-    assert result.returncode == 0, f"{result.args} exited {result.returncode}\n{result.stdout}\n{result.stderr}"
-
-
 def _statuses(certificate: Path) -> dict[str, str]:
     written = json.loads(certificate.with_suffix(".json").read_text())
     return {entry["flag"]: entry["status"] for entry in written["invariants"]}
@@ -68,7 +63,7 @@ def test_the_wheel_installs_one_top_level_package(venv):
         f"import importlib.util as u, sys; print([n for n in {REPOSITORY_NAMES!r} if u.find_spec(n)])",
         env={"PYTHONPATH": ""},
     )
-    _check(found)
+    succeeded(found)
     assert found.stdout.strip() == "[]", found.stdout
     located = venv.run(venv.python, "-c", "import sampler_conformance as s; print(s.__file__)")
     assert "site-packages" in located.stdout, located.stdout
@@ -108,7 +103,7 @@ def test_every_entry_point_gives_the_clones_verdict(venv, pytester):
     for run in (through_plugin, through_script):
         assert run.returncode == clone.exit_code, run.stdout[-3000:] + run.stderr[-3000:]
         assert f"VERDICT: {SPEC} does NOT conform" in run.stdout, run.stdout[-3000:]
-    _check(through_api)
+    succeeded(through_api)
     api_exit, api_statuses = json.loads(through_api.stdout.strip().splitlines()[-1])
     assert api_exit == clone.exit_code
     assert _statuses(venv.empty / "plugin") == clone.statuses

@@ -87,13 +87,6 @@ def same_sources_chance(epoch: StreamEpoch, length: int) -> float:
     return math.fsum(p * p for p in epoch.case.probabilities) ** length
 
 
-def repeats(longer: np.ndarray, shorter: np.ndarray, epoch: StreamEpoch) -> bool:
-    """``shorter`` is ``longer``'s first draws (``longer`` at least as long), over a length
-    that independent pairs share with probability at most CHANCE_OF_SAME_SOURCES."""
-    length = shorter.size
-    return same_sources_chance(epoch, length) <= CHANCE_OF_SAME_SOURCES and np.array_equal(longer[:length], shorter)
-
-
 @DECLARED(
     Invariant(
         "mix_pairs_independent",
@@ -111,7 +104,7 @@ def check_pairs_independent(epoch: StreamEpoch) -> list[Violation]:
     independent pairs would do so with probability at most CHANCE_OF_SAME_SOURCES."""
     for (first, a), (second, b) in combinations(pair_sequences(epoch).items(), 2):
         length = min(a.size, b.size)
-        if repeats(a, b[:length], epoch):
+        if same_sources_chance(epoch, length) <= CHANCE_OF_SAME_SOURCES and np.array_equal(a[:length], b[:length]):
             return [
                 Violation(
                     "mix_pairs_independent",
