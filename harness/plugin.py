@@ -31,7 +31,15 @@ from .pytest_plugin import crashes, profiles, statistics
 from .pytest_plugin import ranks as ranks_plugin
 from .pytest_plugin.folders import CERTIFICATION_DIRS
 from .pytest_plugin.options import OPTIONS, add_options, option_named, setting
-from .pytest_plugin.ranks import left_out, probe, runs_in_groups, runs_in_process, variant_settings
+from .pytest_plugin.ranks import (
+    group_sizes,
+    left_out,
+    mesh_of,
+    probe,
+    runs_in_groups,
+    runs_in_process,
+    variant_settings,
+)
 from .pytest_plugin.state import STATE_KEY, ConformanceState, state
 from .report.properties import failure_properties, violation_properties
 from .report.results import (
@@ -42,6 +50,7 @@ from .report.results import (
     INVARIANT_KEY,
     JUDGED_KEY,
     MEASUREMENTS_KEY,
+    MESH_KEY,
     NOT_APPLICABLE,
     NOT_JUDGED,
     NOT_PROMISED,
@@ -195,7 +204,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     from .execution.torchrun.pool import started_pools
 
     if any(runs_in_groups(item) for item in session.items) and started_pools(session.config) is None:
-        start_fork_servers_for(setting(session.config, option_named("world-sizes")))
+        start_fork_servers_for(group_sizes(session.config))
     # What the run has built so far (torch, Hypothesis, the suite, the collected tests) lives
     # as long as the run: moved out of the garbage collector's way, its full passes no longer
     # walk it again and again (docs/speed.md).
@@ -271,6 +280,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
         return report
     # Carried on the report, so it reaches the pytest-xdist controller and --junitxml too.
     properties: list[tuple[str, object]] = [(INVARIANT_KEY, flag)]
+    layout = mesh_of(item)
+    if layout is not None:
+        properties.append((MESH_KEY, layout.id))
     if report.when == "call":
         examples = crashes.examples() or 1  # a test without Hypothesis runs its one case
         properties.append((EXAMPLES_KEY, examples))

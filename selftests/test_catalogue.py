@@ -16,10 +16,10 @@ from .catalogue import (
     declared_rejections,
     known_bad_bug,
 )
-from .corpus import batch_bad, elastic_bad, known_bad, resume_bad, streams_bad, weighted_bad
+from .corpus import batch_bad, elastic_bad, known_bad, mesh_bad, resume_bad, streams_bad, weighted_bad
 from .suite_run import PROPERTIES
 
-CORPUS_OF_KNOWN_BADS = (known_bad, resume_bad, elastic_bad, streams_bad, weighted_bad, batch_bad)
+CORPUS_OF_KNOWN_BADS = (known_bad, resume_bad, elastic_bad, streams_bad, weighted_bad, batch_bad, mesh_bad)
 
 
 @pytest.fixture

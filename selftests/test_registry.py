@@ -10,6 +10,7 @@ from collections.abc import Callable
 import pytest
 
 from sampler_conformance.core.invariants import Declared, Invariant, OneEpoch, Where
+from sampler_conformance.execution import mesh
 from sampler_conformance.pytest_plugin.ranks import runs_in_groups, runs_in_process
 from sampler_conformance.subjects import CONTRACTS, REGISTRY, SUBJECTS, contract_named, subject_of
 from sampler_conformance.subjects.batch_sampler import checks as batch_checks
@@ -193,6 +194,7 @@ DECLARED_ON_CHECKS = (
     stream_resume_checks.DECLARED,
     weighted_checks.DECLARED,
     batch_checks.DECLARED,
+    mesh.DECLARED,
 )
 
 

@@ -120,7 +120,10 @@ def test_the_composed_contract_is_the_base_and_the_extension(pytester):
     ("contract", "message"),
     [
         ("torch+nope", "'nope' is not an extension"),
-        ("stream+elastic", "'elastic' is not an extension of 'stream' (iterable_dataset contracts take resumable)"),
+        (
+            "stream+elastic",
+            "'elastic' is not an extension of 'stream' (iterable_dataset contracts take resumable, mesh)",
+        ),
         ("resumable", "'resumable' is not a base contract"),
         ("infinite+resumable", "the samplers of 'infinite' never end, so there is no epoch to resume in"),
     ],

@@ -40,6 +40,9 @@ class Where(str, Enum):
     BOTH = "on simulated ranks and in real process groups"
     IN_PROCESS = "on simulated ranks only"
     GROUPS = "in real process groups only"
+    # Judged by no test of its own: on every request that ranks on a device mesh answer, so every
+    # test's mesh variants judge it (harness.execution.mesh).
+    MESH = "on every request of the ranks of a device mesh"
 
 
 @dataclass(frozen=True)

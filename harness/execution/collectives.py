@@ -25,19 +25,34 @@ T = TypeVar("T")
 
 
 def all_reduce_counts(rank: RankContext, count: int) -> tuple[int, ...]:
-    """All-reduce (sum) of a one-hot vector: every rank learns every rank's count."""
+    """All-reduce (sum) of a one-hot vector: every rank learns every rank's count. On a mesh,
+    every rank of the group joins it, as every rank of a job joins its step's collectives, and
+    each data coordinate's count is its replica's first rank's (the others' are compared
+    with it in their replies: ``harness.execution.mesh``)."""
+    return _by_data_rank(rank, _all_reduce_group(rank, count))
+
+
+def _all_reduce_group(rank: RankContext, count: int) -> tuple[int, ...]:
+    """Every process's count, in the order of the group's ranks."""
     if rank.backend is None:
         raise RuntimeError("a simulated rank has no process group to all-reduce in")
+    group_rank, group_size = (
+        (rank.rank, rank.world_size) if rank.mesh is None else (rank.mesh.group_rank, rank.mesh.group_size)
+    )
     # The rank body exports LOCAL_RANK as torchrun does: the GPU index on this rank's node.
-    local_rank = int(os.environ.get("LOCAL_RANK", rank.rank))
-    counts = torch.zeros(rank.world_size, dtype=torch.int64, device=rank_device(rank.backend, local_rank))
-    counts[rank.rank] = count
+    local_rank = int(os.environ.get("LOCAL_RANK", group_rank))
+    counts = torch.zeros(group_size, dtype=torch.int64, device=rank_device(rank.backend, local_rank))
+    counts[group_rank] = count
     rank.watch.in_collective.value = 1
     try:
         dist.all_reduce(counts)
     finally:
         rank.watch.in_collective.value = 0
     return tuple(int(c) for c in counts.cpu().tolist())
+
+
+def _by_data_rank(rank: RankContext, group_counts: tuple[int, ...]) -> tuple[int, ...]:
+    return group_counts if rank.mesh is None else tuple(group_counts[speaker] for speaker in rank.mesh.speakers)
 
 
 def read_in_lockstep(
@@ -89,8 +104,9 @@ def read_in_lockstep(
                     batch = None
         if batch is None:
             iterator = None  # never asked again once it ended, raised or was refused
-        has = all_reduce_counts(rank, int(batch is not None))
-        if not any(has):
+        everyone = _all_reduce_group(rank, int(batch is not None))
+        has = _by_data_rank(rank, everyone)
+        if not any(everyone):  # on a mesh, a replica that reads on past its first rank is read to its end
             if failed is not None:
                 raise failed
             return tuple(batches), tuple(counts)

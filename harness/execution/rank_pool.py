@@ -131,6 +131,10 @@ class RankPool:
         return self.backend is None
 
     @property
+    def group_is_data_parallel(self) -> bool:
+        return True
+
+    @property
     def running(self) -> bool:
         return bool(self._ranks)
 

@@ -77,9 +77,23 @@ def raised(exc: BaseException, step: str, who: str = "the sampler") -> str:
     return f"{who} raised {type(exc).__name__} {step}: {str(exc) or '(no message)'}"
 
 
+@dataclass(frozen=True)
+class MeshPlace:
+    """Where a rank of a device mesh runs (``harness.execution.mesh``): its process's place in
+    the whole group, which the suite's collectives span, the group rank whose count speaks for
+    each data coordinate, and the ``DeviceMesh``."""
+
+    group_rank: int
+    group_size: int
+    speakers: tuple[int, ...]  # per data rank, the first group rank of its replica
+    device_mesh: Any
+
+
 @dataclass
 class RankContext:
-    """One rank running a scenario: who it is, what it tests, and where it runs."""
+    """One rank running a scenario: who it is, what it tests, and where it runs. On a mesh,
+    ``rank`` and ``world_size`` are its data coordinate and the data-parallel size, and
+    ``mesh`` says where its process sits in the whole group."""
 
     rank: int
     world_size: int
@@ -88,9 +102,10 @@ class RankContext:
     backend: str | None = None  # the process group's; None: a simulated rank, no group
     epoch: int | None = None  # the epoch set last, for failure reports
     noun: str = "sampler"  # what is tested, in a fault's words: "the dataset raised ..."
+    mesh: MeshPlace | None = None
 
     def __post_init__(self) -> None:
-        self.watch.rank.value = self.rank
+        self.watch.rank.value = self.rank if self.mesh is None else self.mesh.group_rank
 
     def call(self, what: str, work: Callable[[], T], *, into_sampler: bool = True) -> T:
         """Run one call into the sampler. ``into_sampler=False`` for calls into machinery
@@ -150,6 +165,12 @@ class Ranks(Protocol):
     # own and every rank is simulated.
     @property
     def world_size(self) -> int | None: ...
+
+    # Whether the default process group is the data-parallel one, so that a sampler built from
+    # it reads as a data rank: in a plain group, yes; on a device mesh, whose group spans every
+    # dimension, no (built from it, a sampler takes the global rank for its data rank).
+    @property
+    def group_is_data_parallel(self) -> bool: ...
 
     def request(self, scenario: Scenario) -> list[Any]:
         """Every rank's reply, in rank order."""

@@ -28,6 +28,7 @@ class _Simulation:
     """The sampler process, started on first use; what ``properties/`` pass as ``ranks``."""
 
     world_size = None  # each case's own: the ranks of any world size are simulated
+    group_is_data_parallel = True  # no group: each simulated rank is built with its data coordinates
 
     def __init__(self) -> None:
         self.timeout_s = DEFAULT_TIMEOUT_S

@@ -13,6 +13,7 @@ import pytest
 
 from sampler_conformance.execution import simulator
 from sampler_conformance.execution.backend import BACKENDS, DEFAULT_BACKEND
+from sampler_conformance.execution.mesh import LAYOUT_SYNTAX, MeshLayout
 from sampler_conformance.subjects import (
     CONTRACT_SYNTAX,
     DEFAULT_CONTRACT,
@@ -23,6 +24,8 @@ from sampler_conformance.subjects import (
 )
 
 DEFAULT_WORLD_SIZES = "1,2,4"  # sized for 2 cores; GPU nodes: --backend=nccl --world-sizes=8
+# One group of 4 processes serves both: the data dimension outermost, then innermost.
+DEFAULT_MESHES = "dp2.tp2,tp2.dp2"
 
 
 @dataclass(frozen=True)
@@ -66,6 +69,18 @@ def _world_sizes(text: str) -> tuple[int, ...]:
             f"--world-sizes={text!r} is not a comma-separated list of positive ints; e.g. --world-sizes=1,2,4"
         )
     return tuple(sorted(set(sizes)))
+
+
+def _mesh_layouts(text: str) -> tuple[MeshLayout, ...]:
+    try:
+        layouts = tuple(dict.fromkeys(MeshLayout.parse(part) for part in text.split(",") if part.strip()))
+    except ValueError as error:
+        raise pytest.UsageError(f"--meshes={text!r}: {error}") from None
+    if not layouts:
+        raise pytest.UsageError(
+            f"--meshes={text!r} names no mesh; give comma-separated meshes, e.g. --meshes={DEFAULT_MESHES}"
+        )
+    return layouts
 
 
 RANKS_CHOICES = ("all", "simulated", "groups")
@@ -164,6 +179,14 @@ OPTIONS = (
         DEFAULT_WORLD_SIZES,
         "comma-separated world sizes of the real process groups (default %(default)s)",
         _world_sizes,
+    ),
+    Option(
+        "meshes",
+        "CONFORMANCE_MESHES",
+        DEFAULT_MESHES,
+        f"comma-separated device meshes a contract +mesh is certified on, each {LAYOUT_SYNTAX}; the dimensions "
+        "whose names begin dp carry data (default %(default)s)",
+        _mesh_layouts,
     ),
     Option(
         "ranks",

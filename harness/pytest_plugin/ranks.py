@@ -5,7 +5,9 @@ protocol (``harness.execution.scenario``). The plugin runs it once with every ra
 simulated in the sampler process (test id ``simulated``; each case draws its world size, as
 ``ranks.world_size`` is None) and once per world size of ``--world-sizes`` in a real process
 group (ids ``W1``, ``W2``...; one process per rank, the case's world size the group's), so
-``-k simulated`` or ``-k W2`` selects them. Under torchrun the groups are the ranks torchrun
+``-k simulated`` or ``-k W2`` selects them. Under a contract ``+mesh``, once more per device mesh
+of ``--meshes`` (ids ``mesh-dp2.tp2``...: a real group of the mesh's size, the case's world size
+its data-parallel size; ``harness.execution.mesh``). Under torchrun the groups are the ranks torchrun
 started. Where a test may run is its invariant's ``where`` (``harness.core.invariants``); a
 test narrows that with its ``ranks`` marker: :data:`in_groups_only` and
 :data:`through_loader_workers` (real DataLoader workers), :data:`simulated_only` (its
@@ -25,6 +27,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 import hypothesis
 import pytest
@@ -33,6 +36,7 @@ from hypothesis import HealthCheck
 from sampler_conformance.core.evidence import not_applicable
 from sampler_conformance.core.invariants import REGISTRY, Where
 from sampler_conformance.execution.backend import cuda_device_count
+from sampler_conformance.execution.mesh import MESH, MeshLayout, MeshRanks
 from sampler_conformance.execution.rank_pool import RankPool, RankPools
 from sampler_conformance.execution.scenario import Ranks
 from sampler_conformance.execution.simulator import SIMULATED
@@ -94,6 +98,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     params = [pytest.param(None, id=SIMULATED_ID)] if simulated else []
     if placed == [RANKS]:
         params += [pytest.param(w, id=world_size_id(w)) for w in sizes]
+        params += [pytest.param(layout, id=f"mesh-{layout.id}") for layout in _meshes(metafunc.config) if in_groups]
     else:
         changes = [(old, new) for old in sizes for new in sizes if old != new]
         params += [pytest.param(change, id=f"{world_size_id(change[0])}to{change[1]}") for change in changes]
@@ -103,9 +108,26 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     metafunc.parametrize(placed[0], params, indirect=True)
 
 
-def _placed_world_size(item: pytest.Item) -> int | tuple[int, int] | None | str:
-    """The item's ``ranks`` or ``resized_ranks`` parameter (None: simulated), or "folder" for a
-    test without one."""
+def _meshes(config: pytest.Config) -> tuple[MeshLayout, ...]:
+    """The meshes of --meshes, where the contract promises +mesh; else none."""
+    on_meshes = any(promise.name == MESH.name for promise in state(config).contract.composed_of)
+    return setting(config, option_named("meshes")) if on_meshes else ()
+
+
+def group_sizes(config: pytest.Config) -> tuple[int, ...]:
+    """The sizes of the real groups the run may start: each of --world-sizes, and each mesh's."""
+    return tuple(sorted({*setting(config, option_named("world-sizes")), *(m.world_size for m in _meshes(config))}))
+
+
+def mesh_of(item: pytest.Item) -> MeshLayout | None:
+    """The device mesh the item's ranks run on, if they do."""
+    placed = _placed_world_size(item)
+    return placed if isinstance(placed, MeshLayout) else None
+
+
+def _placed_world_size(item: pytest.Item) -> Any:
+    """The item's ``ranks`` or ``resized_ranks`` parameter (None: simulated; a world size, a
+    pair of them, or a MeshLayout), or "folder" for a test without one."""
     params = getattr(getattr(item, "callspec", None), "params", {})
     for name in (RANKS, RESIZED):
         if name in params:
@@ -165,7 +187,16 @@ def ranks(request: pytest.FixtureRequest) -> Ranks:
             "judged on simulated ranks; real groups judge it only for a subject that takes its rank from the "
             "process group, which simulated ranks cannot run"
         )
-    return group_pool(request, request.getfixturevalue("rank_pools"), request.param)
+    pools = request.getfixturevalue("rank_pools")
+    if isinstance(request.param, MeshLayout):
+        return _mesh_ranks(group_pool(request, pools, request.param.world_size), request.param)
+    return group_pool(request, pools, request.param)
+
+
+@cache
+def _mesh_ranks(pool: RankPool, layout: MeshLayout) -> MeshRanks:
+    """One per pool and mesh, for the session: replies are kept per ranks (``scenario.ask``)."""
+    return MeshRanks(pool, layout)
 
 
 @dataclass(frozen=True)

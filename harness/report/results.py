@@ -32,7 +32,7 @@ import pytest
 from sampler_conformance.core import measurements
 from sampler_conformance.core.contracts import Contract
 from sampler_conformance.core.frequencies import merge_summaries
-from sampler_conformance.core.invariants import REGISTRY, title
+from sampler_conformance.core.invariants import REGISTRY, Where, title
 from sampler_conformance.core.subject import Subject
 from sampler_conformance.subjects import subject_of
 
@@ -55,6 +55,7 @@ TOO_FEW_ITEMS_KEY = "too_few_items"  # examples that ran to the end on too few i
 STATISTICS_KEY = (
     "statistics"  # JSON: the frequency tests a statistical invariant's test ran (harness.pytest_plugin.statistics)
 )
+MESH_KEY = "mesh"  # the device mesh a test's variant ran on (harness.execution.mesh.MeshLayout.id)
 MEASUREMENTS_KEY = "measurements"  # JSON: what a test measured without judging it (harness.pytest_plugin.statistics)
 
 NO_TEST_RAN = "no test for it ran in this session (deselected with -k, or not in the paths given)"
@@ -96,6 +97,7 @@ class _TestOutcome:
     measurements: dict[str, Any] | None = None
     set_aside_by: dict[str, int] = field(default_factory=dict)  # by the flag each fault was charged to
     too_few_items: int = 0
+    mesh: str | None = None  # the device mesh its ranks ran on
 
 
 def skip_reason(report: pytest.TestReport) -> str:
@@ -140,6 +142,7 @@ class ResultCollector:
                 judged=int(dict(properties).get(JUDGED_KEY, 0)),
                 set_aside_by=json.loads(dict(properties).get(SET_ASIDE_BY_KEY, "{}")),
                 too_few_items=int(dict(properties).get(TOO_FEW_ITEMS_KEY, 0)),
+                mesh=dict(properties).get(MESH_KEY),
                 statistics=json.loads(values(STATISTICS_KEY)[0]) if values(STATISTICS_KEY) else None,
                 measurements=json.loads(values(MEASUREMENTS_KEY)[0]) if values(MEASUREMENTS_KEY) else None,
             )
@@ -162,7 +165,10 @@ class ResultCollector:
         return [self._result(flag) for flag in flags]
 
     def _result(self, flag: str) -> InvariantResult:
-        own = [o for o in self.outcomes if o.flag == flag]
+        if flag in REGISTRY and REGISTRY[flag].where is Where.MESH:  # judged by every test's mesh variants
+            own = [o for o in self.outcomes if o.mesh is not None and o.skip_kind != NOT_PROMISED]
+        else:
+            own = [o for o in self.outcomes if o.flag == flag]
         charged = [(o, v) for o in self.outcomes for v in o.violations if v["flag"] == flag]
         result = InvariantResult(flag, title(flag), NOT_PROMISED)
         result.tests = [o.name for o in own if o.outcome != "skipped"]

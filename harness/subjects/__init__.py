@@ -14,30 +14,35 @@ reads a contract's name (``BASE`` or ``BASE+EXTENSION``) across all kinds.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from sampler_conformance.core.contracts import Contract, Extension, Promise, compose
 from sampler_conformance.core.invariants import REGISTRY, Where, enter
 from sampler_conformance.core.subject import Subject
+from sampler_conformance.execution import mesh
 
 from . import batch_sampler, index_sampler, iterable_dataset, weighted_sampler
 
+_KINDS = (index_sampler.SUBJECT, iterable_dataset.SUBJECT, weighted_sampler.SUBJECT, batch_sampler.SUBJECT)
+# The extensions of where the ranks run, which every kind composes with: +mesh.
+_PLACEMENTS = {mesh.MESH.name: mesh.MESH}
+
+for _subject in _KINDS:
+    enter(_subject.invariants)
+enter(mesh.DECLARED.invariants)
+# The subject each invariant is of: a run certifies one subject, and leaves the others' tests out.
+_SUBJECT_OF_FLAG: dict[str, str] = {i.flag: s.name for s in _KINDS for i in s.invariants}
 SUBJECTS: dict[str, Subject] = {
-    subject.name: subject
-    for subject in (
-        index_sampler.SUBJECT,
-        iterable_dataset.SUBJECT,
-        weighted_sampler.SUBJECT,
-        batch_sampler.SUBJECT,
+    subject.name: replace(
+        subject,
+        extensions={**subject.extensions, **_PLACEMENTS},
+        invariants=(*subject.invariants, *mesh.DECLARED.invariants),
     )
+    for subject in _KINDS
 }
 DEFAULT_CONTRACT = "torch"
-
-for _subject in SUBJECTS.values():
-    enter(_subject.invariants)
-# The subject each invariant is of: a run certifies one subject, and leaves the others' tests out.
-_SUBJECT_OF_FLAG: dict[str, str] = {i.flag: s.name for s in SUBJECTS.values() for i in s.invariants}
 # Checked in real process groups only: a run on simulated ranks alone (--ranks=simulated) leaves them unchecked.
-GROUP_ONLY: frozenset[str] = frozenset(flag for flag, i in REGISTRY.items() if i.where is Where.GROUPS)
+GROUP_ONLY: frozenset[str] = frozenset(flag for flag, i in REGISTRY.items() if i.where in (Where.GROUPS, Where.MESH))
 
 CONTRACTS: dict[str, Contract] = {}
 for _subject in SUBJECTS.values():

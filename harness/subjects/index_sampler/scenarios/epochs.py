@@ -104,7 +104,7 @@ def read_epochs(
     the group only (and from the dataset alone, if asked)."""
     __tracebackhide__ = True  # failures point at the sampler, not the harness
     if plug.needs_process_group:
-        builds = [b for b in builds if b in (Build.GROUP, Build.DEFAULTS)]
+        builds = [b for b in builds if b in (Build.GROUP, Build.DEFAULTS)] or [Build.GROUP]
     replies: list[RankReadings] = ask(
         ranks, ReadEpochs(plug.spec, contract, case, tuple(epochs), tuple(builds), drifted_global_seed)
     )
@@ -132,8 +132,14 @@ def read_epochs(
 def builds_on(ranks: Ranks) -> tuple[Build, ...]:
     """How each rank builds its sampler on ``ranks``: every way of ``GROUP_BUILDS`` in a real
     group (one round trip answers all the group tests of a drawn case), explicitly where the
-    ranks are simulated (there is no group)."""
-    return (Build.EXPLICIT,) if ranks.world_size is None else GROUP_BUILDS
+    ranks are simulated (there is no group) or on a device mesh (built with the data
+    coordinates, as a meshed job must build it; a sampler that takes its rank from the group
+    is built from it all the same, and its replicas read apart)."""
+    if ranks.world_size is None:
+        return (Build.EXPLICIT,)
+    if not ranks.group_is_data_parallel:  # a mesh: its group's defaults are the global rank and size
+        return (Build.EXPLICIT, Build.SINGLE)
+    return GROUP_BUILDS
 
 
 def read_as_built(

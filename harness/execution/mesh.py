@@ -1,0 +1,251 @@
+"""Device meshes: ranks on which data parallelism is one dimension of several.
+
+A large job's ranks sit on a device mesh, say ``(dp, tp)`` or ``(pp, dp_shard, cp, tp)``. Its
+input pipeline must follow two rules nothing in torch checks: the ranks of one data-parallel
+replica (the same coordinates on the data dimensions, any on the others) read the same batches
+in lock step, and the data coordinates together read what the contract promises for W = the
+data-parallel size.
+
+:class:`MeshLayout` is a mesh's named dimensions, outermost first, with global ranks laid out
+on it as ``init_device_mesh`` lays them (row-major: the last dimension varies fastest).
+:class:`MeshRanks` runs a scenario on a real group of ``layout.world_size`` processes. Each
+process builds the ``DeviceMesh`` once per layout and runs the scenario as its data
+coordinate of the data size (:class:`OnMesh`): a sampler built the way the suite builds it is
+given ``num_replicas`` = the data-parallel size and ``rank`` = its data coordinate, and one
+that reads the process group gets the global rank and world size, as in a job. The suite's
+own collectives span the whole group, as a training step's do. The replicas' replies are
+compared here on every request (``replicas_read_alike``); one reply per data coordinate goes
+back to the test, which judges it as it judges any group's (docs/meshes.md).
+"""
+
+from __future__ import annotations
+
+import math
+import pickle
+import re
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+from sampler_conformance.core.contracts import Extension
+from sampler_conformance.core.evidence import SamplerFault, Violation
+from sampler_conformance.core.invariants import Declared, Invariant, Where
+
+from .scenario import MeshPlace, RankContext, Scenario, StepFailed
+
+# The dimensions that carry data, unless a run says otherwise: dp, dp_replicate, dp_shard.
+DATA_PREFIX = "dp"
+_DIMENSION = re.compile(r"([a-z][a-z_]*?)_?(\d+)")
+LAYOUT_SYNTAX = "dimensions outermost first, each a name and its size, joined by dots: dp2.tp2, pp2.dp_shard2.tp2"
+
+
+@dataclass(frozen=True)
+class MeshLayout:
+    """A mesh's named dimensions, outermost first, and which of them carry data."""
+
+    dims: tuple[tuple[str, int], ...]
+    data_dims: tuple[str, ...]
+
+    @classmethod
+    def parse(cls, text: str) -> MeshLayout:
+        """``dp2.tp2`` -> dp of 2, then tp of 2; the dimensions named ``dp...`` carry data.
+        Raises ValueError, saying how to write one, for anything else."""
+        dims = []
+        for part in text.strip().split("."):
+            match = _DIMENSION.fullmatch(part.strip())
+            if match is None or int(match.group(2)) < 1:
+                raise ValueError(f"mesh {text!r}: {part!r} is not a dimension's name and size; write {LAYOUT_SYNTAX}")
+            dims.append((match.group(1), int(match.group(2))))
+        names = [name for name, _ in dims]
+        if len(set(names)) != len(names):
+            raise ValueError(f"mesh {text!r} names a dimension twice; write {LAYOUT_SYNTAX}")
+        data_dims = tuple(name for name in names if name.startswith(DATA_PREFIX))
+        if not data_dims:
+            raise ValueError(
+                f"mesh {text!r} has no data-parallel dimension (a name beginning {DATA_PREFIX!r}); write {LAYOUT_SYNTAX}"
+            )
+        return cls(tuple(dims), data_dims)
+
+    @property
+    def id(self) -> str:
+        """``dp2.tp2``: what ``parse`` reads, and the test id's part (``-k`` can select it)."""
+        return ".".join(f"{name}{size}" for name, size in self.dims)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(name for name, _ in self.dims)
+
+    @property
+    def sizes(self) -> tuple[int, ...]:
+        return tuple(size for _, size in self.dims)
+
+    @property
+    def world_size(self) -> int:
+        return math.prod(self.sizes)
+
+    @property
+    def data_size(self) -> int:
+        return math.prod(size for name, size in self.dims if name in self.data_dims)
+
+    def coordinates(self, rank: int) -> tuple[int, ...]:
+        """The global ``rank``'s coordinate on each dimension (row-major, as init_device_mesh)."""
+        coordinates = []
+        for size in reversed(self.sizes):
+            rank, coordinate = divmod(rank, size)
+            coordinates.append(coordinate)
+        return tuple(reversed(coordinates))
+
+    def data_rank(self, rank: int) -> int:
+        """The global ``rank``'s data coordinate: its data dimensions' coordinates, outermost first."""
+        data_rank = 0
+        for (name, size), coordinate in zip(self.dims, self.coordinates(rank), strict=True):
+            if name in self.data_dims:
+                data_rank = data_rank * size + coordinate
+        return data_rank
+
+    @cached_property
+    def replicas(self) -> tuple[tuple[int, ...], ...]:
+        """The global ranks of each data coordinate's replica, in data-rank order."""
+        members: list[list[int]] = [[] for _ in range(self.data_size)]
+        for rank in range(self.world_size):
+            members[self.data_rank(rank)].append(rank)
+        return tuple(tuple(group) for group in members)
+
+    def describe(self, rank: int) -> str:
+        """``rank 3 (dp=1, tp=1)``."""
+        at = ", ".join(f"{name}={c}" for name, c in zip(self.names, self.coordinates(rank), strict=True))
+        return f"rank {rank} ({at})"
+
+
+# A mesh's device meshes, built once per layout in each rank process (a group rebuilt after a
+# fault is new processes, which build theirs again).
+_DEVICE_MESHES: dict[MeshLayout, Any] = {}
+
+
+def device_mesh(layout: MeshLayout, backend: str | None) -> Any:
+    """This process's ``DeviceMesh`` of ``layout`` over the default group (built on first use:
+    one new group per dimension, a collective every rank joins)."""
+    if layout not in _DEVICE_MESHES:
+        from torch.distributed.device_mesh import init_device_mesh
+
+        device = "cuda" if backend == "nccl" else "cpu"
+        _DEVICE_MESHES[layout] = init_device_mesh(device, layout.sizes, mesh_dim_names=layout.names)
+    return _DEVICE_MESHES[layout]
+
+
+@dataclass(frozen=True)
+class OnMesh(Scenario):
+    """``inner`` run by one rank of a mesh, as its data coordinate of the data size."""
+
+    inner: Scenario
+    layout: MeshLayout
+
+    @property
+    def noun(self) -> str:  # type: ignore[override]  # the inner scenario's: "the dataset raised ..."
+        return self.inner.noun
+
+    @classmethod
+    def of(cls, inner: Scenario, layout: MeshLayout) -> OnMesh:
+        return cls(inner.spec, inner.contract, inner.case, inner, layout)
+
+    def load(self) -> Any:
+        return self.inner.load()
+
+    def run(self, rank: RankContext) -> Any:
+        layout = self.layout
+        place = MeshPlace(
+            group_rank=rank.rank,
+            group_size=rank.world_size,
+            speakers=tuple(replica[0] for replica in layout.replicas),
+            device_mesh=device_mesh(layout, rank.backend),
+        )
+        data = RankContext(
+            layout.data_rank(rank.rank),
+            layout.data_size,
+            rank.plug,
+            rank.watch,
+            rank.backend,
+            noun=rank.noun,
+            mesh=place,
+        )
+        try:
+            return self.inner.run(data)
+        except StepFailed as exc:  # named by its place on the mesh, not only its data coordinate
+            raise StepFailed(
+                rank.rank, exc.flag, f"{exc.summary} (on {layout.describe(rank.rank)})", exc.sampler_frames
+            ) from (exc.__cause__ or exc)
+        finally:
+            rank.epoch = data.epoch
+
+
+MESH = Extension(
+    name="mesh",
+    description="on a device mesh of which data parallelism is one dimension of several (--meshes): the ranks "
+    "of one data-parallel replica read alike, and the data coordinates read what the base contract "
+    "promises for W = the data-parallel size (docs/meshes.md)",
+)
+# The invariants checked on every request of a mesh, each declared on its check.
+DECLARED = Declared()
+
+
+@DECLARED(
+    Invariant(
+        "replicas_read_alike",
+        "the ranks of one data-parallel replica read alike",
+        "tensor-, context- or pipeline-parallel ranks of one replica trained on different samples: a sampler "
+        "or dataset that takes the global rank for its data rank (DeepSpeed #99, prime-rl #1305)",
+        "selftests.corpus.mesh_bad:ReadsTheGlobalRank",
+        proven_under="torch+mesh",
+        where=Where.MESH,
+        promised_by=(MESH,),
+    )
+)
+def check_replicas_alike(layout: MeshLayout, scenario: Scenario, replies: list[Any]) -> None:
+    """Raises a fault of ``replicas_read_alike`` where a replica's ranks replied differently to
+    ``scenario`` (compared as pickles: the same reply pickles the same)."""
+    for data_rank, replica in enumerate(layout.replicas):
+        first, *others = replica
+        expected = pickle.dumps(replies[first])
+        differ = [rank for rank in others if pickle.dumps(replies[rank]) != expected]
+        if differ:
+            rank = differ[0]
+            message = (
+                f"the ranks of data-parallel replica {data_rank} read differently ({type(scenario).__name__}): "
+                f"{layout.describe(first)} read {_shown(replies[first])}, {layout.describe(rank)} read "
+                f"{_shown(replies[rank])}"
+            )
+            raise SamplerFault([Violation("replicas_read_alike", message)], scenario.case)
+
+
+SHOWN_CHARS = 240
+
+
+def _shown(reply: Any) -> str:
+    text = repr(reply)
+    return text if len(text) <= SHOWN_CHARS else f"{text[:SHOWN_CHARS]}..."
+
+
+class MeshRanks:
+    """The ranks of a real group laid out on a mesh: each scenario runs on every rank as its data
+    coordinate; the test gets one reply per data coordinate, once every replica's agree."""
+
+    def __init__(self, pool: Any, layout: MeshLayout) -> None:
+        self.pool = pool  # a RankPool of layout.world_size ranks
+        self.layout = layout
+
+    @property
+    def world_size(self) -> int:
+        return self.layout.data_size
+
+    @property
+    def group_is_data_parallel(self) -> bool:
+        return False
+
+    def request(self, scenario: Scenario) -> list[Any]:
+        __tracebackhide__ = True  # failures point at the sampler, not the harness
+        replies = self.pool.request(OnMesh.of(scenario, self.layout))
+        check_replicas_alike(self.layout, scenario, replies)
+        return [replies[replica[0]] for replica in self.layout.replicas]
+
+    def __repr__(self) -> str:  # as a counterexample's "Falsifying example" names it
+        return f"<mesh {self.layout.id} over {self.pool!r}>"
