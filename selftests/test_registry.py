@@ -5,18 +5,16 @@ fails it."""
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 from collections.abc import Callable
 
 import pytest
 
+from sampler_conformance import execution, subjects
 from sampler_conformance.core.invariants import Declared, Invariant, OneEpoch, Where
-from sampler_conformance.execution import mesh
 from sampler_conformance.pytest_plugin.ranks import runs_in_groups, runs_in_process
 from sampler_conformance.subjects import CONTRACTS, REGISTRY, SUBJECTS, contract_named, subject_of
-from sampler_conformance.subjects.batch_sampler import checks as batch_checks
-from sampler_conformance.subjects.batch_sampler.checks import ONE_EPOCH as BATCH_EPOCH
-from sampler_conformance.subjects.index_sampler import elastic_checks, loader_checks, order_checks, resume_checks
-from sampler_conformance.subjects.index_sampler.checks import PER_EPOCH
 from sampler_conformance.subjects.index_sampler.contracts import (
     BATCH,
     CONTIGUOUS,
@@ -28,11 +26,6 @@ from sampler_conformance.subjects.index_sampler.contracts import (
     TORCH,
     SamplerContract,
 )
-from sampler_conformance.subjects.iterable_dataset import checks as stream_checks
-from sampler_conformance.subjects.iterable_dataset import resume_checks as stream_resume_checks
-from sampler_conformance.subjects.iterable_dataset.checks import ONE_EPOCH as STREAM_EPOCH
-from sampler_conformance.subjects.weighted_sampler import checks as weighted_checks
-from sampler_conformance.subjects.weighted_sampler.checks import ONE_EPOCH as WEIGHTED_EPOCH
 
 from .catalogue import (
     GENERATED_BEGIN,
@@ -184,18 +177,19 @@ def test_an_extended_contract_is_its_base_and_its_extensions_promises():
                 assert extended.flags == (base.flags | extension.flags) - extension.withdraws
 
 
-DECLARED_ON_CHECKS = (
-    PER_EPOCH,
-    STREAM_EPOCH,
-    WEIGHTED_EPOCH,
-    BATCH_EPOCH,
-    *(module.DECLARED for module in (loader_checks, order_checks, resume_checks, elastic_checks)),
-    stream_checks.DECLARED,
-    stream_resume_checks.DECLARED,
-    weighted_checks.DECLARED,
-    batch_checks.DECLARED,
-    mesh.DECLARED,
-)
+def _declared_on_checks() -> list[Declared]:
+    """Every table of invariants declared on their checks (``Declared``, ``OneEpoch``) that a
+    module of the subjects or the execution layer holds: found, so that a new one is checked unasked."""
+    found: dict[int, Declared] = {}
+    for package in (subjects, execution):
+        for module in pkgutil.walk_packages(package.__path__, f"{package.__name__}."):
+            for value in vars(importlib.import_module(module.name)).values():
+                if isinstance(value, Declared):
+                    found[id(value)] = value
+    return list(found.values())
+
+
+DECLARED_ON_CHECKS = _declared_on_checks()
 
 
 @pytest.mark.parametrize("declared", DECLARED_ON_CHECKS, ids=lambda declared: declared.invariants[0].flag)
