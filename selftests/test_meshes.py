@@ -6,10 +6,13 @@ usage error that says how to write one."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+import numpy as np
 import pytest
 import torch
 
-from sampler_conformance.execution.mesh import MeshLayout
+from sampler_conformance.execution.mesh import MeshLayout, first_difference
 from sampler_conformance.subjects import contract_named
 
 from .catalogue import MESH_BAD, MESH_CONTRACT, MESH_WORLD_SIZES
@@ -71,3 +74,14 @@ def test_distributed_sampler_built_with_the_data_coordinates_holds_every_invaria
 @pytest.mark.parametrize("spec", list(MESH_BAD), ids=lambda spec: spec.rpartition(":")[2])
 def test_mesh_bug_fails_exactly_its_invariants_in_the_whole_suite(pytester, spec):
     certify_rejected(pytester, spec, MESH_BAD[spec], *OPTIONS, ranks="all")
+
+
+def test_replicas_that_read_apart_are_shown_where_their_replies_first_differ():
+    @dataclass(frozen=True)
+    class Reply:
+        rank: int
+        readings: dict[str, tuple[np.ndarray, ...]]
+
+    ours = Reply(0, {"explicit": (np.array([0, 2]), np.array([1, 3]))})
+    theirs = Reply(0, {"explicit": (np.array([0, 2]), np.array([3, 1]))})
+    assert first_difference(ours, theirs) == ("readings[explicit][1]", [1, 3], [3, 1])

@@ -23,9 +23,12 @@ from __future__ import annotations
 import math
 import pickle
 import re
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, fields, is_dataclass
 from functools import cached_property
 from typing import Any
+
+import numpy as np
 
 from sampler_conformance.core.contracts import Extension
 from sampler_conformance.core.evidence import SamplerFault, Violation
@@ -202,26 +205,49 @@ DECLARED = Declared()
 )
 def check_replicas_alike(layout: MeshLayout, scenario: Scenario, replies: list[Any]) -> None:
     """Raises a fault of ``replicas_read_alike`` where a replica's ranks replied differently to
-    ``scenario`` (compared as pickles: the same reply pickles the same)."""
+    ``scenario`` (compared as pickles: the same reply pickles the same), naming the first part
+    of the replies that differs."""
     for data_rank, replica in enumerate(layout.replicas):
         first, *others = replica
         expected = pickle.dumps(replies[first])
         differ = [rank for rank in others if pickle.dumps(replies[rank]) != expected]
         if differ:
             rank = differ[0]
+            where, theirs, ours = first_difference(replies[first], replies[rank])
             message = (
-                f"the ranks of data-parallel replica {data_rank} read differently ({type(scenario).__name__}): "
-                f"{layout.describe(first)} read {_shown(replies[first])}, {layout.describe(rank)} read "
-                f"{_shown(replies[rank])}"
+                f"the ranks of data-parallel replica {data_rank} read differently ({type(scenario).__name__}"
+                f"{', ' + where if where else ''}): {layout.describe(first)} read {_shown(theirs)}, "
+                f"{layout.describe(rank)} read {_shown(ours)}"
             )
             raise SamplerFault([Violation("replicas_read_alike", message)], scenario.case)
+
+
+def first_difference(a: Any, b: Any, path: str = "") -> tuple[str, Any, Any]:
+    """Where two replies first differ, walking dataclasses, mappings and sequences alike (an
+    array as its list): the path to it and the two parts there."""
+    if is_dataclass(a) and type(a) is type(b):
+        for f in fields(a):
+            if pickle.dumps(getattr(a, f.name)) != pickle.dumps(getattr(b, f.name)):
+                return first_difference(getattr(a, f.name), getattr(b, f.name), f"{path}.{f.name}".lstrip("."))
+    if isinstance(a, Mapping) and isinstance(b, Mapping) and a.keys() == b.keys():
+        for key in a:
+            if pickle.dumps(a[key]) != pickle.dumps(b[key]):
+                named = getattr(key, "name", key)
+                return first_difference(a[key], b[key], f"{path}[{named}]")
+    if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
+        return path, a.tolist(), b.tolist()
+    if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)) and len(a) == len(b):
+        for k, (x, y) in enumerate(zip(a, b, strict=True)):
+            if pickle.dumps(x) != pickle.dumps(y):
+                return first_difference(x, y, f"{path}[{k}]")
+    return path, a, b
 
 
 SHOWN_CHARS = 240
 
 
-def _shown(reply: Any) -> str:
-    text = repr(reply)
+def _shown(part: Any) -> str:
+    text = repr(part)
     return text if len(text) <= SHOWN_CHARS else f"{text[:SHOWN_CHARS]}..."
 
 

@@ -5,6 +5,7 @@ Imports nothing from the suite (see ``rejections.py``)."""
 
 from __future__ import annotations
 
+import torch.distributed as dist
 from torch.utils.data.distributed import DistributedSampler
 
 from .rejections import rejected
@@ -31,3 +32,17 @@ def ReadsTheGlobalRank(dataset, **options):
 
 
 ReadsTheGlobalRank.needs_process_group = True  # type: ignore[attr-defined]  # read by the suite's plug
+
+
+@rejected("test_per_epoch_invariant", "replicas_read_alike", under="torch+mesh", whole_suite=True)
+def AssumesTensorParallelInnermost(dataset, num_replicas=None, rank=None, device_mesh=None, **options):
+    """Given the job's mesh, takes the global rank divided by the tensor-parallel size for its
+    data rank, as accelerate 1.15's ``prepare_data_loader(torch_device_mesh=...)`` does
+    (``process_index // submesh_tp_size``, accelerate/data_loader.py): right while ``tp`` is the
+    innermost dimension (dp2.tp2), wrong on a mesh that orders it otherwise (tp2.dp2), where the
+    two ranks of one replica read two data ranks' shares. Without a mesh it conforms."""
+    if device_mesh is not None:
+        tensor_parallel = device_mesh["tp"].size() if "tp" in device_mesh.mesh_dim_names else 1
+        num_replicas = dist.get_world_size() // tensor_parallel
+        rank = dist.get_rank() // tensor_parallel
+    return DistributedSampler(dataset, num_replicas=num_replicas, rank=rank, **options)

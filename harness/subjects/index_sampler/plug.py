@@ -31,6 +31,9 @@ DEFAULT_SPEC = "torch.utils.data.distributed:DistributedSampler"
 # Parameters a sampler may lack; the properties that need them are skipped.
 OPTIONAL_PARAMETERS = ("shuffle", "seed", "drop_last")
 RANK_PARAMETERS = ("num_replicas", "rank")
+# A sampler that takes the job's DeviceMesh finds its data coordinates there: on a mesh it is
+# given the mesh instead of num_replicas/rank (docs/meshes.md).
+MESH_PARAMETER = "device_mesh"
 # A factory sets this attribute to True when its sampler reads its rank from the process
 # group; it is then built with neither num_replicas nor rank, in real groups only.
 GROUP_ATTRIBUTE = "needs_process_group"
@@ -58,6 +61,7 @@ class SamplerPlug:
     needs_process_group: bool = False
     # What shards the sampler, which then has no rank of its own (--shard-with); None: it shards itself.
     wrapper: Wrapper | None = None
+    takes_mesh: bool = False  # it takes device_mesh= (MESH_PARAMETER)
 
     def __repr__(self) -> str:  # short: Hypothesis prints it in every falsifying example
         return f"SamplerPlug({self.spec!r})"
@@ -128,8 +132,19 @@ def load_plug(spec: str) -> SamplerPlug:
         source_file=source_file(factory, module),
         accepted=_accepted_parameters(spec, factory, ranks_given_elsewhere=needs_group or wrapper is not None),
         needs_process_group=needs_group,
+        takes_mesh=_names_parameter(factory, MESH_PARAMETER),
         wrapper=wrapper,
     )
+
+
+def _names_parameter(factory: Callable[..., Any], name: str) -> bool:
+    """``factory`` names the keyword parameter ``name`` (one that takes ``**kwargs`` is not
+    given it unasked: it may pass it on to a sampler that refuses it)."""
+    try:
+        parameter = inspect.signature(factory).parameters.get(name)
+    except (TypeError, ValueError):
+        return False
+    return parameter is not None and parameter.kind in (parameter.POSITIONAL_OR_KEYWORD, parameter.KEYWORD_ONLY)
 
 
 def _accepted_parameters(spec: str, factory: Callable[..., Any], ranks_given_elsewhere: bool) -> frozenset[str]:

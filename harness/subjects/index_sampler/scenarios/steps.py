@@ -20,6 +20,7 @@ from sampler_conformance.subjects.common.reading import read_limit, reported_len
 
 from ..case import IndexCase
 from ..contracts import SamplerContract
+from ..plug import MESH_PARAMETER
 from ..reading import Reading, read_pass
 
 # A fault while the sampler is built, in its words ("raised ValueError in its constructor (...)").
@@ -51,8 +52,14 @@ def build(rank: RankContext, case: IndexCase, contract: SamplerContract, how: Bu
         # generation batch keeps its W x B items (G divides that, not always B).
         options["batch_size"] = case.batch_size * case.world_size
     dataset = IndexDataset(case.dataset_size)
+    built_as = how.value
+    if how is Build.EXPLICIT and rank.mesh is not None and rank.plug.takes_mesh:
+        # On a mesh, a sampler that takes the mesh finds its data coordinates there itself.
+        num_replicas, rank_number = None, None
+        options[MESH_PARAMETER] = rank.mesh.device_mesh
+        built_as = f"{MESH_PARAMETER}=the job's DeviceMesh"
     return rank.call(
-        f"{CONSTRUCTOR} ({how.value})", lambda: rank.plug.build(dataset, num_replicas, rank_number, **options)
+        f"{CONSTRUCTOR} ({built_as})", lambda: rank.plug.build(dataset, num_replicas, rank_number, **options)
     )
 
 
