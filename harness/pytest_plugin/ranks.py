@@ -121,11 +121,11 @@ def group_sizes(config: pytest.Config) -> tuple[int, ...]:
 
 def mesh_of(item: pytest.Item) -> MeshLayout | None:
     """The device mesh the item's ranks run on, if they do."""
-    placed = _placed_world_size(item)
+    placed = _placement(item)
     return placed if isinstance(placed, MeshLayout) else None
 
 
-def _placed_world_size(item: pytest.Item) -> Any:
+def _placement(item: pytest.Item) -> Any:
     """The item's ``ranks`` or ``resized_ranks`` parameter (None: simulated; a world size, a
     pair of them, or a MeshLayout), or "folder" for a test without one."""
     params = getattr(getattr(item, "callspec", None), "params", {})
@@ -137,14 +137,14 @@ def _placed_world_size(item: pytest.Item) -> Any:
 
 def runs_in_process(item: pytest.Item) -> bool:
     """The item's ranks are simulated in the sampler process (else real groups, or not a certification test)."""
-    placed = _placed_world_size(item)
+    placed = _placement(item)
     if placed == "folder":
         return Path(item.path).resolve().is_relative_to(IN_PROCESS_DIR)
     return placed is None
 
 
 def runs_in_groups(item: pytest.Item) -> bool:
-    placed = _placed_world_size(item)
+    placed = _placement(item)
     if placed == "folder":
         return Path(item.path).resolve().is_relative_to(PROCESS_GROUPS_DIR)
     return placed is not None
@@ -160,7 +160,7 @@ def variant_settings(item: pytest.Item, settings: hypothesis.settings) -> hypoth
     """The Hypothesis settings of a test variant that takes ``ranks``: in a real group, fewer
     examples; in any, the function-scoped ``ranks`` fixture allowed (it is the same live pool
     or simulator for every example, and a fault quarantines the rest of one test only)."""
-    if _placed_world_size(item) == "folder":
+    if _placement(item) == "folder":
         return settings
     health = [*settings.suppress_health_check, HealthCheck.function_scoped_fixture]
     if not runs_in_groups(item):

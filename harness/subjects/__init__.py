@@ -6,7 +6,7 @@
 ``batch_sampler``: a batch sampler forming its own batches, by a token budget or a Poisson rate.
 
 A kind is a folder here whose ``__init__`` declares its ``SUBJECT``
-(``harness.core.subject.Subject``), and a line in ``SUBJECTS`` below. Loading this package
+(``harness.core.subject.Subject``), and a line in ``_KINDS`` below (``SUBJECTS`` is derived from it). Loading this package
 enters every kind's invariants in the registry (``harness.core.invariants.REGISTRY``), and
 reads a contract's name (``BASE`` or ``BASE+EXTENSION``) across all kinds.
 """
