@@ -5,6 +5,7 @@
     sampler_conformance.adapters.torch_batches:WholeBatches   contract batch          (the reference)
     sampler_conformance.adapters.torch_batches:RepeatedGroups contract groups         (the reference)
     sampler_conformance.adapters.torch_batches:LabelGroups    contract labels         (the reference)
+    sampler_conformance.adapters.torch_batches:AspectRatioBatches contract aspect_ratio (the reference)
 
 ``per_rank`` is what ``DataLoader(dataset, batch_size=B, sampler=DistributedSampler(dataset,
 ...))`` reads on rank r, as one batch sampler: torch's ``BatchSampler`` over torch's
@@ -26,6 +27,13 @@ its batches; round t of the ranks' batches, gathered rank by rank, is generation
 and read in pairs, the labels taking turns in an order drawn anew each round until fewer than
 two have pairs left, the stream cut into batches (a short last one kept if it holds two pairs
 and drop_last is off), dealt out as WholeBatches deals its batches.
+
+``AspectRatioBatches`` is what mmdet's ``AspectRatioBatchSampler`` reads over mmengine's
+``DefaultSampler`` (``round_up=True``: the rank's strided share padded from the head, always),
+on torch alone: torch's ``DistributedSampler(drop_last=False)``, whose items go to two buckets
+(0: width < height) and a bucket that holds B items is yielded; at the end the two buckets'
+leftovers, bucket 0's first, are cut into batches of B, and with drop_last only a short last
+one is dropped (mmdet drops one of exactly B items too).
 """
 
 from __future__ import annotations
@@ -261,3 +269,49 @@ class LabelGroups(WholeBatches):
         if batches and len(batches[-1]) < size and (self.drop_last or len(batches[-1]) < 4):
             batches.pop()
         return batches
+
+
+class AspectRatioBatches(Sampler[list[int]]):
+    def __init__(
+        self,
+        dataset: Any,
+        num_replicas: int | None = None,
+        rank: int | None = None,
+        shuffle: bool = True,
+        seed: int = 0,
+        drop_last: bool = False,
+        batch_size: int = 1,
+        aspects: Sequence[int] = (),
+    ) -> None:
+        self.shares: DistributedSampler[int] = DistributedSampler(
+            dataset, num_replicas, rank, shuffle=shuffle, seed=seed, drop_last=False
+        )
+        if len(aspects) != len(dataset):
+            raise ValueError(f"aspects= gives {len(aspects)} buckets for a dataset of {len(dataset)} items")
+        self.aspects, self.batch_size, self.drop_last = list(aspects), batch_size, drop_last
+
+    def __iter__(self) -> Iterator[list[int]]:
+        buckets: list[list[int]] = [[], []]
+        for position, index in enumerate(self.shares):
+            bucket = buckets[self.bucket(index, position)]
+            bucket.append(index)
+            if len(bucket) == self.batch_size:
+                yield bucket[:]
+                bucket.clear()
+        left = buckets[0] + buckets[1]
+        for start in range(0, len(left), self.batch_size):
+            batch = left[start : start + self.batch_size]
+            if len(batch) == self.batch_size or not self.drop_last:
+                yield batch
+
+    def bucket(self, index: int, position: int) -> int:
+        """The aspect bucket of ``index``, the ``position``-th item of the rank's share."""
+        return self.aspects[index]
+
+    def __len__(self) -> int:
+        if self.drop_last:
+            return len(self.shares) // self.batch_size
+        return math.ceil(len(self.shares) / self.batch_size)
+
+    def set_epoch(self, epoch: int) -> None:
+        self.shares.set_epoch(epoch)

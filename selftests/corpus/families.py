@@ -17,6 +17,7 @@ import torch.distributed as dist
 from torch.utils.data import BatchSampler, RandomSampler, Sampler, SequentialSampler
 
 from sampler_conformance.adapters.torch_batches import (
+    AspectRatioBatches,
     ContiguousBlocks,  # maskrcnn-benchmark style: padded from the head, rank r takes the r-th block
     LabelGroups,
     PerRankBatches,
@@ -290,3 +291,41 @@ class HalfOfEachLabel(LabelGroups):
 
     def pairs(self, generator):
         return {label: items[: len(items) // 4 * 2] for label, items in super().pairs(generator).items()}
+
+
+# ---- contract `aspect_ratio` (family J) -------------------------------------------
+# Its known-bads are its reference (adapters/torch_batches.py) with one bug each.
+
+
+@rejected(PER_EPOCH_TEST, "aspect_grouped", under="aspect_ratio")
+class BucketOfPosition(AspectRatioBatches):
+    """Bug: each item's bucket is looked up by its position in the rank's share, not by its
+    index, so the buckets group nothing: a sampler's positions taken for the dataset's indices
+    (a mix-up modelled here, not a report; pytorch/vision #2884 asked it of GroupedBatchSampler's
+    ``group_ids[idx]``, whose code was right)."""
+
+    def bucket(self, index, position):
+        return self.aspects[position]
+
+
+@rejected(
+    PER_EPOCH_TEST,
+    "aspect_share",
+    {
+        "len_matches_iter": "len() counts ceil(N/W) // B batches, and a rank whose two buckets' leftovers make a "
+        "batch or more yields one fewer",
+        "equal_batches": "ranks whose leftovers make a batch run one step fewer than those whose do not",
+    },
+    under="aspect_ratio",
+)
+class DropsEachBucketsTail(AspectRatioBatches):
+    """Bug: with drop_last each bucket's leftover is dropped apart, never joined with the
+    other's, so a rank drops up to 2(B - 1) items and yields a batch fewer than len() says and
+    than other ranks: the DDP hang of mmdet #11114 (MultiDataAspectRatioBatchSampler, each
+    dataset's leftovers dropped apart)."""
+
+    def __iter__(self):
+        batches = list(super().__iter__())
+        if not self.drop_last:
+            return iter(batches)
+        return iter([batch for batch in batches if len({self.aspects[i] for i in batch}) == 1])

@@ -25,6 +25,9 @@ class IndexCase(Case):
     # How many items each label has (contracts of label-grouped batches); empty: two labels
     # of half the items each.
     label_counts: tuple[int, ...] = ()
+    # How many items are portrait (width < height, aspect bucket 0; the others bucket 1), for
+    # contracts of aspect-grouped batches; None: half of them, rounded down.
+    portraits: int | None = None
 
     def sampler_options(self, contract: SamplerContract) -> dict[str, Any]:
         options: dict[str, Any] = {"shuffle": self.shuffle, "seed": self.seed, "drop_last": self.drop_last}
@@ -34,7 +37,19 @@ class IndexCase(Case):
             options["repeats"] = self.repeats
         if contract.labels:
             options["labels"] = self.labels().tolist()
+        if contract.aspects:
+            options["aspects"] = self.aspects().tolist()
         return options
+
+    def aspects(self) -> np.ndarray:
+        """Item i's aspect bucket, as mmdet's AspectRatioBatchSampler computes it from the
+        item's width and height: 0 where width < height (``portraits`` items), 1 otherwise;
+        scattered over the dataset by a permutation fixed by N (the labels' own)."""
+        n = self.dataset_size
+        portraits = n // 2 if self.portraits is None else self.portraits
+        assert 0 <= portraits <= n, f"portraits={portraits} is not a count of N={n} items"
+        buckets = (np.arange(n) >= portraits).astype(np.int64)
+        return buckets[np.random.default_rng(n).permutation(n)]
 
     def labels(self) -> np.ndarray:
         """Item i's label: ``label_counts[k]`` items have label k, scattered over the dataset by
@@ -57,4 +72,5 @@ class IndexCase(Case):
             f"batch_size={self.batch_size}"
             + (f", repeats={self.repeats}" if self.repeats != 1 else "")
             + (f", label_counts={list(self.label_counts)}" if self.label_counts else "")
+            + (f", portraits={self.portraits}" if self.portraits is not None else "")
         )

@@ -32,6 +32,7 @@ class SamplerContract(Contract):
     yields_batches: bool = False  # True: the sampler yields lists of indices (a batch sampler)
     repeats: bool = False  # True: built with repeats=G, the copies of each selected index a generation batch holds
     labels: bool = False  # True: built with labels=, the label of each item, to group batches by
+    aspects: bool = False  # True: built with aspects=, the aspect bucket of each item (0: width < height)
     # What Attr(dataset) must mean, for the `defaults` invariant: DistributedSampler's defaults.
     defaults: tuple[tuple[str, object], ...] = (("shuffle", True), ("seed", 0), ("drop_last", False))
 
@@ -162,6 +163,15 @@ LABEL_GROUPS = Promise(
     facts=(("yields_batches", True), ("layout", "label-grouped batches"), ("labels", True)),
     per_epoch=True,
 )
+ASPECT_GROUPED = Promise(
+    "aspect_grouped",
+    "per-rank batches grouped by aspect bucket, as mmdet's AspectRatioBatchSampler reads its rank's share of "
+    "mmengine's DefaultSampler: every batch B items of one bucket but the rank's tail, its last two batches, of "
+    "which at most one mixes the buckets and only the last is short; the rank's batches together are its "
+    "padded strided share of ceil(N/W) items, with drop_last less the fewer than B it cannot fill a batch with",
+    facts=(("yields_batches", True), ("layout", "aspect-grouped batches"), ("aspects", True)),
+    per_epoch=True,
+)
 _TORCH_ORDER = (DETERMINISTIC, RESHUFFLES, SEED_EFFECTIVE, TORCH_ARGUMENTS)
 
 TORCH = SamplerContract.of(
@@ -247,8 +257,27 @@ LABELS = SamplerContract.of(
     reference="sampler_conformance.adapters.torch_batches:LabelGroups",
 )
 
+ASPECT_RATIO = SamplerContract.of(
+    (
+        VALID,
+        ACROSS_PROCESSES,
+        FINITE_EPOCHS,
+        ASPECT_GROUPED,
+        EQUAL_BATCHES,
+        DETERMINISTIC,
+        RESHUFFLES,
+        SEED_EFFECTIVE,
+    ),
+    name="aspect_ratio",
+    family="J",
+    description="per-rank batches grouped by aspect bucket (width < height or not) for detection: each rank's "
+    "batches of one bucket but its last two, cut from its own padded strided share; equal batch counts",
+    reference="sampler_conformance.adapters.torch_batches:AspectRatioBatches",
+)
+
 CONTRACTS: dict[str, SamplerContract] = {
-    c.name: c for c in (TORCH, CONTIGUOUS, PARTITION, INFINITE, BATCH, RANK_BATCHES, RANK_BLOCKS, GROUPS, LABELS)
+    c.name: c
+    for c in (TORCH, CONTIGUOUS, PARTITION, INFINITE, BATCH, RANK_BATCHES, RANK_BLOCKS, GROUPS, LABELS, ASPECT_RATIO)
 }
 
 

@@ -93,6 +93,8 @@ def draw_case(
     else:
         batch_size, label_counts = data.draw(st.integers(1, size + 2), label="batch_size"), ()
     repeats = data.draw(repeat_counts(world_size * batch_size), label="G (repeats)") if contract.repeats else 1
+    # Portrait items (aspect bucket 0): none, all, or any count between.
+    portraits = data.draw(st.integers(0, size), label="portraits") if contract.aspects else None
     return IndexCase(
         dataset_size=size,
         world_size=world_size,
@@ -102,6 +104,7 @@ def draw_case(
         batch_size=batch_size,
         repeats=repeats,
         label_counts=label_counts,
+        portraits=portraits,
     )
 
 

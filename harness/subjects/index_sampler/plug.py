@@ -168,7 +168,7 @@ def _accepted_parameters(spec: str, factory: Callable[..., Any], ranks_given_els
 
 def check_fit(plug: Plug, contract: Contract) -> None:
     """A SpecError unless the sampler takes the options ``contract`` builds it with beyond
-    DistributedSampler's (``batch_size=`` for batch samplers, ``repeats=``, ``labels=``), where
+    DistributedSampler's (``batch_size=`` for batch samplers, ``repeats=``, ``labels=``, ``aspects=``), where
     its signature says which it takes: without them every build would crash, a verdict on the
     choice of contract rather than on the sampler."""
     assert isinstance(plug, SamplerPlug) and isinstance(contract, SamplerContract)
