@@ -204,7 +204,11 @@ def most_batches(case: StreamCase) -> int:
 def checkpoints(case: StreamCase, at_epoch_end: bool = False) -> st.SearchStrategy[int | None]:
     """Batches a rank takes before a checkpoint: half the time an edge (none; all, after the
     last batch with the epoch not yet ended; and with ``at_epoch_end``, ``None``: once the
-    epoch has ended), half the time any number between."""
+    epoch has ended), half the time strictly between, where a resume has both a past and a
+    rest to get right. (Drawn from 0 to all, the between was a third of the draws where an
+    epoch holds two batches: datasets' resume, which loses its shuffle buffer, went unseen in
+    the 7 examples a group test draws.)"""
     most = most_batches(case)
     edges: list[int | None] = [0, most, None] if at_epoch_end else [0, most]
-    return st.one_of(st.sampled_from(edges), st.integers(0, most))
+    between = st.integers(1, most - 1) if most >= 2 else st.sampled_from(edges)
+    return st.one_of(st.sampled_from(edges), between)
