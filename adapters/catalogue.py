@@ -160,6 +160,14 @@ REAL_SAMPLERS: tuple[RealSampler, ...] = (
         "torch",
     ),
     RealSampler(
+        "AspectRatioBatchSampler over mmengine's DefaultSampler",
+        "selftests.corpus.mmdet:aspect_ratio_batch_sampler",
+        "aspect_ratio",
+        "mmengine",
+        None,
+        "mmdetection 0869b5f (needs compiled mmcv; ported in selftests/corpus/mmdet.py), over mmengine",
+    ),
+    RealSampler(
         "DistributedSampler, seed 000",
         "selftests.corpus.reference:MaskRCNNDistributedSampler",
         "contiguous",
