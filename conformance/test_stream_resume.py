@@ -13,7 +13,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sampler_conformance.core.evidence import expect_holds
+from sampler_conformance.core.evidence import expect_holds, not_applicable
+from sampler_conformance.subjects.iterable_dataset.case import StreamCase
 from sampler_conformance.subjects.iterable_dataset.draws import (
     MAX_GROUP_DATASET_SIZE,
     checkpoints,
@@ -55,6 +56,26 @@ def _resumed(group, world_size, stream_plug, contract, data):
 def test_stream_resume_continues(stateful_dataloader, group, world_size, stream_plug, contract, data):
     """Resumed after k batches of epoch e (none, some, all): the k batches and the rest are the uninterrupted epoch."""
     run = _resumed(group, world_size, stream_plug, contract, data)
+    expect_holds(run.resumed_once.observation, check_resume_continues(run))
+
+
+# Items a rank holds in the fixed case below: its first batch of one, and a rest to resume.
+FIXED_SHARE = 4
+
+
+@pytest.mark.invariant("stream_resume_continues")
+def test_stream_resume_continues_mid_epoch_of_a_shuffled_stream(
+    stateful_dataloader, group, world_size, stream_plug, contract
+):
+    """A case every certification judges, where the few draws of a group test may miss it: a
+    shuffled stream of FIXED_SHARE items a rank, batches of one, no workers, checkpointed after
+    the first batch of epoch 0. A resume that loses what a shuffle buffer held shows here
+    (datasets 5.2.0: docs/streaming-datasets.md)."""
+    if contract.mixes:
+        not_applicable("a mix of sources is drawn with its sources and weights, which a fixed case does not hold")
+    size = FIXED_SHARE * world_size
+    case = StreamCase(dataset_size=size, world_size=world_size, shard_sizes=(size,), shuffle=True, epoch=0)
+    run = resume_stream(group, stream_plug, contract, case, epoch=0, first_cut=1, second_cut=1)
     expect_holds(run.resumed_once.observation, check_resume_continues(run))
 
 
