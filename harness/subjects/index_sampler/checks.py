@@ -881,7 +881,8 @@ def check_aspect_share(
     ceil(N/W) items (with drop_last, less the fewer than B that fill no batch: a whole number
     of batches, ceil(N/W) // B of them); the ranks together repeat no index beyond the padding."""
     case = obs.case
-    share = -(-case.dataset_size // case.world_size) if case.world_size else 0
+    # The share is always padded (mmengine's DefaultSampler, round_up=True): drop_last cuts batches, not the share.
+    share = contract.expected_length(case.dataset_size, case.world_size, drop_last=False)
     expected = share - share % case.batch_size if case.drop_last else share
     wrong = {rank: items.size for rank, items in enumerate(obs.indices) if items.size != expected}
     if wrong:
@@ -898,7 +899,7 @@ def check_aspect_share(
             )
         ]
     counts = index_counts([obs], case.dataset_size)
-    padding = share * case.world_size - case.dataset_size
+    padding = contract.padding_size(case.dataset_size, case.world_size, drop_last=False)
     surplus = int(counts.sum()) - int(np.count_nonzero(counts))
     if surplus <= padding:
         return []
