@@ -145,6 +145,52 @@ class _StepCountResume:
         self.next_pass = (self.skip_batch_sampler(self.shard, skip_batches=self.step), self.step)
 
 
+@needs("accelerate", "accelerate")
+def PreparedOnMesh(
+    dataset: Any,
+    num_replicas: int | None = None,
+    rank: int | None = None,
+    device_mesh: Any = None,
+    shuffle: bool = True,
+    seed: int = 0,
+    drop_last: bool = False,
+    batch_size: int = 1,
+) -> Any:
+    """What ``prepare_data_loader(loader, torch_device_mesh=device_mesh)`` gives a rank of a
+    meshed job: the prepared loader's batch sampler, contract ``batch+mesh``.
+
+    accelerate 1.15.0 (``data_loader.py:1129-1165``), given a mesh and outside DeepSpeed, takes
+    the data size from the dimensions named ``dp_replicate`` and ``dp_shard`` alone and the data
+    rank as ``process_index // (tp size x cp size)``, then wraps the loader's BatchSampler in a
+    ``BatchSamplerShard`` of that many processes (1222-1254), as :func:`BatchSamplerShard` above.
+    Its ``process_index`` is ``PartialState``'s: the global rank, read from the process group
+    (``cpu=True`` where there is no GPU, as ``accelerate launch --cpu`` makes it; without it the
+    state reads no distributed job on CPU and every rank takes index 0). Without a mesh it
+    shards by ``num_replicas``/``rank``, as the suite builds a sampler in a plain group.
+
+    At one process accelerate does not wrap (1222-1223), so its last batch stays short where
+    more processes complete it from the first batches; this pads it there too, as
+    :func:`BatchSamplerShard` does, so that the one-rank reading is what every rank's is cut from.
+    """
+    data_loader = require("accelerate.data_loader", "accelerate", f"{__name__}:PreparedOnMesh")
+    from accelerate.state import PartialState
+    from torch.utils.data import DataLoader
+
+    PartialState(cpu=not torch.cuda.is_available())
+    loader = DataLoader(
+        dataset, batch_size=batch_size, sampler=seeded_index_sampler(dataset, shuffle, seed), drop_last=drop_last
+    )
+    if device_mesh is None:
+        num_replicas, rank = fill_from_process_group(num_replicas, rank)
+    prepared = data_loader.prepare_data_loader(
+        loader, num_processes=num_replicas, process_index=rank, put_on_device=False, torch_device_mesh=device_mesh
+    )
+    batches = prepared.batch_sampler
+    if not isinstance(batches, data_loader.BatchSamplerShard):  # one process: left unwrapped
+        batches = data_loader.BatchSamplerShard(batches, num_processes=1, process_index=0)
+    return batches
+
+
 class GeneratorShuffledIds(IterableDataset):
     """A user's IterableDataset of the ids 0 .. N-1, written as transformers'
     ``IterableDatasetShard`` docstring asks (accelerate's shard, the same code, handles the same

@@ -20,6 +20,7 @@ class RealSampler:
     origin: str = ""  # shown instead of a version when version_of is None
     # Why the verdict table cannot certify it in its environment (the docs say where it was); "": it does.
     not_in_table: str = ""
+    options: tuple[str, ...] = ()  # more options of its certification, as the table shows them (--meshes=...)
 
 
 MEGATRON_ORIGIN = "Megatron-LM cd55b7a (not on PyPI; ported in selftests/corpus/megatron.py)"
@@ -77,6 +78,19 @@ REAL_SAMPLERS: tuple[RealSampler, ...] = (
         "batch",
         "accelerate",
         "accelerate",
+    ),
+    # On device meshes (docs/meshes.md): accelerate counts only dimensions named dp_replicate and
+    # dp_shard as data, so the second row names its meshes so; the first keeps the suite's default.
+    *(
+        RealSampler(
+            "prepare_data_loader(torch_device_mesh=...) (its BatchSamplerShard)",
+            "sampler_conformance.adapters.accelerate:PreparedOnMesh",
+            "batch+mesh",
+            "accelerate",
+            "accelerate",
+            options=options,
+        )
+        for options in ((), ("--meshes=dp_shard2.tp2,tp2.dp_shard2",))
     ),
     RealSampler(
         "CustomDistributedBatchSampler",

@@ -149,7 +149,7 @@ def certify(environment: Environment, row: Row, workdir: Path, timeout_s: float)
             return Outcome(row, row.requirement, "not installable here", [f"pip: {error}"])
     if row.version_of is not None:
         package = f"{row.version_of} {environment.version(row.version_of)}"
-    certificate = workdir / re.sub(r"[^A-Za-z0-9]+", "_", f"{row.spec} {row.contract}")
+    certificate = workdir / re.sub(r"[^A-Za-z0-9]+", "_", " ".join([row.spec, row.contract, *row.options]))
     command = [
         str(environment.python),
         "-m",
@@ -161,6 +161,7 @@ def certify(environment: Environment, row: Row, workdir: Path, timeout_s: float)
         f"--hypothesis-seed={HYPOTHESIS_SEED}",
         f"--sampler={row.spec}",
         f"--contract={row.contract}",
+        *row.options,
         f"--certificate={certificate}",
     ]
     progress(f"certifying {row.spec} under contract {row.contract!r} ({package})")
@@ -239,10 +240,15 @@ def render_table(outcomes: list[Outcome], environment: Environment) -> str:
     for o in outcomes:
         failures = "<br>".join(cell(f) for f in o.failures)
         lines.append(
-            f"| {cell(o.row.sampler)}<br>`{o.row.spec}` | {cell(o.package)} | `{o.row.contract}` | "
+            f"| {cell(o.row.sampler)}<br>`{o.row.spec}` | {cell(o.package)} | {contract_cell(o.row)} | "
             f"{o.verdict} | {failures} |"
         )
     return "\n".join(lines) + "\n"
+
+
+def contract_cell(row: Row) -> str:
+    """`batch+mesh`, and the options its certification was given: `batch+mesh`<br>`--meshes=...`."""
+    return "<br>".join(f"`{cell(part)}`" for part in (row.contract, *row.options))
 
 
 def doc_has_markers() -> bool:
