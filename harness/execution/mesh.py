@@ -25,7 +25,7 @@ import pickle
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, is_dataclass
-from functools import cached_property
+from functools import cache, cached_property
 from typing import Any
 
 import numpy as np
@@ -39,7 +39,10 @@ from .scenario import MeshPlace, RankContext, Scenario, StepFailed
 # The dimensions that carry data, unless a run says otherwise: dp, dp_replicate, dp_shard.
 DATA_PREFIX = "dp"
 _DIMENSION = re.compile(r"([a-z][a-z_]*?)_?(\d+)")
-LAYOUT_SYNTAX = "dimensions outermost first, each a name and its size, joined by dots: dp2.tp2, pp2.dp_shard2.tp2"
+LAYOUT_SYNTAX = (
+    "dimensions outermost first, each a name and its size, joined by dots: dp2.tp2, pp2.dp_shard2.tp2; or drawn4, "
+    "meshes of 4 ranks drawn anew for each example"
+)
 
 
 @dataclass(frozen=True)
@@ -118,6 +121,44 @@ class MeshLayout:
         """``rank 3 (dp=1, tp=1)``."""
         at = ", ".join(f"{name}={c}" for name, c in zip(self.names, self.coordinates(rank), strict=True))
         return f"rank {rank} ({at})"
+
+
+# The largest dimension a drawn mesh has, and the world sizes it can be drawn at (products of
+# dimensions of 2 to 4 ranks each, up to 8 ranks in all).
+MOST_RANKS_PER_DIMENSION = 4
+DRAWN_PREFIX = "drawn"
+DRAWN_WORLD_SIZES = (1, 2, 3, 4, 6, 8)
+# How a drawn mesh is shown with its counterexample, as Hypothesis shows its other draws.
+DRAWN_NOTE = "Draw (device mesh): "
+
+
+@dataclass(frozen=True)
+class DrawnMeshes:
+    """``drawn4``: a mesh of ``world_size`` ranks whose dimensions, their sizes and their order
+    Hypothesis draws anew for every example (``harness.pytest_plugin.drawn_meshes``)."""
+
+    world_size: int
+
+    @classmethod
+    def parse(cls, text: str) -> DrawnMeshes | None:
+        """``drawn4`` -> meshes of 4 ranks; None for a text of another kind. Raises ValueError
+        for a world size no mesh of dimensions of at most 4 ranks makes."""
+        if not text.strip().startswith(DRAWN_PREFIX):
+            return None
+        size = text.strip().removeprefix(DRAWN_PREFIX)
+        if not size.isdigit() or int(size) not in DRAWN_WORLD_SIZES:
+            sizes = ", ".join(map(str, DRAWN_WORLD_SIZES))
+            raise ValueError(f"mesh {text!r}: meshes are drawn at a world size of {sizes} (e.g. {DRAWN_PREFIX}4)")
+        return cls(int(size))
+
+    @property
+    def id(self) -> str:
+        return f"{DRAWN_PREFIX}{self.world_size}"
+
+
+def parse_meshes(text: str) -> MeshLayout | DrawnMeshes:
+    """A layout (``dp2.tp2``) or meshes drawn at a world size (``drawn4``)."""
+    return DrawnMeshes.parse(text) or MeshLayout.parse(text)
 
 
 # A mesh's device meshes, built once per layout in each rank process (a group rebuilt after a
@@ -258,6 +299,12 @@ class MeshRanks:
     def __init__(self, pool: Any, layout: MeshLayout) -> None:
         self.pool = pool  # a RankPool of layout.world_size ranks
         self.layout = layout
+
+    @classmethod
+    @cache
+    def on(cls, pool: Any, layout: MeshLayout) -> MeshRanks:
+        """One per pool and mesh, for the session: replies are kept per ranks (``scenario.ask``)."""
+        return cls(pool, layout)
 
     @property
     def world_size(self) -> int:

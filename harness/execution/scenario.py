@@ -221,7 +221,9 @@ def ask(ranks: Ranks, scenario: Scenario) -> list[Any]:
     scenarios that read it twice themselves). Faults are not kept: a request that failed is
     sent again."""
     __tracebackhide__ = True  # failures point at the sampler, not the harness
-    kept = _replies.setdefault(ranks, OrderedDict())
+    # Kept per the ranks that answer: ranks that stand for others in turn (a mesh drawn anew for
+    # each example) name the ones answering now.
+    kept = _replies.setdefault(getattr(ranks, "answering", ranks), OrderedDict())
     try:
         replies = kept[scenario]
     except KeyError:

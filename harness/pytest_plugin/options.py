@@ -13,7 +13,7 @@ import pytest
 
 from sampler_conformance.execution import simulator
 from sampler_conformance.execution.backend import BACKENDS, DEFAULT_BACKEND
-from sampler_conformance.execution.mesh import LAYOUT_SYNTAX, MeshLayout
+from sampler_conformance.execution.mesh import LAYOUT_SYNTAX, DrawnMeshes, MeshLayout, parse_meshes
 from sampler_conformance.subjects import (
     CONTRACT_SYNTAX,
     DEFAULT_CONTRACT,
@@ -25,7 +25,7 @@ from sampler_conformance.subjects import (
 
 DEFAULT_WORLD_SIZES = "1,2,4"  # sized for 2 cores; GPU nodes: --backend=nccl --world-sizes=8
 # One group of 4 processes serves both: the data dimension outermost, then innermost.
-DEFAULT_MESHES = "dp2.tp2,tp2.dp2"
+DEFAULT_MESHES = "dp2.tp2,tp2.dp2,drawn4"
 
 
 @dataclass(frozen=True)
@@ -71,9 +71,9 @@ def _world_sizes(text: str) -> tuple[int, ...]:
     return tuple(sorted(set(sizes)))
 
 
-def _mesh_layouts(text: str) -> tuple[MeshLayout, ...]:
+def _mesh_layouts(text: str) -> tuple[MeshLayout | DrawnMeshes, ...]:
     try:
-        layouts = tuple(dict.fromkeys(MeshLayout.parse(part) for part in text.split(",") if part.strip()))
+        layouts = tuple(dict.fromkeys(parse_meshes(part) for part in text.split(",") if part.strip()))
     except ValueError as error:
         raise pytest.UsageError(f"--meshes={text!r}: {error}") from None
     if not layouts:

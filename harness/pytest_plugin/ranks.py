@@ -36,7 +36,7 @@ from hypothesis import HealthCheck
 from sampler_conformance.core.evidence import not_applicable
 from sampler_conformance.core.invariants import REGISTRY, Where
 from sampler_conformance.execution.backend import cuda_device_count
-from sampler_conformance.execution.mesh import MESH, MeshLayout, MeshRanks
+from sampler_conformance.execution.mesh import MESH, DrawnMeshes, MeshLayout, MeshRanks
 from sampler_conformance.execution.rank_pool import RankPool, RankPools
 from sampler_conformance.execution.scenario import Ranks
 from sampler_conformance.execution.simulator import SIMULATED
@@ -44,6 +44,7 @@ from sampler_conformance.execution.torchrun.pool import started_pools
 from sampler_conformance.subjects import subject_of
 
 from . import profiles
+from .drawn_meshes import DrawnMeshRanks
 from .folders import IN_PROCESS_DIR, PROCESS_GROUPS_DIR
 from .options import option_named, setting
 from .state import state
@@ -98,7 +99,9 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     params = [pytest.param(None, id=SIMULATED_ID)] if simulated else []
     if placed == [RANKS]:
         params += [pytest.param(w, id=world_size_id(w)) for w in sizes]
-        params += [pytest.param(layout, id=f"mesh-{layout.id}") for layout in _meshes(metafunc.config) if in_groups]
+        drawn = hypothesis.is_hypothesis_test(metafunc.function)  # a fixed case has no draws to draw a mesh among
+        meshes = [m for m in _meshes(metafunc.config) if drawn or not isinstance(m, DrawnMeshes)] if in_groups else []
+        params += [pytest.param(mesh, id=f"mesh-{mesh.id}") for mesh in meshes]
     else:
         changes = [(old, new) for old in sizes for new in sizes if old != new]
         params += [pytest.param(change, id=f"{world_size_id(change[0])}to{change[1]}") for change in changes]
@@ -108,7 +111,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     metafunc.parametrize(placed[0], params, indirect=True)
 
 
-def _meshes(config: pytest.Config) -> tuple[MeshLayout, ...]:
+def _meshes(config: pytest.Config) -> tuple[MeshLayout | DrawnMeshes, ...]:
     """The meshes of --meshes, where the contract promises +mesh; else none."""
     on_meshes = any(promise.name == MESH.name for promise in state(config).contract.composed_of)
     return setting(config, option_named("meshes")) if on_meshes else ()
@@ -119,10 +122,10 @@ def group_sizes(config: pytest.Config) -> tuple[int, ...]:
     return tuple(sorted({*setting(config, option_named("world-sizes")), *(m.world_size for m in _meshes(config))}))
 
 
-def mesh_of(item: pytest.Item) -> MeshLayout | None:
-    """The device mesh the item's ranks run on, if they do."""
+def mesh_of(item: pytest.Item) -> MeshLayout | DrawnMeshes | None:
+    """The device mesh the item's ranks run on (or the meshes drawn for it), if they do."""
     placed = _placement(item)
-    return placed if isinstance(placed, MeshLayout) else None
+    return placed if isinstance(placed, (MeshLayout, DrawnMeshes)) else None
 
 
 def _placement(item: pytest.Item) -> Any:
@@ -189,14 +192,10 @@ def ranks(request: pytest.FixtureRequest) -> Ranks:
         )
     pools = request.getfixturevalue("rank_pools")
     if isinstance(request.param, MeshLayout):
-        return _mesh_ranks(group_pool(request, pools, request.param.world_size), request.param)
+        return MeshRanks.on(group_pool(request, pools, request.param.world_size), request.param)
+    if isinstance(request.param, DrawnMeshes):
+        return DrawnMeshRanks(group_pool(request, pools, request.param.world_size), request.param)
     return group_pool(request, pools, request.param)
-
-
-@cache
-def _mesh_ranks(pool: RankPool, layout: MeshLayout) -> MeshRanks:
-    """One per pool and mesh, for the session: replies are kept per ranks (``scenario.ask``)."""
-    return MeshRanks(pool, layout)
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,7 @@ from sampler_conformance.core.contracts import Contract
 from sampler_conformance.core.frequencies import merge_summaries
 from sampler_conformance.core.invariants import REGISTRY, Where, title
 from sampler_conformance.core.subject import Subject
+from sampler_conformance.execution.mesh import DRAWN_NOTE
 from sampler_conformance.subjects import subject_of
 
 HELD, FAILED, NOT_APPLICABLE, NOT_RUN, ERROR = "held", "failed", "not applicable", "not run", "error"
@@ -288,6 +289,12 @@ def _distinct(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
 MAX_SHOWN_COUNTEREXAMPLES = 3
 
 
+def _on_drawn_mesh(record: dict[str, Any]) -> str:
+    """``, on mesh dp2.cp2`` where the counterexample's mesh was drawn (its test id says only drawn4)."""
+    meshes = [d.removeprefix(DRAWN_NOTE) for d in record.get("draws", []) if d.startswith(DRAWN_NOTE)]
+    return f", on mesh {meshes[0]}" if meshes else ""
+
+
 def shown_counterexamples(records: Sequence[dict[str, Any]], indent: str, rest_in: str, whole: bool) -> list[str]:
     """The first MAX_SHOWN_COUNTEREXAMPLES of an invariant's counterexamples, two lines each
     (``[title] message`` and ``case (test)``; the message's first line unless ``whole``), then
@@ -296,7 +303,7 @@ def shown_counterexamples(records: Sequence[dict[str, Any]], indent: str, rest_i
     for record in records[:MAX_SHOWN_COUNTEREXAMPLES]:
         message = record["message"] if whole else record["message"].splitlines()[0]
         lines.append(f"{indent}[{record['title']}] {message}")
-        lines.append(f"{indent}  {record.get('case') or ''} ({record['test']})")
+        lines.append(f"{indent}  {record.get('case') or ''} ({record['test']}{_on_drawn_mesh(record)})")
     hidden = len(records) - MAX_SHOWN_COUNTEREXAMPLES
     if hidden > 0:
         lines.append(f"{indent}... {hidden} more counterexamples in {rest_in}")
