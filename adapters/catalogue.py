@@ -92,6 +92,15 @@ REAL_SAMPLERS: tuple[RealSampler, ...] = (
         )
         for options in ((), ("--meshes=dp_shard2.tp2,tp2.dp_shard2",))
     ),
+    # Lightning builds its own (data_parallel, tensor_parallel) mesh, data outermost: no other.
+    RealSampler(
+        "ModelParallelStrategy's DistributedSampler (FSDP2 x TP)",
+        "sampler_conformance.adapters.lightning:ModelParallelDistributedSampler",
+        "torch+mesh",
+        "pytorch-lightning",
+        "pytorch-lightning",
+        options=("--meshes=dp2.tp2",),
+    ),
     RealSampler(
         "CustomDistributedBatchSampler",
         "sampler_conformance.adapters.funasr:CustomDistributedBatchSampler",

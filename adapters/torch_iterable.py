@@ -5,6 +5,7 @@ tells each DataLoader worker which part of the stream to read.
     sampler_conformance.adapters.torch_iterable:make_padded     contract stream_padded     (its reference)
     sampler_conformance.adapters.torch_iterable:make_truncated  contract stream_truncated  (its reference)
     sampler_conformance.adapters.torch_iterable:make_mix        contract stream_mix        (its reference)
+    sampler_conformance.adapters.torch_iterable:make_on_mesh    contract stream+mesh       (device_mesh=, its reference)
     sampler_conformance.adapters.torch_iterable:docs_example    contract stream            (the docs' example as written)
 
 ``docs_example`` is the first example of ``torch.utils.data.IterableDataset``'s docstring,
@@ -28,10 +29,13 @@ from __future__ import annotations
 
 import math
 from itertools import islice
+from typing import Any
 
 import numpy as np
 import torch
 from torch.utils.data import IterableDataset, get_worker_info
+
+from . import data_coordinates
 
 
 class MyIterableDataset(IterableDataset):
@@ -164,6 +168,17 @@ class TruncatedRankWorkerSplit(RankWorkerSplit):
 
 
 def make(dataset_size: int, *, rank: int, world_size: int, seed: int = 0, shuffle: bool = False) -> RankWorkerSplit:
+    return RankWorkerSplit(dataset_size, rank, world_size, seed, shuffle)
+
+
+def make_on_mesh(
+    dataset_size: int, *, rank: int, world_size: int, device_mesh: Any = None, seed: int = 0, shuffle: bool = False
+) -> RankWorkerSplit:
+    """:func:`make` for a meshed job: given the job's ``device_mesh``, it reads its data
+    coordinates there (:func:`data_coordinates`) and not from ``rank``/``world_size``, which
+    are then the global ones; the reference of the ``device_mesh=`` convention (docs/meshes.md)."""
+    if device_mesh is not None:
+        rank, world_size = data_coordinates(device_mesh)
     return RankWorkerSplit(dataset_size, rank, world_size, seed, shuffle)
 
 

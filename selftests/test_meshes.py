@@ -6,6 +6,7 @@ usage error that says how to write one."""
 
 from __future__ import annotations
 
+import multiprocessing
 from dataclasses import dataclass
 
 import numpy as np
@@ -21,11 +22,13 @@ from sampler_conformance.execution.mesh import (
     first_difference,
     parse_meshes,
 )
+from sampler_conformance.execution.scenario import CallWatch, MeshPlace, RankContext
 from sampler_conformance.pytest_plugin.drawn_meshes import mesh_layouts
 from sampler_conformance.subjects import contract_named
+from sampler_conformance.subjects.iterable_dataset.plug import StreamPlug
 
 from .catalogue import MESH_BAD, MESH_CONTRACT, MESH_WORLD_SIZES
-from .suite_run import certify, certify_rejected
+from .suite_run import PROPERTIES, certify, certify_rejected
 
 OPTIONS = (f"--contract={MESH_CONTRACT}", f"--world-sizes={MESH_WORLD_SIZES}")
 # The known-bads' proofs run on the two fixed meshes alone: each shows on one of them, and a
@@ -119,3 +122,42 @@ def test_replicas_that_read_apart_are_shown_where_their_replies_first_differ():
     ours = Reply(0, {"explicit": (np.array([0, 2]), np.array([1, 3]))})
     theirs = Reply(0, {"explicit": (np.array([0, 2]), np.array([3, 1]))})
     assert first_difference(ours, theirs) == ("readings[explicit][1]", [1, 3], [3, 1])
+
+
+def _stream_on(factory, mesh: MeshPlace | None):
+    """The plug of a stream ``factory``, and rank 1 of 2 data ranks in group rank 3 of ``mesh``'s job."""
+    plug = StreamPlug("spec", factory, None, frozenset())
+    return plug, RankContext(1, 2, plug, CallWatch.create(multiprocessing), "gloo", mesh=mesh)
+
+
+def test_a_factory_that_names_device_mesh_is_given_the_mesh_and_the_global_rank_on_a_mesh():
+    def takes_the_mesh(dataset_size, *, rank, world_size, device_mesh=None): ...
+
+    def takes_ranks(dataset_size, *, rank, world_size, **options): ...
+
+    mesh = MeshPlace(group_rank=3, group_size=4, speakers=(0, 1), device_mesh="the DeviceMesh")
+    plug, rank = _stream_on(takes_the_mesh, mesh)
+    assert plug.placed(rank, 1, 2) == (3, 4, {"device_mesh": "the DeviceMesh"})
+    assert plug.placed(rank, 0, 2) == (0, 2, {})  # another rank's dataset: its data coordinates
+    plug, rank = _stream_on(takes_the_mesh, None)
+    assert plug.placed(rank, 1, 2) == (1, 2, {})  # a plain group
+    plug, rank = _stream_on(takes_ranks, mesh)  # **options is not given the mesh unasked
+    assert plug.placed(rank, 1, 2) == (1, 2, {})
+
+
+def test_a_stream_that_takes_the_mesh_finds_its_data_coordinates_there(pytester):
+    run = certify(
+        pytester,
+        "sampler_conformance.adapters.torch_iterable:make_on_mesh",
+        "--contract=stream+mesh",
+        "--meshes=tp2.dp2",
+        "-k",
+        "test_stream_epoch and mesh",
+        ranks="groups",
+        paths=(PROPERTIES,),
+    )
+    # Its replicas read alike on every request, and its data ranks each item once: the mesh
+    # reached it (given data coordinates, or none, make_on_mesh reads the same; the unit test
+    # above holds placed() to giving the mesh).
+    assert run.exit_code == pytest.ExitCode.OK and not run.failed_invariants, run.explain()
+    assert run.statuses["replicas_read_alike"] == "held", run.explain()

@@ -15,6 +15,7 @@ from typing import Any, ClassVar
 
 from sampler_conformance.core.subject import SpecError
 from sampler_conformance.execution.file_modules import NotAModule, is_file_module, load_file_module
+from sampler_conformance.execution.scenario import RankContext
 
 # A factory carries this attribute, (module, PyPI distribution), when it adapts a sampler
 # from a package that may not be installed (``adapters.needs``).
@@ -129,6 +130,25 @@ def keyword_parameters(factory: Callable[..., Any]) -> frozenset[str] | None:
     return frozenset(name for name, p in parameters.items() if p.kind in keyword_kinds)
 
 
+# The parameter by which a sampler or factory takes the job's DeviceMesh (docs/meshes.md).
+MESH_PARAMETER = "device_mesh"
+
+
+def names_parameter(factory: Callable[..., Any], name: str) -> bool:
+    """``factory`` names the keyword parameter ``name`` (one that takes ``**kwargs`` is not
+    given it unasked: it may pass it on to a sampler that refuses it)."""
+    try:
+        parameter = inspect.signature(factory).parameters.get(name)
+    except (TypeError, ValueError):
+        return False
+    return parameter is not None and parameter.kind in (parameter.POSITIONAL_OR_KEYWORD, parameter.KEYWORD_ONLY)
+
+
+def mesh_said(mesh: dict[str, Any]) -> str:
+    """``, device_mesh=the job's DeviceMesh`` where a factory is built with the mesh, for the call's words."""
+    return f", {MESH_PARAMETER}=the job's DeviceMesh" if mesh else ""
+
+
 def source_file(factory: Any, module: Any) -> str | None:
     for obj in (factory, module):
         try:
@@ -191,6 +211,21 @@ class FactoryPlug:
 
     def supports(self, parameter: str) -> bool:
         return parameter in self.accepted
+
+    def taken(self, options: dict[str, Any]) -> dict[str, Any]:
+        """Of ``options``, those the factory takes: the optional parameters it names, and the
+        mesh, which :meth:`placed` gives only to a factory that names it."""
+        return {name: value for name, value in options.items() if name in self.accepted or name == MESH_PARAMETER}
+
+    def placed(self, rank: RankContext, who: int, world_size: int) -> tuple[int, int, dict[str, Any]]:
+        """The rank and world size to build rank ``who``'s subject with, and the mesh where it
+        takes one: on a device mesh, a factory that names ``device_mesh`` is given the job's
+        mesh, with the global rank and world size that the process group gives, and finds its
+        data coordinates itself (docs/meshes.md); elsewhere, or building another rank's,
+        ``who`` of ``world_size``."""
+        if rank.mesh is not None and who == rank.rank and names_parameter(self.factory, MESH_PARAMETER):
+            return rank.mesh.group_rank, rank.mesh.group_size, {MESH_PARAMETER: rank.mesh.device_mesh}
+        return who, world_size, {}
 
     def missing_reason(self, parameter: str) -> str:
         return f"the {self.called} has no `{parameter}` parameter"

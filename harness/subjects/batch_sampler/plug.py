@@ -59,8 +59,7 @@ class BatchPlug(FactoryPlug):
 
     def build(self, lengths: list[int], rank: int, world_size: int, **options: Any) -> Any:
         """One rank's batch sampler; of ``options``, those the factory does not take are left out."""
-        kwargs = {name: value for name, value in options.items() if name in self.accepted}
-        return self.factory(lengths, num_replicas=world_size, rank=rank, **kwargs)
+        return self.factory(lengths, num_replicas=world_size, rank=rank, **self.taken(options))
 
     def batch_costs(self, lengths: np.ndarray, batch: np.ndarray) -> int:
         """What ``batch`` costs against the budget, by the sampler's declared rule."""

@@ -25,6 +25,7 @@ from sampler_conformance.execution.collectives import read_in_lockstep
 from sampler_conformance.execution.scenario import BadItems, RankContext, Ranks, Scenario, ask
 from sampler_conformance.subjects.common.reading import BadIndex, batch_array, batch_sizes, cut, lens_around
 from sampler_conformance.subjects.common.reading import read_limit as limit_for
+from sampler_conformance.subjects.specs import mesh_said
 
 from .case import BatchCase
 from .contracts import BatchContract
@@ -123,9 +124,10 @@ class ReadBatches(Scenario):
         case = self.case
         plug: BatchPlug = rank.plug
         built = rank.rank if self.as_rank is None else self.as_rank
+        given_rank, size, mesh = plug.placed(rank, built, case.world_size)
         sampler = rank.call(
-            f"in make(lengths, num_replicas={case.world_size}, rank={built}, ...)",
-            lambda: plug.build(list(case.lengths), built, case.world_size, **case.sampler_options()),
+            f"in make(lengths, num_replicas={size}, rank={given_rank}{mesh_said(mesh)}, ...)",
+            lambda: plug.build(list(case.lengths), given_rank, size, **case.sampler_options(), **mesh),
         )
         limit = read_limit(case)
         readings = []

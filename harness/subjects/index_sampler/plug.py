@@ -21,7 +21,15 @@ import torch.distributed as dist
 from sampler_conformance.core.contracts import Contract
 from sampler_conformance.core.subject import Plug, SpecError
 
-from ..specs import import_module, keyword_parameters, resolve_attribute, source_file, split_spec
+from ..specs import (
+    MESH_PARAMETER,
+    import_module,
+    keyword_parameters,
+    names_parameter,
+    resolve_attribute,
+    source_file,
+    split_spec,
+)
 from .case import IndexCase
 from .contracts import LEAST_LABELLED_BATCH, SamplerContract
 from .wrappers import WRAPPERS, Wrapper, split_sharded
@@ -33,7 +41,6 @@ OPTIONAL_PARAMETERS = ("shuffle", "seed", "drop_last")
 RANK_PARAMETERS = ("num_replicas", "rank")
 # A sampler that takes the job's DeviceMesh finds its data coordinates there: on a mesh it is
 # given the mesh instead of num_replicas/rank (docs/meshes.md).
-MESH_PARAMETER = "device_mesh"
 # A factory sets this attribute to True when its sampler reads its rank from the process
 # group; it is then built with neither num_replicas nor rank, in real groups only.
 GROUP_ATTRIBUTE = "needs_process_group"
@@ -132,19 +139,9 @@ def load_plug(spec: str) -> SamplerPlug:
         source_file=source_file(factory, module),
         accepted=_accepted_parameters(spec, factory, ranks_given_elsewhere=needs_group or wrapper is not None),
         needs_process_group=needs_group,
-        takes_mesh=_names_parameter(factory, MESH_PARAMETER),
+        takes_mesh=names_parameter(factory, MESH_PARAMETER),
         wrapper=wrapper,
     )
-
-
-def _names_parameter(factory: Callable[..., Any], name: str) -> bool:
-    """``factory`` names the keyword parameter ``name`` (one that takes ``**kwargs`` is not
-    given it unasked: it may pass it on to a sampler that refuses it)."""
-    try:
-        parameter = inspect.signature(factory).parameters.get(name)
-    except (TypeError, ValueError):
-        return False
-    return parameter is not None and parameter.kind in (parameter.POSITIONAL_OR_KEYWORD, parameter.KEYWORD_ONLY)
 
 
 def _accepted_parameters(spec: str, factory: Callable[..., Any], ranks_given_elsewhere: bool) -> frozenset[str]:

@@ -29,16 +29,19 @@ from typing import Any, ClassVar
 from sampler_conformance.core.contracts import Contract
 from sampler_conformance.core.subject import Plug, SpecError
 from sampler_conformance.execution.file_modules import is_file_module
+from sampler_conformance.execution.scenario import RankContext
 
 from ..specs import (
     FactoryConvention,
     FactoryPlug,
     import_module,
     keyword_parameters,
+    mesh_said,
     resolve_attribute,
     source_file,
     split_spec,
 )
+from .case import StreamCase
 from .contracts import StreamContract
 
 DEFAULT_SPEC = "sampler_conformance.adapters.torch_iterable:make"
@@ -82,8 +85,16 @@ class StreamPlug(FactoryPlug):
 
     def build(self, dataset_size: int, rank: int, world_size: int, **options: Any) -> Any:
         """One rank's dataset; of ``options``, those the factory does not take are left out."""
-        kwargs = {name: value for name, value in options.items() if name in self.accepted}
-        return self.factory(dataset_size, rank=rank, world_size=world_size, **kwargs)
+        return self.factory(dataset_size, rank=rank, world_size=world_size, **self.taken(options))
+
+
+def build_dataset(rank: RankContext, plug: StreamPlug, case: StreamCase, who: int, options: dict[str, Any]) -> Any:
+    """Rank ``who``'s dataset for ``case``, built in ``rank``'s process (on a mesh, as :meth:`FactoryPlug.placed` says)."""
+    given_rank, size, mesh = plug.placed(rank, who, case.world_size)
+    return rank.call(
+        f"in make(N={case.dataset_size}, rank={given_rank}, world_size={size}{mesh_said(mesh)}, ...)",
+        lambda: plug.build(case.dataset_size, given_rank, size, **options, **mesh),
+    )
 
 
 def load_plug(spec: str) -> StreamPlug:

@@ -47,7 +47,7 @@ from .case import StreamCase
 from .contracts import StreamContract
 from .items import Batch, checked
 from .loading import has_set_epoch, loader_generator, read_to_end, real_loader, set_epoch
-from .plug import StreamPlug, load_plug
+from .plug import StreamPlug, build_dataset, load_plug
 from .runs import StreamEpoch, StreamResume
 from .scenarios import layouts_root, stream_epoch, workdir_of
 
@@ -148,10 +148,7 @@ class ResumeStream(Scenario):
         case = self.case
         options = case.factory_options(workdir_of(self.workdir_root, case))
         plug: StreamPlug = rank.plug
-        dataset = rank.call(
-            f"in make(N={case.dataset_size}, rank={rank.rank}, world_size={case.world_size}, ...)",
-            lambda: plug.build(case.dataset_size, rank.rank, case.world_size, **options),
-        )
+        dataset = build_dataset(rank, plug, case, rank.rank, options)
         warnings.filterwarnings("ignore", message=".*set_vital.*")  # torchdata 0.11 calls it, deprecated in torch
         loader: Any = real_loader(case, dataset, loader_generator(case, rank.rank, 0), StatefulDataLoader)
         if state is not None:

@@ -39,7 +39,7 @@ from .loading import (
     simulated_epoch,
     torchrun_environment,
 )
-from .plug import StreamPlug, load_plug
+from .plug import StreamPlug, build_dataset, load_plug
 from .runs import StreamEpoch
 
 
@@ -89,10 +89,7 @@ class ReadEpochs(Scenario):
         # rank's dataset (read without workers, who would not see it), is given the rank it plays.
         plays = simulated or who != rank.rank
         with torchrun_environment(who, case.world_size) if plays else nullcontext():
-            dataset = rank.call(
-                f"in make(N={case.dataset_size}, rank={who}, world_size={case.world_size}, ...)",
-                lambda: plug.build(case.dataset_size, who, case.world_size, **options),
-            )
+            dataset = build_dataset(rank, plug, case, who, options)
             generator = loader_generator(case, who, self.reading)
             loader = None if simulated else real_loader(case, dataset, generator)
             readings = []

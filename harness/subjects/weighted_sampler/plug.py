@@ -42,9 +42,8 @@ class WeightedPlug(FactoryPlug):
 
     def build(self, weights: list[float], rank: int, world_size: int, **options: Any) -> Any:
         """One rank's sampler; of ``options``, those the factory does not take are left out."""
-        taken = (*REQUIRED_PARAMETERS, *self.accepted)
-        kwargs = {name: value for name, value in options.items() if name in taken}
-        return self.factory(weights, num_replicas=world_size, rank=rank, **kwargs)
+        required = {name: options[name] for name in REQUIRED_PARAMETERS if name in options}
+        return self.factory(weights, num_replicas=world_size, rank=rank, **required, **self.taken(options))
 
 
 def load_plug(spec: str) -> WeightedPlug:

@@ -23,6 +23,7 @@ from sampler_conformance.execution.global_rng import seed_global_rngs
 from sampler_conformance.execution.scenario import BadItems, RankContext, Ranks, Scenario, ask
 from sampler_conformance.subjects.common.reading import BadIndex, as_index_array, lens_around
 from sampler_conformance.subjects.common.reading import read_limit as limit_for
+from sampler_conformance.subjects.specs import mesh_said
 
 from .case import WeightedCase
 from .contracts import WeightedContract
@@ -92,9 +93,10 @@ class ReadDraws(Scenario):
         plug: WeightedPlug = rank.plug
         if rank.backend is not None:
             seed_global_rngs(case.seed)
+        given_rank, size, mesh = plug.placed(rank, rank.rank, case.world_size)
         sampler = rank.call(
-            f"in make(weights, num_replicas={case.world_size}, rank={rank.rank}, ...)",
-            lambda: plug.build(list(case.weights), rank.rank, case.world_size, **case.sampler_options()),
+            f"in make(weights, num_replicas={size}, rank={given_rank}{mesh_said(mesh)}, ...)",
+            lambda: plug.build(list(case.weights), given_rank, size, **case.sampler_options(), **mesh),
         )
         readings = []
         for epoch in self.epochs:

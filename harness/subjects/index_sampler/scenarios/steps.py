@@ -18,9 +18,9 @@ from sampler_conformance.execution.scenario import RankContext
 from sampler_conformance.subjects.common.index_dataset import IndexDataset
 from sampler_conformance.subjects.common.reading import read_limit, reported_len
 
+from ...specs import MESH_PARAMETER
 from ..case import IndexCase
 from ..contracts import SamplerContract
-from ..plug import MESH_PARAMETER
 from ..reading import Reading, read_pass
 
 # A fault while the sampler is built, in its words ("raised ValueError in its constructor (...)").
