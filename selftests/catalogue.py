@@ -212,10 +212,17 @@ POISSON_CONTRACT = "poisson"
 POISSON_BAD: dict[str, Rejection] = rejections(batch_bad, under=POISSON_CONTRACT)
 
 # The bugs of a meshed job, certified under torch+mesh by the whole suite (selftests/test_meshes.py):
-# groups of MESH_WORLD_SIZES besides the meshes of --meshes' default.
+# groups of MESH_WORLD_SIZES besides the meshes of --meshes' default (or of the rejection's own).
 MESH_CONTRACT = "torch+mesh"
 MESH_BAD: dict[str, Rejection] = rejections(mesh_bad, under=MESH_CONTRACT)
 MESH_WORLD_SIZES = "2"
+# ...a sampler that shuffles its own share, and so promises no one order across processes:
+# partition less across_processes, on meshes...
+MESH_LOCAL_SHUFFLE_CONTRACT = "valid,finite_epochs,exact_partition,deterministic,seed_effective+mesh"
+MESH_LOCAL_SHUFFLE_BAD: dict[str, Rejection] = rejections(mesh_bad, under=MESH_LOCAL_SHUFFLE_CONTRACT)
+# ...and the streams' bugs, under stream+mesh.
+MESH_STREAM_CONTRACT = "stream+mesh"
+MESH_STREAM_BAD: dict[str, Rejection] = rejections(mesh_bad, under=MESH_STREAM_CONTRACT)
 
 # Every table of expected verdicts, each run by its own selftest: a known-bad counts as
 # proven (test_registry) only through one of them.
@@ -237,6 +244,8 @@ TABLES: tuple[dict[str, Rejection], ...] = (
     MICRO_BATCHES_BAD,
     POISSON_BAD,
     MESH_BAD,
+    MESH_LOCAL_SHUFFLE_BAD,
+    MESH_STREAM_BAD,
 )
 
 

@@ -184,8 +184,11 @@ def certify_rejected(
     *options: str,
     ranks: str = "simulated",
 ) -> SuiteRun:
-    """:func:`certify` under the profile the rejection's proof names, asserting that the run
-    failed exactly what the catalogue's ``rejection`` allows (:meth:`SuiteRun.assert_rejected`)."""
+    """:func:`certify` under the profile and on the meshes the rejection's proof names,
+    asserting that the run failed exactly what the catalogue's ``rejection`` allows
+    (:meth:`SuiteRun.assert_rejected`)."""
+    if rejection.meshes is not None:
+        options = (*options, f"--meshes={rejection.meshes}")
     run = certify(pytester, spec, *options, ranks=ranks, profile=rejection.profile)
     run.assert_rejected(rejection)
     return run

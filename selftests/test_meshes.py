@@ -1,8 +1,9 @@
 """Device meshes (``+mesh``, docs/meshes.md): a mesh's layout puts each global rank where
-``init_device_mesh`` puts it; torch's DistributedSampler, built with the data coordinates,
-holds every invariant of ``torch+mesh`` through the whole suite; the known-bad that takes the
-global rank for its data rank fails exactly its invariants; a mesh that cannot be read is a
-usage error that says how to write one."""
+``init_device_mesh`` puts it; torch's DistributedSampler and the stream reference, built
+with the data coordinates, hold every invariant of ``torch+mesh`` and ``stream+mesh`` through
+the whole suite; each known-bad of a meshed job fails exactly its invariants, under the
+contract and on the meshes it declares; a mesh that cannot be read is a usage error that says
+how to write one."""
 
 from __future__ import annotations
 
@@ -27,12 +28,20 @@ from sampler_conformance.pytest_plugin.drawn_meshes import mesh_layouts
 from sampler_conformance.subjects import contract_named
 from sampler_conformance.subjects.iterable_dataset.plug import StreamPlug
 
-from .catalogue import MESH_BAD, MESH_CONTRACT, MESH_WORLD_SIZES
+from .catalogue import (
+    MESH_BAD,
+    MESH_CONTRACT,
+    MESH_LOCAL_SHUFFLE_BAD,
+    MESH_STREAM_BAD,
+    MESH_STREAM_CONTRACT,
+    MESH_WORLD_SIZES,
+)
 from .suite_run import PROPERTIES, certify, certify_rejected
 
-OPTIONS = (f"--contract={MESH_CONTRACT}", f"--world-sizes={MESH_WORLD_SIZES}")
-# The known-bads' proofs run on the two fixed meshes alone: each shows on one of them, and a
-# drawn mesh costs the group a DeviceMesh per layout drawn.
+# Every known-bad of a meshed job, each certified under the contract it declares.
+MESH_BADS = {**MESH_BAD, **MESH_LOCAL_SHUFFLE_BAD, **MESH_STREAM_BAD}
+# A known-bad's proof runs on the two fixed meshes unless it names its own (Rejection.meshes):
+# each shows on one of them, and a drawn mesh costs the group a DeviceMesh per layout drawn.
 FIXED_MESHES = "--meshes=dp2.tp2,tp2.dp2"
 
 
@@ -101,16 +110,31 @@ def test_a_mesh_refused_is_a_usage_error(pytester):
     assert "--meshes='tp2.pp2': mesh 'tp2.pp2' has no data-parallel dimension" in errors, errors
 
 
-def test_distributed_sampler_built_with_the_data_coordinates_holds_every_invariant_on_meshes(pytester):
-    run = certify(pytester, "torch.utils.data.distributed:DistributedSampler", *OPTIONS, ranks="all")
+@pytest.mark.parametrize(
+    "spec, contract, meshes",
+    [
+        ("torch.utils.data.distributed:DistributedSampler", MESH_CONTRACT, ()),
+        # A stream's tests start DataLoader workers on every rank: one fixed mesh and the drawn ones.
+        ("sampler_conformance.adapters.torch_iterable:make", MESH_STREAM_CONTRACT, ("--meshes=tp2.dp2,drawn4",)),
+    ],
+    ids=["DistributedSampler", "stream"],
+)
+def test_the_reference_built_with_the_data_coordinates_holds_every_invariant_on_meshes(
+    pytester, spec, contract, meshes
+):
+    options = (f"--contract={contract}", f"--world-sizes={MESH_WORLD_SIZES}", *meshes)
+    run = certify(pytester, spec, *options, ranks="all")
     assert run.exit_code == pytest.ExitCode.OK, run.explain()
     held = {flag for flag, status in run.statuses.items() if status == "held"}
-    assert held == contract_named(MESH_CONTRACT).flags, run.explain()
+    assert held == contract_named(contract).flags, run.explain()
 
 
-@pytest.mark.parametrize("spec", list(MESH_BAD), ids=lambda spec: spec.rpartition(":")[2])
+@pytest.mark.parametrize("spec", list(MESH_BADS), ids=lambda spec: spec.rpartition(":")[2])
 def test_mesh_bug_fails_exactly_its_invariants_in_the_whole_suite(pytester, spec):
-    certify_rejected(pytester, spec, MESH_BAD[spec], *OPTIONS, FIXED_MESHES, ranks="all")
+    rejection = MESH_BADS[spec]
+    options = (f"--contract={rejection.under}", f"--world-sizes={MESH_WORLD_SIZES}")
+    meshes = () if rejection.meshes else (FIXED_MESHES,)
+    certify_rejected(pytester, spec, rejection, *options, *meshes, ranks="all")
 
 
 def test_replicas_that_read_apart_are_shown_where_their_replies_first_differ():

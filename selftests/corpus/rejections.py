@@ -41,6 +41,9 @@ class Rejection:
     # The Hypothesis profile its proof certifies under, where the selftests' quick one draws
     # too few cases to show the bug (say, only on weights spread far apart); None: the selftests' own.
     profile: str | None = None
+    # The meshes its proof certifies on (--meshes) under +mesh, where the default's cannot show
+    # the bug (say, one that mistakes a cp dimension for data); None: those its selftest gives.
+    meshes: str | None = None
 
     @property
     def failed(self) -> set[str]:
@@ -66,10 +69,13 @@ def rejected(
     crashes: bool = False,
     sometimes: Mapping[str, str] | None = None,
     profile: str | None = None,
+    meshes: str | None = None,
 ) -> Callable[[Bad], Bad]:
     """Declares what the decorated known-bad class or factory must be rejected for (:class:`Rejection`):
     one declaration for each way its selftests run it (``whole_suite``, ``under``)."""
-    rejection = Rejection(test, flag, dict(implied or {}), under, whole_suite, crashes, dict(sometimes or {}), profile)
+    rejection = Rejection(
+        test, flag, dict(implied or {}), under, whole_suite, crashes, dict(sometimes or {}), profile, meshes
+    )
 
     def declared(bad: Bad) -> Bad:
         bad.rejections = (rejection, *vars(bad).get("rejections", ()))  # type: ignore[attr-defined]
