@@ -81,19 +81,6 @@ def shards_in(source: range, shards: Sequence[range]) -> list[int]:
     return [k for k, s in enumerate(shards) if s.start in source or (not source and not s and s.start == source.start)]
 
 
-def data_coordinates(device_mesh: Any) -> tuple[int, int]:
-    """``(data rank, data size)`` of this process on ``device_mesh``: over the dimensions whose
-    names begin ``dp`` (dp, dp_replicate, dp_shard), outermost first, whatever their order among
-    the others, as docs/meshes.md asks a sampler that takes the mesh to find them."""
-    data_rank, data_size = 0, 1
-    for name in device_mesh.mesh_dim_names:
-        if name.startswith("dp"):
-            size = device_mesh[name].size()
-            data_rank = data_rank * size + device_mesh.get_local_rank(name)
-            data_size *= size
-    return data_rank, data_size
-
-
 def seeded_index_sampler(dataset: Any, shuffle: bool, seed: int) -> Any:
     """What a user's DataLoader holds before a framework shards it: a RandomSampler on a
     generator seeded with ``seed`` (the same draws on every rank), or a SequentialSampler."""

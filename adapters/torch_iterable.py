@@ -16,6 +16,9 @@ rank's part into one per worker, of sizes differing by at most one; the epoch li
 shared memory, so that ``set_epoch`` reaches persistent workers (what huggingface/datasets
 #6710 did for #6673). ``make_padded`` and ``make_truncated`` give every rank ceil(N/W) or
 floor(N/W) items, as ``DistributedSampler`` does, before its workers split them.
+``make_on_mesh`` is ``make`` for a meshed job that finds its data coordinates on the
+``device_mesh`` it is given. The module imports nothing of its package: the suite's selftests
+load it as a file too (``--sampler=path/to/torch_iterable.py:make``).
 ``make_mix`` mixes sources by their weights: each (rank, worker) pair reads its own strided
 share of each source (in an order shuffled with ``seed + epoch`` when asked), and draws
 every item's source with a generator of its own, seeded by the seed, the epoch and the pair;
@@ -34,8 +37,6 @@ from typing import Any
 import numpy as np
 import torch
 from torch.utils.data import IterableDataset, get_worker_info
-
-from . import data_coordinates
 
 
 class MyIterableDataset(IterableDataset):
@@ -169,6 +170,19 @@ class TruncatedRankWorkerSplit(RankWorkerSplit):
 
 def make(dataset_size: int, *, rank: int, world_size: int, seed: int = 0, shuffle: bool = False) -> RankWorkerSplit:
     return RankWorkerSplit(dataset_size, rank, world_size, seed, shuffle)
+
+
+def data_coordinates(device_mesh: Any) -> tuple[int, int]:
+    """``(data rank, data size)`` of this process on ``device_mesh``: over the dimensions whose
+    names begin ``dp`` (dp, dp_replicate, dp_shard), outermost first, whatever their order among
+    the others, as docs/meshes.md asks a sampler that takes the mesh to find them."""
+    data_rank, data_size = 0, 1
+    for name in device_mesh.mesh_dim_names:
+        if name.startswith("dp"):
+            size = device_mesh[name].size()
+            data_rank = data_rank * size + device_mesh.get_local_rank(name)
+            data_size *= size
+    return data_rank, data_size
 
 
 def make_on_mesh(
