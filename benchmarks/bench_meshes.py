@@ -2,7 +2,7 @@
 
 Prints, in one run: the wall time of the default certification on meshes (the console
 script's run, the `dev` profile, `--contract=BASE+mesh` with the default `--meshes`, in-process,
-in real groups of 1, 2 and 4 and on both meshes) of each subject's reference, against a 120 s
+in real groups of 1, 2 and 4 and on the default meshes, dp2.tp2, tp2.dp2 and drawn4) of each subject's reference, against a 120 s
 target on 2 cores, and the same certification without `+mesh`, so that the meshes' own share
 shows.
 

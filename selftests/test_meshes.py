@@ -17,6 +17,7 @@ from hypothesis import find, given
 from hypothesis import strategies as st
 
 from sampler_conformance.execution.mesh import (
+    DRAWN_NOTE,
     DRAWN_WORLD_SIZES,
     DrawnMeshes,
     MeshLayout,
@@ -25,6 +26,7 @@ from sampler_conformance.execution.mesh import (
 )
 from sampler_conformance.execution.scenario import CallWatch, MeshPlace, RankContext
 from sampler_conformance.pytest_plugin.drawn_meshes import mesh_layouts
+from sampler_conformance.report.results import shown_counterexamples
 from sampler_conformance.subjects import contract_named
 from sampler_conformance.subjects.iterable_dataset.plug import StreamPlug
 
@@ -186,3 +188,15 @@ def test_a_stream_that_takes_the_mesh_finds_its_data_coordinates_there(pytester)
     # above holds placed() to giving the mesh).
     assert run.exit_code == pytest.ExitCode.OK and not run.failed_invariants, run.explain()
     assert run.statuses["replicas_read_alike"] == "held", run.explain()
+
+
+def test_a_counterexample_on_a_drawn_mesh_names_its_mesh_in_the_summary():
+    record = {
+        "title": "the ranks of one data-parallel replica read alike",
+        "message": "the ranks of data-parallel replica 0 read differently",
+        "case": "N=2, W=2",
+        "test": "test_per_epoch_invariant[mesh-drawn4-covers-keep_last]",
+        "draws": [f"{DRAWN_NOTE}dp2.cp2", "Draw 1 (N (dataset size)): 2"],
+    }
+    shown = shown_counterexamples([record], "", "the certificate", whole=False)
+    assert shown[1] == "  N=2, W=2 (test_per_epoch_invariant[mesh-drawn4-covers-keep_last], on mesh dp2.cp2)"

@@ -24,7 +24,8 @@ from sampler_conformance.subjects import (
 )
 
 DEFAULT_WORLD_SIZES = "1,2,4"  # sized for 2 cores; GPU nodes: --backend=nccl --world-sizes=8
-# One group of 4 processes serves both: the data dimension outermost, then innermost.
+# One group of 4 processes serves all three: the data dimension outermost, then innermost,
+# then a mesh drawn for each example.
 DEFAULT_MESHES = "dp2.tp2,tp2.dp2,drawn4"
 
 
