@@ -99,7 +99,7 @@ REAL_SAMPLERS: tuple[RealSampler, ...] = (
         "torch+mesh",
         "pytorch-lightning",
         "pytorch-lightning",
-        options=("--meshes=dp2.tp2",),
+        options=("--meshes=data_parallel2.tensor_parallel2", "--data-dims=data_parallel"),
     ),
     RealSampler(
         "CustomDistributedBatchSampler",

@@ -22,7 +22,8 @@
   process: a collective every rank joins, as the suite's first call on a mesh is), after
   checking that the suite lays its ranks as Lightning does; a mesh Lightning cannot build
   (``tp2.dp2``, or a ``cp``/``pp`` dimension) raises ValueError, since no Lightning job has it:
-  certify it with ``--meshes=dp2.tp2`` (docs/meshes.md).
+  certify it with ``--meshes=data_parallel2.tensor_parallel2 --data-dims=data_parallel`` (its own
+  names) or ``--meshes=dp2.tp2`` (docs/meshes.md).
 """
 
 from __future__ import annotations

@@ -30,7 +30,7 @@ from .execution.scenario import handle_faults_with
 from .pytest_plugin import crashes, profiles, statistics
 from .pytest_plugin import ranks as ranks_plugin
 from .pytest_plugin.folders import CERTIFICATION_DIRS
-from .pytest_plugin.options import OPTIONS, add_options, option_named, setting
+from .pytest_plugin.options import OPTIONS, add_options, mesh_layouts, option_named, setting
 from .pytest_plugin.ranks import (
     group_sizes,
     left_out,
@@ -85,6 +85,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", f"{CERTIFICATION_MARK}: a test that certifies the sampler under test")
     config.addinivalue_line("markers", "invariant(flag): the contract invariant a certification test checks")
     options = {option.dest: setting(config, option) for option in OPTIONS}
+    options["meshes"] = mesh_layouts(options["meshes"], options["data_dims"])
     try:
         contract = contract_named(options["contract"]).without(options["without"])
     except ValueError as exc:

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from sampler_conformance.execution.mesh import (
     DRAWN_NOTE,
     DRAWN_WORLD_SIZES,
+    DataDimensions,
     DrawnMeshes,
     MeshLayout,
     first_difference,
@@ -200,3 +201,15 @@ def test_a_counterexample_on_a_drawn_mesh_names_its_mesh_in_the_summary():
     }
     shown = shown_counterexamples([record], "", "the certificate", whole=False)
     assert shown[1] == "  N=2, W=2 (test_per_epoch_invariant[mesh-drawn4-covers-keep_last], on mesh dp2.cp2)"
+
+
+def test_the_data_dimensions_are_those_data_dims_names():
+    lightning = DataDimensions.parse("data_parallel")
+    layout = MeshLayout.parse("data_parallel2.tensor_parallel2", lightning)
+    assert layout.data_dims == ("data_parallel",) and layout.replicas == ((0, 1), (2, 3))
+    assert MeshLayout.parse("pp2.dp_replicate2.dp_shard2").data_dims == ("dp_replicate", "dp_shard")  # dp*, the default
+    assert not DataDimensions.parse("dp*,cp").carries("tp") and DataDimensions.parse("dp*,cp").carries("cp")
+    with pytest.raises(ValueError, match="--data-dims=dp\\*"):
+        MeshLayout.parse("data_parallel2.tensor_parallel2")
+    with pytest.raises(ValueError, match="e.g. dp\\* or data_parallel"):
+        DataDimensions.parse("data parallel")

@@ -36,9 +36,38 @@ from sampler_conformance.core.invariants import Declared, Invariant, Where
 
 from .scenario import MeshPlace, RankContext, Scenario, StepFailed
 
-# The dimensions that carry data, unless a run says otherwise: dp, dp_replicate, dp_shard.
-DATA_PREFIX = "dp"
+# The dimensions that carry data, unless a run says otherwise (--data-dims): dp, dp_replicate, dp_shard.
+DEFAULT_DATA_DIMS = "dp*"
 _DIMENSION = re.compile(r"([a-z][a-z_]*?)_?(\d+)")
+_DATA_PATTERN = re.compile(r"[a-z][a-z_]*\*?")
+
+
+@dataclass(frozen=True)
+class DataDimensions:
+    """Which of a mesh's dimensions carry data: names, and prefixes written with a ``*``
+    (``dp*``: dp, dp_replicate, dp_shard; ``data_parallel``: Lightning's)."""
+
+    patterns: tuple[str, ...]
+
+    @classmethod
+    def parse(cls, text: str) -> DataDimensions:
+        """``dp*`` or ``data_parallel,dp*``; raises ValueError, saying how to write one."""
+        patterns = tuple(part.strip() for part in text.split(",") if part.strip())
+        if not patterns or not all(_DATA_PATTERN.fullmatch(p) for p in patterns):
+            raise ValueError(
+                f"{text!r} is not a list of dimension names, each maybe ending * for a prefix: e.g. "
+                f"{DEFAULT_DATA_DIMS} or data_parallel"
+            )
+        return cls(patterns)
+
+    def carries(self, name: str) -> bool:
+        return any(name.startswith(p[:-1]) if p.endswith("*") else name == p for p in self.patterns)
+
+    def __str__(self) -> str:
+        return ",".join(self.patterns)
+
+
+DATA_DIMS = DataDimensions.parse(DEFAULT_DATA_DIMS)
 LAYOUT_SYNTAX = (
     "dimensions outermost first, each a name and its size, joined by dots: dp2.tp2, pp2.dp_shard2.tp2; or drawn4, "
     "meshes of 4 ranks drawn anew for each example"
@@ -53,9 +82,9 @@ class MeshLayout:
     data_dims: tuple[str, ...]
 
     @classmethod
-    def parse(cls, text: str) -> MeshLayout:
-        """``dp2.tp2`` -> dp of 2, then tp of 2; the dimensions named ``dp...`` carry data.
-        Raises ValueError, saying how to write one, for anything else."""
+    def parse(cls, text: str, data: DataDimensions = DATA_DIMS) -> MeshLayout:
+        """``dp2.tp2`` -> dp of 2, then tp of 2; the dimensions ``data`` names carry data (by
+        default those named ``dp...``). Raises ValueError, saying how to write one, for anything else."""
         dims = []
         for part in text.strip().split("."):
             match = _DIMENSION.fullmatch(part.strip())
@@ -65,10 +94,11 @@ class MeshLayout:
         names = [name for name, _ in dims]
         if len(set(names)) != len(names):
             raise ValueError(f"mesh {text!r} names a dimension twice; write {LAYOUT_SYNTAX}")
-        data_dims = tuple(name for name in names if name.startswith(DATA_PREFIX))
+        data_dims = tuple(name for name in names if data.carries(name))
         if not data_dims:
             raise ValueError(
-                f"mesh {text!r} has no data-parallel dimension (a name beginning {DATA_PREFIX!r}); write {LAYOUT_SYNTAX}"
+                f"mesh {text!r} has no data-parallel dimension (one that --data-dims={data} names); write "
+                f"{LAYOUT_SYNTAX}, or say which dimensions carry data with --data-dims"
             )
         return cls(tuple(dims), data_dims)
 
@@ -156,9 +186,10 @@ class DrawnMeshes:
         return f"{DRAWN_PREFIX}{self.world_size}"
 
 
-def parse_meshes(text: str) -> MeshLayout | DrawnMeshes:
-    """A layout (``dp2.tp2``) or meshes drawn at a world size (``drawn4``)."""
-    return DrawnMeshes.parse(text) or MeshLayout.parse(text)
+def parse_meshes(text: str, data: DataDimensions = DATA_DIMS) -> MeshLayout | DrawnMeshes:
+    """A layout (``dp2.tp2``, its data dimensions those ``data`` names) or meshes drawn at a world
+    size (``drawn4``, which name their dimensions themselves, the data ones ``dp...``)."""
+    return DrawnMeshes.parse(text) or MeshLayout.parse(text, data)
 
 
 # A mesh's device meshes, built once per layout in each rank process (a group rebuilt after a

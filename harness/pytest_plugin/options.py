@@ -13,7 +13,14 @@ import pytest
 
 from sampler_conformance.execution import simulator
 from sampler_conformance.execution.backend import BACKENDS, DEFAULT_BACKEND
-from sampler_conformance.execution.mesh import LAYOUT_SYNTAX, DrawnMeshes, MeshLayout, parse_meshes
+from sampler_conformance.execution.mesh import (
+    DEFAULT_DATA_DIMS,
+    LAYOUT_SYNTAX,
+    DataDimensions,
+    DrawnMeshes,
+    MeshLayout,
+    parse_meshes,
+)
 from sampler_conformance.subjects import (
     CONTRACT_SYNTAX,
     DEFAULT_CONTRACT,
@@ -72,16 +79,30 @@ def _world_sizes(text: str) -> tuple[int, ...]:
     return tuple(sorted(set(sizes)))
 
 
-def _mesh_layouts(text: str) -> tuple[MeshLayout | DrawnMeshes, ...]:
-    try:
-        layouts = tuple(dict.fromkeys(parse_meshes(part) for part in text.split(",") if part.strip()))
-    except ValueError as error:
-        raise pytest.UsageError(f"--meshes={text!r}: {error}") from None
-    if not layouts:
+def _mesh_texts(text: str) -> tuple[str, ...]:
+    """The meshes as written: :func:`mesh_layouts` reads them, once --data-dims is known."""
+    texts = tuple(dict.fromkeys(part.strip() for part in text.split(",") if part.strip()))
+    if not texts:
         raise pytest.UsageError(
             f"--meshes={text!r} names no mesh; give comma-separated meshes, e.g. --meshes={DEFAULT_MESHES}"
         )
-    return layouts
+    return texts
+
+
+def mesh_layouts(texts: tuple[str, ...], data: DataDimensions) -> tuple[MeshLayout | DrawnMeshes, ...]:
+    """The meshes of --meshes, their data dimensions those of --data-dims; a usage error that
+    says how to write one."""
+    try:
+        return tuple(dict.fromkeys(parse_meshes(text, data) for text in texts))
+    except ValueError as error:
+        raise pytest.UsageError(f"--meshes={','.join(texts)!r}: {error}") from None
+
+
+def _data_dims(text: str) -> DataDimensions:
+    try:
+        return DataDimensions.parse(text)
+    except ValueError as error:
+        raise pytest.UsageError(f"--data-dims={text!r}: {error}") from None
 
 
 RANKS_CHOICES = ("all", "simulated", "groups")
@@ -186,8 +207,16 @@ OPTIONS = (
         "CONFORMANCE_MESHES",
         DEFAULT_MESHES,
         f"comma-separated device meshes a contract +mesh is certified on, each {LAYOUT_SYNTAX}; the dimensions "
-        "whose names begin dp carry data (default %(default)s)",
-        _mesh_layouts,
+        "--data-dims names carry data (default %(default)s)",
+        _mesh_texts,
+    ),
+    Option(
+        "data-dims",
+        "CONFORMANCE_DATA_DIMS",
+        DEFAULT_DATA_DIMS,
+        "the dimensions of --meshes that carry data, comma-separated names, each maybe ending * for a prefix "
+        "(default %(default)s: dp, dp_replicate, dp_shard; data_parallel for Lightning's)",
+        _data_dims,
     ),
     Option(
         "ranks",

@@ -114,7 +114,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 def _meshes(config: pytest.Config) -> tuple[MeshLayout | DrawnMeshes, ...]:
     """The meshes of --meshes, where the contract promises +mesh; else none."""
     on_meshes = any(promise.name == MESH.name for promise in state(config).contract.composed_of)
-    return setting(config, option_named("meshes")) if on_meshes else ()
+    return state(config).options["meshes"] if on_meshes else ()
 
 
 def group_sizes(config: pytest.Config) -> tuple[int, ...]:
