@@ -39,8 +39,6 @@ DEFAULT_SPEC = "torch.utils.data.distributed:DistributedSampler"
 # Parameters a sampler may lack; the properties that need them are skipped.
 OPTIONAL_PARAMETERS = ("shuffle", "seed", "drop_last")
 RANK_PARAMETERS = ("num_replicas", "rank")
-# A sampler that takes the job's DeviceMesh finds its data coordinates there: on a mesh it is
-# given the mesh instead of num_replicas/rank (docs/meshes.md).
 # A factory sets this attribute to True when its sampler reads its rank from the process
 # group; it is then built with neither num_replicas nor rank, in real groups only.
 GROUP_ATTRIBUTE = "needs_process_group"
@@ -68,7 +66,9 @@ class SamplerPlug:
     needs_process_group: bool = False
     # What shards the sampler, which then has no rank of its own (--shard-with); None: it shards itself.
     wrapper: Wrapper | None = None
-    takes_mesh: bool = False  # it takes device_mesh= (MESH_PARAMETER)
+    # It takes device_mesh= (MESH_PARAMETER): on a mesh it is given the mesh instead of
+    # num_replicas/rank, and finds its data coordinates there (docs/meshes.md).
+    takes_mesh: bool = False
 
     def __repr__(self) -> str:  # short: Hypothesis prints it in every falsifying example
         return f"SamplerPlug({self.spec!r})"
