@@ -1,6 +1,8 @@
 """Hugging Face Accelerate (PyPI ``accelerate``): BatchSamplerShard, contract ``batch``, and
 its documented mid-epoch resume (``skip_first_batches``), contract ``batch+resumable``; and
-IterableDatasetShard, a streaming dataset, contract ``stream_padded``.
+IterableDatasetShard, a streaming dataset, contract ``stream_padded``. On a device mesh
+(``prepare_data_loader(torch_device_mesh=...)``): ``PreparedOnMesh``, contract ``batch+mesh``,
+and ``PreparedStreamOnMesh``, contract ``stream_padded+mesh`` (docs/meshes.md).
 
 ``accelerate.prepare_data_loader`` wraps the DataLoader's BatchSampler in a
 BatchSamplerShard per process (``num_processes``/``process_index``); with the defaults
@@ -248,5 +250,46 @@ def IterableDatasetShard(
     )
 
 
+@needs("accelerate", "accelerate")
+def PreparedStreamOnMesh(
+    dataset_size: int,
+    *,
+    rank: int,
+    world_size: int,
+    device_mesh: Any = None,
+    seed: int = 0,
+    shuffle: bool = False,
+    batch_size: int = 1,
+) -> Any:
+    """What ``prepare_data_loader(loader, dispatch_batches=False, torch_device_mesh=device_mesh)``
+    gives a rank of a meshed job for an IterableDataset: the prepared loader's dataset, an
+    ``IterableDatasetShard`` of :class:`GeneratorShuffledIds`, contract ``stream_padded+mesh``.
+
+    Given a mesh, accelerate 1.15.0 takes its process count and index from it as for a
+    map-style dataset (``data_loader.py:1129-1165``, :func:`PreparedOnMesh`): the index from
+    ``PartialState``'s global rank (``rank`` and ``world_size`` here, given only as the suite
+    gives them to a factory that takes the mesh, are not used), the count from ``dp_replicate``
+    and ``dp_shard`` alone; then shards as :func:`IterableDatasetShard` (1236-1243). Without a
+    mesh it shards by ``rank`` of ``world_size``. At one process accelerate does not wrap
+    (1223); this wraps, as :func:`IterableDatasetShard` does.
+    """
+    data_loader = require("accelerate.data_loader", "accelerate", f"{__name__}:PreparedStreamOnMesh")
+    from accelerate.state import PartialState
+    from torch.utils.data import DataLoader
+
+    PartialState(cpu=not torch.cuda.is_available())
+    loader = DataLoader(GeneratorShuffledIds(dataset_size, seed, shuffle), batch_size=batch_size)
+    where = (
+        {"torch_device_mesh": device_mesh}
+        if device_mesh is not None
+        else {"num_processes": world_size, "process_index": rank}
+    )
+    shard = data_loader.prepare_data_loader(loader, put_on_device=False, dispatch_batches=False, **where).dataset
+    if not isinstance(shard, data_loader.IterableDatasetShard):  # one process: left unwrapped
+        shard = data_loader.IterableDatasetShard(shard, batch_size=batch_size, num_processes=1, process_index=0)
+    return shard
+
+
 # DataLoader workers unpickle the shard, which imports its module: the fork server imports it once.
 IterableDatasetShard.worker_modules = ("accelerate.data_loader",)  # type: ignore[attr-defined]
+PreparedStreamOnMesh.worker_modules = ("accelerate.data_loader",)  # type: ignore[attr-defined]

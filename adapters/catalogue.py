@@ -92,6 +92,13 @@ REAL_SAMPLERS: tuple[RealSampler, ...] = (
         )
         for options in ((), ("--meshes=dp_shard2.tp2,tp2.dp_shard2",))
     ),
+    RealSampler(
+        "prepare_data_loader(torch_device_mesh=..., dispatch_batches=False) (its IterableDatasetShard)",
+        "sampler_conformance.adapters.accelerate:PreparedStreamOnMesh",
+        "stream_padded+mesh",
+        "accelerate",
+        "accelerate",
+    ),
     # Lightning builds its own (data_parallel, tensor_parallel) mesh, data outermost: no other.
     RealSampler(
         "ModelParallelStrategy's DistributedSampler (FSDP2 x TP)",

@@ -39,6 +39,7 @@ from sampler_conformance.subjects.batch_sampler.draws import (
 )
 from sampler_conformance.subjects.batch_sampler.fixtures import requires_parameter
 from sampler_conformance.subjects.batch_sampler.scenarios import read_epochs
+from sampler_conformance.subjects.specs import requires_building_another_ranks
 
 PADDING_WASTED = "padding wasted per batch"
 # The Poisson rate test pools epochs until every item had this many steps to be drawn at
@@ -165,6 +166,7 @@ def test_poisson_rate(ranks, batch_plug, contract, data):
 @given(data=st.data())
 def test_batch_plan_agrees_across_processes(ranks, batch_plug, contract, data):
     """Every rank's process builds the same rank's sampler for the same case: all plan the same batches."""
+    requires_building_another_ranks(ranks, batch_plug)
     case = draw_batch_case(data, batch_plug, contract, world_size=ranks.world_size, max_dataset_size=most_items(ranks))
     as_rank = data.draw(st.integers(0, case.world_size - 1), label="rank built in every process")
     (epoch,) = read_epochs(ranks, batch_plug, contract, case, [data.draw(epochs(), label="epoch")], as_rank=as_rank)

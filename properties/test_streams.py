@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sampler_conformance.core.evidence import Violation, expect_holds, not_applicable, not_promised
+from sampler_conformance.core.evidence import Violation, expect_holds, not_promised
 from sampler_conformance.core.frequencies import FalseAlarmBudget
 from sampler_conformance.execution.scenario import Ranks
 from sampler_conformance.pytest_plugin import statistics
@@ -49,7 +49,7 @@ from sampler_conformance.subjects.iterable_dataset.draws import (
     most_items,
     other_num_workers,
 )
-from sampler_conformance.subjects.iterable_dataset.fixtures import requires_parameter
+from sampler_conformance.subjects.iterable_dataset.fixtures import requires_building_another_ranks, requires_parameter
 from sampler_conformance.subjects.iterable_dataset.mix_checks import (
     check_mix_frequencies,
     check_pairs_independent,
@@ -146,12 +146,7 @@ def test_same_items_through_persistent_workers(ranks, stream_plug, contract, dat
 @given(data=st.data())
 def test_stream_agrees_across_processes(ranks, stream_plug, contract, data):
     """Every rank's process builds rank 0's dataset for the same case: all read the same stream."""
-    if stream_plug.needs_process_group:
-        not_applicable(
-            "the dataset takes its rank from the process group or the node it runs on, whatever rank it is "
-            "told: a process cannot build another rank's dataset, which this check needs (the lock-step "
-            "epochs still judge how the ranks' parts fit together)"
-        )
+    requires_building_another_ranks(ranks, stream_plug)
     case = draw_stream_case(
         data, stream_plug, contract, world_size=ranks.world_size, num_workers=0, max_dataset_size=most_items(ranks)
     )

@@ -13,9 +13,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
+from sampler_conformance.core.evidence import not_applicable
 from sampler_conformance.core.subject import SpecError
 from sampler_conformance.execution.file_modules import NotAModule, is_file_module, load_file_module
-from sampler_conformance.execution.scenario import RankContext
+from sampler_conformance.execution.scenario import RankContext, Ranks
 
 # A factory carries this attribute, (module, PyPI distribution), when it adapts a sampler
 # from a package that may not be installed (``adapters.needs``).
@@ -251,3 +252,16 @@ def require_package(spec: str, factory: Any) -> None:
                 f"--sampler={spec!r} adapts a sampler from the PyPI package {distribution!r}, which is not installed "
                 f"here ({module!r} does not import). Install it next to torch: pip install {distribution}"
             )
+
+
+def requires_building_another_ranks(ranks: Ranks, plug: FactoryPlug) -> None:
+    """Not applicable where a process cannot build another rank's subject, which a check of
+    agreement across processes needs: on a device mesh, a factory that takes the mesh finds its
+    own data coordinates there (:meth:`FactoryPlug.placed`), and another rank's process has
+    other ones."""
+    if not ranks.group_is_data_parallel and names_parameter(plug.factory, MESH_PARAMETER):
+        not_applicable(
+            f"on a device mesh the {plug.called} takes the mesh ({MESH_PARAMETER}=) and finds its own data "
+            "coordinates there: a process cannot build another rank's, which this check needs (the lock-step "
+            "epochs and replicas_read_alike still judge how the ranks' parts fit together)"
+        )
