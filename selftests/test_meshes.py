@@ -69,18 +69,18 @@ def test_a_layout_places_each_rank_where_init_device_mesh_does(text):
 
 
 @pytest.mark.parametrize(
-    "text, refusal",
+    "text, refusal, example",
     [
-        ("dp2.dp2", "names a dimension twice"),
-        ("dp0.tp2", "is not a dimension's name and size"),
-        ("dp2xtp2", "is not a dimension's name and size"),
-        ("drawn5", "meshes are drawn at a world size of 1, 2, 3, 4, 6, 8"),
+        ("dp2.dp2", "names a dimension twice", "dp2.tp2"),
+        ("dp0.tp2", "is not a dimension's name and size", "dp2.tp2"),
+        ("dp2xtp2", "is not a dimension's name and size", "dp2.tp2"),
+        ("drawn5", "meshes are drawn at a world size of 1, 2, 3, 4, 6, 8", "drawn4"),
     ],
 )
-def test_a_mesh_that_cannot_be_read_is_refused_saying_how_to_write_one(text, refusal):
+def test_a_mesh_that_cannot_be_read_is_refused_saying_how_to_write_one(text, refusal, example):
     with pytest.raises(ValueError, match=refusal) as refused:
         parse_meshes(text)
-    assert "4" in str(refused.value)
+    assert example in str(refused.value)
 
 
 @given(data=st.data(), world_size=st.sampled_from(DRAWN_WORLD_SIZES))
