@@ -171,6 +171,24 @@ def test_a_factory_that_needs_two_packages_names_the_one_missing(monkeypatch):
         require_package("spec", factory)
 
 
+def test_a_package_that_is_installed_and_does_not_import_is_the_environments_failure(tmp_path, monkeypatch):
+    """A package built for another torch raises on import (torchvision 0.28 under torch 2.13:
+    "operator torchvision::nms does not exist"): the spec is refused, saying so, before any
+    test, instead of charging the sampler whose constructor imports it."""
+    (tmp_path / "broken_on_import.py").write_text('raise RuntimeError("operator torchvision::nms does not exist")\n')
+    monkeypatch.syspath_prepend(str(tmp_path))
+
+    @adapters.needs("broken_on_import", "broken-on-import")
+    def factory() -> None: ...
+
+    with pytest.raises(
+        SpecError,
+        match="installed but does not import here: importing 'broken_on_import' raised "
+        "RuntimeError: operator torchvision::nms does not exist. Fix the environment",
+    ):
+        require_package("spec", factory)
+
+
 def _adapter_modules() -> list[Any]:
     folder = Path(adapters.__file__).parent
     return [importlib.import_module(f"{adapters.__name__}.{path.stem}") for path in sorted(folder.glob("[a-z]*.py"))]

@@ -241,7 +241,9 @@ class FactoryPlug:
 
 
 def require_package(spec: str, factory: Any) -> None:
-    """A SpecError naming what to install when ``factory`` needs a package that is not installed."""
+    """A SpecError naming what to install when ``factory`` needs a package that is not installed,
+    or what to fix when it is installed and does not import: either is the environment's
+    failure, which a sampler must not be charged with when its constructor imports it."""
     for module, distribution in getattr(factory, PACKAGE_ATTRIBUTE, ()):
         try:
             installed = importlib.util.find_spec(module) is not None
@@ -252,6 +254,15 @@ def require_package(spec: str, factory: Any) -> None:
                 f"--sampler={spec!r} adapts a sampler from the PyPI package {distribution!r}, which is not installed "
                 f"here ({module!r} does not import). Install it next to torch: pip install {distribution}"
             )
+        try:
+            importlib.import_module(module)
+        except Exception as exc:  # a package built for another torch raises RuntimeError or OSError here
+            first_line = (str(exc).strip().splitlines() or [""])[0]
+            raise SpecError(
+                f"--sampler={spec!r} adapts a sampler from the PyPI package {distribution!r}, which is installed but "
+                f"does not import here: importing {module!r} raised {type(exc).__name__}: {first_line}. Fix the "
+                f"environment (a package built for another torch version, say), then run again."
+            ) from None
 
 
 def requires_building_another_ranks(ranks: Ranks, plug: FactoryPlug) -> None:
