@@ -10,6 +10,7 @@ import inspect
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -145,9 +146,13 @@ def names_parameter(factory: Callable[..., Any], name: str) -> bool:
     return parameter is not None and parameter.kind in (parameter.POSITIONAL_OR_KEYWORD, parameter.KEYWORD_ONLY)
 
 
+# How a build given the mesh is said, in a fault's words ("in make(..., device_mesh=the job's DeviceMesh)").
+MESH_GIVEN = f"{MESH_PARAMETER}=the job's DeviceMesh"
+
+
 def mesh_said(mesh: dict[str, Any]) -> str:
     """``, device_mesh=the job's DeviceMesh`` where a factory is built with the mesh, for the call's words."""
-    return f", {MESH_PARAMETER}=the job's DeviceMesh" if mesh else ""
+    return f", {MESH_GIVEN}" if mesh else ""
 
 
 def source_file(factory: Any, module: Any) -> str | None:
@@ -213,6 +218,11 @@ class FactoryPlug:
     def supports(self, parameter: str) -> bool:
         return parameter in self.accepted
 
+    @cached_property
+    def takes_mesh(self) -> bool:
+        """It names ``device_mesh``: on a mesh it is given the mesh (:meth:`placed`)."""
+        return names_parameter(self.factory, MESH_PARAMETER)
+
     def taken(self, options: dict[str, Any]) -> dict[str, Any]:
         """Of ``options``, those the factory takes: the optional parameters it names, and the
         mesh, which :meth:`placed` gives only to a factory that names it."""
@@ -224,7 +234,7 @@ class FactoryPlug:
         mesh, with the global rank and world size that the process group gives, and finds its
         data coordinates itself (docs/meshes.md); elsewhere, or building another rank's,
         ``who`` of ``world_size``."""
-        if rank.mesh is not None and who == rank.rank and names_parameter(self.factory, MESH_PARAMETER):
+        if rank.mesh is not None and who == rank.rank and self.takes_mesh:
             return rank.mesh.group_rank, rank.mesh.group_size, {MESH_PARAMETER: rank.mesh.device_mesh}
         return who, world_size, {}
 
@@ -270,7 +280,7 @@ def requires_building_another_ranks(ranks: Ranks, plug: FactoryPlug) -> None:
     agreement across processes needs: on a device mesh, a factory that takes the mesh finds its
     own data coordinates there (:meth:`FactoryPlug.placed`), and another rank's process has
     other ones."""
-    if not ranks.group_is_data_parallel and names_parameter(plug.factory, MESH_PARAMETER):
+    if not ranks.group_is_data_parallel and plug.takes_mesh:
         not_applicable(
             f"on a device mesh the {plug.called} takes the mesh ({MESH_PARAMETER}=) and finds its own data "
             "coordinates there: a process cannot build another rank's, which this check needs (the lock-step "

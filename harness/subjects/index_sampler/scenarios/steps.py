@@ -18,7 +18,7 @@ from sampler_conformance.execution.scenario import RankContext
 from sampler_conformance.subjects.common.index_dataset import IndexDataset
 from sampler_conformance.subjects.common.reading import read_limit, reported_len
 
-from ...specs import MESH_PARAMETER
+from ...specs import MESH_GIVEN, MESH_PARAMETER
 from ..case import IndexCase
 from ..contracts import SamplerContract
 from ..reading import Reading, read_pass
@@ -57,7 +57,7 @@ def build(rank: RankContext, case: IndexCase, contract: SamplerContract, how: Bu
         # On a mesh, a sampler that takes the mesh finds its data coordinates there itself.
         num_replicas, rank_number = None, None
         options[MESH_PARAMETER] = rank.mesh.device_mesh
-        built_as = f"{MESH_PARAMETER}=the job's DeviceMesh"
+        built_as = MESH_GIVEN
     return rank.call(
         f"{CONSTRUCTOR} ({built_as})", lambda: rank.plug.build(dataset, num_replicas, rank_number, **options)
     )
