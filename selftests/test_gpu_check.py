@@ -21,7 +21,7 @@ import torch
 from sampler_conformance.subjects import SUBJECTS, contract_named
 
 from .catalogue import KNOWN_BAD
-from .suite_run import REPO
+from .suite_run import REPO, SELFTEST_PROFILE
 
 TOOL = REPO / "tools" / "gpu_check.py"
 # The dry run takes about 30 s on 2 idle cores (docs/process-groups.md); its own deadline
@@ -55,7 +55,14 @@ def _rows(summary: str) -> dict[str, list[str]]:
 def test_dry_run_gives_every_planned_run_its_expected_verdict(tmp_path):
     out = tmp_path / "gpu_check"
     run = subprocess.run(
-        [sys.executable, str(TOOL), str(out), "--dry-run", f"--time-limit={DRY_RUN_TIME_LIMIT_S}"],
+        [
+            sys.executable,
+            str(TOOL),
+            str(out),
+            "--dry-run",
+            f"--profile={SELFTEST_PROFILE}",
+            f"--time-limit={DRY_RUN_TIME_LIMIT_S}",
+        ],
         capture_output=True,
         text=True,
         timeout=DRY_RUN_TIMEOUT_S,

@@ -1,9 +1,10 @@
 """The Hypothesis profiles, registered in one place, and the draws a certification makes.
 
 ``quick`` is a smoke run (10 examples a property, held on 8 judged cases, counterexamples
-not shrunk: the suite's own selftests certify under it), ``dev`` the default, ``ci`` the
-default when the CI environment variable is set, ``thorough`` runs thousands of examples per
-property. ``--hypothesis-profile`` picks one.
+not shrunk), ``dev`` the default, ``ci`` the default when the CI environment variable is set,
+``thorough`` runs thousands of examples per property. ``selftest`` is the suite's own: quick at
+half its examples, on which its selftests prove each known-bad's exact verdict; it certifies
+nothing. ``--hypothesis-profile`` picks one.
 
 A certification is reproducible: every profile but ``search`` draws from a fixed seed
 (:data:`CERTIFICATION_SEED`, or the ``--hypothesis-seed`` given) and keeps no example
@@ -24,10 +25,15 @@ from hypothesis import HealthCheck, Phase, settings
 from hypothesis.database import DirectoryBasedExampleDatabase
 
 SEARCH = "search"
+# A smoke run: the first counterexample found is shown as drawn, not shrunk (shrinking a
+# failure in real groups re-runs it through fresh loader workers, most of such a run's time).
+_QUICK: dict[str, Any] = dict(max_examples=10, phases=[Phase.explicit, Phase.generate])
 PROFILES: dict[str, dict[str, Any]] = {
-    # A smoke run: the first counterexample found is shown as drawn, not shrunk (shrinking a
-    # failure in real groups re-runs it through fresh loader workers, most of such a run's time).
-    "quick": dict(max_examples=10, phases=[Phase.explicit, Phase.generate]),
+    "quick": _QUICK,
+    # The selftests' draws (selftests/suite_run.py): enough to catch every known-bad of the
+    # corpus on the fixed seed's draws, and to judge a conforming sampler on the floor of 4; a
+    # proof that needs more names quick or dev. Not a certification: held rests on 4 cases.
+    "selftest": {**_QUICK, "max_examples": 5},
     "dev": dict(max_examples=25),
     "ci": dict(max_examples=100, print_blob=True),
     "thorough": dict(max_examples=2_000),
@@ -75,7 +81,7 @@ MIN_WORKER_EXAMPLES = 2
 def judged_floor() -> int:
     """The cases an invariant's tests must judge together before it counts as held: four in
     five of the examples one property runs (8 under quick, 20 under dev, 80 under ci, 1,600
-    under thorough), so that up to one in five may be set aside where the sampler crashed.
+    under thorough; 4 under the selftests' profile), so that up to one in five may be set aside where the sampler crashed.
     Were the cases independent draws, a bug on a fraction p of them would slip through F
     judged cases with probability (1 - p)**F: below 5% for p >= 1/7 at F = 20, p >= 1/27 at
     80; at quick's 8, up to 29% for p = 1/7: a smoke run, not a certification to rely on."""

@@ -234,6 +234,7 @@ class RandomPadding(PartsSampler):
     },
     sometimes={"equal_batches": "the batch-count test draws N < W/2 only now and then"},
     under="torch",
+    profile="quick",  # the per-epoch test's five draws hold no N < W/2
 )
 class SingleHeadCopy(PartsSampler):
     """One head copy of padding: `P + P[:pad]` comes up short when pad > N, i.e. N < W/2

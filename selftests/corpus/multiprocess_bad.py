@@ -79,7 +79,8 @@ class ShuffleOffByDefault(PartsSampler):
         super().__init__(dataset, num_replicas, rank, shuffle, seed, drop_last)
 
 
-@rejected("test_dataloader_in_process", "loader_yields_sampler", under="torch", whole_suite=True)
+# Under quick: the in-process loader test's five draws read the order before the global RNG moves.
+@rejected("test_dataloader_in_process", "loader_yields_sampler", under="torch", whole_suite=True, profile="quick")
 class SeedsGlobalRNGInSetEpoch(PartsSampler):
     """Seeds torch's global RNG in set_epoch (and __init__) and shuffles from it at the first
     next(), as a loop that calls `torch.manual_seed(seed + epoch)` before each epoch and

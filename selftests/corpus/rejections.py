@@ -38,7 +38,7 @@ class Rejection:
     # (say N < W/2 in one test): allowed to fail, not required to. Hypothesis's draws for a fixed
     # seed still depend on its version and on which modules are loaded (it mines their constants).
     sometimes: dict[str, str] = field(default_factory=dict)
-    # The Hypothesis profile its proof certifies under, where the selftests' quick one draws
+    # The Hypothesis profile its proof certifies under, where the selftests' own one draws
     # too few cases to show the bug (say, only on weights spread far apart); None: the selftests' own.
     profile: str | None = None
     # The meshes its proof certifies on (--meshes) under +mesh, where the default's cannot show
