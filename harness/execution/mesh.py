@@ -345,6 +345,10 @@ class MeshRanks:
     def group_is_data_parallel(self) -> bool:
         return False
 
+    @property
+    def answering(self) -> MeshRanks:
+        return self
+
     def request(self, scenario: Scenario) -> list[Any]:
         __tracebackhide__ = True  # failures point at the sampler, not the harness
         replies = self.pool.request(OnMesh.of(scenario, self.layout))

@@ -135,6 +135,10 @@ class RankPool:
         return True
 
     @property
+    def answering(self) -> RankPool:
+        return self
+
+    @property
     def running(self) -> bool:
         return bool(self._ranks)
 

@@ -172,6 +172,12 @@ class Ranks(Protocol):
     @property
     def group_is_data_parallel(self) -> bool: ...
 
+    # The ranks answering this request, by which ask() keeps their replies: these ranks
+    # themselves, or, for ranks that stand for others in turn (a mesh drawn anew for each
+    # example), the ones standing now.
+    @property
+    def answering(self) -> Any: ...
+
     def request(self, scenario: Scenario) -> list[Any]:
         """Every rank's reply, in rank order."""
 
@@ -221,9 +227,7 @@ def ask(ranks: Ranks, scenario: Scenario) -> list[Any]:
     scenarios that read it twice themselves). Faults are not kept: a request that failed is
     sent again."""
     __tracebackhide__ = True  # failures point at the sampler, not the harness
-    # Kept per the ranks that answer: ranks that stand for others in turn (a mesh drawn anew for
-    # each example) name the ones answering now.
-    kept = _replies.setdefault(getattr(ranks, "answering", ranks), OrderedDict())
+    kept = _replies.setdefault(ranks.answering, OrderedDict())
     try:
         replies = kept[scenario]
     except KeyError:

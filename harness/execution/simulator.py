@@ -34,6 +34,10 @@ class _Simulation:
         self.timeout_s = DEFAULT_TIMEOUT_S
         self._pool: RankPool | None = None
 
+    @property
+    def answering(self) -> _Simulation:
+        return self
+
     def __repr__(self) -> str:  # as a counterexample's "Falsifying example" names it
         return "<simulated ranks>"
 
