@@ -26,10 +26,12 @@ def test_known_bad_sampler_fails_exactly_its_invariants(pytester, spec):
 
 
 def test_a_counterexample_is_shrunk_to_the_smallest_case_under_dev(pytester):
-    """The selftests' quick profile shows the first failure it draws; dev, a user's default,
+    """The selftests' own profile shows the first failure it draws; dev, a user's default,
     shrinks it: padding taken from the tail first differs from the head's at N=3 on 2 ranks."""
     run = certify(pytester, "selftests.corpus.known_bad:PadsFromTail", "-k", "pads_from_head", profile="dev")
     (first, *_) = run.counterexamples("pads_from_head")
     assert first["case"].startswith("N=3, W=2, shuffle=False,"), first
     drawn = certify(pytester, "selftests.corpus.known_bad:PadsFromTail", "-k", "pads_from_head")
-    assert not drawn.counterexamples("pads_from_head")[0]["case"].startswith("N=3, W=2,"), "quick shrank"
+    assert not drawn.counterexamples("pads_from_head")[0]["case"].startswith("N=3, W=2,"), (
+        "the selftests' profile shrank"
+    )
