@@ -31,9 +31,9 @@ SELFTEST = "selftest"
 _QUICK: dict[str, Any] = dict(max_examples=10, phases=[Phase.explicit, Phase.generate])
 PROFILES: dict[str, dict[str, Any]] = {
     "quick": _QUICK,
-    # The selftests' draws (selftests/suite_run.py): enough to catch every known-bad of the
-    # corpus on the fixed seed's draws, and to judge a conforming sampler on the floor of 4; a
-    # proof that needs more names quick or dev. Not a certification: held rests on 4 cases.
+    # The selftests' draws (selftests/suite_run.py): enough to catch the corpus's known-bads on
+    # the fixed seed's draws (a proof that needs more names quick or dev) and to judge a
+    # conforming sampler on the floor of 4. Not a certification: held rests on 4 cases.
     SELFTEST: {**_QUICK, "max_examples": 5},
     "dev": dict(max_examples=25),
     "ci": dict(max_examples=100, print_blob=True),
@@ -86,7 +86,8 @@ SELFTEST_WORKER_EXAMPLES = 1
 def judged_floor() -> int:
     """The cases an invariant's tests must judge together before it counts as held: four in
     five of the examples one property runs (8 under quick, 20 under dev, 80 under ci, 1,600
-    under thorough; 4 under the selftests' profile), so that up to one in five may be set aside where the sampler crashed.
+    under thorough; 4 under the selftests' profile), so that up to one in five may be set
+    aside where the sampler crashed.
     Were the cases independent draws, a bug on a fraction p of them would slip through F
     judged cases with probability (1 - p)**F: below 5% for p >= 1/7 at F = 20, p >= 1/27 at
     80; at quick's 8, up to 29% for p = 1/7: a smoke run, not a certification to rely on."""
