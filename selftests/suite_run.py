@@ -44,6 +44,12 @@ HYPOTHESIS_SEED = 0
 # Each call into one rank's sampler is bounded by this (the plugin's --rank-timeout).
 RANK_TIMEOUT_S = 20
 
+
+def draws(profile: str = SELFTEST_PROFILE) -> tuple[str, str]:
+    """The options that fix a selftest certification's draws: ``profile`` and the seed."""
+    return f"--hypothesis-profile={profile}", f"--hypothesis-seed={HYPOTHESIS_SEED}"
+
+
 _FAILED = re.compile(r"^FAILED \S+?::(\S+)", re.MULTILINE)
 # "____ test_name[params] ____" opens one test's failure section.
 _SECTION = re.compile(r"^_{3,} (\w+)(\[[^\]]*\])? _{3,}$", re.MULTILINE)
@@ -207,8 +213,7 @@ def _run(
     result = pytester.runpytest_subprocess(
         *map(str, paths),
         f"--sampler={spec}",
-        f"--hypothesis-profile={profile}",
-        f"--hypothesis-seed={HYPOTHESIS_SEED}",
+        *draws(profile),
         f"--rank-timeout={RANK_TIMEOUT_S}",
         "-p",
         "no:cacheprovider",

@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 
 from .installed_venv import RUN_TIMEOUT_S, Venv, installed, shared_directory, succeeded
-from .suite_run import HYPOTHESIS_SEED, RANK_TIMEOUT_S, REPO, SELFTEST_PROFILE, certify
+from .suite_run import RANK_TIMEOUT_S, REPO, certify, draws
 
 # Deterministic (a multi-process-only bug like HashSeededShuffle is caught on different
 # invariants from run to run, with each process's hash seed), and caught in-process and in
@@ -35,8 +35,7 @@ SPEC = "corpus.known_bad:PadsFromTail"
 # holds, each judged in-process and in groups, take 6 s a run where the whole suite takes 19.
 # The whole suite runs from the wheel in test_parametrize_with_checks_in_a_users_test_file.
 OPTIONS = (
-    f"--hypothesis-profile={SELFTEST_PROFILE}",
-    f"--hypothesis-seed={HYPOTHESIS_SEED}",
+    *draws(),
     "--world-sizes=2",
     f"--rank-timeout={RANK_TIMEOUT_S}",
     "-k",

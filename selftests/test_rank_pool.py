@@ -27,7 +27,7 @@ from sampler_conformance.subjects.index_sampler.scenarios.epochs import GROUP_BU
 from sampler_conformance.subjects.index_sampler.scenarios.resume_loader import resume_through_loader
 
 from .corpus.rank_faults import HANG_ONCE_FLAG_ENV, SCRATCH_ENV
-from .suite_run import HYPOTHESIS_SEED, REPO, SELFTEST_PROFILE, SuiteRun, certify
+from .suite_run import REPO, SuiteRun, certify, draws
 
 FAULTS = "selftests.corpus.rank_faults"
 GOOD_RESUMABLE = "selftests.corpus.resumable:ResumableSampler"
@@ -207,7 +207,7 @@ def _suite(pytester, *args: str, timeout: float = RUN_TIMEOUT_S) -> SuiteRun:
     and rely on each having its own hash seed. Under the selftests' profile and seed unless
     ``args`` name a profile."""
     if not any(arg.startswith("--hypothesis-profile=") for arg in args):
-        args = (*args, f"--hypothesis-profile={SELFTEST_PROFILE}", f"--hypothesis-seed={HYPOTHESIS_SEED}")
+        args = (*args, *draws())
     result = pytest.Pytester.runpytest_subprocess(
         pytester, *args, "-p", "no:cacheprovider", "-rfEs", "--disable-warnings", timeout=timeout
     )

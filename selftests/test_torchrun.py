@@ -22,7 +22,7 @@ import pytest
 
 from sampler_conformance.subjects.index_sampler.contracts import TORCH
 
-from .suite_run import HYPOTHESIS_SEED, REPO, SELFTEST_PROFILE, VERDICT_PREFIXES
+from .suite_run import REPO, VERDICT_PREFIXES, draws
 from .test_rank_pool import _assert_no_orphans, tag  # noqa: F401 - tag is a fixture
 
 ENTRY = "sampler_conformance.torchrun"
@@ -79,8 +79,7 @@ def _command(launcher: list[str], spec: str, *options: str) -> list[str]:
         "-m",
         ENTRY,
         spec,
-        f"--hypothesis-profile={SELFTEST_PROFILE}",
-        f"--hypothesis-seed={HYPOTHESIS_SEED}",
+        *draws(),
         "-p",
         "no:cacheprovider",
         "--disable-warnings",
