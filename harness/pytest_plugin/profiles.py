@@ -76,11 +76,10 @@ for _name, _values in PROFILES.items():
 ROUND_TRIP_SHARE = 5
 # DataLoader workers start per example on every rank: those examples cost far more.
 WORKER_SHARE = 50
+# At least this many, unless a fifth of the profile's examples is fewer (the selftests' 5: one,
+# which catches every known-bad their proofs run; loader workers were a tenth of the
+# selftests' time, 584 s to 532 s, 2026-11-27).
 MIN_WORKER_EXAMPLES = 2
-# Under the selftests' profile, one: a known-bad's proof needs its bug caught on the fixed
-# draws, which the first example through the workers does (the selftests' verdicts hold),
-# and loader workers were a tenth of the selftests' time (584 s to 532 s, 2026-11-27).
-SELFTEST_WORKER_EXAMPLES = 1
 
 
 def judged_floor() -> int:
@@ -112,9 +111,12 @@ def group_examples() -> int:
 
 
 def worker_examples() -> int:
-    """Examples per test whose DataLoader starts worker processes on every rank."""
-    least = SELFTEST_WORKER_EXAMPLES if settings.get_current_profile_name() == SELFTEST else MIN_WORKER_EXAMPLES
-    return max(least, settings().max_examples // WORKER_SHARE)
+    """Examples per test whose DataLoader starts worker processes on every rank: the profile's
+    share (:data:`WORKER_SHARE`), at least :data:`MIN_WORKER_EXAMPLES`, or a fifth of the
+    profile's examples where that is fewer (one under the selftests' profile)."""
+    examples = settings().max_examples
+    least = max(1, min(MIN_WORKER_EXAMPLES, examples // ROUND_TRIP_SHARE))
+    return max(least, examples // WORKER_SHARE)
 
 
 def default_profile() -> str:
