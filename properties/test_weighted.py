@@ -16,6 +16,7 @@ from sampler_conformance.core.frequencies import FalseAlarmBudget
 from sampler_conformance.pytest_plugin import statistics
 from sampler_conformance.pytest_plugin.crashes import judge_only_if
 from sampler_conformance.subjects.weighted_sampler.case import MAX_EXACT_INCLUSION_ITEMS
+from sampler_conformance.subjects.weighted_sampler.chance import distributed_sampler_partitions
 from sampler_conformance.subjects.weighted_sampler.checks import (
     ONE_EPOCH,
     check_frequencies,
@@ -23,7 +24,6 @@ from sampler_conformance.subjects.weighted_sampler.checks import (
     check_partition_frequencies,
     check_ranks_apart,
     check_streams_differ,
-    distributed_sampler_partitions,
 )
 from sampler_conformance.subjects.weighted_sampler.draws import (
     MAX_SIMULATED_WORLD_SIZE,
@@ -66,7 +66,7 @@ def test_weighted_epoch(ranks, weighted_plug, contract, flag, data):
 @pytest.mark.invariant("ranks_draw_apart")
 @given(data=st.data())
 def test_ranks_draw_apart(ranks, weighted_plug, contract, data):
-    """W >= 2: the ranks' streams of one epoch are not all the same. In real groups every rank
+    """W >= 2: no two ranks' streams of one epoch are the same. In real groups every rank
     is in its own process, the global generators alike in all: a sampler that draws on the
     global generator draws the same stream on every rank of a job."""
     if ranks.world_size == 1:
@@ -76,7 +76,7 @@ def test_ranks_draw_apart(ranks, weighted_plug, contract, data):
     judge_only_if(case is not None)
     assert case is not None
     (epoch,) = read_epochs(ranks, weighted_plug, contract, case, [data.draw(epochs(), label="epoch")])
-    expect_holds(epoch.observation, check_ranks_apart(epoch))
+    expect_holds(epoch.observation, check_ranks_apart(epoch, contract))
 
 
 @pytest.mark.invariant("weighted_deterministic")
@@ -109,7 +109,7 @@ def test_weighted_reshuffles(ranks, weighted_plug, contract, data):
     chosen = data.draw(st.lists(epochs(), min_size=2, max_size=2, unique=True), label="epochs")
     first, second = read_epochs(ranks, weighted_plug, contract, case, chosen)
     how = two_epochs(first.has_set_epoch, *chosen)
-    expect_holds(second.observation, check_streams_differ(first, second, "weighted_reshuffles", how))
+    expect_holds(second.observation, check_streams_differ(first, second, contract, "weighted_reshuffles", how))
 
 
 @pytest.mark.invariant("weighted_seed_effective")
@@ -126,7 +126,7 @@ def test_weighted_seed_effective(ranks, weighted_plug, contract, data):
     (second,) = read_epochs(ranks, weighted_plug, contract, case.with_(seed=other), chosen)
     expect_holds(
         second.observation,
-        check_streams_differ(first, second, "weighted_seed_effective", f"seeds {case.seed} and {other}"),
+        check_streams_differ(first, second, contract, "weighted_seed_effective", f"seeds {case.seed} and {other}"),
     )
 
 

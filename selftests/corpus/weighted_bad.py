@@ -18,7 +18,7 @@ from sampler_conformance.adapters.torch_weighted import (
     PartitionedWeightedSampler,
 )
 
-from .rejections import rejected
+from .rejections import every, rejected
 
 
 @rejected(
@@ -106,6 +106,31 @@ class EveryRankSameStream(DistributedWeightedSampler):
         return iter(self.draws()[: self.num_samples].tolist())
 
 
+@rejected(
+    "test_ranks_draw_apart",
+    "ranks_draw_apart",
+    sometimes={
+        "frequencies_match_weights": "ranks alike in pairs double their draws' counts: the counts stray further "
+        "than W x n independent draws, by more than the test can tell at small W"
+    },
+    under="weighted",
+)
+class SeededByLocalRank(DistributedWeightedSampler):
+    """Each rank draws its own stream from a generator seeded with ``seed + epoch`` and its
+    *local* rank, the GPU index on its node (``LOCAL_RANK``), here 2 GPUs a node: ranks r and
+    r + 2 draw alike, so every node trains on the same data as the others."""
+
+    def draws(self) -> torch.Tensor:
+        if self.num_samples == 0:
+            return torch.empty(0, dtype=torch.int64)
+        local_rank = self.rank % 2
+        generator = torch.Generator().manual_seed((self.seed + self.epoch) * 2 + local_rank)
+        return torch.multinomial(self.weights, self.num_samples, replacement=True, generator=generator)
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self.draws().tolist())
+
+
 @rejected("test_weighted_deterministic", "weighted_deterministic", under="weighted")
 class GlobalGenerator(DistributedWeightedSampler):
     """Draws from the process's global generator, as MONAI's ``DistributedWeightedRandomSampler``
@@ -159,6 +184,17 @@ class EpochNotPassedOn(DistributedWeightedSampler):
         self.wrapper_epoch = epoch
 
 
+@rejected("test_weighted_reshuffles", "weighted_reshuffles", under="weighted")
+class EpochOnRankZeroOnly(DistributedWeightedSampler):
+    """Keeps the epoch only on rank 0, the rank that logs it, as a sampler whose ``set_epoch``
+    is guarded by ``if is_main_process``: every other rank draws epoch 0's stream every epoch
+    while rank 0 reshuffles, so comparing all ranks at once sees a change."""
+
+    def set_epoch(self, epoch: int) -> None:
+        if self.rank == 0:
+            self.epoch = epoch
+
+
 @rejected("test_weighted_seed_effective", "weighted_seed_effective", under="weighted")
 class SeedIgnored(DistributedWeightedSampler):
     """Seeds its generator with 0 whatever seed it is given (huggingface/transformers #11406)."""
@@ -170,6 +206,11 @@ class SeedIgnored(DistributedWeightedSampler):
 @rejected(
     "test_frequencies_match_weights",
     "frequencies_match_weights",
+    sometimes=every(
+        "ranks_draw_apart weighted_reshuffles weighted_seed_effective",
+        "a part that holds one item of positive weight draws it alone, at every epoch and seed, and as every "
+        "rank whose part wraps onto it does",
+    ),
     under="weighted",
 )
 class PartitionWeighted(DistributedWeightedSampler):
@@ -195,6 +236,11 @@ class PartitionWeighted(DistributedWeightedSampler):
 @rejected(
     "test_frequencies_in_partition",
     "frequencies_in_partition",
+    sometimes=every(
+        "weighted_reshuffles weighted_seed_effective",
+        "a partition that holds one item of positive weight draws it alone at every epoch and seed, where the "
+        "shuffled partition would move",
+    ),
     under="weighted_partition",
 )
 class UnshuffledPartition(PartitionedWeightedSampler):

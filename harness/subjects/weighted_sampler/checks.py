@@ -3,17 +3,17 @@ returns the violations of its invariant, worded for the user."""
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Sequence
 
 import numpy as np
-from torch.utils.data import DistributedSampler
 
 from sampler_conformance.core.counting import check_reported_lengths
 from sampler_conformance.core.evidence import Violation, shorten
 from sampler_conformance.core.frequencies import FrequencyVerdict, frequency_test, inclusion_test
 from sampler_conformance.core.invariants import Declared, Invariant, OneEpoch, Where
-from sampler_conformance.subjects.common.index_dataset import IndexDataset
 
+from .chance import SAME_BY_CHANCE, chance_alike, comparisons, stream_laws
 from .contracts import (
     FOLLOWS_PARTITION_WEIGHTS,
     FOLLOWS_WEIGHTS,
@@ -21,6 +21,7 @@ from .contracts import (
     WEIGHTED_DRAWS,
     WEIGHTED_WITHOUT_REPLACEMENT,
     WITHOUT_REPLACEMENT,
+    WeightedContract,
 )
 from .runs import DrawnEpoch
 
@@ -115,8 +116,9 @@ def check_draw_counts(epoch: DrawnEpoch) -> list[Violation]:
     Invariant(
         "ranks_draw_apart",
         "the ranks draw different streams",
-        "every rank drawing the same weighted stream: W times the same data, the epoch W times too long "
-        "(Lightning-AI/pytorch-lightning #3716); in real groups every process starts from the same global "
+        "ranks drawing the same weighted stream: every rank (W times the same data, the epoch W times too long, "
+        "Lightning-AI/pytorch-lightning #3716), or pairs of ranks seeded by what repeats across a job (the local "
+        "rank, a mesh coordinate); in real groups every process starts from the same global "
         "generator state, as fresh processes and seed_everything leave them, so a sampler that draws on it is seen",
         f"{BAD}:EveryRankSameStream",
         proven_under=WEIGHTED,
@@ -124,26 +126,75 @@ def check_draw_counts(epoch: DrawnEpoch) -> list[Violation]:
         promised_by=(RANKS_DRAW_APART,),
     )
 )
-def check_ranks_apart(epoch: DrawnEpoch) -> list[Violation]:
+def check_ranks_apart(epoch: DrawnEpoch, contract: WeightedContract) -> list[Violation]:
+    """Every pair of ranks whose streams a conforming sampler makes alike only by a chance below
+    their share of SAME_BY_CHANCE draws apart: ranks seeded by what repeats across a job (the
+    local rank, a mesh coordinate) draw alike in pairs while the others differ."""
     streams = epoch.observation.indices
-    if len(streams) > 1 and all(np.array_equal(streams[0], other) for other in streams[1:]):
-        return [
-            Violation(
-                "ranks_draw_apart",
-                f"all {len(streams)} ranks drew the same {streams[0].size} indices, {shorten(streams[0])}: "
-                f"each step trains on W copies of one batch",
-            )
-        ]
-    return []
+    laws = stream_laws(epoch.case, contract)
+    share = SAME_BY_CHANCE / comparisons(len(streams))
+    alike = [
+        (a, b)
+        for a, b in itertools.combinations(range(len(streams)), 2)
+        if np.array_equal(streams[a], streams[b])
+        and chance_alike(epoch.case, contract, laws[a], laws[b], streams[a].size) <= share
+    ]
+    if not alike:
+        return []
+    if len(alike) == len(streams) * (len(streams) - 1) // 2:
+        said = f"all {len(streams)} ranks drew the same {streams[0].size} indices, {shorten(streams[0])}"
+        return [Violation("ranks_draw_apart", f"{said}: each step trains on W copies of one batch")]
+    (a, b), *others = alike
+    also = f"; so did {_pairs(others)}" if others else ""
+    return [
+        Violation(
+            "ranks_draw_apart",
+            f"ranks {a} and {b} of {len(streams)} drew the same {streams[a].size} indices, {shorten(streams[a])}"
+            f"{also}: each step trains twice on those draws. Ranks alike in pairs are seeded by what repeats "
+            f"across the job (the local rank on each node, a coordinate of the device mesh), not the global rank",
+        )
+    ]
 
 
-def check_streams_differ(first: DrawnEpoch, second: DrawnEpoch, flag: str, what: str) -> list[Violation]:
-    pairs = zip(first.observation.indices, second.observation.indices, strict=True)
-    if all(np.array_equal(a, b) for a, b in pairs):
-        return [
-            Violation(flag, f"{what}: every rank drew the same stream, rank 0 {shorten(first.observation.indices[0])}")
-        ]
-    return []
+def _pairs(pairs: Sequence[tuple[int, int]]) -> str:
+    shown = ", ".join(f"ranks {a} and {b}" for a, b in pairs[:4])
+    return shown + (f" and {len(pairs) - 4} more pairs" if len(pairs) > 4 else "")
+
+
+def check_streams_differ(
+    first: DrawnEpoch, second: DrawnEpoch, contract: WeightedContract, flag: str, what: str
+) -> list[Violation]:
+    """Each rank's stream differs between two readings (epochs, seeds), wherever a conforming
+    sampler's would be alike only by a chance below its share of SAME_BY_CHANCE: one rank that
+    ignores the epoch while the others reshuffle is found as surely as all of them."""
+    before, after = first.observation.indices, second.observation.indices
+    laws = zip(stream_laws(first.case, contract), stream_laws(second.case, contract), strict=True)
+    share = SAME_BY_CHANCE / comparisons(len(before))
+    alike = [
+        rank
+        for rank, (a, b, (p, q)) in enumerate(zip(before, after, laws, strict=True))
+        if np.array_equal(a, b) and chance_alike(first.case, contract, p, q, a.size) <= share
+    ]
+    if not alike:
+        return []
+    if len(alike) == len(before):
+        return [Violation(flag, f"{what}: every rank drew the same stream, rank 0 {shorten(before[0])}")]
+    moved = [rank for rank in range(len(before)) if rank not in alike]
+    shown = shorten(before[alike[0]]) + (f" on rank {alike[0]}" if len(alike) > 1 else "")
+    return [
+        Violation(
+            flag,
+            f"{what}: {_ranks(alike)} drew the same stream in both, {shown}, "
+            f"while {_ranks(moved)} drew another: the change does not reach the draws of {_ranks(alike)}",
+        )
+    ]
+
+
+def _ranks(ranks: Sequence[int]) -> str:
+    """ "rank 1", "ranks 1 and 3", "ranks 1, 2 and 3"."""
+    if len(ranks) == 1:
+        return f"rank {ranks[0]}"
+    return "ranks " + ", ".join(map(str, ranks[:-1])) + f" and {ranks[-1]}"
 
 
 @DECLARED(
@@ -281,16 +332,3 @@ def check_inclusion(epochs: Sequence[DrawnEpoch], alpha: float) -> tuple[list[Vi
             f"{probabilities[verdict.worst_item]:.3f})",
         )
     ], verdict
-
-
-def distributed_sampler_partitions(dataset_size: int, world_size: int, seed: int, epoch: int) -> list[list[int]]:
-    """Every rank's indices from torch's ``DistributedSampler`` (shuffled, padded) at ``epoch``:
-    the partitions the ``weighted_partition`` contract draws over."""
-    partitions = []
-    for rank in range(world_size):
-        sampler: DistributedSampler[int] = DistributedSampler(
-            IndexDataset(dataset_size), num_replicas=world_size, rank=rank, shuffle=True, seed=seed
-        )
-        sampler.set_epoch(epoch)
-        partitions.append(list(sampler))
-    return partitions

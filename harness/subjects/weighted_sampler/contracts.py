@@ -33,6 +33,8 @@ class WeightedContract(Contract):
     subject: ClassVar[str] = "weighted_sampler"
     # False: the ranks' draws of an epoch are distinct items, so at most N of them (the cases drawn keep that).
     replacement: bool = True
+    # True: each rank draws over its own DistributedSampler partition, by the partition's weights.
+    partitioned: bool = False
 
 
 # The promises a weighted sampler's contract is composed of.
@@ -50,6 +52,7 @@ FOLLOWS_PARTITION_WEIGHTS = Promise(
     "follows_partition_weights",
     "each rank's draws, with replacement, follow the weights of its own DistributedSampler partition, normalised "
     "(statistical)",
+    facts=(("partitioned", True),),
     per_epoch=True,
 )
 WITHOUT_REPLACEMENT = Promise(

@@ -3,11 +3,10 @@ heavy item), world sizes, draws per rank, seeds and epochs. Every draw is labell
 
 from __future__ import annotations
 
-import math
-
 from hypothesis import strategies as st
 
 from .case import WeightedCase
+from .chance import draws_to_tell_apart
 from .contracts import WeightedContract
 from .plug import WeightedPlug
 
@@ -76,35 +75,6 @@ def draw_weighted_case(
     )
 
 
-# Two independent streams of n draws are equal with probability (sum p_i^2)^n: the checks that
-# streams differ judge only streams long enough to make that at most this (a conforming
-# sampler then fails them by chance with probability below 1e-12 per example).
-SAME_BY_CHANCE = 1e-12
-
-
-def draws_for_distinct_streams(probabilities, replacement: bool = True, world_size: int = 1) -> int | None:
-    """The draws per stream at which two independent streams are equal with probability at
-    most SAME_BY_CHANCE; None when one item carries all the weight (every stream is the same)
-    or, without replacement, when no number of draws gets there."""
-    if replacement:
-        collision = float(sum(p * p for p in probabilities))
-        if collision >= 1.0 - 1e-12:
-            return None
-        return math.ceil(math.log(SAME_BY_CHANCE) / math.log(collision))
-    # Without replacement the W ranks' streams are all equal only if the epoch's draws, one
-    # after another, are. Two such sequences that agree so far draw the same next item with
-    # probability at most the largest weight over the weight not yet drawn, which after t draws
-    # is at least the weight less the t heaviest items.
-    heaviest = sorted((p for p in probabilities if p > 0), reverse=True)
-    same, left = 1.0, 1.0
-    for t, weight in enumerate(heaviest):
-        same *= min(1.0, heaviest[0] / left) if left > 1e-12 else 1.0
-        if same <= SAME_BY_CHANCE:
-            return -(-(t + 1) // world_size)
-        left -= weight
-    return None
-
-
 # Streams compared for a difference are at least long enough to tell two apart, and at most
 # this: a case whose weights need more (nearly all weight on one item) is not judged.
 MAX_COMPARED_DRAWS = 4096
@@ -113,12 +83,13 @@ MAX_COMPARED_DRAWS = 4096
 def draw_comparable_case(
     data: st.DataObject, plug: WeightedPlug, contract: WeightedContract, **fixed
 ) -> WeightedCase | None:
-    """A case whose streams are long enough that two independent ones differ but by a chance
-    below 1e-12; None when its weights would need more than MAX_COMPARED_DRAWS, or more than
-    the items there are to draw without replacement (not judged)."""
+    """A case whose streams are long enough that every pair of ranks, or every rank in two
+    readings, differ but by a chance below SAME_BY_CHANCE (``chance``); None when its weights
+    would need more than MAX_COMPARED_DRAWS, or more than the items there are to draw without
+    replacement (not judged)."""
     case = draw_weighted_case(data, plug, contract, min_dataset_size=2, **fixed)
-    needed = draws_for_distinct_streams(case.probabilities, contract.replacement, case.world_size)
     most = MAX_COMPARED_DRAWS if contract.replacement else case.positive_items // case.world_size
-    if needed is None or needed > most:
+    needed = draws_to_tell_apart(case, contract, most)
+    if needed is None:
         return None
     return case.with_(num_samples=max(case.num_samples, needed))
