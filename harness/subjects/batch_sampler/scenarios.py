@@ -18,7 +18,6 @@ from functools import partial
 from typing import Any
 
 import numpy as np
-import torch
 
 from sampler_conformance.core.case import Observation, ReportedLength
 from sampler_conformance.execution.collectives import read_in_lockstep
@@ -47,22 +46,13 @@ def read_limit(case: BatchCase) -> int:
 
 
 def checked_batch(batch: Any) -> np.ndarray:
-    """One batch as an int64 array; :class:`BadBatch` for anything else. A one-dimensional
-    tensor or array of integers is a batch too: a DataLoader indexes the dataset with its
-    elements (opacus' samplers yield them)."""
+    """One batch as an int64 array (a list of indices, or a 1-D integer tensor:
+    ``common.reading.as_batch``); :class:`BadBatch` for anything else."""
     __tracebackhide__ = True  # failures point at the sampler, not the harness
-    if isinstance(batch, (torch.Tensor, np.ndarray)) and batch.ndim == 1 and not _is_float(batch):
-        batch = batch.tolist()
     try:
         return batch_array(batch, 0)
     except BadIndex as exc:  # the index sampler's words, charged to this subject's flag
         raise BadBatch(str(exc)) from None
-
-
-def _is_float(array: torch.Tensor | np.ndarray) -> bool:
-    if isinstance(array, torch.Tensor):
-        return array.is_floating_point() or array.is_complex() or array.dtype == torch.bool
-    return not np.issubdtype(array.dtype, np.integer)
 
 
 def _never_stops(limit: int) -> None:

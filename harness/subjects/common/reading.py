@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Protocol, TypeVar
 
 import numpy as np
+import torch
 
 from sampler_conformance.core.case import LenRaised, NoLen, ReportedLength
 from sampler_conformance.core.evidence import FAULT
@@ -77,11 +78,10 @@ def read_limit(dataset_size: int) -> int:
 
 def batch_arrays(batches: list[Any]) -> tuple[np.ndarray, tuple[np.ndarray, ...]]:
     """Every batch's items as one int64 array, and each batch as a view of it;
-    :class:`BadIndex` for a batch that is not a list of indices. The batches are checked and
-    converted together, as one list (one array per batch costs as much as its items for the
-    small batches of a long pass)."""
-    for position, batch in enumerate(batches):
-        _check_is_batch(batch, position)
+    :class:`BadIndex` for a batch that is not a list of indices (:func:`as_batch`). The
+    batches are checked and converted together, as one list (one array per batch costs as
+    much as its items for the small batches of a long pass)."""
+    batches = [as_batch(batch, position) for position, batch in enumerate(batches)]
     try:
         together = as_index_array([item for batch in batches for item in batch])
     except BadIndex:
@@ -94,13 +94,29 @@ def batch_arrays(batches: list[Any]) -> tuple[np.ndarray, tuple[np.ndarray, ...]
 def batch_array(batch: Any, position: int) -> np.ndarray:
     """One batch's items as an int64 array, checked as :func:`batch_arrays` checks it (for a
     batch read on its own: cutting a one-batch list costs more than converting it)."""
-    _check_is_batch(batch, position)
-    return as_index_array(list(batch))
+    return as_index_array(as_batch(batch, position))
 
 
-def _check_is_batch(batch: Any, position: int) -> None:
-    if not isinstance(batch, (list, tuple)):
-        raise BadIndex(f"yielded {_kind(batch)} {batch!r} as batch {position}; a batch sampler yields lists of indices")
+def as_batch(batch: Any, position: int) -> list[Any]:
+    """What a batch must be, for every subject that yields batches: a list or tuple of
+    indices, or a one-dimensional tensor or array of integers, whose elements a DataLoader
+    indexes the dataset with as it does a list's (opacus' samplers yield them; docs/contracts.md,
+    "What a batch is"). :class:`BadIndex` for anything else."""
+    if isinstance(batch, (list, tuple)):
+        return list(batch)
+    if _is_integer_vector(batch):
+        return batch.tolist()
+    raise BadIndex(
+        f"yielded {_kind(batch)} {batch!r} as batch {position}; a batch is a list of indices, or a 1-D integer tensor"
+    )
+
+
+def _is_integer_vector(batch: Any) -> bool:
+    if isinstance(batch, np.ndarray):
+        return batch.ndim == 1 and np.issubdtype(batch.dtype, np.integer)
+    if isinstance(batch, torch.Tensor):
+        return batch.ndim == 1 and not (batch.is_floating_point() or batch.is_complex() or batch.dtype == torch.bool)
+    return False
 
 
 def batch_sizes(batches: Sequence[np.ndarray]) -> np.ndarray:
