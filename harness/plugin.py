@@ -248,6 +248,13 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 _SETTINGS_BEFORE = pytest.StashKey[hypothesis.settings]()
 
 
+# Why the item's failures are shown as drawn, not shrunk; absent where they are shrunk.
+_AS_DRAWN = pytest.StashKey[str]()
+# A set-aside fault is the smallest case of its kind that a test drew, never shrunk: shrinking
+# it would hold up the test of another invariant.
+SET_ASIDE_AS_DRAWN = "set aside by a test of another invariant, which does not shrink what it sets aside"
+
+
 def _use_variant_settings(item: pytest.Item, function: Callable[..., Any], *, without_shrinking: bool) -> None:
     """The settings of this variant of the test (``ranks.variant_settings``: fewer examples in
     real groups). ``without_shrinking``: it draws as usual but reports its first failing
@@ -260,6 +267,11 @@ def _use_variant_settings(item: pytest.Item, function: Callable[..., Any], *, wi
     if without_shrinking:
         phases = [phase for phase in settings.phases if phase is not hypothesis.Phase.shrink]
         settings = hypothesis.settings(settings, phases=phases)
+        item.stash[_AS_DRAWN] = "its invariant had failed already, shrunk, in an earlier test"
+    elif hypothesis.Phase.shrink not in settings.phases:
+        item.stash[_AS_DRAWN] = (
+            f"the Hypothesis profile {hypothesis.settings.get_current_profile_name()!r} does not shrink"
+        )
     function._hypothesis_internal_use_settings = settings  # type: ignore[attr-defined]
 
 
@@ -294,7 +306,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
         subject = subject_of(current.contract)
         set_aside = crashes.take_set_aside()
         set_aside_by = crashes.set_aside_by_flag(set_aside, subject.crash_flag)
-        properties += violation_properties(set_aside[:1], subject)  # the smallest case each test crashed on
+        for fault, cases in crashes.smallest_of_each_kind(set_aside):  # each kind of fault, its smallest case
+            properties += violation_properties([fault], subject, cases=cases, as_drawn=SET_ASIDE_AS_DRAWN)
         properties.append((SET_ASIDE_KEY, len(set_aside)))
         properties.append((SET_ASIDE_BY_KEY, json.dumps(set_aside_by)))
         if _hypothesis_test(item):
@@ -323,12 +336,16 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
                 report.longrepr = (str(item.path), 0, f"{EVERY_CASE_SET_ASIDE}: {reasons}")
                 properties.append((SKIP_KIND_KEY, NOT_JUDGED))
     if call.excinfo is not None and report.failed:
-        properties += failure_properties(call.excinfo.value, subject_of(state(item.config).contract))
+        failed = failure_properties(
+            call.excinfo.value, subject_of(state(item.config).contract), item.stash.get(_AS_DRAWN, None)
+        )
+        properties += failed
+        # Its own failures, not those set aside: a flag failed only as drawn still has its tests shrink.
+        state(item.config).failed_flags.update(
+            json.loads(str(value))["flag"] for key, value in failed if key == VIOLATION_KEY
+        )
     if report.skipped and not any(key == SKIP_KIND_KEY for key, _ in properties):
         properties.append((SKIP_KIND_KEY, NOT_APPLICABLE if inapplicable else NOT_PROMISED if unpromised else NOT_RUN))
-    state(item.config).failed_flags.update(
-        json.loads(str(value))["flag"] for key, value in properties if key == VIOLATION_KEY
-    )
     report.user_properties = [*report.user_properties, *properties]
     return report
 

@@ -4,9 +4,13 @@ where it did not crash."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
-from .corpus.faulty import SHARD_ERROR, RaisesOnRankOne
+from sampler_conformance.plugin import SET_ASIDE_AS_DRAWN
+
+from .corpus.faulty import COMPARE_ERROR, EMPTY_ERROR, SHARD_ERROR, RaisesOnRankOne
 from .suite_run import certify
 
 SPEC = "selftests.corpus.faulty:RaisesOnRankOne"
@@ -64,3 +68,40 @@ def test_a_raise_that_leaves_peers_waiting_is_a_raise_and_cuts_nothing_short(pyt
         "reshuffles_on_set_epoch",
     }
     assert all(run.statuses[flag] == "held" for flag in group_only), run.statuses
+
+
+def test_each_kind_of_failure_is_shown_with_its_count(pytester):
+    """ValueError on N = 0, TypeError on every other N: the summary shows one counterexample
+    of each kind, each with the cases it was seen on, and says where the rest are."""
+    run = certify(pytester, "selftests.corpus.faulty:RaisesTwoWays", "-k", "edge_sizes or len_matches_iter")
+    assert run.failed_invariants == {"edge_sizes"}, run.explain()
+    shown = run.summary.split("edge_sizes", 1)[1]
+    for error, message in (("TypeError", COMPARE_ERROR), ("ValueError", EMPTY_ERROR)):
+        assert f"raised {error} while iterating: {message}" in shown, run.explain()
+    seen = re.findall(r"seen on (\d+) of the (\d+) cases that failed it", shown)
+    assert len(seen) == 2 and len({total for _, total in seen}) == 1, shown
+    assert sum(int(cases) for cases, _ in seen) == int(seen[0][1]), shown
+    kinds = {c["message"].split(" while iterating")[0] for c in run.counterexamples("edge_sizes")}
+    assert kinds == {"rank 0: the sampler raised TypeError", "rank 0: the sampler raised ValueError"}, kinds
+
+
+def test_a_counterexample_set_aside_elsewhere_is_still_shrunk_in_its_own_test(pytester):
+    """Floats are set aside (as drawn, at N >= 10) by the reshuffle test, which runs first;
+    valid_indices' own test still shrinks its failure, to N = 1 on one rank, and shows it
+    first. Every counterexample not shrunk says so, and why."""
+    run = certify(
+        pytester,
+        "selftests.corpus.known_bad:YieldsFloats",
+        "-k",
+        "test_set_epoch_reshuffles or (test_per_epoch_invariant and valid_indices)",
+        profile="dev",
+        ranks="simulated",
+    )
+    records = run.counterexamples("valid_indices")
+    own = [r for r in records if r["test"].startswith("test_per_epoch_invariant")]
+    # The first of its variants shrinks; a later one shows its first failure, saying why.
+    assert own[0]["as_drawn"] is None and own[0]["case"].startswith("N=1, W=1,"), own
+    assert all(r["as_drawn"] == "its invariant had failed already, shrunk, in an earlier test" for r in own[1:]), own
+    assert all(r["as_drawn"] == SET_ASIDE_AS_DRAWN for r in records if r not in own), records
+    first_case = run.summary.split("valid_indices", 1)[1].splitlines()[2]
+    assert first_case.strip().startswith("N=1, W=1,") and "as drawn" not in first_case, run.summary

@@ -8,6 +8,7 @@ never the rendered text.
 
 from __future__ import annotations
 
+import re
 import unittest
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
@@ -134,6 +135,18 @@ def shorten(values: Sequence[int] | np.ndarray, head: int = SHOWN_HEAD, tail: in
     first = ", ".join(str(int(v)) for v in values[:head])
     last = ", ".join(str(int(v)) for v in values[-tail:])
     return f"[{first}, ... {len(values) - head - tail} more ..., {last}]"
+
+
+# What tells two failures of one invariant apart: the words of the message, its numbers and
+# lists of values masked ("rank 0 drew [3, 4], outside range(N=2)" and "rank 1 drew [9],
+# outside range(N=5)" are one kind; a ValueError and a TypeError raised while iterating are two).
+_VALUES = re.compile(r"\[[^\[\]]*\]|-?\d+(\.\d+)?(e-?\d+)?")
+
+
+def failure_kind(title: str, message: str) -> str:
+    """The kind of a failure, from its title and its message's first line, values masked."""
+    first_line = (message.splitlines() or [""])[0]
+    return f"[{title}] " + _VALUES.sub("#", first_line)
 
 
 def describe_ranks(observation: Observation) -> str:

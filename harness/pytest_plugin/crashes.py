@@ -32,7 +32,7 @@ from typing import Any, NoReturn
 from hypothesis import currently_in_test_context, reject, settings
 
 from sampler_conformance.core.case import Observation
-from sampler_conformance.core.evidence import FAULT, SamplerFault
+from sampler_conformance.core.evidence import FAULT, SamplerFault, failure_kind
 from sampler_conformance.core.invariants import REGISTRY
 
 # How far the draws go on past crashing cases, in multiples of the profile's examples: a
@@ -178,6 +178,18 @@ def set_aside_by_flag(faults: list[SamplerFault], crash_flag: str) -> dict[str, 
         for flag in sorted({crash_flag if v.flag == FAULT else v.flag for v in fault.violations}):
             counts[flag] = counts.get(flag, 0) + 1
     return counts
+
+
+def smallest_of_each_kind(faults: list[SamplerFault]) -> list[tuple[SamplerFault, int]]:
+    """Each kind of fault among ``faults`` (smallest case first, as :func:`take_set_aside`
+    gives them), most seen first: its smallest case, and on how many cases it was seen. A
+    sampler that raises ValueError on N = 0 and TypeError everywhere else shows both."""
+    kinds: dict[tuple[str, ...], tuple[SamplerFault, int]] = {}
+    for fault in faults:
+        kind = tuple(failure_kind(v.title, v.message) for v in fault.violations)
+        smallest, seen = kinds.get(kind, (fault, 0))
+        kinds[kind] = (smallest, seen + 1)
+    return sorted(kinds.values(), key=lambda kind: -kind[1])
 
 
 def take_set_aside() -> list[SamplerFault]:

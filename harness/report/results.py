@@ -31,6 +31,7 @@ import pytest
 
 from sampler_conformance.core import measurements
 from sampler_conformance.core.contracts import Contract
+from sampler_conformance.core.evidence import failure_kind
 from sampler_conformance.core.frequencies import merge_summaries
 from sampler_conformance.core.invariants import REGISTRY, Where, title
 from sampler_conformance.core.subject import Subject
@@ -277,15 +278,52 @@ def set_aside_words(set_aside: int, by_flag: Mapping[str, int], subject: Subject
 
 
 def _distinct(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """One record per distinct message and case (the same counterexample found by several tests once)."""
+    """One record per distinct message and case (the same counterexample found by several
+    tests once), standing for the cases of all of them."""
     seen: dict[tuple[str, str | None], dict[str, Any]] = {}
     for record in records:
-        seen.setdefault((record["message"], record["case"]), record)
+        key = (record["message"], record["case"])
+        if key in seen:
+            seen[key]["cases"] = seen[key].get("cases", 1) + record.get("cases", 1)
+        else:
+            seen[key] = dict(record)
     return list(seen.values())
 
 
-# The counterexamples per failed invariant the terminal summary and check_sampler's explanation
-# show; the certificate has them all.
+@dataclass(frozen=True)
+class FailureKind:
+    """The counterexamples of one invariant that read alike (``evidence.failure_kind``): the
+    one shown, shrunk where one was, else the smallest; the cases and tests it was seen on."""
+
+    shown: dict[str, Any]
+    cases: int
+    tests: int
+
+
+def failure_kinds(records: Sequence[dict[str, Any]]) -> list[FailureKind]:
+    """An invariant's counterexamples by kind, the kind seen on most cases first."""
+    by_kind: dict[str, list[dict[str, Any]]] = {}
+    for record in records:
+        by_kind.setdefault(failure_kind(record["title"], record["message"]), []).append(record)
+    kinds = [
+        FailureKind(
+            shown=min(alike, key=_shown_first),
+            cases=sum(record.get("cases", 1) for record in alike),
+            tests=len({record["test"] for record in alike}),
+        )
+        for alike in by_kind.values()
+    ]
+    return sorted(kinds, key=lambda kind: -kind.cases)
+
+
+def _shown_first(record: dict[str, Any]) -> tuple[bool, int, int]:
+    """Shrunk before as drawn, then the smallest dataset, then the fewest ranks."""
+    parameters = record.get("parameters") or {}
+    return bool(record.get("as_drawn")), parameters.get("dataset_size", 0), parameters.get("world_size", 0)
+
+
+# The kinds of failure per failed invariant the terminal summary and check_sampler's
+# explanation show, each by one counterexample; the certificate has every counterexample.
 MAX_SHOWN_COUNTEREXAMPLES = 3
 
 
@@ -296,18 +334,37 @@ def _on_drawn_mesh(record: dict[str, Any]) -> str:
 
 
 def shown_counterexamples(records: Sequence[dict[str, Any]], indent: str, rest_in: str, whole: bool) -> list[str]:
-    """The first MAX_SHOWN_COUNTEREXAMPLES of an invariant's counterexamples, two lines each
-    (``[title] message`` and ``case (test)``; the message's first line unless ``whole``), then
-    how many more there are in ``rest_in``: the summary's and check_sampler's short form."""
+    """One counterexample of each of the first MAX_SHOWN_COUNTEREXAMPLES kinds of an
+    invariant's failures (``[title] message``, the first line unless ``whole``; ``case
+    (test)``; how often that kind was seen, where there is more than one case, and why it is
+    shown as drawn, if it is not shrunk), then how many kinds more there are in ``rest_in``:
+    the summary's and check_sampler's short form."""
+    kinds = failure_kinds(records)
+    total = sum(kind.cases for kind in kinds)
     lines = []
-    for record in records[:MAX_SHOWN_COUNTEREXAMPLES]:
+    for kind in kinds[:MAX_SHOWN_COUNTEREXAMPLES]:
+        record = kind.shown
         message = record["message"] if whole else record["message"].splitlines()[0]
         lines.append(f"{indent}[{record['title']}] {message}")
         lines.append(f"{indent}  {record.get('case') or ''} ({record['test']}{_on_drawn_mesh(record)})")
-    hidden = len(records) - MAX_SHOWN_COUNTEREXAMPLES
-    if hidden > 0:
-        lines.append(f"{indent}... {hidden} more counterexamples in {rest_in}")
+        notes = [_seen(kind, total)] if total > 1 else []
+        if record.get("as_drawn"):
+            notes.append(f"as drawn, not shrunk: {record['as_drawn']}")
+        if notes:
+            lines.append(f"{indent}  " + "; ".join(notes))
+    hidden = kinds[MAX_SHOWN_COUNTEREXAMPLES:]
+    if hidden:
+        cases = sum(kind.cases for kind in hidden)
+        lines.append(
+            f"{indent}... {_count(len(hidden), 'more kind')} of failure, on {_count(cases, 'case')}: {rest_in}"
+        )
     return lines
+
+
+def _seen(kind: FailureKind, total: int) -> str:
+    """``seen on 93 of the 97 cases that failed it, in 24 tests``."""
+    of = f"{kind.cases} of the {total}" if kind.cases < total else f"all {total}"
+    return f"seen on {of} cases that failed it, in {_count(kind.tests, 'test')}"
 
 
 def counterexample_text(record: dict[str, Any]) -> str:
@@ -317,6 +374,10 @@ def counterexample_text(record: dict[str, Any]) -> str:
         lines.append(f"case: {record['case']}")
     lines += record.get("ranks", [])
     lines += record.get("draws", [])
+    if record.get("cases", 1) > 1:
+        lines.append(f"the smallest of {record['cases']} cases that failed alike")
+    if record.get("as_drawn"):
+        lines.append(f"as drawn, not shrunk: {record['as_drawn']}")
     return "\n".join(lines)
 
 

@@ -157,6 +157,12 @@ class ConformanceReport:
         )
         self.written = write_certificate(path, certificate, self.draws)
 
+    def _all_in(self) -> str:
+        """Where a reader finds every counterexample the summary leaves out."""
+        if self.written:
+            return f"every counterexample is in {self.written[1]}"
+        return "write every counterexample to a certificate with --certificate=PATH"
+
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if not self.collector.outcomes and not self.written and not self.interrupted:
             return
@@ -168,7 +174,7 @@ class ConformanceReport:
                 cases = f"  ({result.judged} cases)" if result.status in (HELD, NOT_JUDGED) and result.judged else ""
                 write(f"{result.status:>14}  {result.flag:31s} {result.title}{cases}")
             if result.status == FAILED:
-                for line in shown_counterexamples(result.counterexamples, " " * 16, "the failures above", whole=False):
+                for line in shown_counterexamples(result.counterexamples, " " * 16, self._all_in(), whole=False):
                     write(line)
         not_promised = [r.flag for r in results if r.status == NOT_PROMISED and r.tests]
         if not_promised:

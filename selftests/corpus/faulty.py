@@ -36,6 +36,21 @@ class RaisesOnRankOne(PartsSampler):
         return super().__iter__()
 
 
+class RaisesTwoWays(PartsSampler):
+    """Raises ValueError on an empty dataset and TypeError on every other, as pytorch-nlp
+    0.5.0's ``DistributedBatchSampler`` around its ``BucketBatchSampler`` does beside torch 2.x:
+    two kinds of failure of one invariant, each to be shown."""
+
+    def __iter__(self) -> Iterator[int]:
+        if len(self.dataset) == 0:
+            raise ValueError(EMPTY_ERROR)
+        raise TypeError(COMPARE_ERROR)
+
+
+EMPTY_ERROR = "num_samples should be a positive integer value, but got num_samples=0"
+COMPARE_ERROR = "'<' not supported between instances of 'int' and 'NoneType'"
+
+
 class RaisesKeyboardInterrupt(PartsSampler):
     """Raises KeyboardInterrupt from its own code (as a sampler that catches a signal and
     re-raises it might) when the dataset has 7 items: a fault of the sampler's, not a Ctrl-C
