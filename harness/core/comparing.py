@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 import numpy as np
 
 from .case import Observation
@@ -13,8 +16,30 @@ def check_same_indices(first: Observation, second: Observation, flag: str, what:
     and the first rank that differs."""
     for rank, (a, b) in enumerate(zip(first.indices, second.indices, strict=True)):
         if not np.array_equal(a, b):
-            return [Violation(flag, f"{what}: rank {rank} first yielded {shorten(a)}, then {shorten(b)}")]
+            said = f"rank {rank} first yielded {shorten(a)}, then {shorten(b)}"
+            return [Violation(flag, f"{what}: {said}; {first_difference(a, b)}")]
     return []
+
+
+def first_difference(first: Sequence[Any] | np.ndarray, second: Sequence[Any] | np.ndarray, what: str = "item") -> str:
+    """Where two readings (of indices, or of batches) first differ, and what each holds there:
+    ``item 17 differs (the first 17 agree): 42, then 7``. Shown where two readings that begin
+    alike would read the same in a message that shows their beginnings."""
+    agree = next(
+        (k for k, (a, b) in enumerate(zip(first, second, strict=False)) if not np.array_equal(a, b)),
+        min(len(first), len(second)),
+    )
+    if agree < min(len(first), len(second)):
+        return f"{what} {agree} differs (the first {agree} agree): {_shown(first[agree])}, then {_shown(second[agree])}"
+    if len(first) == len(second):
+        return f"every {what} agrees"
+    longer, which = (first, "first") if len(first) > len(second) else (second, "second")
+    plural = what + ("es" if what.endswith("ch") else "s")
+    return f"the first {agree} {plural} agree, then only the {which} goes on, with {_shown(longer[agree])}"
+
+
+def _shown(value: Any) -> str:
+    return shorten(value) if np.ndim(value) else str(int(value))
 
 
 def fresh_epochs(has_set_epoch: bool, before: int, epoch: int) -> list[int]:

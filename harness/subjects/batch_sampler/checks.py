@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from sampler_conformance.core.case import NoLen
+from sampler_conformance.core.comparing import first_difference
 from sampler_conformance.core.counting import check_reported_lengths
 from sampler_conformance.core.evidence import Violation, shorten
 from sampler_conformance.core.frequencies import FrequencyVerdict, rate_test
@@ -242,11 +243,7 @@ def check_each_item_once(
 def check_same_plan(first: PlannedEpoch, second: PlannedEpoch, flag: str, what: str) -> list[Violation]:
     for rank, (a, b) in enumerate(zip(first.batches, second.batches, strict=True)):
         if not _same_batches(a, b):
-            step = next(
-                (k for k, (x, y) in enumerate(zip(a, b, strict=False)) if not np.array_equal(x, y)), min(len(a), len(b))
-            )
-            shown = [shorten(batches[step]) if step < len(batches) else "(none)" for batches in (a, b)]
-            return [Violation(flag, f"{what}: rank {rank}'s batch {step} was first {shown[0]}, then {shown[1]}")]
+            return [Violation(flag, f"{what}: rank {rank}'s {first_difference(a, b, 'batch')}")]
     return []
 
 
@@ -281,8 +278,8 @@ def check_processes_agree(epoch: PlannedEpoch, as_rank: int) -> list[Violation]:
                 Violation(
                     "batch_plan_agrees",
                     f"the processes of ranks 0 and {process} each built rank {as_rank}'s sampler for the same case, and "
-                    f"planned different batches ({len(plans[0])} and {len(plan)} batches, beginning "
-                    f"{shorten(plans[0][0]) if plans[0] else '(none)'} and {shorten(plan[0]) if plan else '(none)'}): "
+                    f"planned different batches ({len(plans[0])} and {len(plan)} batches; "
+                    f"{first_difference(plans[0], plan, 'batch')}): "
                     f"in a job each rank takes its part of a plan the others do not share, so items are lost, "
                     f"repeated, or the ranks run unequal steps",
                 )

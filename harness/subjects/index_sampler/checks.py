@@ -160,7 +160,8 @@ def check_balanced(
     Invariant(
         "valid_indices",
         "valid indices",
-        "tensors, floats, negative or out-of-range indices, samplers that never stop",
+        "tensors, floats, negative or out-of-range indices, samplers that never stop; under the batch contracts, "
+        "empty batches too (a rank past the last global batch yielding [], which fails its step)",
         f"{KNOWN_BAD}:YieldsTensors",
         promised_by=(VALID,),
     )

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from sampler_conformance.core.case import Observation
+from sampler_conformance.core.comparing import first_difference
 from sampler_conformance.core.evidence import Violation, shorten
 from sampler_conformance.core.invariants import Declared, Invariant, Where
 
@@ -83,7 +84,7 @@ def check_ranks_agree(
         order = obs.indices[0]
         if not np.array_equal(order, reference):
             built = "built with num_replicas=1, rank=0 in each rank's process for the same (seed, epoch)"
-            said = f"rank 0 yields {shorten(reference)} but rank {rank} yields {shorten(order)}"
+            said = f"rank 0 yields {shorten(reference)} but rank {rank} yields {shorten(order)} ({first_difference(reference, order)})"
             if _each_took_its_share_of_the_group(single_rank_orders):
                 return [
                     Violation(

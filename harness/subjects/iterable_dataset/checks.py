@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from sampler_conformance.core.comparing import check_same_indices
+from sampler_conformance.core.comparing import check_same_indices, first_difference
 from sampler_conformance.core.counting import index_counts
 from sampler_conformance.core.evidence import Violation, shorten
 from sampler_conformance.core.invariants import Declared, Invariant, OneEpoch, Where
@@ -379,7 +379,7 @@ def check_ranks_agree(epoch: StreamEpoch) -> list[Violation]:
                 Violation(
                     "stream_agrees",
                     f"the same rank's dataset, built for the same case in two processes, yields {shorten(first)} in "
-                    f"rank 0's process but {shorten(ids)} in rank {rank}'s: it depends on per-process state, so the "
+                    f"rank 0's process but {shorten(ids)} in rank {rank}'s ({first_difference(first, ids)}): it depends on per-process state, so the "
                     f"ranks' parts of the data overlap and miss items",
                 )
             ]
