@@ -22,7 +22,7 @@ from hypothesis.errors import Unsatisfiable
 from .core.contracts import Contract
 from .core.evidence import NotApplicable, NotPromised, not_applicable, note_judged_with, title_faults_as
 from .core.subject import Plug, SpecError, sharded_spec
-from .execution import simulator
+from .execution import hash_seeds, simulator
 from .execution.backend import BackendChoice, choose_backend, cuda_device_count
 from .execution.fork_server import stop_fork_servers
 from .execution.rank_pool import start_fork_servers_for
@@ -117,6 +117,7 @@ def pytest_configure(config: pytest.Config) -> None:
     profiles.use_group_world_sizes(len(options["world_sizes"]))
     current = ConformanceState(plug=plug, contract=contract, options=options)
     current.seed = profiles.fixed_seed(config.getoption("hypothesis_seed", None))
+    hash_seeds.seed_hashes(current.seed)  # before any rank process or fork server starts
     if current.seed is None:
         current.example_database = profiles.search_database(config.invocation_params.dir, plug.spec)
     config.stash[STATE_KEY] = current

@@ -30,6 +30,9 @@ import pytest
 
 from sampler_conformance.cli import exit_without_finalising
 from sampler_conformance.execution.fork_server import separate_fork_server_context
+from sampler_conformance.execution.hash_seeds import HASH_SEED_VARIABLE, derived_hash_seed
+
+from .suite_run import HYPOTHESIS_SEED
 
 # What every certification imports before its first test.
 PRELOAD = (
@@ -46,8 +49,14 @@ PRELOAD = (
 KILL_JOIN_TIMEOUT_S = 10
 DEFAULT_TIMEOUT_S = 600.0  # a run given no timeout: the longest whole-suite certification is under a minute
 SERVER_KEY = "selftests-pytest"
-# Taken when the selftests load this module, before any test sets its own variables.
-SERVER_ENVIRON = {**os.environ, "OMP_NUM_THREADS": "1"}
+# Taken when the selftests load this module, before any test sets its own variables. The
+# hash seed is the one a certification under the selftests' seed gives its first ranks, so
+# that their runs fork those ranks from the warm pytest (execution/hash_seeds.py).
+SERVER_ENVIRON = {
+    **os.environ,
+    "OMP_NUM_THREADS": "1",
+    HASH_SEED_VARIABLE: str(derived_hash_seed(HYPOTHESIS_SEED, 0)),
+}
 
 
 def runpytest_subprocess(

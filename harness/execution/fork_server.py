@@ -19,7 +19,7 @@ stops the server when its parent exits) is multiprocessing's own.
 Processes that must not share a parent's state, the ranks of one group (a fresh
 interpreter each has its own hash seed), come from separate fork servers instead: one per
 position in the group, each a fresh interpreter started once with torch imported
-(``separate_fork_server_context``). A group rebuilt after a fault then forks again
+(``separate_fork_server_context``), with the hash seed of its position (``hash_seeds``). A group rebuilt after a fault then forks again
 instead of importing torch in every rank again.
 """
 
@@ -44,6 +44,7 @@ from multiprocessing.context import BaseContext, ForkServerContext, ForkServerPr
 from typing import Any
 
 from .file_modules import is_loaded_from_file
+from .hash_seeds import HASH_SEED_VARIABLE, hash_seed_for
 
 # forkserver.main's parameters in the Python versions this was checked against (3.10 to
 # 3.14; 3.14 adds authkey_r, which may stay unset).
@@ -123,10 +124,32 @@ def _separate_server(key: object, preload: Sequence[str]) -> Any | None:
     if not _interface_known():
         return None
     if key not in _SEPARATE_SERVERS:
-        server = forkserver.ForkServer()
+        server = _SeededServer(hash_seed_for(key) if isinstance(key, int) else None)
         server.set_forkserver_preload(list(preload))
         _SEPARATE_SERVERS[key] = server
     return _SEPARATE_SERVERS[key]
+
+
+class _SeededServer(forkserver.ForkServer):
+    """A fork server whose interpreter starts with ``hash_seed`` (``hash_seeds``), where one
+    is given: every child it forks hashes strings alike, in every run of the same command."""
+
+    def __init__(self, hash_seed: int | None) -> None:
+        super().__init__()
+        self.hash_seed = hash_seed
+
+    def ensure_running(self) -> None:
+        if self.hash_seed is None:
+            return super().ensure_running()
+        before = os.environ.get(HASH_SEED_VARIABLE)
+        os.environ[HASH_SEED_VARIABLE] = str(self.hash_seed)  # the spawned interpreter's environment
+        try:
+            return super().ensure_running()
+        finally:
+            if before is None:
+                del os.environ[HASH_SEED_VARIABLE]
+            else:
+                os.environ[HASH_SEED_VARIABLE] = before
 
 
 def stop_fork_servers() -> None:

@@ -51,6 +51,7 @@ from . import rank_body
 from .backend import BackendChoice, choose_backend
 from .faults import Collected, what_failed
 from .fork_server import separate_fork_server_context, start_separate_fork_server
+from .hash_seeds import hashes_as
 from .messages import RankDied, RankError, RankSetup, Reply, Shutdown, StoreRendezvous
 from .processes import (
     FORK_SERVER_PRELOAD,
@@ -199,15 +200,16 @@ class RankPool:
 
     def _context(self, position: int) -> Any:
         """Where the ``position``-th of this process's ranks starts from. The sampler process,
-        and the first rank of each group, fork from this process's fork server; every other
-        position forks from a fork server of its own, a fresh interpreter with its own hash
-        seed, as under torchrun. No two ranks of a group may come from one parent: they would
+        and the first rank of each group, fork from this process's fork server where this
+        process hashes as position 0 should (``hash_seeds``), else from position 0's own
+        server; every other position forks from a fork server of its own, a fresh interpreter
+        with its own hash seed, as under torchrun. No two ranks of a group may come from one parent: they would
         share its hash seed and unseeded RNG state, and a shuffle keyed on hash() of a str
         (HashSeededShuffle) would agree across them and pass. Each server imports torch once,
         so a group rebuilt after a fault forks again in milliseconds."""
-        if self.simulated or position == 0:
+        if (self.simulated or position == 0) and hashes_as(0):
             return fork_server()
-        separate = separate_fork_server_context(position, FORK_SERVER_PRELOAD)
+        separate = separate_fork_server_context(0 if self.simulated else position, FORK_SERVER_PRELOAD)
         return separate if separate is not None else multiprocessing.get_context("spawn")
 
     def close(self, graceful: bool = True) -> None:
@@ -399,7 +401,8 @@ def start_fork_servers_for(world_sizes: Iterable[int]) -> None:
     past the first, see ``RankPool._context``), without waiting: each is a fresh interpreter
     that imports torch, about 1 s of CPU, so they import while the in-process tests run,
     instead of one after another as the first group of each size starts (2 s at W=4)."""
-    for position in range(1, max(world_sizes, default=1)):
+    first = 0 if not hashes_as(0) else 1  # position 0 forks from this process where it hashes as position 0 does
+    for position in range(first, max(world_sizes, default=1)):
         start_separate_fork_server(position, FORK_SERVER_PRELOAD)
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import datetime
 import importlib.metadata
 import json
-import os
 import platform
 import sys
 from dataclasses import asdict
@@ -18,6 +17,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from sampler_conformance.core.contracts import Contract
+from sampler_conformance.execution import hash_seeds
 
 from .results import FAILED, InvariantResult, Verdict, counterexample_text
 
@@ -80,7 +80,7 @@ def build_certificate(
             "hypothesis": hypothesis.__version__,
             "python": platform.python_version(),
             # A sampler that reads hash() of a str orders differently under each hash seed.
-            "python_hash_seed": os.environ.get("PYTHONHASHSEED", "random"),
+            "python_hash_seed": hash_seeds.describe(),
             "platform": platform.platform(),
         },
         "run": {**run, "examples": sum(r.examples for r in results), "command": sys.argv},

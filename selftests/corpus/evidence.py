@@ -3,6 +3,7 @@ cases judged it, whether a run can be reproduced, how each fault is named."""
 
 from __future__ import annotations
 
+import random
 from collections.abc import Iterator
 
 from .multiprocess_bad import ShuffleOffByDefault
@@ -50,3 +51,14 @@ class CrashesOnSmallDatasets(ShuffleOffByDefault):
         super().validate()
         if len(self.dataset) < SMALLEST_DATASET:
             raise ValueError(f"needs at least {SMALLEST_DATASET} items to fill its buckets, got {len(self.dataset)}")
+
+
+class PadsByHash(PartsSampler):
+    """Pads with items chosen by ``hash()`` of a str: which ones, and so the smallest case
+    Hypothesis shrinks its failure to, depends on the process's hash seed."""
+
+    def pad(self, indices: list[int]) -> list[int]:
+        if self.drop_last or not indices:
+            return super().pad(indices)
+        pick = random.Random(hash(f"pad-{self.seed}"))
+        return indices + [pick.randrange(len(indices)) for _ in range(self.total_size - len(indices))]
