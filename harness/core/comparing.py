@@ -21,21 +21,44 @@ def check_same_indices(first: Observation, second: Observation, flag: str, what:
     return []
 
 
-def first_difference(first: Sequence[Any] | np.ndarray, second: Sequence[Any] | np.ndarray, what: str = "item") -> str:
-    """Where two readings (of indices, or of batches) first differ, and what each holds there:
-    ``item 17 differs (the first 17 agree): 42, then 7``. Shown where two readings that begin
-    alike would read the same in a message that shows their beginnings."""
-    agree = next(
-        (k for k, (a, b) in enumerate(zip(first, second, strict=False)) if not np.array_equal(a, b)),
-        min(len(first), len(second)),
-    )
-    if agree < min(len(first), len(second)):
-        return f"{what} {agree} differs (the first {agree} agree): {_shown(first[agree])}, then {_shown(second[agree])}"
-    if len(first) == len(second):
-        return f"every {what} agrees"
-    longer, which = (first, "first") if len(first) > len(second) else (second, "second")
-    plural = what + ("es" if what.endswith("ch") else "s")
-    return f"the first {agree} {plural} agree, then only the {which} goes on, with {_shown(longer[agree])}"
+def first_difference(
+    first: Sequence[Any] | np.ndarray,
+    second: Sequence[Any] | np.ndarray,
+    unit: str = "position",
+    readings: tuple[str, str] = ("the first reading", "the second"),
+) -> str:
+    """Where two readings that should be alike (of indices, or of batches) first differ, and
+    what each holds there: ``position 17 is 42 in the first reading and 7 in the second;
+    positions 0 to 16 agree``, or ``the first reading ends before batch 4, which is [3, 9] in
+    the second; batches 0 to 3 agree``. Messages show it beside the readings' beginnings and
+    ends, which may be alike where the readings are not. ``readings`` name the two as the
+    message's reader knows them."""
+    at = _agreeing_prefix(first, second)
+    if at == len(first) == len(second):
+        return f"they agree at every {unit}"
+    if at == len(second):
+        said = f"{unit} {at} is {_shown(first[at])} in {readings[0]}, and {readings[1]} ends before it"
+    elif at == len(first):
+        said = f"{readings[0]} ends before {unit} {at}, which is {_shown(second[at])} in {readings[1]}"
+    else:
+        said = f"{unit} {at} is {_shown(first[at])} in {readings[0]} and {_shown(second[at])} in {readings[1]}"
+    return said + _agreeing(unit, at)
+
+
+def _agreeing_prefix(first: Sequence[Any] | np.ndarray, second: Sequence[Any] | np.ndarray) -> int:
+    """How many positions two readings agree at from their start."""
+    pairs = enumerate(zip(first, second, strict=False))
+    return next((k for k, (a, b) in pairs if not np.array_equal(a, b)), min(len(first), len(second)))
+
+
+def _agreeing(unit: str, count: int) -> str:
+    """``; positions 0 to 16 agree``: the agreeing prefix, numbered as the position that differs."""
+    units = unit + ("es" if unit.endswith(("ch", "s")) else "s")
+    if count == 0:
+        return ""
+    if count == 1:
+        return f"; {unit} 0 agrees"
+    return f"; {units} 0 {'and' if count == 2 else 'to'} {count - 1} agree"
 
 
 def _shown(value: Any) -> str:

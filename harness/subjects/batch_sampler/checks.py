@@ -243,7 +243,7 @@ def check_each_item_once(
 def check_same_plan(first: PlannedEpoch, second: PlannedEpoch, flag: str, what: str) -> list[Violation]:
     for rank, (a, b) in enumerate(zip(first.batches, second.batches, strict=True)):
         if not _same_batches(a, b):
-            return [Violation(flag, f"{what}: rank {rank}'s {first_difference(a, b, 'batch')}")]
+            return [Violation(flag, f"{what}: on rank {rank}, {first_difference(a, b, 'batch')}")]
     return []
 
 
@@ -274,14 +274,14 @@ def check_processes_agree(epoch: PlannedEpoch, as_rank: int) -> list[Violation]:
     plans = epoch.batches
     for process, plan in enumerate(plans[1:], start=1):
         if not _same_batches(plans[0], plan):
+            where = first_difference(plans[0], plan, "batch", ("rank 0's process", f"rank {process}'s"))
             return [
                 Violation(
                     "batch_plan_agrees",
                     f"the processes of ranks 0 and {process} each built rank {as_rank}'s sampler for the same case, and "
-                    f"planned different batches ({len(plans[0])} and {len(plan)} batches; "
-                    f"{first_difference(plans[0], plan, 'batch')}): "
-                    f"in a job each rank takes its part of a plan the others do not share, so items are lost, "
-                    f"repeated, or the ranks run unequal steps",
+                    f"planned different batches ({len(plans[0])} and {len(plan)} batches; {where}): in a job each "
+                    f"rank takes its part of a plan the others do not share, so items are lost, repeated, or the "
+                    f"ranks run unequal steps",
                 )
             ]
     return []

@@ -16,6 +16,7 @@ from collections.abc import Callable
 import numpy as np
 
 from sampler_conformance.core.case import Observation
+from sampler_conformance.core.comparing import first_difference
 from sampler_conformance.core.counting import check_reported_lengths, index_counts
 from sampler_conformance.core.evidence import Violation, shorten
 from sampler_conformance.core.invariants import Invariant, OneEpoch
@@ -348,11 +349,13 @@ def check_assignment(obs: Observation[IndexCase], single_rank: Observation[Index
             start = rank * per_rank
             share, expected = f"Q[{start}:{start + per_rank}]", order[start : start + per_rank]
         if not np.array_equal(indices, expected):
+            where = first_difference(expected, indices, readings=(share, f"rank {rank}'s indices"))
             return [
                 Violation(
                     layout,
                     f"rank {rank} should yield {share} = {shorten(expected)}, where Q is the order one rank "
-                    f"gets with num_replicas=1 ({shorten(reference)}) padded from its head; got {shorten(indices)}",
+                    f"gets with num_replicas=1 ({shorten(reference)}) padded from its head; got {shorten(indices)}; "
+                    f"{where}",
                 )
             ]
     return []

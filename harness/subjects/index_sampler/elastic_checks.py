@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from sampler_conformance.core.case import Observation
+from sampler_conformance.core.comparing import first_difference
 from sampler_conformance.core.counting import index_counts
 from sampler_conformance.core.evidence import PropertyFailure, Violation, raise_evidence, shorten
 from sampler_conformance.core.invariants import Declared, Invariant
@@ -92,25 +93,21 @@ def check_global_cursor(flag: str, run: ElasticRun) -> list[Violation]:
         # The tail a drop cuts depends on the world size: the new ranks may drop fewer than W'
         # units of the epoch's rest on W ranks, or of the whole order's rest.
         whole_rest = epoch_order(run, undropped=True)[at:]
-        if got != whole_rest[: len(got)] or len(got) < len(rest) - (world - 1):
+        strays = got != whole_rest[: len(got)]
+        if strays or len(got) < len(rest) - (world - 1):
+            where = f"; {first_difference(whole_rest, got, readings=('that whole rest', 'what they yield'))}"
             return [
                 Violation(
                     flag,
                     f"{what} should yield {expected}, {_show(rest)} (with drop_last, the rest of the whole order "
-                    f"{_show(whole_rest)} may go on, or a tail of fewer than W={world} be dropped), got {_show(got)}",
+                    f"{_show(whole_rest)} may go on, or a tail of fewer than W={world} be dropped), got {_show(got)}"
+                    f"{where if strays else ''}",
                 )
             ]
         return []
-    common = min(len(rest), len(got))
-    differ = next((position for position in range(common) if rest[position] != got[position]), None)
-    if differ is not None:
-        return [
-            Violation(
-                flag,
-                f"{what} should go on with {expected}, {_show(rest)}; item {differ} should be {rest[differ]}, "
-                f"got {got[differ]}: got {_show(got)}",
-            )
-        ]
+    if got[: len(rest)] != rest[: len(got)]:
+        where = first_difference(rest, got, readings=("that rest", "what they yield"))
+        return [Violation(flag, f"{what} should go on with {expected}, {_show(rest)}, got {_show(got)}; {where}")]
     if len(got) < len(rest):
         return [Violation(flag, f"{what} stop after {items(len(got))} of {expected}, {_show(rest)}")]
     padding = got[len(rest) :]

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from sampler_conformance.core.case import ReportedLength
+from sampler_conformance.core.comparing import first_difference
 from sampler_conformance.core.evidence import Violation, shorten
 from sampler_conformance.core.invariants import Declared, Invariant, Where
 
@@ -65,11 +66,12 @@ def check_loader_yields_sampler(
         expected = expected[: len(expected) // batch_size * batch_size]
     got = np.concatenate(batches) if len(batches) else np.empty(0, dtype=np.int64)
     if not np.array_equal(got, expected):
+        where = first_difference(expected, got, readings=("the sampler's indices", "the batches"))
         return [
             Violation(
                 "loader_yields_sampler",
                 f"rank {rank}: the DataLoader's batches should hold the sampler's indices {shorten(expected)} in "
-                f"order{' cut to whole batches (drop_last)' if drop_last else ''}, got {shorten(got)}",
+                f"order{' cut to whole batches (drop_last)' if drop_last else ''}, got {shorten(got)}; {where}",
             )
         ]
     sizes = [len(b) for b in batches]

@@ -84,7 +84,8 @@ def check_ranks_agree(
         order = obs.indices[0]
         if not np.array_equal(order, reference):
             built = "built with num_replicas=1, rank=0 in each rank's process for the same (seed, epoch)"
-            said = f"rank 0 yields {shorten(reference)} but rank {rank} yields {shorten(order)} ({first_difference(reference, order)})"
+            where = first_difference(reference, order, readings=("rank 0's", f"rank {rank}'s"))
+            said = f"rank 0 yields {shorten(reference)} but rank {rank} yields {shorten(order)} ({where})"
             if _each_took_its_share_of_the_group(single_rank_orders):
                 return [
                     Violation(

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from sampler_conformance.core.case import Observation
+from sampler_conformance.core.comparing import first_difference
 from sampler_conformance.core.counting import batch_count, index_counts
 from sampler_conformance.core.evidence import Violation, expect_holds, shorten
 from sampler_conformance.core.invariants import Declared, Invariant, Where
@@ -47,14 +48,13 @@ def expect_stateful(run: ResumeRun, flag: str) -> None:
         expect_holds(run.uninterrupted[0], [missing_protocol(flag, run.missing)])
 
 
-def _first_difference(expected: np.ndarray, got: np.ndarray) -> str:
-    """Where two index sequences part: ``item 3 should be 17, got 5`` (or which one is longer)."""
-    common = min(expected.size, got.size)
-    differ = np.flatnonzero(expected[:common] != got[:common])
-    if differ.size:
-        k = int(differ[0])
-        return f"item {k} should be {int(expected[k])}, got {int(got[k])}"
-    return f"it yielded {items(got.size)} where {expected.size} were due"
+def _where_they_part(expected: Observation[IndexCase], got: Observation[IndexCase], rank: int) -> str:
+    """Where the resumed run first leaves the uninterrupted one on ``rank``: batch by batch
+    where both were batched (the same items may be cut into other batches), else item by item."""
+    readings = ("the uninterrupted run", "the resumed one")
+    if expected.batches is not None and got.batches is not None:
+        return first_difference(expected.batches[rank], got.batches[rank], "batch", readings)
+    return first_difference(expected.indices[rank], got.indices[rank], readings=readings)
 
 
 def _differs(expected: Observation[IndexCase], got: Observation[IndexCase], rank: int) -> bool:
@@ -74,8 +74,8 @@ def compare_ranks(
             return [
                 Violation(
                     flag,
-                    f"rank {rank}: {what}; {_first_difference(expected.indices[rank], got.indices[rank])}: "
-                    f"expected {shorten(expected.indices[rank])}, got {shorten(got.indices[rank])}",
+                    f"rank {rank}: {what}: expected {shorten(expected.indices[rank])}, got "
+                    f"{shorten(got.indices[rank])}; {_where_they_part(expected, got, rank)}",
                 )
             ]
     return []

@@ -375,12 +375,13 @@ def check_ranks_agree(epoch: StreamEpoch) -> list[Violation]:
     first = epoch.observation.indices[0]
     for rank, ids in enumerate(epoch.observation.indices[1:], start=1):
         if not np.array_equal(first, ids):
+            where = first_difference(first, ids, readings=("rank 0's process", f"rank {rank}'s"))
             return [
                 Violation(
                     "stream_agrees",
                     f"the same rank's dataset, built for the same case in two processes, yields {shorten(first)} in "
-                    f"rank 0's process but {shorten(ids)} in rank {rank}'s ({first_difference(first, ids)}): it depends on per-process state, so the "
-                    f"ranks' parts of the data overlap and miss items",
+                    f"rank 0's process but {shorten(ids)} in rank {rank}'s ({where}): it depends on per-process "
+                    f"state, so the ranks' parts of the data overlap and miss items",
                 )
             ]
     return []

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from sampler_conformance.core.comparing import first_difference
 from sampler_conformance.core.counting import index_counts
 from sampler_conformance.core.evidence import Violation, shorten
 from sampler_conformance.core.invariants import Declared, Invariant, Where
@@ -52,14 +53,6 @@ def resumed_twice_text(run: StreamResume) -> str:
     return f"{resumed_once_text(run)}, checkpointed again after {_batches(run.second_cut)} of epoch {epoch} and resumed again"
 
 
-def _first_difference(expected: tuple[np.ndarray, ...], got: tuple[np.ndarray, ...]) -> str:
-    """Where two ranks' batch sequences part: ``batch 3 should be [..], got [..]``."""
-    for k, (a, b) in enumerate(zip(expected, got, strict=False)):
-        if not np.array_equal(a, b):
-            return f"batch {k} should be {shorten(a)}, got {shorten(b)}"
-    return f"it yielded {_batches(len(got))} where {len(expected)} were due"
-
-
 def _gained_and_lost(expected: StreamEpoch, got: StreamEpoch) -> str:
     """What the epoch gained and lost, all ranks together: ``2 ids yielded more often ([4, 7]), none less often``."""
     n = expected.case.dataset_size
@@ -77,13 +70,14 @@ def compare_epochs(flag: str, expected: StreamEpoch, got: StreamEpoch, what: str
     """Every rank yields the batches ``expected`` holds, in its order."""
     expected_batches = expected.observation.batches or ()
     got_batches = got.observation.batches or ()
+    readings = ("the uninterrupted run", "the resumed one")
     for rank, (a, b) in enumerate(zip(expected_batches, got_batches, strict=True)):
         if len(a) != len(b) or not all(np.array_equal(x, y) for x, y in zip(a, b, strict=True)):
             return [
                 Violation(
                     flag,
-                    f"rank {rank}: {what}; {_first_difference(a, b)}. All ranks together, beside the "
-                    f"uninterrupted epoch: {_gained_and_lost(expected, got)}",
+                    f"rank {rank}: {what}; {first_difference(a, b, 'batch', readings)}. All ranks together, "
+                    f"beside the uninterrupted epoch: {_gained_and_lost(expected, got)}",
                 )
             ]
     return []
