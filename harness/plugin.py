@@ -232,6 +232,8 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     if function is not None:
         _use_variant_settings(item, function, without_shrinking=flag in state(item.config).failed_flags)
         crashes.count_examples(function)
+        variant = function._hypothesis_internal_use_settings  # type: ignore[attr-defined]  # set above
+        crashes.draw_on_for(min(variant.max_examples, profiles.judged_floor()))
     if flag is not None:
         current = state(item.config)
         promise(current.contract, flag)

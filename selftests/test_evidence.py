@@ -5,13 +5,15 @@ its count, never "held"."""
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sampler_conformance.core.case import Observation
-from sampler_conformance.core.evidence import expect_holds, note_judged_with
+from sampler_conformance.core.evidence import FAULT, SamplerFault, Violation, expect_holds, note_judged_with
 from sampler_conformance.pytest_plugin import crashes
 from sampler_conformance.subjects.index_sampler.case import IndexCase
 
@@ -33,6 +35,33 @@ def test_a_sampler_crashing_on_small_sizes_is_judged_above_them(pytester):
     held = {i["flag"]: i["judged"] for i in run.written["invariants"] if i["status"] == "held"}
     assert held and all(judged >= floor for judged in held.values()), (floor, held)
     assert f"({held['agrees_across_ranks']} cases)" in run.summary, run.summary
+
+
+@pytest.mark.parametrize(("one_in", "reaches_its_share"), [(8, True), (60, False)], ids=["1 in 8", "1 in 60"])
+def test_a_test_short_of_its_share_draws_on_while_the_share_is_within_reach(one_in, reaches_its_share):
+    """A sampler that crashes on all but one case in ``one_in``: at three times the examples
+    set aside, a test that judged one in eight (14 of its 25 under dev) draws on until it has
+    its share of the floor (before, it stopped there, short of it); one that judges one in
+    sixty could not reach it within ten times, and stops, bounded, "not judged"."""
+    note_judged_with(crashes.note_judged)
+    examples = share = settings().max_examples  # the share of a test whose examples are fewer than the floor
+
+    @settings(max_examples=examples, derandomize=True, database=None)
+    @given(size=st.integers(0, 10_000))
+    def judges(size):
+        case = IndexCase(size, 1)
+        if size % one_in:
+            crashes.set_aside_or_raise(SamplerFault([Violation(FAULT, "raised ValueError")], case))
+        expect_holds(Observation(case, (np.arange(size),), (size,)), [])
+
+    crashes.begin_test("covers", "edge_sizes")
+    crashes.draw_on_for(share)
+    crashes.count_examples(judges)
+    with contextlib.suppress(crashes.EnoughSetAside):
+        judges()
+    set_aside = len(crashes.take_set_aside())
+    assert (crashes.judged() >= share) is reaches_its_share, (crashes.judged(), set_aside)
+    assert set_aside <= crashes.DRAW_ON_ALLOWANCE * settings().max_examples
 
 
 def test_an_invariant_judged_on_fewer_cases_than_the_floor_is_not_judged(pytester):

@@ -38,8 +38,12 @@ from sampler_conformance.core.invariants import REGISTRY
 # How far the draws go on past crashing cases, in multiples of the profile's examples: a
 # sampler that crashes on most small sizes is still judged on enough of the rest to reach
 # the floor of judged cases (profiles.judged_floor), and one that crashes everywhere costs
-# a bounded number of draws.
+# a bounded number of draws. A test that has judged fewer cases than its share of the floor,
+# at a rate that would reach it by DRAW_ON_ALLOWANCE times, draws on, so that a verdict does
+# not hinge on one case more or less; one that judges too rarely (only where W = 1, say, for
+# a sampler whose rank 1 always raises) stops at SET_ASIDE_ALLOWANCE, "not judged".
 SET_ASIDE_ALLOWANCE = 3
+DRAW_ON_ALLOWANCE = 10
 
 
 @dataclass
@@ -51,6 +55,7 @@ class _RunningTest:
     judged: int = 0  # examples that ran to the end and could have failed: every check on them held
     too_few_items: int = 0  # examples that ran to the end on too few items to fail the invariant
     judged_from: int = 1  # the items an observation needs to judge the invariant (Invariant.judged_from)
+    share: int = 0  # the judged cases it draws on for, past SET_ASIDE_ALLOWANCE (its share of the floor)
     # The example running now: whether expect_holds judged an observation of it, and one that could fail.
     noted: bool = False
     could_fail: bool = False
@@ -68,7 +73,14 @@ def begin_test(flag: str | None, crash_flag: str) -> None:
     _RUNNING.judged = 0
     _RUNNING.too_few_items = 0
     _RUNNING.judged_from = REGISTRY[flag].judged_from if flag in REGISTRY else 1
+    _RUNNING.share = 0
     _begin_example()
+
+
+def draw_on_for(share: int) -> None:
+    """The running test draws on past SET_ASIDE_ALLOWANCE until it has judged ``share`` cases
+    (its examples, or the floor if that is fewer), within DRAW_ON_ALLOWANCE."""
+    _RUNNING.share = share
 
 
 def _begin_example() -> None:
@@ -157,10 +169,21 @@ def set_aside_or_raise(fault: SamplerFault) -> NoReturn:
     own = flags == {_RUNNING.flag} or (_RUNNING.owns_crashes and flags == {FAULT})
     if _RUNNING.flag is not None and not own and currently_in_test_context():
         _RUNNING.set_aside.append(fault)
-        if len(_RUNNING.set_aside) >= SET_ASIDE_ALLOWANCE * settings().max_examples:
+        if _enough_set_aside(len(_RUNNING.set_aside), settings().max_examples):
             raise EnoughSetAside()
         reject()
     raise fault
+
+
+def _enough_set_aside(set_aside: int, examples: int) -> bool:
+    """Stop drawing: SET_ASIDE_ALLOWANCE times the profile's examples set aside, unless the
+    test is short of its share of the floor and the rate at which it judged cases so far
+    would reach the share by DRAW_ON_ALLOWANCE times them; at that, in any case."""
+    if set_aside < SET_ASIDE_ALLOWANCE * examples:
+        return False
+    judged, limit = _RUNNING.judged, DRAW_ON_ALLOWANCE * examples
+    within_reach = judged * limit >= _RUNNING.share * set_aside  # judged / set_aside, kept up to the limit
+    return set_aside >= limit or judged >= _RUNNING.share or not within_reach
 
 
 class EnoughSetAside(BaseException):
