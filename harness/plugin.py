@@ -47,6 +47,7 @@ from .report.results import (
     EXAMPLES_KEY,
     FINDING_KEY,
     HARNESS_ERROR_KEY,
+    IN_GROUPS_KEY,
     INVARIANT_KEY,
     JUDGED_KEY,
     MEASUREMENTS_KEY,
@@ -240,7 +241,8 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         in_process = runs_in_process(item)
         if in_process and current.plug.needs_process_group:
             not_applicable(
-                "the sampler takes its rank from the process group; only real groups (the W variants) can run it"
+                "it is declared needs_process_group (it takes its rank from the process group, or acts otherwise "
+                "inside one): only real groups (the W variants) judge it"
             )
         if not current.plug.needs_process_group:  # one that does is probed in its group
             probe(item.config, simulator.SIMULATED)
@@ -299,6 +301,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
     layout = mesh_of(item)
     if layout is not None:
         properties.append((MESH_KEY, layout.id))
+    if runs_in_groups(item):
+        properties.append((IN_GROUPS_KEY, True))
     if report.when == "call":
         examples = crashes.examples() or 1  # a test without Hypothesis runs its one case
         properties.append((EXAMPLES_KEY, examples))

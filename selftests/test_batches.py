@@ -3,13 +3,14 @@ selftests/corpus/batch_bad.py fails exactly the invariants its bug breaks."""
 
 from __future__ import annotations
 
+import functools
 import json
 
 import jsonschema
 import numpy as np
 import pytest
 
-from sampler_conformance.adapters import lhotse, opacus, speechbrain, torch_geometric
+from sampler_conformance.adapters import budget_batches, lhotse, opacus, speechbrain, torch_geometric
 from sampler_conformance.core.case import Observation
 from sampler_conformance.core.subject import SpecError
 from sampler_conformance.report.certificate import SCHEMA_PATH
@@ -133,3 +134,24 @@ def test_a_missing_library_is_named_with_what_to_install(monkeypatch, factory, o
         load_plug,
         lambda: factory([1, 2], num_replicas=2, rank=0, seed=0, **options),
     )
+
+
+@functools.wraps(budget_batches.micro_batches)
+def micro_batches_in_groups_only(*args, **kwargs):
+    """The micro_batches reference, declared to act as in a job only inside a process group."""
+    return budget_batches.micro_batches(*args, **kwargs)
+
+
+micro_batches_in_groups_only.needs_process_group = True  # type: ignore[attr-defined]
+
+
+def test_a_batch_sampler_that_needs_its_group_is_judged_in_real_groups_only(pytester):
+    """``needs_process_group = True`` on a batch sampler factory, as on the other subjects':
+    the in-process variants are not applicable, and what is checked in groups is judged there."""
+    spec = f"{__name__}:micro_batches_in_groups_only"
+    run = certify(pytester, spec, f"--contract={MICRO_BATCHES_CONTRACT}", GROUP_OPTION, ranks="all")
+    statuses = run.statuses
+    assert {"not applicable"} <= set(statuses.values()) and "failed" not in statuses.values(), run.explain()
+    in_process_only = [i for i in run.written["invariants"] if i["status"] == "not applicable"]
+    assert all("declared needs_process_group" in " ".join(i["details"]) for i in in_process_only), in_process_only
+    assert statuses["batch_items"] == "held", run.explain()

@@ -37,6 +37,18 @@ def test_a_sampler_crashing_on_small_sizes_is_judged_above_them(pytester):
     assert f"({held['agrees_across_ranks']} cases)" in run.summary, run.summary
 
 
+def test_an_invariant_checked_in_both_places_is_held_only_where_both_judged_it(pytester):
+    """A sampler that raises on every case in a process group: its per-epoch invariants,
+    judged on simulated ranks only, are not judged (before: held on the simulated cases)."""
+    run = certify(
+        pytester, "selftests.corpus.evidence:RaisesInAGroup", "--world-sizes=2", "-k", "per_epoch", ranks="all"
+    )
+    assert run.failed_invariants == {"edge_sizes"}, run.explain()
+    covers = next(i for i in run.written["invariants"] if i["flag"] == "covers")
+    assert covers["status"] == "not judged" and covers["judged"] >= run.written["run"]["judged_floor"], covers
+    assert "on simulated ranks only: in real process groups" in covers["details"][0], covers
+
+
 @pytest.mark.parametrize(("one_in", "reaches_its_share"), [(8, True), (60, False)], ids=["1 in 8", "1 in 60"])
 def test_a_test_short_of_its_share_draws_on_while_the_share_is_within_reach(one_in, reaches_its_share):
     """A sampler that crashes on all but one case in ``one_in``: at three times the examples

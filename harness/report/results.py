@@ -6,10 +6,12 @@ violation counts against its own flag, whichever test found it. An invariant is:
 
 - ``failed``: some violation names it;
 - ``held``: its tests ran to the end and found no violation, on at least the floor of
-  judged cases in all (``profiles.judged_floor``);
+  judged cases in all (``profiles.judged_floor``), and, where it is checked both on
+  simulated ranks and in real groups, on some case in the groups whose tests ran;
 - ``not judged``: its tests stopped on another invariant's violation (or a crash) before
   they could judge it, or judged fewer cases than the floor (the sampler crashed on the rest,
-  or they read too few items to fail it: an empty epoch judges nothing of its items);
+  or they read too few items to fail it: an empty epoch judges nothing of its items), or
+  judged it on simulated ranks only while its tests in real groups judged nothing;
 - ``not applicable``: its tests could not apply to this sampler, for the reason given
   (a missing parameter, a sampler that only runs inside a process group);
 - ``not run``: no test for it ran in this session (``-k``, a subset of paths, an
@@ -58,6 +60,7 @@ STATISTICS_KEY = (
     "statistics"  # JSON: the frequency tests a statistical invariant's test ran (harness.pytest_plugin.statistics)
 )
 MESH_KEY = "mesh"  # the device mesh a test's variant ran on (harness.execution.mesh.MeshLayout.id)
+IN_GROUPS_KEY = "in_groups"  # its ranks ran in real process groups, not simulated
 MEASUREMENTS_KEY = "measurements"  # JSON: what a test measured without judging it (harness.pytest_plugin.statistics)
 
 NO_TEST_RAN = "no test for it ran in this session (deselected with -k, or not in the paths given)"
@@ -100,6 +103,7 @@ class _TestOutcome:
     set_aside_by: dict[str, int] = field(default_factory=dict)  # by the flag each fault was charged to
     too_few_items: int = 0
     mesh: str | None = None  # the device mesh its ranks ran on
+    in_groups: bool = False  # its ranks ran in real process groups
 
 
 def skip_reason(report: pytest.TestReport) -> str:
@@ -145,6 +149,7 @@ class ResultCollector:
                 set_aside_by=json.loads(dict(properties).get(SET_ASIDE_BY_KEY, "{}")),
                 too_few_items=int(dict(properties).get(TOO_FEW_ITEMS_KEY, 0)),
                 mesh=dict(properties).get(MESH_KEY),
+                in_groups=bool(dict(properties).get(IN_GROUPS_KEY, False)),
                 statistics=json.loads(values(STATISTICS_KEY)[0]) if values(STATISTICS_KEY) else None,
                 measurements=json.loads(values(MEASUREMENTS_KEY)[0]) if values(MEASUREMENTS_KEY) else None,
             )
@@ -198,6 +203,14 @@ class ResultCollector:
         elif errors:  # one of its checks could not run to the end: not held, whatever the others said
             result.status = ERROR
             result.details = [f"{o.name}: {o.harness_error}" for o in errors]
+        elif judged and _judged_simulated_only(flag, own):
+            # Held rests on where the sampler runs as in a job too: a subject that acts otherwise
+            # in a group (rebalancing across the group's ranks) is not held on simulated ranks alone.
+            result.status = NOT_JUDGED
+            result.details = [
+                f"judged on {_count(result.judged, 'case')} on simulated ranks only: in real process groups, where "
+                f"it is checked too, no case was judged"
+            ] + [_judged_line(o, subject) for o in own if o.in_groups and (o.set_aside or o.too_few_items)]
         elif judged:
             result.status = HELD if result.judged >= self.floor else NOT_JUDGED
             crashed = [
@@ -232,6 +245,15 @@ class ResultCollector:
         if result.measurements is not None:
             result.details.append(measurements.describe(result.measurements))
         return result
+
+
+def _judged_simulated_only(flag: str, own: list[_TestOutcome]) -> bool:
+    """An invariant checked both on simulated ranks and in real groups whose group variants
+    ran, and judged nothing: every case they drew set aside, or too small to judge."""
+    if flag not in REGISTRY or REGISTRY[flag].where is not Where.BOTH:
+        return False
+    ran_in_groups = [o for o in own if o.in_groups and (o.outcome == "passed" or o.skip_kind == NOT_JUDGED)]
+    return bool(ran_in_groups) and not any(o.judged for o in ran_in_groups)
 
 
 def _judged_line(outcome: _TestOutcome, subject: Subject) -> str:

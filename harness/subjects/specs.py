@@ -22,6 +22,10 @@ from sampler_conformance.execution.scenario import RankContext, Ranks
 # A factory carries this attribute, (module, PyPI distribution), when it adapts a sampler
 # from a package that may not be installed (``adapters.needs``).
 PACKAGE_ATTRIBUTE = "needs_package"
+# A factory sets this attribute to True when what it builds acts as in a job only inside a
+# process group (it reads its rank from the group, or rebalances across the group's ranks):
+# only real process groups judge it, and its in-process tests are not applicable.
+GROUP_ATTRIBUTE = "needs_process_group"
 _DOTTED_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 import random
 from collections.abc import Iterator
 
+import torch.distributed as dist
+
 from .multiprocess_bad import ShuffleOffByDefault
 from .parts import PartsSampler
 
@@ -62,3 +64,15 @@ class PadsByHash(PartsSampler):
             return super().pad(indices)
         pick = random.Random(hash(f"pad-{self.seed}"))
         return indices + [pick.randrange(len(indices)) for _ in range(self.total_size - len(indices))]
+
+
+class RaisesInAGroup(PartsSampler):
+    """A DistributedSampler on simulated ranks; inside a process group, where it would
+    rebalance its shares across the ranks (as fairchem's ``BalancedBatchSampler`` does), it
+    raises on every case. What it does in a job is never judged: no invariant checked in
+    both places may be held on the simulated cases alone."""
+
+    def __iter__(self) -> Iterator[int]:
+        if dist.is_available() and dist.is_initialized():
+            raise RuntimeError("rebalancing needs a CUDA tensor for all_gather")
+        return super().__iter__()

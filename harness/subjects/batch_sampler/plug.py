@@ -24,7 +24,15 @@ import numpy as np
 from sampler_conformance.core.contracts import Contract
 from sampler_conformance.core.subject import Plug, SpecError
 
-from ..specs import FactoryConvention, FactoryPlug, import_module, resolve_attribute, source_file, split_spec
+from ..specs import (
+    GROUP_ATTRIBUTE,
+    FactoryConvention,
+    FactoryPlug,
+    import_module,
+    resolve_attribute,
+    source_file,
+    split_spec,
+)
 from .contracts import BatchContract
 
 DEFAULT_SPEC = "sampler_conformance.adapters.budget_batches:make"
@@ -81,7 +89,10 @@ def load_plug(spec: str) -> BatchPlug:
             f"--sampler={spec!r}: its {COST_ATTRIBUTE} is {cost!r}; declare one of {', '.join(map(repr, COSTS))} "
             f"(sum: the items' lengths added up; padded: the longest item times the batch size)."
         )
-    return BatchPlug(spec, factory, source_file(factory, module), accepted, cost)
+    # GROUP_ATTRIBUTE: a sampler that rebalances across the group's ranks (fairchem's
+    # BalancedBatchSampler) is judged in real groups only.
+    needs_group = getattr(factory, GROUP_ATTRIBUTE, False) is True
+    return BatchPlug(spec, factory, source_file(factory, module), accepted, cost, needs_process_group=needs_group)
 
 
 def check_fit(plug: Plug, contract: Contract) -> None:

@@ -22,6 +22,7 @@ from sampler_conformance.core.contracts import Contract
 from sampler_conformance.core.subject import Plug, SpecError
 
 from ..specs import (
+    GROUP_ATTRIBUTE,
     MESH_PARAMETER,
     import_module,
     keyword_parameters,
@@ -39,9 +40,8 @@ DEFAULT_SPEC = "torch.utils.data.distributed:DistributedSampler"
 # Parameters a sampler may lack; the properties that need them are skipped.
 OPTIONAL_PARAMETERS = ("shuffle", "seed", "drop_last")
 RANK_PARAMETERS = ("num_replicas", "rank")
-# A factory sets this attribute to True when its sampler reads its rank from the process
-# group; it is then built with neither num_replicas nor rank, in real groups only.
-GROUP_ATTRIBUTE = "needs_process_group"
+# A factory that sets GROUP_ATTRIBUTE (specs) reads its rank from the process group: it is
+# built with neither num_replicas nor rank, in real groups only.
 
 SPEC_HELP = (
     "Give it as MODULE:ATTR, e.g. --sampler=torch.utils.data.distributed:DistributedSampler "

@@ -32,6 +32,7 @@ from sampler_conformance.execution.file_modules import is_file_module
 from sampler_conformance.execution.scenario import RankContext
 
 from ..specs import (
+    GROUP_ATTRIBUTE,
     FactoryConvention,
     FactoryPlug,
     import_module,
@@ -53,10 +54,9 @@ SPEC_HELP = (
     "Give it as MODULE:ATTR, e.g. --sampler=sampler_conformance.adapters.torch_iterable:make "
     "or --sampler=path/to/my_dataset.py:make"
 )
-# A factory sets this attribute to True when its dataset reads its rank from the environment
+# A factory sets GROUP_ATTRIBUTE (specs) when its dataset reads its rank from the environment
 # (RANK, WORLD_SIZE) or the process group, whatever rank it is told, as webdataset's
 # split_by_node does: only real process groups can run it.
-GROUP_ATTRIBUTE = "needs_process_group"
 # A factory may name the modules its dataset needs in DataLoader workers, as a tuple in this
 # attribute: every worker then starts with them imported, instead of importing them itself.
 WORKER_MODULES_ATTRIBUTE = "worker_modules"
