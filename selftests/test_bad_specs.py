@@ -29,3 +29,17 @@ def test_bad_spec_is_a_usage_error(pytester, spec):
     assert f"--sampler={spec!r}" in messages[0] and BAD_SPECS[spec] in messages[0], messages[0]
     assert "Traceback" not in run.output and 'File "' not in run.output, run.explain()
     assert "VERDICT" not in run.output and "passed" not in run.output, "nothing may run with a bad spec"
+
+
+def test_a_file_spec_imports_its_neighbours(pytester):
+    """``factories.py`` does ``from my_samplers import ...`` beside it, as ``python
+    factories.py`` lets it: its folder is on the path wherever the file is loaded, in the
+    controller and in every rank's process."""
+    folder = pytester.path / "project"
+    folder.mkdir()
+    (folder / "my_samplers.py").write_text(
+        "from torch.utils.data import DistributedSampler\n\n\nclass MySampler(DistributedSampler):\n    pass\n"
+    )
+    (folder / "factories.py").write_text("from my_samplers import MySampler\n")
+    run = certify(pytester, "project/factories.py:MySampler", "--world-sizes=2", "-k", "covers", ranks="all")
+    assert run.statuses["covers"] == "held", run.explain()

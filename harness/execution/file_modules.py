@@ -46,6 +46,10 @@ def load_file_module(path: Path) -> ModuleType:
     if module_spec is None or module_spec.loader is None:
         raise NotAModule(f"{str(path)!r} cannot be loaded as a Python module")
     module = importlib.util.module_from_spec(module_spec)
+    # Its folder first on the path, as ``python path/to/file.py`` puts it: the file imports its neighbours.
+    folder = str(path.resolve().parent)
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
     # Registered so that pickling (rank processes, loader workers) and dataclasses can find it.
     sys.modules[name] = module
     try:
