@@ -20,7 +20,14 @@ import pytest
 from hypothesis.errors import Unsatisfiable
 
 from .core.contracts import Contract
-from .core.evidence import NotApplicable, NotPromised, not_applicable, note_judged_with, title_faults_as
+from .core.evidence import (
+    NotApplicable,
+    NotPromised,
+    charge_only,
+    not_applicable,
+    note_judged_with,
+    title_faults_as,
+)
 from .core.subject import Plug, SpecError, sharded_spec
 from .execution import hash_seeds, simulator
 from .execution.backend import BackendChoice, choose_backend, cuda_device_count
@@ -114,6 +121,8 @@ def pytest_configure(config: pytest.Config) -> None:
     handle_faults_with(crashes.set_aside_or_raise)
     # A case counts as judged only if it could have failed the invariant (an empty epoch cannot).
     note_judged_with(crashes.note_judged)
+    # A violation of an invariant turned off with --without fails no test (the rest are judged).
+    charge_only(lambda flag: flag not in contract.turned_off)
     title_faults_as(subject.fault_title)
     profiles.use_group_world_sizes(len(options["world_sizes"]))
     current = ConformanceState(plug=plug, contract=contract, options=options)

@@ -122,10 +122,36 @@ def raise_evidence(
     case: Case | None,
     observation: Observation | None = None,
     context: str = "",
-) -> NoReturn:
+) -> None:
+    """Raise ``kind`` of the violations that count (:func:`charge_only`): none where every
+    one is of an invariant turned off, and the test goes on to judge its own."""
     __tracebackhide__ = True  # failures point at the sampler, not the harness
+    violations = [v for v in violations if _charged(v.flag)]
+    if not violations:
+        return
     distinct = _distinct(kind, violations[0].flag)  # type: ignore[arg-type]  # mypy thinks a class unhashable
     raise distinct(violations, case, observation, context)
+
+
+def _every_flag(flag: str) -> bool:
+    return True
+
+
+# Which violations count: all, unless the plugin installed its own (:func:`charge_only`).
+_charged: Callable[[str], bool] = _every_flag
+
+
+def charge_only(charged: Callable[[str], bool]) -> None:
+    """Have failures carry only the violations of flags ``charged`` accepts: the plugin leaves
+    out those turned off with ``--without``, so a test that checks a turned-off invariant
+    beside its own (the seed 001 experiment's batch sizes) fails on nothing it was told to ignore."""
+    global _charged
+    _charged = charged
+
+
+def counted(count: int, noun: str, plural: str = "") -> str:
+    """``1 index``, ``3 indices``: ``count`` of ``noun`` (``plural``: where not ``noun + "s"``)."""
+    return f"{count} {noun if count == 1 else plural or noun + 's'}"
 
 
 def shorten(values: Sequence[int] | np.ndarray, head: int = SHOWN_HEAD, tail: int = SHOWN_TAIL) -> str:
@@ -153,7 +179,7 @@ def describe_ranks(observation: Observation) -> str:
     lines = []
     for rank, indices in enumerate(observation.indices[:SHOWN_RANKS]):
         length = length_words(observation.reported_lengths[rank])
-        lines.append(f"  rank {rank} ({len(indices)} indices, {length}): {shorten(indices)}")
+        lines.append(f"  rank {rank} ({counted(len(indices), 'index', 'indices')}, {length}): {shorten(indices)}")
     hidden = len(observation.indices) - SHOWN_RANKS
     if hidden > 0:
         lines.append(f"  ... {hidden} more ranks")
@@ -198,13 +224,14 @@ def expect_holds(observation: Observation, violations: Iterable[Violation], cont
     """Raise :class:`PropertyFailure` listing ``violations`` if there are any; else tell the
     hook the plugin installed (:func:`note_judged_with`) that ``observation`` was judged."""
     __tracebackhide__ = True  # failures point at the sampler, not the harness
-    violations = list(violations)
+    violations = [v for v in violations if _charged(v.flag)]
     if violations:
         raise_evidence(PropertyFailure, violations, observation.case, observation, context)
     _note_judged(observation)
 
 
-def fail(flag: str, message: str, case: Case, observation: Observation | None = None) -> NoReturn:
+def fail(flag: str, message: str, case: Case, observation: Observation | None = None) -> None:
+    """Raise a PropertyFailure of ``flag``, unless ``flag`` is turned off (:func:`charge_only`)."""
     __tracebackhide__ = True  # failures point at the sampler, not the harness
     raise_evidence(PropertyFailure, [Violation(flag, message)], case, observation)
 

@@ -33,7 +33,7 @@ import pytest
 
 from sampler_conformance.core import measurements
 from sampler_conformance.core.contracts import Contract
-from sampler_conformance.core.evidence import failure_kind
+from sampler_conformance.core.evidence import counted, failure_kind
 from sampler_conformance.core.frequencies import merge_summaries
 from sampler_conformance.core.invariants import REGISTRY, Where, title
 from sampler_conformance.core.subject import Subject
@@ -271,7 +271,7 @@ def _judged_line(outcome: _TestOutcome, subject: Subject) -> str:
 
 
 def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}{'' if n == 1 else 's'}"
+    return counted(n, noun)
 
 
 def set_aside_reasons(by_flag: Mapping[str, int], subject: Subject) -> list[str]:

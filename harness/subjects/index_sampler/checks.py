@@ -18,7 +18,7 @@ import numpy as np
 from sampler_conformance.core.case import Observation
 from sampler_conformance.core.comparing import first_difference
 from sampler_conformance.core.counting import check_reported_lengths, index_counts
-from sampler_conformance.core.evidence import Violation, shorten
+from sampler_conformance.core.evidence import Violation, counted, shorten
 from sampler_conformance.core.invariants import Invariant, OneEpoch
 
 from .case import IndexCase
@@ -127,7 +127,12 @@ def check_equal_length(
         if len(set(obs.lengths)) > 1
         else ""
     )
-    return [Violation("equal_length", f"every rank should yield {expected} indices ({rule}), got {got}.{uneven}")]
+    return [
+        Violation(
+            "equal_length",
+            f"every rank should yield {counted(expected, 'index', 'indices')} ({rule}), got {got}.{uneven}",
+        )
+    ]
 
 
 @PER_EPOCH.declare(
@@ -223,7 +228,8 @@ def check_coverage(
         Violation(
             "covers",
             f"without drop_last the ranks together must cover range(N) = range({case.dataset_size}); "
-            f"{missing.size} indices are never yielded: {shorten(missing)}",
+            f"{counted(missing.size, 'index', 'indices')} {'is' if missing.size == 1 else 'are'} never yielded: "
+            f"{shorten(missing)}",
         )
     ]
 

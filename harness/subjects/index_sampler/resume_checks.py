@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from sampler_conformance.core import evidence
 from sampler_conformance.core.case import Observation
 from sampler_conformance.core.comparing import first_difference
 from sampler_conformance.core.counting import batch_count, index_counts
@@ -29,7 +30,7 @@ DECLARED = Declared()
 
 def items(count: int) -> str:
     """``1 item``, ``3 items``."""
-    return f"{count} item{'' if count == 1 else 's'}"
+    return evidence.counted(count, "item")
 
 
 def missing_protocol(flag: str, missing: Sequence[str]) -> Violation:
