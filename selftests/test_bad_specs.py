@@ -17,6 +17,7 @@ BAD_SPECS = {
     "selftests.corpus.faulty:NOT_A_SAMPLER": "not a class or function",
     "selftests.corpus.broken_import:Sampler": f"RuntimeError: {IMPORT_ERROR}",
     "selftests.corpus.faulty:RankFromEnvironment": "num_replicas, rank",
+    "selftests.corpus.faulty:requires_its_rank": "num_replicas and rank have no default",
 }
 
 

@@ -136,6 +136,18 @@ def keyword_parameters(factory: Callable[..., Any]) -> frozenset[str] | None:
     return frozenset(name for name, p in parameters.items() if p.kind in keyword_kinds)
 
 
+def required_parameters(factory: Callable[..., Any]) -> frozenset[str]:
+    """The parameters ``factory`` cannot be called without (none where it has no signature to read)."""
+    try:
+        parameters = inspect.signature(factory).parameters
+    except (TypeError, ValueError):
+        return frozenset()
+    return frozenset(name for name, p in parameters.items() if p.default is p.empty and p.kind not in _VARIADIC)
+
+
+_VARIADIC = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+
+
 # The parameter by which a sampler or factory takes the job's DeviceMesh (docs/meshes.md).
 MESH_PARAMETER = "device_mesh"
 

@@ -25,6 +25,12 @@ class RankFromEnvironment(PartsSampler):
         super().__init__(dataset, int(os.environ.get("WORLD_SIZE", 1)), int(os.environ.get("RANK", 0)), shuffle, seed)
 
 
+def requires_its_rank(dataset: Any, num_replicas: int, rank: int, shuffle: bool = True, seed: int = 0) -> PartsSampler:
+    """A factory whose num_replicas and rank have no default: it cannot be built from the
+    process group, as every rank of a real group builds it (a usage error, not a crash)."""
+    return PartsSampler(dataset, num_replicas, rank, shuffle, seed)
+
+
 class RaisesOnRankOne(PartsSampler):
     """Rank 1's __iter__ raises, as a sampler reading a per-rank shard file would."""
 

@@ -27,6 +27,7 @@ from ..specs import (
     import_module,
     keyword_parameters,
     names_parameter,
+    required_parameters,
     resolve_attribute,
     source_file,
     split_spec,
@@ -163,6 +164,25 @@ def _accepted_parameters(spec: str, factory: Callable[..., Any], ranks_given_els
     return frozenset(p for p in OPTIONAL_PARAMETERS if p in keywords)
 
 
+def _check_rank_defaults(plug: SamplerPlug) -> None:
+    """A SpecError where the sampler requires num_replicas or rank: in real process groups
+    every rank builds it as a job builds DistributedSampler(dataset), its rank from the group
+    (and `group_defaults` and `defaults` check just that), so every such build would raise, a
+    verdict on how it is called rather than on the sampler."""
+    if plug.needs_process_group or plug.wrapper is not None:
+        return
+    required = [name for name in RANK_PARAMETERS if name in required_parameters(plug.factory)]
+    if required:
+        them, they = ("it", "it is") if len(required) == 1 else ("them", "they are")
+        raise SpecError(
+            f"--sampler={plug.spec!r}: {' and '.join(required)} {'has' if len(required) == 1 else 'have'} no "
+            f"default, but in real process groups the suite builds the sampler as a job builds "
+            f"DistributedSampler(dataset), its rank from the group. Give {them} a default of None and take the "
+            f"group's (dist.get_world_size(), dist.get_rank()) when {they} None "
+            f"(docs/certify-your-sampler.md, 'What a factory must accept')."
+        )
+
+
 def check_fit(plug: Plug, contract: Contract) -> None:
     """A SpecError unless the sampler takes the options ``contract`` builds it with beyond
     DistributedSampler's (``batch_size=`` for batch samplers, ``repeats=``, ``labels=``, ``aspects=``), where
@@ -172,6 +192,7 @@ def check_fit(plug: Plug, contract: Contract) -> None:
     keywords = keyword_parameters(plug.factory)
     if keywords is None:  # **kwargs, or a signature that cannot be read
         return
+    _check_rank_defaults(plug)
     options = IndexCase(LEAST_LABELLED_BATCH, 1).within(contract).sampler_options(contract)
     lacking = [name for name in options if name not in OPTIONAL_PARAMETERS and name not in keywords]
     if lacking:
