@@ -366,8 +366,14 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
     return report
 
 
-def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> tuple[str, str, str] | None:
-    """A harness error reads as a pytest error (E), not as a failure of the sampler."""
+def pytest_report_teststatus(
+    report: pytest.TestReport, config: pytest.Config
+) -> tuple[str, str, str | tuple[str, dict[str, bool]]] | None:
+    """A harness error reads as a pytest error (E), not as a failure of the sampler. A failed
+    test names the invariants its failure is charged to, ``FAILED [pads_from_head] test_order.py::
+    test_set_epoch_reshuffles[...]``: the short summary's FAILED lines are grouped by the
+    broken invariant, and a test whose own invariant held but that found another's violation
+    does not read as a failure of its own."""
     properties = getattr(report, "user_properties", [])
     if (
         report.failed
@@ -375,6 +381,10 @@ def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -
         and not any(k == VIOLATION_KEY for k, _ in properties)
     ):
         return "error", "E", "ERROR"
+    records = [json.loads(str(value)) for key, value in properties if key == VIOLATION_KEY]
+    charged = sorted({r["flag"] for r in records if r.get("as_drawn") != SET_ASIDE_AS_DRAWN})
+    if report.failed and report.when == "call" and charged:
+        return "failed", "F", (f"FAILED [{', '.join(charged)}]", {"red": True})
     return None
 
 

@@ -50,7 +50,8 @@ def draws(profile: str = SELFTEST_PROFILE) -> tuple[str, str]:
     return f"--hypothesis-profile={profile}", f"--hypothesis-seed={HYPOTHESIS_SEED}"
 
 
-_FAILED = re.compile(r"^FAILED \S+?::(\S+)", re.MULTILINE)
+# "FAILED [flag, ...] path::test[...]": a failed certification test names what it is charged to.
+_FAILED = re.compile(r"^FAILED(?: \[[^\]]*\])? \S+?::(\S+)", re.MULTILINE)
 # "____ test_name[params] ____" opens one test's failure section.
 _SECTION = re.compile(r"^_{3,} (\w+)(\[[^\]]*\])? _{3,}$", re.MULTILINE)
 _BANNER = re.compile(r"^(={3,}|_{3,}) ", re.MULTILINE)

@@ -4,6 +4,8 @@ KeyboardInterrupt is its fault, and a slow sampler is not a hung one."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from sampler_conformance.execution import simulator
@@ -75,3 +77,14 @@ def test_rank_timeout_bounds_one_ranks_pass_not_all_ranks_together():
         simulator.configure(timeout_s=simulator.DEFAULT_TIMEOUT_S)
     assert [len(indices) for indices in observation.indices] == [2] * 51
     assert 51 * SlowPass.SECONDS_PER_PASS > 5.0
+
+
+def test_each_failed_line_names_the_invariant_it_is_charged_to(pytester):
+    """A padding bug breaks pads_from_head inside the reshuffle test too: its FAILED line says
+    [pads_from_head], so a test whose own invariant held does not read as a failure of its own."""
+    run = certify(pytester, "selftests.corpus.known_bad:PadsFromTail", "-k", "reshuffles or pads_from_head")
+    lines = [line for line in run.output.splitlines() if line.startswith("FAILED ")]
+    assert lines and all(re.match(r"FAILED \[[a-z_, ]+\] ", line) for line in lines), lines
+    reshuffles = [line for line in lines if "test_set_epoch_reshuffles" in line]
+    assert reshuffles and all(line.startswith("FAILED [pads_from_head] ") for line in reshuffles), lines
+    assert run.statuses["reshuffles_on_set_epoch"] == "held", run.explain()
