@@ -37,7 +37,7 @@ from .execution.scenario import handle_faults_with
 from .pytest_plugin import crashes, profiles, statistics
 from .pytest_plugin import ranks as ranks_plugin
 from .pytest_plugin.folders import CERTIFICATION_DIRS
-from .pytest_plugin.options import OPTIONS, add_options, mesh_layouts, option_named, setting
+from .pytest_plugin.options import EVERY_CONTRACT, OPTIONS, add_options, mesh_layouts, option_named, setting
 from .pytest_plugin.ranks import (
     group_sizes,
     left_out,
@@ -82,10 +82,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_cmdline_main(config: pytest.Config) -> int | None:
-    if config.getoption("list_contracts"):
-        print(describe_contracts(), end="")
-        return 0
-    return None
+    listed = config.getoption("list_contracts")
+    if listed is None:
+        return None
+    try:
+        print(describe_contracts(None if listed == EVERY_CONTRACT else listed), end="")
+    except ValueError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    return 0
 
 
 @pytest.hookimpl(trylast=True)  # after Hypothesis's plugin has loaded --hypothesis-profile

@@ -19,7 +19,7 @@ from sampler_conformance.adapters.torch_batches import LabelGroups, RepeatedGrou
 from sampler_conformance.core.case import Observation
 from sampler_conformance.core.subject import SpecError
 from sampler_conformance.report.certificate import SCHEMA_PATH
-from sampler_conformance.subjects import GROUP_ONLY, REGISTRY
+from sampler_conformance.subjects import GROUP_ONLY, REGISTRY, describe_contracts
 from sampler_conformance.subjects.common.index_dataset import IndexDataset
 from sampler_conformance.subjects.index_sampler.case import IndexCase
 from sampler_conformance.subjects.index_sampler.checks import (
@@ -458,9 +458,23 @@ def test_list_contracts_prints_every_contract_and_exits(pytester):
     assert "guards against" in text
 
 
+def test_list_contracts_narrows_to_a_contract_a_promise_or_an_invariant():
+    """``--list-contracts=stream`` was refused: a name narrows the listing (713 lines in all)."""
+    everything = describe_contracts()
+    stream = describe_contracts("stream")
+    assert stream.startswith("stream (family ") and "stream_exact (family" not in stream
+    only_flag = describe_contracts("valid_indices")
+    flags = {line.split()[0] for line in only_flag.splitlines() if line.startswith("    ") and line.split()}
+    assert flags == {"valid_indices", "checked"}, flags  # the invariant and its "checked ..." line
+    assert len(stream) < len(everything) and len(only_flag) < len(everything)
+    with pytest.raises(ValueError, match="no subject, contract, extension, promise or invariant of that name"):
+        describe_contracts("nonsense")
+
+
 @pytest.mark.parametrize(
     ("option", "message"),
     [
+        ("--list-contracts=nonsense", "--list-contracts=nonsense: no subject, contract"),
         ("--contract=strided_blocks", "--contract='strided_blocks': 'strided_blocks' is not a base contract"),
         ("--contract=valid,strided", "none of the promises says what each epoch yields; add one of padded_epochs"),
         ("--without=covers,nonsense", "unknown invariant(s) nonsense"),

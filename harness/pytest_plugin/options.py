@@ -229,6 +229,10 @@ OPTIONS = (
 )
 
 
+# What --list-contracts given without a name lists: everything.
+EVERY_CONTRACT = "*"
+
+
 def add_options(parser: pytest.Parser) -> None:
     """Each option on the command line (``--NAME``) and in the ini file; and ``--list-contracts``."""
     group = parser.getgroup("sampler conformance")
@@ -236,7 +240,14 @@ def add_options(parser: pytest.Parser) -> None:
         text = option.help.replace("%(default)s", option.default)
         group.addoption(f"--{option.name}", dest=option.dest, default=None, help=f"{text}; env {option.env}")
         parser.addini(option.dest, help=text, default=None)
-    group.addoption("--list-contracts", action="store_true", help="print each contract and its invariants, then exit")
+    group.addoption(
+        "--list-contracts",
+        nargs="?",
+        const=EVERY_CONTRACT,
+        default=None,
+        metavar="NAME",
+        help="print each contract and its invariants, then exit; =NAME: only a subject, contract, promise or invariant",
+    )
 
 
 def setting(config: pytest.Config, option: Option) -> Any:

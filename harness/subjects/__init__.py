@@ -118,28 +118,38 @@ def _bases_of(subject: Subject, extension: Extension) -> list[str]:
     return [name for name, contract in subject.contracts.items() if extension.composes_with(contract)]
 
 
-def describe_contracts() -> str:
+def describe_contracts(only: str | None = None) -> str:
     """The text of --list-contracts: each contract, the promises it is composed of, and the
-    invariants that say each; then each extension, a promise of its own."""
+    invariants that say each; then each extension, a promise of its own. ``only`` narrows it
+    to a subject, a contract or extension, the contracts composed of a promise (that promise
+    alone), or those that promise an invariant (that invariant alone); ValueError if it names
+    none of them."""
     lines = []
     for subject in SUBJECTS.values():
-        listed: list[tuple[str, tuple[Promise, ...]]] = [
+        listed: list[tuple[str, str, tuple[Promise, ...]]] = [
             (
+                c.name,
                 f"{c.name} (family {c.family}, reference {c.reference or subject.default_spec}): {c.description}",
                 c.composed_of,
             )
             for c in subject.contracts.values()
         ]
         listed += [
-            (f"+{e.name} (extension of {', '.join(_bases_of(subject, e))}): {e.description}", (e,))
+            (e.name, f"+{e.name} (extension of {', '.join(_bases_of(subject, e))}): {e.description}", (e,))
             for e in subject.extensions.values()
         ]
-        for heading, promises in listed:
+        for name, heading, promises in listed:
+            whole = only is None or only.lstrip("+") in (name, subject.name)
+            shown = [p for p in promises if whole or only in (p.name, *p.flags)]
+            if not shown:
+                continue
             lines.append(heading)
-            for promise in promises:
+            for promise in shown:
                 if len(promises) > 1:
                     lines.append(f"  {promise.name}: {promise.description}")
                 for invariant in (i for i in subject.invariants if i.flag in promise.flags):
+                    if not whole and only != promise.name and invariant.flag != only:
+                        continue
                     lines.append(f"    {invariant.flag:32s} {invariant.title}: guards against {invariant.guards}")
                     where = f"; needs the sampler's {', '.join(invariant.needs)}" if invariant.needs else ""
                     where += "".join(f"; needs {package} (pip install {package})" for package in invariant.packages)
@@ -147,6 +157,12 @@ def describe_contracts() -> str:
                         f"    {'':32s} checked {invariant.where.value}{where}; known-bad: {invariant.known_bad}"
                     )
             lines.append("")
+    if not lines:
+        raise ValueError(
+            f"--list-contracts={only}: no subject, contract, extension, promise or invariant of that name; "
+            f"--list-contracts alone lists them all (subjects: {', '.join(SUBJECTS)}; contracts: "
+            f"{', '.join(CONTRACTS)})"
+        )
     lines.append(
         "A contract of your own: --contract=PROMISE,PROMISE,... with the promises above, of one subject "
         "(docs/contracts.md, 'A contract of your own')."
