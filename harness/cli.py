@@ -35,16 +35,29 @@ Exit status: 0 conforms, 1 does not conform, 2 interrupted, 3 internal error,
 def pytest_arguments(spec: str | None, options: list[str]) -> list[str]:
     """The pytest command line the console script runs: the plugin asked for by name (the
     entry point stays inert), the certification's folders, rooted in the current directory
-    (the cache and relative --certificate paths land there, never in site-packages)."""
+    (the cache and relative --certificate paths land there, never in site-packages). A test
+    id pasted from the output (``test_lengths.py::test_equal_batch_counts[keep_last]``) runs
+    that test alone, from the folder it lies in."""
     sampler = [f"--sampler={spec}"] if spec is not None else []
+    options = [_located(option) or option for option in options]
+    chosen = [option for option in options if any(option.startswith(str(d)) for d in CERTIFICATION_DIRS)]
     return [
         "-p",
         "sampler_conformance.plugin",
         f"--rootdir={os.getcwd()}",
-        *map(str, CERTIFICATION_DIRS),
+        *([] if chosen else map(str, CERTIFICATION_DIRS)),
         *sampler,
         *options,
     ]
+
+
+def _located(argument: str) -> str | None:
+    """``test_file.py[::test...]`` as the path of the certification's own file of that name, or None."""
+    name, sep, rest = argument.partition("::")
+    if argument.startswith("-") or not name.endswith(".py") or os.sep in name:
+        return None
+    folder = next((d for d in CERTIFICATION_DIRS if (d / name).is_file()), None)
+    return None if folder is None else f"{folder / name}{sep}{rest}"
 
 
 def main(argv: list[str] | None = None) -> int:

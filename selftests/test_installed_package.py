@@ -238,6 +238,18 @@ def test_turning_off_what_a_sampler_breaks_by_design_leaves_nothing_to_fail(venv
     assert not re.search(r"^FAILED ", run.stdout, re.M), output[-5000:]
 
 
+def test_a_test_id_pasted_from_the_output_runs_that_test(venv):
+    """The progress and FAILED lines name a test by its file alone (the folders lie in
+    site-packages): pasted back after the spec, it runs that test, where it was "file or
+    directory not found"."""
+    run = _console_script(
+        venv, "torch.utils.data:DistributedSampler", "test_lengths.py::test_equal_batch_counts[keep_last]"
+    )
+    output = run.stdout + run.stderr
+    assert run.returncode == 0 and re.search(r"\b1 passed\b", run.stdout), output[-3000:]
+    assert "PARTIAL: " in run.stdout, output[-3000:]
+
+
 def _console_script(venv, *arguments: str):
     """``sampler-conformance *arguments`` as installed, in the empty directory, without pytest's cache."""
     return venv.run(str(venv.root / "bin" / "sampler-conformance"), *arguments, "-p", "no:cacheprovider")
