@@ -58,11 +58,16 @@ def hashes_as(position: int) -> bool:
 
 
 @functools.cache
-def _probe(seed: int) -> int:
-    """``hash(_PROBE)`` in an interpreter started with hash seed ``seed`` (tens of milliseconds: no imports)."""
+def _probe(seed: int) -> int | None:
+    """``hash(_PROBE)`` in an interpreter started with hash seed ``seed`` (tens of milliseconds:
+    no imports); None where it cannot tell, and the ranks then start from a seeded interpreter."""
     environ = {**os.environ, HASH_SEED_VARIABLE: str(seed)}
     command = [sys.executable, "-S", "-s", "-c", f"print(hash({_PROBE!r}))"]  # not -I: it ignores PYTHONHASHSEED
-    return int(subprocess.run(command, env=environ, capture_output=True, text=True, timeout=_PROBE_TIMEOUT_S).stdout)
+    try:
+        run = subprocess.run(command, env=environ, capture_output=True, text=True, timeout=_PROBE_TIMEOUT_S)
+        return int(run.stdout)
+    except (OSError, ValueError, subprocess.TimeoutExpired):
+        return None
 
 
 def describe() -> str:
