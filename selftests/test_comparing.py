@@ -169,3 +169,17 @@ def test_the_listed_valid_indices_invariant_says_it_charges_empty_batches():
     assert violation.message.startswith("rank 1 yielded an empty batch as batch 1"), violation.message
     listed = [line for line in describe_contracts().splitlines() if line.strip().startswith("valid_indices ")]
     assert listed and all("empty batches" in line for line in listed), listed
+
+
+def test_readings_read_side_by_side_are_named_by_where_they_came_from():
+    """Fresh and persistent loader workers (epoch_reaches_workers): not "first ..., then ..."."""
+    case = IndexCase(4, 1)
+    fresh = Observation(case, (np.array([1, 0, 2, 3]),), (4,))
+    kept = Observation(case, (np.array([0, 1, 2, 3]),), (4,))
+    (violation,) = check_same_indices(
+        fresh, kept, "epoch_reaches_workers", "after set_epoch(1)", ("fresh workers", "persistent workers")
+    )
+    assert violation.message.startswith(
+        "after set_epoch(1): rank 0 yielded [1, 0, 2, 3] through fresh workers and [0, 1, 2, 3] through persistent "
+        "workers; position 0 is 1 in fresh workers and 0 in persistent workers"
+    ), violation.message

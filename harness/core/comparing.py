@@ -11,13 +11,21 @@ from .case import Observation
 from .evidence import Violation, shorten
 
 
-def check_same_indices(first: Observation, second: Observation, flag: str, what: str) -> list[Violation]:
+def check_same_indices(
+    first: Observation, second: Observation, flag: str, what: str, readings: tuple[str, str] | None = None
+) -> list[Violation]:
     """Every rank yielded the same indices in both readings; else ``flag``, saying ``what``
-    and the first rank that differs."""
+    and the first rank that differs. ``readings`` name the two where "first" and "then" would
+    not say which is which (fresh workers and persistent ones, read side by side)."""
     for rank, (a, b) in enumerate(zip(first.indices, second.indices, strict=True)):
         if not np.array_equal(a, b):
-            said = f"rank {rank} first yielded {shorten(a)}, then {shorten(b)}"
-            return [Violation(flag, f"{what}: {said}; {first_difference(a, b)}")]
+            if readings is None:
+                said = f"rank {rank} first yielded {shorten(a)}, then {shorten(b)}"
+                where = first_difference(a, b)
+            else:
+                said = f"rank {rank} yielded {shorten(a)} through {readings[0]} and {shorten(b)} through {readings[1]}"
+                where = first_difference(a, b, readings=readings)
+            return [Violation(flag, f"{what}: {said}; {where}")]
     return []
 
 

@@ -300,8 +300,10 @@ def check_no_starved_worker(epoch: StreamEpoch) -> list[Violation]:
     return []
 
 
-def check_same_stream(first: StreamEpoch, second: StreamEpoch, flag: str, what: str) -> list[Violation]:
-    return check_same_indices(first.observation, second.observation, flag, what)
+def check_same_stream(
+    first: StreamEpoch, second: StreamEpoch, flag: str, what: str, readings: tuple[str, str] | None = None
+) -> list[Violation]:
+    return check_same_indices(first.observation, second.observation, flag, what, readings)
 
 
 @DECLARED(
