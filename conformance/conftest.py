@@ -7,8 +7,7 @@ from __future__ import annotations
 import pytest
 
 from sampler_conformance.execution.rank_pool import RankPool, RankPools
-from sampler_conformance.pytest_plugin.options import option_named, setting
-from sampler_conformance.pytest_plugin.ranks import group_pool, world_size_id
+from sampler_conformance.pytest_plugin.ranks import group_pool, world_size_id, world_sizes_of
 from sampler_conformance.subjects import REGISTRY
 
 SEED_EXPERIMENT_WORLD_SIZE = 2
@@ -16,7 +15,7 @@ SEED_EXPERIMENT_WORLD_SIZE = 2
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "world_size" in metafunc.fixturenames:
-        sizes = setting(metafunc.config, option_named("world-sizes"))
+        sizes = world_sizes_of(metafunc)
         metafunc.parametrize("world_size", sizes, ids=[world_size_id(w) for w in sizes])
 
 

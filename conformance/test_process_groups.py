@@ -70,6 +70,7 @@ def test_ranks_agree_on_one_order(group, world_size, sampler_plug, contract, dro
 
 
 @pytest.mark.invariant("agrees_across_ranks")
+@pytest.mark.least_world_size(2)
 @round_trips
 @given(data=st.data())
 def test_ranks_agree_after_one_rank_drew_more_from_the_global_rngs(

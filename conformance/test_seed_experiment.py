@@ -30,7 +30,8 @@ SET_EPOCH = (0, 1)
 def index_sampler(sampler_plug, contract):
     if not contract.finite or contract.yields_batches:
         pytest.skip(
-            f"the seed 001 experiment feeds an index sampler to a DataLoader; contract {contract.name!r} is not one"
+            f"these cases feed an index sampler to a DataLoader, two ranks and batches of {BATCH_SIZE}; contract "
+            f"{contract.name!r} is not one of an index sampler's"
         )
 
 

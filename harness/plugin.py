@@ -47,7 +47,7 @@ from .pytest_plugin.ranks import (
     runs_in_process,
     variant_settings,
 )
-from .pytest_plugin.state import STATE_KEY, ConformanceState, state
+from .pytest_plugin.state import STATE_KEY, ConformanceState, Deselected, state
 from .report.properties import failure_properties, violation_properties
 from .report.results import (
     EVERY_CASE_SET_ASIDE,
@@ -190,13 +190,19 @@ def backend_choices(config: pytest.Config) -> list[BackendChoice]:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     current = state(config)
     seed = current.seed
-    # A run certifies one subject, on the ranks --ranks chose: the tests of the others are left out, as deselected.
-    subject = current.contract.subject
+    # A run certifies what its contract promises of one subject, on the ranks --ranks chose:
+    # the other tests are left out, as deselected, and the summary says so once, in words.
+    contract = current.contract
     tested = {item: subject_tested(_invariant(item), getattr(item, "fixturenames", ())) for item in items}
-    others = [item for item in items if tested[item] not in (None, subject) or left_out(item)]
-    if others:
-        config.hook.pytest_deselected(items=others)
-        dropped = set(others)
+    others = [item for item in items if tested[item] not in (None, contract.subject) or left_out(item)]
+    flags = {item: _invariant(item) for item in items}
+    unpromised = [
+        item for item in items if item not in others and (flag := flags[item]) and not contract.promises(flag)
+    ]
+    current.deselected = Deselected(others=len(others), unpromised=len(unpromised))
+    if others or unpromised:
+        config.hook.pytest_deselected(items=others + unpromised)
+        dropped = set(others + unpromised)
         items[:] = [item for item in items if item not in dropped]
     for item in items:
         path = Path(item.path).resolve()
@@ -250,7 +256,6 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         crashes.draw_on_for(min(variant.max_examples, profiles.judged_floor()))
     if flag is not None:
         current = state(item.config)
-        promise(current.contract, flag)
         in_process = runs_in_process(item)
         if in_process and current.plug.needs_process_group:
             not_applicable(
@@ -419,12 +424,4 @@ def report_finding(pytestconfig: pytest.Config) -> Callable[[str, str], None]:
     return add
 
 
-def promise(contract: Contract, flag: str) -> None:
-    """Skip the calling test when ``contract`` does not promise ``flag``."""
-    if flag in contract.turned_off:
-        pytest.skip(f"{flag} turned off with --without")
-    if not contract.promises(flag):
-        pytest.skip(f"contract {contract.name!r} does not promise {flag}")
-
-
-__all__ = ["not_applicable", "profiles", "promise", "state"]
+__all__ = ["not_applicable", "profiles", "state"]

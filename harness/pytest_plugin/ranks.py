@@ -67,6 +67,9 @@ WHERE_SIMULATION_CANNOT = "where simulation cannot"
 groups_where_simulation_cannot = pytest.mark.ranks(groups=WHERE_SIMULATION_CANNOT)
 
 
+LEAST_WORLD_SIZE = "least_world_size"
+
+
 def world_size_id(world_size: int) -> str:
     """``W2``: a test id that ``-k`` can select (its grammar has no ``=``)."""
     return f"W{world_size}"
@@ -80,6 +83,20 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", f"{NCCL_MARK}: needs one CUDA device per rank (NCCL); skipped with the reason elsewhere"
     )
+    config.addinivalue_line(
+        "markers",
+        f"{LEAST_WORLD_SIZE}(n): a test taking world_size has no variant for fewer ranks (it has nothing to judge there)",
+    )
+
+
+def world_sizes_of(metafunc: pytest.Metafunc) -> list[int]:
+    """The world sizes of a test's group variants: --world-sizes, less those below its
+    ``least_world_size`` marker's, unless that leaves none (its body then says why it skips)."""
+    sizes: list[int] = list(setting(metafunc.config, option_named("world-sizes")))
+    marker = metafunc.definition.get_closest_marker(LEAST_WORLD_SIZE)
+    if marker is None:
+        return sizes
+    return [w for w in sizes if w >= marker.args[0]] or sizes
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

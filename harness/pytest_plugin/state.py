@@ -16,6 +16,16 @@ from sampler_conformance.core.subject import Plug
 from . import profiles
 
 
+@dataclass(frozen=True)
+class Deselected:
+    """The tests a run left out at collection, which pytest counts as deselected: those of
+    other subjects (or of ranks ``--ranks`` rules out), and those of invariants its contract
+    does not promise (or turned off with ``--without``)."""
+
+    others: int
+    unpromised: int
+
+
 @dataclass
 class ConformanceState:
     plug: Plug
@@ -32,6 +42,8 @@ class ConformanceState:
     # later tests (the same check in real groups, at every world size) stop at their first
     # failing example instead of shrinking it again, a group round trip per step.
     failed_flags: set[str] = field(default_factory=set)
+    # What collection left out; None where this process collected nothing (the pytest-xdist controller).
+    deselected: Deselected | None = None
 
 
 STATE_KEY = pytest.StashKey[ConformanceState]()

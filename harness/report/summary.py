@@ -10,6 +10,7 @@ from typing import Any, Protocol
 import pytest
 
 from sampler_conformance.core.contracts import Contract
+from sampler_conformance.core.evidence import counted
 from sampler_conformance.core.subject import Plug
 
 from .certificate import build_certificate, write_certificate
@@ -33,6 +34,16 @@ from .results import (
 )
 
 
+class LeftOut(Protocol):
+    """The tests collection left out (``pytest_plugin.state.Deselected``)."""
+
+    @property
+    def others(self) -> int: ...
+
+    @property
+    def unpromised(self) -> int: ...
+
+
 class Certifying(Protocol):
     """What the run certifies, and how (the plugin's state)."""
 
@@ -50,6 +61,9 @@ class Certifying(Protocol):
 
     @property
     def example_database(self) -> Path | None: ...
+
+    @property
+    def deselected(self) -> LeftOut | None: ...
 
 
 def _detail_lines(results: list[InvariantResult], contract: Contract) -> list[str]:
@@ -90,6 +104,24 @@ def _adapter_note(current: Certifying, results: list[InvariantResult]) -> str | 
         f"note: {current.plug.spec} is a factory, not a sampler class: {' and '.join(judged)} judge the "
         f"defaults of its signature, which may differ from those of the sampler it builds"
     )
+
+
+def _deselected_line(current: Certifying) -> str | None:
+    """What pytest's "N deselected" stands for: ``deselected: 191 tests of invariants contract
+    'torch' does not promise, 133 of other subjects``."""
+    left_out = current.deselected
+    if left_out is None or not (left_out.others or left_out.unpromised):
+        return None
+    parts = []
+    if left_out.unpromised:
+        off = " or --without turned off" if current.contract.turned_off else ""
+        parts.append(
+            f"{counted(left_out.unpromised, 'test')} of invariants contract {current.contract.name!r} does not "
+            f"promise{off}"
+        )
+    if left_out.others:
+        parts.append(f"{counted(left_out.others, 'test')} of other subjects or ranks")
+    return "deselected: " + ", ".join(parts)
 
 
 def _split_detail(status: str, detail: str) -> tuple[str, str, str]:
@@ -179,6 +211,9 @@ class ConformanceReport:
         not_promised = [r.flag for r in results if r.status == NOT_PROMISED and r.tests]
         if not_promised:
             write(f"not promised by contract {self.current.contract.name!r}: {', '.join(not_promised)}")
+        left_out = _deselected_line(self.current)
+        if left_out:
+            write(left_out)
         for line in _detail_lines(results, self.current.contract):
             write(line)
         adapter_note = _adapter_note(self.current, results)
