@@ -102,6 +102,10 @@ def pytest_configure(config: pytest.Config) -> None:
         contract = contract_named(options["contract"]).without(options["without"])
     except ValueError as exc:
         raise pytest.UsageError(f"--without={','.join(sorted(options['without']))}: {exc}") from None
+    try:
+        contract = contract.expecting(options["expect_failure"])
+    except ValueError as exc:
+        raise pytest.UsageError(f"--expect-failure: {exc}") from None
     subject = subject_of(contract)
     spec = options["sampler"] or contract.reference or subject.default_spec
     if options["shard_with"]:
@@ -188,14 +192,24 @@ def backend_choices(config: pytest.Config) -> list[BackendChoice]:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    flags = {item: _invariant(item) for item in items}
+    for item, flag in flags.items():
+        if flag is not None and flag not in REGISTRY:
+            raise pytest.UsageError(
+                f"{item.nodeid} checks invariant {flag!r}, which the registry (sampler_conformance.core.invariants) does not "
+                f"declare; declare it there (title, bug class, known-bad sampler) first"
+            )
     current = state(config)
     seed = current.seed
     # A run certifies what its contract promises of one subject, on the ranks --ranks chose:
     # the other tests are left out, as deselected, and the summary says so once, in words.
     contract = current.contract
-    tested = {item: subject_tested(_invariant(item), getattr(item, "fixturenames", ())) for item in items}
-    others = [item for item in items if tested[item] not in (None, contract.subject) or left_out(item)]
-    flags = {item: _invariant(item) for item in items}
+    tested = {item: subject_tested(flags[item], getattr(item, "fixturenames", ())) for item in items}
+    others = [
+        item
+        for item in items
+        if tested[item] not in (None, contract.subject) or left_out(item) or contract.rules_out(_params(item))
+    ]
     unpromised = [
         item for item in items if item not in others and (flag := flags[item]) and not contract.promises(flag)
     ]
@@ -211,12 +225,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             function = _hypothesis_test(item)
             if seed is not None and function is not None:
                 hypothesis.seed(seed)(function)  # the same draws on every run, and no example database
-        flag = _invariant(item)
-        if flag is not None and flag not in REGISTRY:
-            raise pytest.UsageError(
-                f"{item.nodeid} checks invariant {flag!r}, which the registry (sampler_conformance.core.invariants) does not "
-                f"declare; declare it there (title, bug class, known-bad sampler) first"
-            )
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
@@ -237,6 +245,12 @@ def _hypothesis_test(item: pytest.Item) -> Callable[..., Any] | None:
     """The item's test function if Hypothesis draws its cases (``@given``), else None."""
     function = getattr(item, "obj", None)
     return function if function is not None and hasattr(function, "hypothesis") else None
+
+
+def _params(item: pytest.Item) -> dict[str, object]:
+    """The item's parameters, by name (none for a test without parametrization)."""
+    callspec = getattr(item, "callspec", None)
+    return dict(callspec.params) if callspec is not None else {}
 
 
 def _invariant(item: pytest.Item) -> str | None:
@@ -366,13 +380,22 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
         )
         properties += failed
         # Its own failures, not those set aside: a flag failed only as drawn still has its tests shrink.
-        state(item.config).failed_flags.update(
-            json.loads(str(value))["flag"] for key, value in failed if key == VIOLATION_KEY
-        )
+        failed_flags = {json.loads(str(value))["flag"] for key, value in failed if key == VIOLATION_KEY}
+        state(item.config).failed_flags.update(failed_flags)
+        _expected_as_declared(report, state(item.config).contract, failed_flags)
     if report.skipped and not any(key == SKIP_KIND_KEY for key, _ in properties):
         properties.append((SKIP_KIND_KEY, NOT_APPLICABLE if inapplicable else NOT_PROMISED if unpromised else NOT_RUN))
     report.user_properties = [*report.user_properties, *properties]
     return report
+
+
+def _expected_as_declared(report: pytest.TestReport, contract: Contract, failed_flags: set[str]) -> None:
+    """A failure of invariants that --expect-failure declared broken reads as pytest's xfail,
+    with their reasons (the summary still counts it as the failure it was)."""
+    reasons = [f"{flag}: {contract.expected_failure(flag)}" for flag in sorted(failed_flags)]
+    if failed_flags and all(contract.expected_failure(flag) for flag in failed_flags):
+        report.outcome = "skipped"
+        report.wasxfail = "declared with --expect-failure: " + "; ".join(reasons)
 
 
 def pytest_report_teststatus(

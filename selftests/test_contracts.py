@@ -32,13 +32,13 @@ from sampler_conformance.subjects.index_sampler.checks import (
     check_whole_batches,
 )
 from sampler_conformance.subjects.index_sampler.contracts import (
-    ASPECT_RATIO,
     BATCH,
     GROUPS,
     LABELS,
     RANK_BATCHES,
     RANK_BLOCKS,
 )
+from sampler_conformance.subjects.index_sampler.contracts import CONTRACTS as INDEX_CONTRACTS
 from sampler_conformance.subjects.index_sampler.order_checks import check_ranks_agree
 from sampler_conformance.subjects.index_sampler.plug import check_fit, load_plug
 
@@ -316,9 +316,9 @@ def test_repeat_groups_says_which_group_mixes_samples():
 
 
 @pytest.mark.parametrize(
-    "contract", [BATCH, RANK_BATCHES, RANK_BLOCKS, GROUPS, LABELS, ASPECT_RATIO], ids=lambda contract: contract.name
+    "contract", [c for c in INDEX_CONTRACTS.values() if c.reference], ids=lambda contract: contract.name
 )
-def test_the_batch_contracts_references_conform_through_the_whole_suite(pytester, contract):
+def test_the_contracts_references_conform_through_the_whole_suite(pytester, contract):
     """What ``sampler-conformance --contract=NAME`` certifies when no sampler is named."""
     run = certify(
         pytester, contract.reference, f"--contract={contract.name}", f"--world-sizes={GROUP_WORLD_SIZES}", ranks="all"

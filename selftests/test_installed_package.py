@@ -239,6 +239,16 @@ def test_turning_off_what_a_sampler_breaks_by_design_leaves_nothing_to_fail(venv
     _assert_unpromised_tests_deselected_and_counted(run.stdout)
 
 
+def test_a_sampler_that_always_drops_the_tail_conforms_to_truncated(venv):
+    """The same design, certified as what it is: --contract=truncated, exit 0, "conforms",
+    a state the documented gate accepts (with --without it can only be PARTIAL)."""
+    (venv.empty / "factories.py").write_text(ALWAYS_DROPS_THE_TAIL)
+    run = _console_script(venv, "factories.py:shard_sampler", "--contract=truncated")
+    output = run.stdout + run.stderr
+    assert run.returncode == 0, output[-5000:]
+    assert "VERDICT: factories.py:shard_sampler conforms to contract 'truncated'" in run.stdout, output[-3000:]
+
+
 def _assert_unpromised_tests_deselected_and_counted(output: str) -> None:
     """The tests of invariants the contract does not promise, or that --without turned off,
     are deselected, not skipped, and the summary's one ``deselected:`` line accounts for

@@ -122,7 +122,7 @@ def test_the_promises_of_a_named_contract_composed_by_a_user_make_the_same_contr
         ),
         (
             "valid,finite_epochs,strided",
-            "none of the promises says what each epoch yields; add one of padded_epochs, exact_partition, permutation_blocks, covers",
+            "none of the promises says what each epoch yields; add one of padded_epochs, truncated_epochs, exact_partition, permutation_blocks, covers",
         ),
         (
             "valid,finite_epochs,permutation_blocks",

@@ -7,9 +7,11 @@ contract is a composition of promises: its flags are theirs. Each kind of thing 
 subclasses :class:`Contract` with the facts its checks need
 (``harness/subjects/<kind>/contracts.py``), declares its promises there, and names itself in
 ``subject``.
-Each property test asks ``contract.promises(flag)`` and is skipped, with the reason, when
-the selected contract does not promise it. Flags can be turned off one by one
-(``--without=FLAG``); the report lists what was turned off.
+The plugin deselects the tests of a flag the contract does not promise
+(``contract.promises(flag)``). Flags can be turned off one by one (``--without=FLAG``; the
+report lists what was turned off), or declared broken on purpose, with a reason
+(``--expect-failure=FLAG:REASON``, :meth:`Contract.expecting`): judged as the others, their
+failure is expected, and the report says so.
 
 A base contract composes with extensions, written ``BASE+EXTENSION``: ``torch+resumable``
 promises DistributedSampler's contract and, on top, that a run resumed from
@@ -19,7 +21,7 @@ promises DistributedSampler's contract and, on top, that a run resumed from
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, TypeVar
 
@@ -66,6 +68,9 @@ class Contract:
     reference: str = ""  # the spec certified when none is given (empty: the subject's default_spec)
     composed_of: tuple[Promise, ...] = ()
     withdrawn: frozenset[str] = frozenset()  # flags an extension withdraws (see compose())
+    # Invariants the sampler breaks on purpose, each with the user's reason (--expect-failure):
+    # judged as the others, a failure of one is expected, and one that holds is a wrong declaration.
+    expected_failures: tuple[tuple[str, str], ...] = ()
 
     @property
     def flags(self) -> frozenset[str]:
@@ -124,9 +129,32 @@ class Contract:
             raise ValueError(f"unknown invariant(s) {', '.join(unknown)}; known: {', '.join(REGISTRY)}")
         return replace(self, turned_off=self.turned_off | (flags & self.flags))
 
+    def expecting(self, failures: Mapping[str, str]) -> Contract:
+        """This contract with ``failures`` (flag: reason) declared broken on purpose. Raises
+        ValueError where a flag is not one it promises, or a reason is empty."""
+        unpromised = sorted(flag for flag in failures if not self.promises(flag))
+        if unpromised:
+            raise ValueError(
+                f"{', '.join(unpromised)}: not invariant(s) contract {self.name!r} promises; it promises "
+                f"{', '.join(sorted(self.flags))}"
+            )
+        unexplained = sorted(flag for flag, reason in failures.items() if not reason.strip())
+        if unexplained:
+            raise ValueError(f"{', '.join(unexplained)}: say why it fails on purpose, FLAG:REASON")
+        return replace(self, expected_failures=tuple(sorted({**dict(self.expected_failures), **failures}.items())))
+
+    def expected_failure(self, flag: str) -> str | None:
+        """The reason ``flag`` is declared to fail, or None where it is not."""
+        return dict(self.expected_failures).get(flag)
+
     def why_not_extensible(self) -> str:
         """Why no extension composes with this contract (empty: they may)."""
         return ""
+
+    def rules_out(self, params: Mapping[str, object]) -> bool:
+        """Whether a test variant of these parameters (its ``callspec``) has nothing to judge
+        under this contract, which the plugin then deselects (none, unless a subject says)."""
+        return False
 
 
 @dataclass(frozen=True)

@@ -43,6 +43,7 @@ class Option:
     default: str
     help: str
     parse: Callable[[str], Any] = str
+    repeatable: bool = False  # given several times on the command line; one per line in the environment or ini
 
     @property
     def dest(self) -> str:
@@ -124,6 +125,24 @@ def _flag_list(text: str) -> frozenset[str]:
     return flags
 
 
+def _expected_failures(text: str) -> dict[str, str]:
+    """``FLAG:REASON`` per line (one per --expect-failure): the invariants broken on purpose."""
+    failures = {}
+    for line in filter(str.strip, text.splitlines()):
+        flag, colon, reason = (part.strip() for part in line.partition(":"))
+        if not colon or not reason:
+            raise pytest.UsageError(
+                f"--expect-failure={line!r}: give the invariant and why it fails on purpose, FLAG:REASON, e.g. "
+                f"--expect-failure='pads_from_head:we pad from the tail, see #12'"
+            )
+        if flag not in REGISTRY:
+            raise pytest.UsageError(
+                f"--expect-failure={line!r}: unknown invariant {flag!r}; see --list-contracts for the flags"
+            )
+        failures[flag] = reason
+    return failures
+
+
 def _contract_name(text: str) -> str:
     try:
         contract_named(text)
@@ -172,6 +191,16 @@ OPTIONS = (
         "comma-separated invariants to turn off, e.g. --without=seed_effective,pads_from_head "
         "(see --list-contracts); the report lists them as turned off",
         _flag_list,
+    ),
+    Option(
+        "expect-failure",
+        "CONFORMANCE_EXPECT_FAILURE",
+        "",
+        "FLAG:REASON, an invariant the sampler breaks on purpose, and why; repeat it for each. It is judged as "
+        "the others: its failure is expected (a strict xfail), the verdict says 'conforms as declared' and "
+        "exits 0, and it failing no more fails the run, so that the declaration goes",
+        _expected_failures,
+        repeatable=True,
     ),
     Option(
         "certificate",
@@ -238,8 +267,17 @@ def add_options(parser: pytest.Parser) -> None:
     group = parser.getgroup("sampler conformance")
     for option in OPTIONS:
         text = option.help.replace("%(default)s", option.default)
-        group.addoption(f"--{option.name}", dest=option.dest, default=None, help=f"{text}; env {option.env}")
-        parser.addini(option.dest, help=text, default=None)
+        group.addoption(
+            f"--{option.name}",
+            dest=option.dest,
+            default=None,
+            action="append" if option.repeatable else "store",
+            help=f"{text}; env {option.env}",
+        )
+        if option.repeatable:
+            parser.addini(option.dest, help=text, type="linelist")
+        else:
+            parser.addini(option.dest, help=text, default=None)
     group.addoption(
         "--list-contracts",
         nargs="?",
@@ -257,6 +295,8 @@ def setting(config: pytest.Config, option: Option) -> Any:
         value = os.environ.get(option.env) or None
     if value is None:
         value = config.getini(option.dest) or None
+    if isinstance(value, list):  # a repeatable option's values, one per line
+        value = "\n".join(value)
     return option.parse(value if value is not None else option.default)
 
 

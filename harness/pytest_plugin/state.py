@@ -19,8 +19,9 @@ from . import profiles
 @dataclass(frozen=True)
 class Deselected:
     """The tests a run left out at collection, which pytest counts as deselected: those of
-    other subjects (or of ranks ``--ranks`` rules out), and those of invariants its contract
-    does not promise (or turned off with ``--without``)."""
+    other subjects, of ranks ``--ranks`` rules out or of variants the contract does
+    (``Contract.rules_out``), and those of invariants it does not promise (or turned off with
+    ``--without``)."""
 
     others: int
     unpromised: int

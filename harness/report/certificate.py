@@ -22,7 +22,7 @@ from sampler_conformance.execution import hash_seeds
 from .results import FAILED, InvariantResult, Verdict, counterexample_text
 
 SCHEMA_PATH = Path(__file__).with_name("certificate.schema.json")
-SCHEMA_VERSION = 4  # 4: each invariant's measurements
+SCHEMA_VERSION = 5  # 4: each invariant's measurements; 5: expected failures (--expect-failure)
 
 
 class Certified(Protocol):
@@ -90,6 +90,7 @@ def build_certificate(
             "description": contract.description,
             "flags": sorted(contract.flags),
             "turned_off": sorted(contract.turned_off),
+            "expected_failures": dict(contract.expected_failures),
             "promises": [{"name": p.name, "flags": sorted(p.flags)} for p in contract.composed_of],
         },
         "verdict": {"state": verdict.state, "conforms": verdict.conforms, "summary": verdict.line},
@@ -111,6 +112,8 @@ def render_markdown(certificate: dict[str, Any], draws: str) -> str:
         f"- contract: `{contract['name']}` (family {contract['family']}): {contract['description']}",
         f"- composed of the promises: {', '.join(p['name'] for p in contract['promises'])}",
         f"- turned off: {', '.join(contract['turned_off']) or 'nothing'}",
+        "- declared broken on purpose: "
+        + ("; ".join(f"{flag} ({why})" for flag, why in contract["expected_failures"].items()) or "nothing"),
         f"- suite {env['suite']}, torch {env['torch']}, Hypothesis {env['hypothesis']}, Python {env['python']} "
         f"(PYTHONHASHSEED {env['python_hash_seed']}), {env['platform']}",
         f"- backend: {run.get('backend')}, world sizes: {run.get('world_sizes')}",

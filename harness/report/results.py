@@ -42,7 +42,9 @@ from sampler_conformance.subjects import subject_of
 
 HELD, FAILED, NOT_APPLICABLE, NOT_RUN, ERROR = "held", "failed", "not applicable", "not run", "error"
 NOT_JUDGED, NOT_PROMISED, TURNED_OFF = "not judged", "not promised", "turned off"
-STATUSES = (HELD, FAILED, NOT_JUDGED, NOT_APPLICABLE, NOT_RUN, ERROR, NOT_PROMISED, TURNED_OFF)
+# An invariant declared broken on purpose (--expect-failure) that failed, or that held: pytest's words for a strict xfail.
+XFAILED, XPASSED = "xfailed", "xpassed"
+STATUSES = (HELD, FAILED, XFAILED, XPASSED, NOT_JUDGED, NOT_APPLICABLE, NOT_RUN, ERROR, NOT_PROMISED, TURNED_OFF)
 UNCHECKED = (NOT_JUDGED, NOT_APPLICABLE, TURNED_OFF, NOT_RUN, ERROR)
 
 # Keys of report.user_properties; plain strings and JSON so that they survive pytest-xdist and JUnit.
@@ -69,6 +71,8 @@ EVERY_CASE_SET_ASIDE = "every case this test drew was set aside"
 # The states of a whole run, in the certificate and the verdict line.
 CONFORMS, DOES_NOT_CONFORM, PARTIAL = "conforms", "does not conform", "partial"
 INTERRUPTED, SUITE_ERROR, NO_VERDICT = "interrupted", "error", "no verdict"
+# Every invariant held but those declared broken on purpose, which failed; or one of those held.
+CONFORMS_AS_DECLARED, MISDECLARED = "conforms as declared", "misdeclared"
 
 
 @dataclass
@@ -138,11 +142,14 @@ class ResultCollector:
             _TestOutcome(
                 name=report.nodeid.split("::", 1)[-1],
                 flag=flag,
-                outcome=report.outcome,
+                # A failure on a declared invariant reads as pytest's xfail; here it is the failure it was.
+                outcome="failed" if hasattr(report, "wasxfail") else report.outcome,
                 examples=int(dict(properties).get(EXAMPLES_KEY, 0)),
                 violations=[json.loads(v) for v in values(VIOLATION_KEY)],
                 harness_error=errors[0] if errors else None,
-                skip_kind=kinds[0] if kinds else (NOT_RUN if report.skipped else None),
+                skip_kind=kinds[0]
+                if kinds
+                else (NOT_RUN if report.skipped and not hasattr(report, "wasxfail") else None),
                 skip_reason=skip_reason(report) if report.skipped else "",
                 set_aside=int(dict(properties).get(SET_ASIDE_KEY, 0)),
                 judged=int(dict(properties).get(JUDGED_KEY, 0)),
@@ -193,7 +200,7 @@ class ResultCollector:
         elif not self.contract.promises(flag):
             result.details = [f"contract {self.contract.name!r} does not promise it"]
         elif charged:
-            result.status = FAILED
+            result.status = XFAILED if self.contract.expected_failure(flag) else FAILED
             result.failed_tests = sorted({o.name for o, _ in charged})
             result.counterexamples = _distinct([dict(v, test=o.name) for o, v in charged])
         elif errors:  # one of its checks could not run to the end: not held, whatever the others said
@@ -236,6 +243,10 @@ class ResultCollector:
                 if kinds == {only}:
                     result.status = only
             result.details = [f"{o.name}: {o.skip_reason}" for o in skipped] or [NO_TEST_RAN]
+        declared = self.contract.expected_failure(flag)
+        if declared and result.status in (HELD, XFAILED):
+            result.status = XPASSED if result.status == HELD else XFAILED
+            result.details.insert(0, f"declared to fail with --expect-failure: {declared}")
         if result.statistics is not None and result.status == HELD:
             result.details.append(statistics_line(result.statistics))
         if result.measurements is not None:
@@ -401,7 +412,7 @@ def counterexample_text(record: dict[str, Any]) -> str:
 
 @dataclass(frozen=True)
 class Verdict:
-    state: str  # CONFORMS, DOES_NOT_CONFORM, PARTIAL, INTERRUPTED, SUITE_ERROR or NO_VERDICT
+    state: str  # CONFORMS, CONFORMS_AS_DECLARED, DOES_NOT_CONFORM, MISDECLARED, PARTIAL, INTERRUPTED, SUITE_ERROR or NO_VERDICT
     line: str
 
     @property
@@ -416,7 +427,7 @@ def verdict(spec: str, contract: Contract, results: list[InvariantResult], inter
     by_status = {status: [r.flag for r in promised if r.status == status] for status in STATUSES}
     counts = ", ".join(
         [f"{len(promised)} invariants: {len(by_status[HELD])} held", f"{len(by_status[FAILED])} failed"]
-        + [f"{len(by_status[s])} {s}" for s in UNCHECKED if by_status[s]]
+        + [f"{len(by_status[s])} {s}" for s in (XFAILED, XPASSED, *UNCHECKED) if by_status[s]]
     )
     unchecked = "; ".join(f"{s}: {', '.join(by_status[s])}" for s in UNCHECKED if by_status[s])
     subject = f"{spec} against contract {contract.name!r}"
@@ -438,13 +449,26 @@ def verdict(spec: str, contract: Contract, results: list[InvariantResult], inter
             SUITE_ERROR,
             f"ERROR: the suite failed while checking {subject}, so there is no verdict ({counts}); {unchecked}",
         )
-    if not by_status[HELD]:
+    if by_status[XPASSED]:
+        return Verdict(
+            MISDECLARED,
+            f"VERDICT: {spec} breaks less of contract {contract.name!r} than declared ({counts}): "
+            f"{', '.join(by_status[XPASSED])} held, which --expect-failure declared broken; remove the declaration",
+        )
+    if not by_status[HELD] and not by_status[XFAILED]:
         return Verdict(
             NO_VERDICT, f"NO VERDICT: no invariant of contract {contract.name!r} was checked for {spec} ({counts})"
         )
     if unchecked:
         return Verdict(
             PARTIAL, f"PARTIAL: no failure, but not every invariant was checked for {subject} ({counts}); {unchecked}"
+        )
+    if by_status[XFAILED]:
+        declared = "; ".join(f"{flag} ({contract.expected_failure(flag)})" for flag in by_status[XFAILED])
+        return Verdict(
+            CONFORMS_AS_DECLARED,
+            f"VERDICT: {spec} conforms to contract {contract.name!r} as declared ({counts}); "
+            f"failed as declared: {declared}",
         )
     return Verdict(CONFORMS, f"VERDICT: {spec} conforms to contract {contract.name!r} ({counts})")
 

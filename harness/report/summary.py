@@ -15,10 +15,13 @@ from sampler_conformance.core.subject import Plug
 
 from .certificate import build_certificate, write_certificate
 from .results import (
+    CONFORMS,
+    CONFORMS_AS_DECLARED,
     DOES_NOT_CONFORM,
     ERROR,
     FAILED,
     HELD,
+    MISDECLARED,
     NO_TEST_RAN,
     NO_VERDICT,
     NOT_APPLICABLE,
@@ -26,6 +29,8 @@ from .results import (
     NOT_PROMISED,
     NOT_RUN,
     PARTIAL,
+    XFAILED,
+    XPASSED,
     InvariantResult,
     ResultCollector,
     Verdict,
@@ -120,7 +125,7 @@ def _deselected_line(current: Certifying) -> str | None:
             f"promise{off}"
         )
     if left_out.others:
-        parts.append(f"{counted(left_out.others, 'test')} of other subjects or ranks")
+        parts.append(f"{counted(left_out.others, 'test')} of other subjects, ranks or variants")
     return "deselected: " + ", ".join(parts)
 
 
@@ -161,8 +166,9 @@ class ConformanceReport:
         if self.collector.outcomes and exitstatus == pytest.ExitCode.OK and outcome.state == NO_VERDICT:
             # Every certification test was skipped: nothing was proven, so no success exit.
             session.exitstatus = exitstatus = pytest.ExitCode.NO_TESTS_COLLECTED
-        if exitstatus == pytest.ExitCode.OK and outcome.state == DOES_NOT_CONFORM:
-            # Only set-aside crashes were charged (every test passed on the cases left): still a failure.
+        if exitstatus == pytest.ExitCode.OK and outcome.state in (DOES_NOT_CONFORM, MISDECLARED):
+            # Only set-aside crashes were charged (every test passed on the cases left), or an
+            # invariant declared broken held (a strict xfail that passed): still a failure.
             session.exitstatus = exitstatus = pytest.ExitCode.TESTS_FAILED
         path = self.current.options["certificate"]
         if not path:
@@ -205,7 +211,9 @@ class ConformanceReport:
             if result.status != NOT_PROMISED:
                 cases = f"  ({result.judged} cases)" if result.status in (HELD, NOT_JUDGED) and result.judged else ""
                 write(f"{result.status:>14}  {result.flag:31s} {result.title}{cases}")
-            if result.status == FAILED:
+            if result.status in (XFAILED, XPASSED):
+                write(" " * 16 + result.details[0])  # the declaration, with its reason
+            if result.status in (FAILED, XFAILED):
                 for line in shown_counterexamples(result.counterexamples, " " * 16, self._all_in(), whole=False):
                     write(line)
         not_promised = [r.flag for r in results if r.status == NOT_PROMISED and r.tests]
@@ -223,10 +231,11 @@ class ConformanceReport:
             write(f"finding: {finding}")
         if self.written:
             write(f"certificate: {self.written[0]} and {self.written[1]}")
+        passes = outcome.state in (CONFORMS, CONFORMS_AS_DECLARED)
         write(
             outcome.line,
-            green=outcome.conforms,
-            red=outcome.state != PARTIAL and not outcome.conforms,
+            green=passes,
+            red=outcome.state != PARTIAL and not passes,
             yellow=outcome.state == PARTIAL,
             bold=True,
         )

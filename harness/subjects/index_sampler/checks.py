@@ -38,6 +38,7 @@ from .contracts import (
     STRIDED,
     STRIDED_SHARES,
     TORCH_ARGUMENTS,
+    TRUNCATED_EPOCHS,
     VALID,
     WHOLE_BATCHES,
     SamplerContract,
@@ -109,7 +110,7 @@ def missing_len(contract: SamplerContract) -> Violation:
         "equal per-rank lengths",
         "one rank running one step more than the others: DDP hangs",
         f"{KNOWN_BAD}:FloorNotCeil",
-        promised_by=(PADDED_EPOCHS,),
+        promised_by=(PADDED_EPOCHS, TRUNCATED_EPOCHS),
     )
 )
 def check_equal_length(
@@ -117,7 +118,7 @@ def check_equal_length(
 ) -> list[Violation]:
     case = obs.case
     expected = contract.expected_length(case.dataset_size, case.world_size, case.drop_last)
-    rule = "floor(N/W) with drop_last" if case.drop_last else "ceil(N/W)"
+    rule = contract.length_words(case.drop_last)
     wrong = {rank: n for rank, n in enumerate(obs.lengths) if n != expected}
     if not wrong:
         return []
@@ -242,6 +243,7 @@ def check_coverage(
         f"{KNOWN_BAD}:DropLastIgnored",
         promised_by=(
             PADDED_EPOCHS,
+            TRUNCATED_EPOCHS,
             EXACT_PARTITION,
         ),
     )
@@ -259,7 +261,11 @@ def check_disjoint(
     repeated = np.flatnonzero(counts > 1)
     first = int(repeated[0])
     holders = [rank for rank, indices in enumerate(obs.indices) if np.any(indices == first)]
-    why = "drop_last is set" if case.drop_last else f"the contract allows {allowed} padded items here"
+    why = (
+        f"the length rule is {contract.length_words(case.drop_last)}"
+        if contract.drops_tail(case.drop_last)
+        else f"the contract allows {allowed} padded items here"
+    )
     return [
         Violation(
             "disjoint",

@@ -10,6 +10,7 @@ docs/resume-and-elastic.md.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from sampler_conformance.core.contracts import Contract, Extension, Promise
@@ -27,7 +28,9 @@ class SamplerContract(Contract):
     # rank r's share of Q: strided, contiguous, whole batches, batches of strided (or contiguous) shares, generation
     # batches, label-grouped batches, or any
     layout: str = "any"
-    length_rule: str = "padded"  # padded: ceil(N/W) each (floor with drop_last); balanced: sum N, spread <= 1
+    # padded: ceil(N/W) each (floor with drop_last); balanced: sum N, spread <= 1; truncated: floor(N/W)
+    # each whatever drop_last says (the tail always dropped)
+    length_rule: str = "padded"
     finite: bool = True  # False: the sampler never stops; finite prefixes are read
     yields_batches: bool = False  # True: the sampler yields lists of indices (a batch sampler)
     repeats: bool = False  # True: built with repeats=G, the copies of each selected index a generation batch holds
@@ -40,13 +43,24 @@ class SamplerContract(Contract):
         """Indices rank ``rank`` yields under this contract's length rule."""
         if self.length_rule == "balanced":
             return dataset_size // world_size + (1 if rank < dataset_size % world_size else 0)
-        if drop_last:
+        if self.drops_tail(drop_last):
             return dataset_size // world_size
         return math.ceil(dataset_size / world_size)
 
+    def drops_tail(self, drop_last: bool) -> bool:
+        """Whether a rank's share is floor(N/W), the global order's tail dropped: with drop_last,
+        or always under a contract whose length rule truncates."""
+        return drop_last or self.length_rule == "truncated"
+
+    def length_words(self, drop_last: bool) -> str:
+        """The length rule of a case, in the words of a violation: ``ceil(N/W)``."""
+        if self.length_rule == "truncated":
+            return "floor(N/W): the contract drops the tail whatever drop_last says"
+        return "floor(N/W) with drop_last" if drop_last else "ceil(N/W)"
+
     def padding_size(self, dataset_size: int, world_size: int, drop_last: bool) -> int:
         """How many padded items the ranks yield together (0: none, every index at most once)."""
-        if self.length_rule == "balanced" or drop_last:
+        if self.length_rule == "balanced" or self.drops_tail(drop_last):
             return 0
         return math.ceil(dataset_size / world_size) * world_size - dataset_size
 
@@ -74,6 +88,12 @@ class SamplerContract(Contract):
         """For infinite samplers: items read per rank, enough for two whole blocks of N."""
         return math.ceil(2 * dataset_size / world_size) + 1
 
+    def rules_out(self, params: Mapping[str, object]) -> bool:
+        """A contract that drops the tail whatever drop_last says has its keep_last variants
+        judge that: the drop_last ones would judge it again, or be not applicable to a
+        sampler without drop_last."""
+        return self.length_rule == "truncated" and params.get("drop_last") is True
+
     def why_not_extensible(self) -> str:
         if self.finite:
             return ""
@@ -99,6 +119,14 @@ PADDED_EPOCHS = Promise(
     "padded_epochs",
     "each epoch covers range(N), the ranks disjoint but for padding: ceil(N/W) each, padded from the head",
     facts=(("length_rule", "padded"),),
+    needs=(("layout", ("strided", "contiguous")),),
+    per_epoch=True,
+)
+TRUNCATED_EPOCHS = Promise(
+    "truncated_epochs",
+    "each epoch drops the global order's tail whatever drop_last says: floor(N/W) each, the ranks disjoint, "
+    "fewer than W items left out (DistributedSampler's drop_last=True, always)",
+    facts=(("length_rule", "truncated"),),
     needs=(("layout", ("strided", "contiguous")),),
     per_epoch=True,
 )
@@ -189,6 +217,26 @@ CONTIGUOUS = SamplerContract.of(
     description="like torch, but rank r gets a contiguous block of the padded global order",
 )
 
+# torch's order with the tail always dropped: samplers with no drop_last, or that ignore it.
+TRUNCATED = SamplerContract.of(
+    (
+        VALID,
+        ACROSS_PROCESSES,
+        FINITE_EPOCHS,
+        TRUNCATED_EPOCHS,
+        STRIDED,
+        EQUAL_BATCHES,
+        DETERMINISTIC,
+        RESHUFFLES,
+        SEED_EFFECTIVE,
+    ),
+    name="truncated",
+    family="K",
+    description="like torch with drop_last=True always: floor(N/W) per rank, strided, the global order's tail "
+    "of fewer than W items dropped",
+    reference="sampler_conformance.adapters.torch_truncated:always_drops_tail",
+)
+
 PARTITION = SamplerContract.of(
     (VALID, ACROSS_PROCESSES, FINITE_EPOCHS, EXACT_PARTITION, DETERMINISTIC, SEED_EFFECTIVE),
     name="partition",
@@ -277,7 +325,19 @@ ASPECT_RATIO = SamplerContract.of(
 
 CONTRACTS: dict[str, SamplerContract] = {
     c.name: c
-    for c in (TORCH, CONTIGUOUS, PARTITION, INFINITE, BATCH, RANK_BATCHES, RANK_BLOCKS, GROUPS, LABELS, ASPECT_RATIO)
+    for c in (
+        TORCH,
+        CONTIGUOUS,
+        TRUNCATED,
+        PARTITION,
+        INFINITE,
+        BATCH,
+        RANK_BATCHES,
+        RANK_BLOCKS,
+        GROUPS,
+        LABELS,
+        ASPECT_RATIO,
+    )
 }
 
 
