@@ -26,7 +26,7 @@ from .core.evidence import (
     charge_only,
     not_applicable,
     note_judged_with,
-    title_faults_as,
+    speak_of,
 )
 from .core.subject import Plug, SpecError, sharded_spec
 from .execution import hash_seeds, simulator
@@ -131,7 +131,7 @@ def pytest_configure(config: pytest.Config) -> None:
     note_judged_with(crashes.note_judged)
     # A violation of an invariant turned off with --without fails no test (the rest are judged).
     charge_only(lambda flag: flag not in contract.turned_off)
-    title_faults_as(subject.fault_title)
+    speak_of(subject.fault_title, subject.yields)
     profiles.use_group_world_sizes(len(options["world_sizes"]))
     current = ConformanceState(plug=plug, contract=contract, options=options)
     current.seed = profiles.fixed_seed(config.getoption("hypothesis_seed", None))
@@ -160,7 +160,7 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
 
     current = state(config)
     plug = current.plug
-    missing = ", ".join(plug.missing) or "none"
+    missing = ", ".join(current.contract.missing(plug.missing)) or "none"
     return [
         f"sampler: {plug.spec} ({plug.source_file or 'source file unknown'})",
         f"sampler parameters missing: {missing}",

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import inspect
 import multiprocessing
+import re
 
 import pytest
 from torch.utils.data import DataLoader, IterableDataset, get_worker_info
@@ -239,6 +240,25 @@ def test_a_dataset_that_raises_is_titled_a_dataset_fault_everywhere(pytester):
     assert "[sampler fault]" not in run.output, run.explain()
     assert "[dataset fault] rank 0: the dataset raised" in run.failure_text("test_stream_runs"), run.explain()
     assert title_of(STREAMS_BAD[spec]) == "[dataset fault]"
+
+
+def test_a_stream_is_spoken_of_in_its_own_words(pytester):
+    """A stream's ranks yield items, counted as items, with no word of a len() the suite never
+    asks of a stream (NoWorkerSplit's rejection run); the header lists no parameter the
+    contract does not pass: a factory without sources= and weights= lacks nothing under
+    stream, which never mixes. Before: "rank 0 (3 indices, len() not asked)", "sampler
+    parameters missing: ..., sources, weights"."""
+    run = certify(pytester, f"{STREAMS_BAD_MODULE}:NoWorkerSplit", CONTRACT_OPTION)
+    rank_lines = re.findall(r"^E?\s+rank \d+ \(.*", run.output, re.M)
+    assert rank_lines and all(re.search(r"\(\d+ items?\):", line) for line in rank_lines), rank_lines
+    pytester.makepyfile(
+        plain_stream="def make(dataset_size, *, rank, world_size, seed=0):\n    return range(rank, dataset_size, world_size)\n"
+    )
+    collected = pytester.runpytest_subprocess(
+        "-p", "sampler_conformance.plugin", "--sampler=plain_stream.py:make", CONTRACT_OPTION, "--co"
+    )
+    (header,) = [line for line in collected.outlines if line.startswith("sampler parameters missing: ")]
+    assert "shuffle" in header and "sources" not in header and "weights" not in header, header
 
 
 def test_an_order_that_repeats_only_through_workers_is_said_to_and_why(pytester):

@@ -151,6 +151,15 @@ class Contract:
         """Why no extension composes with this contract (empty: they may)."""
         return ""
 
+    def ignores(self, parameter: str) -> bool:
+        """Whether this contract never passes ``parameter`` of its subject's calling convention,
+        so that a sampler lacking it lacks nothing (none, unless a subject says)."""
+        return False
+
+    def missing(self, plug_missing: Sequence[str]) -> list[str]:
+        """Of the parameters a plug lacks, those this contract would pass it."""
+        return [parameter for parameter in plug_missing if not self.ignores(parameter)]
+
     def rules_out(self, params: Mapping[str, object]) -> bool:
         """Whether a test variant of these parameters (its ``callspec``) has nothing to judge
         under this contract, which the plugin then deselects (none, unless a subject says)."""

@@ -17,7 +17,7 @@ from typing import Any, NoReturn
 
 import numpy as np
 
-from .case import Case, Observation, length_words
+from .case import Case, NoLen, Observation, length_words
 from .invariants import title
 
 # The flag of a sampler that raises, dies or hangs: no invariant can be judged on that
@@ -25,8 +25,10 @@ from .invariants import title
 # index sampler, edge_sizes): see harness.pytest_plugin.crashes.
 FAULT = "sampler fault"
 # What a fault is titled wherever it is shown: in the noun of the subject under test
-# ("dataset fault"), once the plugin says which one runs (:func:`title_faults_as`).
+# ("dataset fault"), once the plugin says which one runs (:func:`speak_of`); and what a rank
+# yields, singular and plural, in a counterexample's rank lines ("rank 0 (3 items): ...").
 _fault_title = FAULT
+_yielded = ("index", "indices")
 
 SHOWN_HEAD = 12
 SHOWN_TAIL = 4
@@ -178,8 +180,9 @@ def failure_kind(title: str, message: str) -> str:
 def describe_ranks(observation: Observation) -> str:
     lines = []
     for rank, indices in enumerate(observation.indices[:SHOWN_RANKS]):
-        length = length_words(observation.reported_lengths[rank])
-        lines.append(f"  rank {rank} ({counted(len(indices), 'index', 'indices')}, {length}): {shorten(indices)}")
+        reported = observation.reported_lengths[rank]
+        length = "" if reported is NoLen.NOT_ASKED else f", {length_words(reported)}"  # the suite's choice, not news
+        lines.append(f"  rank {rank} ({counted(len(indices), *_yielded)}{length}): {shorten(indices)}")
     hidden = len(observation.indices) - SHOWN_RANKS
     if hidden > 0:
         lines.append(f"  ... {hidden} more ranks")
@@ -204,11 +207,12 @@ def _judged_nowhere(observation: Observation) -> None:
 _note_judged: Callable[[Observation], None] = _judged_nowhere
 
 
-def title_faults_as(fault_title: str) -> None:
-    """Title every fault ``fault_title`` (``Subject.fault_title``), in pytest's failure text,
-    the summary and the certificate alike."""
-    global _fault_title
-    _fault_title = fault_title
+def speak_of(fault_title: str, yielded: tuple[str, str]) -> None:
+    """Speak of the subject under test in its own words, in pytest's failure text, the
+    summary and the certificate alike: title every fault ``fault_title``
+    (``Subject.fault_title``), and count what a rank yields in ``yielded`` (``Subject.yields``)."""
+    global _fault_title, _yielded
+    _fault_title, _yielded = fault_title, yielded
 
 
 def note_judged_with(hook: Callable[[Observation], None]) -> None:

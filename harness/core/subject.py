@@ -88,6 +88,7 @@ class Subject:
     # break invalid_item_flag ("the sampler yielded items that are not indices").
     noun: str = "sampler"
     invalid_items: str = "yielded items that are not indices"
+    yields: tuple[str, str] = ("index", "indices")  # what a rank yields, singular and plural
     # The wrappers that can shard its things (--shard-with), by name; the loader reads a spec
     # ``INNER sharded with NAME`` (sharded_spec) as INNER's thing inside NAME's wrapper.
     wrappers: Mapping[str, Wrapper] = field(default_factory=dict)

@@ -71,7 +71,7 @@ def build_certificate(
         "sampler": {
             "spec": plug.spec,
             "source_file": plug.source_file,
-            "parameters_missing": list(plug.missing),
+            "parameters_missing": contract.missing(plug.missing),
             "is_factory": plug.is_factory,
         },
         "environment": {

@@ -49,7 +49,7 @@ def violation_properties(
     (a test's set-aside faults of one kind, its smallest shown), and why it was not shrunk,
     if it was not. A sampler fault (it raised, hung or died) counts against the invariant
     that it runs without crashing, the subject's ``crash_flag``; it is titled in the
-    subject's noun already (``evidence.title_faults_as``)."""
+    subject's noun already (``evidence.speak_of``)."""
     properties: list[tuple[str, object]] = []
     for leaf in evidence:
         draws = [note for note in getattr(leaf, "__notes__", []) if note.startswith("Draw ")]

@@ -29,4 +29,5 @@ SUBJECT = Subject(
     plug_fixture="stream_plug",
     noun="dataset",
     invalid_items="yielded items without a valid id",
+    yields=("item", "items"),
 )

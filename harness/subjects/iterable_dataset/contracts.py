@@ -30,11 +30,17 @@ from typing import ClassVar
 
 from sampler_conformance.core.contracts import Contract, Extension, Promise
 
+MIX_PARAMETERS = ("sources", "weights")  # what a contract that mixes builds every dataset with
+
 
 @dataclass(frozen=True, repr=False)
 class StreamContract(Contract):
     subject: ClassVar[str] = "iterable_dataset"
     mixes: bool = False  # the factory is given sources and their weights (MIXED_BY_WEIGHT)
+
+    def ignores(self, parameter: str) -> bool:
+        """Only a contract that mixes builds a dataset with sources= and weights=."""
+        return parameter in MIX_PARAMETERS and not self.mixes
 
     @property
     def equalizes(self) -> bool:

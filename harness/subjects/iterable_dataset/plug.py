@@ -43,13 +43,12 @@ from ..specs import (
     split_spec,
 )
 from .case import StreamCase
-from .contracts import StreamContract
+from .contracts import MIX_PARAMETERS, StreamContract
 
 DEFAULT_SPEC = "sampler_conformance.adapters.torch_iterable:make"
 REQUIRED_PARAMETERS = ("rank", "world_size")
 # Parameters a factory may lack; the invariants that need one are not applicable.
 OPTIONAL_PARAMETERS = ("seed", "shuffle", "num_shards", "shards", "batch_size", "workdir", "sources", "weights")
-MIX_PARAMETERS = ("sources", "weights")  # what a contract that mixes builds every dataset with
 SPEC_HELP = (
     "Give it as MODULE:ATTR, e.g. --sampler=sampler_conformance.adapters.torch_iterable:make "
     "or --sampler=path/to/my_dataset.py:make"
