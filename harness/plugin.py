@@ -48,6 +48,7 @@ from .pytest_plugin.ranks import (
     variant_settings,
 )
 from .pytest_plugin.state import STATE_KEY, ConformanceState, Deselected, state
+from .report.progress import Progress, WorkerCollection
 from .report.properties import failure_properties, violation_properties
 from .report.results import (
     EVERY_CASE_SET_ASIDE,
@@ -147,6 +148,9 @@ def pytest_configure(config: pytest.Config) -> None:
             backends=lambda: {c.name or f"W={c.world_size} skipped: {c.skip_reason}" for c in backend_choices(config)},
         )
         config.pluginmanager.register(report, "conformance-report")
+        config.pluginmanager.register(Progress(report.collector, _invariant), "conformance-progress")
+    else:  # the controller collects nothing: a worker tells it what it collected
+        config.pluginmanager.register(WorkerCollection(_invariant), "conformance-worker-collection")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
