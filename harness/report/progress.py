@@ -29,8 +29,9 @@ InvariantOf = Callable[[pytest.Item], "str | None"]
 
 # A report attribute (it crosses pytest-xdist with the report): the tests a worker collected, by invariant.
 COLLECTED_ATTRIBUTE = "conformance_tests_by_invariant"
-# The estimate of the time left waits for a tenth of the tests (the first ones' rate is
-# mostly start-up), and says nothing under a second.
+# The estimate of the time left: the time per test since the first was done (before it, the
+# run starts up: fork servers, pytest-xdist's workers), once a tenth of the tests are;
+# nothing under a second.
 ESTIMATE_AFTER = 0.1
 
 
@@ -69,6 +70,7 @@ class Progress:
         self.done: Counter[str] = Counter()
         self.settled: list[str] = []
         self.started = time.monotonic()
+        self.first_done: float | None = None  # when the first test was done: the rate is measured from there
         self.terminal: Any = None
         self.verbosity = 0
 
@@ -91,6 +93,8 @@ class Progress:
         if self.expected is None or not isinstance(flag, str) or report.when != "teardown":
             return
         self.done[flag] += 1
+        if self.first_done is None:
+            self.first_done = time.monotonic()
         newly = [f for f in self.expected if f not in self.settled and self._all_reported(f)]
         if newly:
             statuses = {result.flag: result.status for result in self.collector.results()}
@@ -130,13 +134,13 @@ class Progress:
     def _where_the_run_is(self) -> str:
         """``7 of 18 invariants settled, 12.3 s; about 9 s left``."""
         assert self.expected is not None
-        elapsed = time.monotonic() - self.started
-        line = f"{len(self.settled)} of {len(self.expected)} invariants settled, {_duration(elapsed, 1)}"
-        done = self.done.total()
-        left = elapsed / done * (self.tests - done)
-        if done >= ESTIMATE_AFTER * self.tests and left >= 1:
-            line += f"; about {_duration(left, 0)} left"
-        return line
+        now = time.monotonic()
+        line = f"{len(self.settled)} of {len(self.expected)} invariants settled, {_duration(now - self.started, 1)}"
+        since_first = self.done.total() - 1  # tests done since the first
+        if self.first_done is None or since_first < max(1, ESTIMATE_AFTER * self.tests):
+            return line
+        left = (now - self.first_done) / since_first * (self.tests - self.done.total())
+        return f"{line}; about {_duration(left, 0)} left" if left >= 1 else line
 
 
 def _duration(seconds: float, digits: int) -> str:
