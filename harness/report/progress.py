@@ -59,14 +59,14 @@ class WorkerCollection:
 
 
 class Progress:
-    """Writes a line as each promised invariant is settled, with the time since the tests
+    """Writes a line as each invariant is settled, with the time since the tests
     began and, once it means something, an estimate of the time left."""
 
     def __init__(self, collector: ResultCollector, invariant_of: InvariantOf) -> None:
         self.collector = collector  # the summary's: it has the report already when this hook runs
         self.invariant_of = invariant_of
-        self.expected: dict[str, int] | None = None  # tests per promised invariant
-        self.tests = 0  # every certification test collected, promised or not
+        self.expected: dict[str, int] | None = None  # tests per invariant
+        self.tests = 0  # every certification test collected
         self.done: Counter[str] = Counter()
         self.settled: list[str] = []
         self.started = time.monotonic()
@@ -103,13 +103,17 @@ class Progress:
                 self._write(settled, statuses[settled])
 
     def _expect(self, collected: dict[str, int]) -> None:
-        """The promised invariants' tests (those turned off with --without included); an
+        """The tests of each invariant (those the contract does not promise are deselected); an
         invariant of meshes waits for every test."""
-        promised = self.collector.promised
         self.tests = sum(collected.values())
-        self.expected = {flag: collected[flag] for flag in promised if flag in collected}
+        self.expected = dict(collected)
+        contract = self.collector.contract
         if collected:
-            self.expected |= {flag: self.tests for flag in promised if REGISTRY[flag].where is Where.MESH}
+            self.expected |= {
+                flag: self.tests
+                for flag in self.collector.declared
+                if REGISTRY[flag].where is Where.MESH and contract.promises(flag)
+            }
 
     def _all_reported(self, flag: str) -> bool:
         assert self.expected is not None
