@@ -8,6 +8,7 @@ the schema and names the broken invariant.
 from __future__ import annotations
 
 import json
+import re
 import xml.etree.ElementTree as ElementTree
 
 import jsonschema
@@ -44,7 +45,7 @@ from sampler_conformance.subjects.index_sampler.plug import check_fit, load_plug
 
 from .catalogue import CONFORMANCE_BAD, FAMILIES_BAD, GROUP_WORLD_SIZES
 from .corpus.families import ShardedBatches, SplitBatches
-from .suite_run import CONFORMANCE, PROPERTIES, RUN_TIMEOUT_S, certify, certify_rejected
+from .suite_run import CONFORMANCE, PROPERTIES, REPO, RUN_TIMEOUT_S, certify, certify_rejected
 
 FAMILIES = "selftests.corpus.families"
 
@@ -525,3 +526,15 @@ def test_summary_says_when_defaults_judge_a_factory(pytester, attribute):
     assert run.statuses["defaults"] == run.statuses["group_defaults"] == "held", run.explain()
     noted = "judge the defaults of its signature" in run.summary
     assert noted == (attribute == "make") and run.written["sampler"]["is_factory"] == noted, run.explain()
+
+
+def test_the_listing_points_to_each_known_bad_where_it_lies():
+    """--list-contracts names each known-bad by its file in the repository, which a user of
+    the installed package can open; before, a module name (selftests.corpus.known_bad:...)
+    that does not import from the package."""
+    found = re.findall(r"known-bad: (\S+\.py):(\w+)", describe_contracts())
+    declared = {i.known_bad.replace(".", "/").replace(":", ".py:") for i in REGISTRY.values()}
+    assert {f"{path}:{name}" for path, name in found} == declared
+    for path, name in found:
+        source = (REPO / path).read_text()
+        assert re.search(rf"^(class|def) {name}\b", source, re.M), (path, name)

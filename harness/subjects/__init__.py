@@ -118,6 +118,13 @@ def _bases_of(subject: Subject, extension: Extension) -> list[str]:
     return [name for name, contract in subject.contracts.items() if extension.composes_with(contract)]
 
 
+def _in_the_repository(spec: str) -> str:
+    """Where a known-bad lives: the selftests' corpus, in the suite's repository (the package
+    does not ship it), ``selftests/corpus/known_bad.py:PadsFromTail``."""
+    module, _, name = spec.partition(":")
+    return f"{module.replace('.', '/')}.py:{name}"
+
+
 def describe_contracts(only: str | None = None) -> str:
     """The text of --list-contracts: each contract, the promises it is composed of, and the
     invariants that say each; then each extension, a promise of its own. ``only`` narrows it
@@ -154,9 +161,16 @@ def describe_contracts(only: str | None = None) -> str:
                     where = f"; needs the sampler's {', '.join(invariant.needs)}" if invariant.needs else ""
                     where += "".join(f"; needs {package} (pip install {package})" for package in invariant.packages)
                     lines.append(
-                        f"    {'':32s} checked {invariant.where.value}{where}; known-bad: {invariant.known_bad}"
+                        f"    {'':32s} checked {invariant.where.value}{where}; known-bad: "
+                        f"{_in_the_repository(invariant.known_bad)}"
                     )
             lines.append("")
+    if lines:
+        lines.append(
+            "A known-bad is a sampler with the bug its invariant guards against, the best example of it; it lies "
+            "in the suite's repository (selftests/corpus/), not in the installed package. docs/contracts.md "
+            "describes each."
+        )
     if not lines:
         raise ValueError(
             f"--list-contracts={only}: no subject, contract, extension, promise or invariant of that name; "
