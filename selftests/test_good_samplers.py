@@ -44,3 +44,25 @@ def test_good_sampler_conforms_through_the_whole_suite(pytester):
     assert set(run.statuses[f] for f in PROMISED) == {"held"}, run.statuses
     assert run.written["verdict"]["state"] == "conforms"
     assert run.verdict.startswith(f"VERDICT: {spec} conforms to contract 'torch'"), run.verdict
+
+
+WORLD_SIZE_NAMED = '''
+from torch.utils.data import DistributedSampler
+
+
+class WorldSizeNamed(DistributedSampler):
+    """DistributedSampler, its number of ranks named world_size, as many samplers name it."""
+
+    def __init__(self, dataset, world_size=None, rank=None, shuffle=True, seed=0, drop_last=False):
+        super().__init__(dataset, world_size, rank, shuffle=shuffle, seed=seed, drop_last=drop_last)
+'''
+
+
+def test_a_sampler_that_names_its_ranks_world_size_is_called_by_that_name(pytester):
+    """Called as Attr(dataset, world_size=W, rank=r, ...), where it was a usage error ("does not
+    accept the keyword argument(s) num_replicas")."""
+    (pytester.path / "world_size_named.py").write_text(WORLD_SIZE_NAMED)
+    spec = f"{pytester.path / 'world_size_named.py'}:WorldSizeNamed"
+    run = certify(pytester, spec, "-k", "per_epoch and (strided or equal_length)")
+    assert run.exit_code == pytest.ExitCode.OK, run.explain()
+    assert run.statuses["strided"] == run.statuses["equal_length"] == "held", run.statuses

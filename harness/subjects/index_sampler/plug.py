@@ -40,7 +40,8 @@ DEFAULT_SPEC = "torch.utils.data.distributed:DistributedSampler"
 
 # Parameters a sampler may lack; the properties that need them are skipped.
 OPTIONAL_PARAMETERS = ("shuffle", "seed", "drop_last")
-RANK_PARAMETERS = ("num_replicas", "rank")
+# The other name samplers give the number of ranks; one that takes it is called by it.
+WORLD_SIZE_ALIAS = "world_size"
 # A factory that sets GROUP_ATTRIBUTE (specs) reads its rank from the process group: it is
 # built with neither num_replicas nor rank, in real groups only.
 
@@ -70,6 +71,8 @@ class SamplerPlug:
     # It takes device_mesh= (MESH_PARAMETER): on a mesh it is given the mesh instead of
     # num_replicas/rank, and finds its data coordinates there (docs/meshes.md).
     takes_mesh: bool = False
+    # What it calls the number of ranks: num_replicas as DistributedSampler does, or world_size.
+    world_size_name: str = "num_replicas"
 
     def __repr__(self) -> str:  # short: Hypothesis prints it in every falsifying example
         return f"SamplerPlug({self.spec!r})"
@@ -118,7 +121,7 @@ class SamplerPlug:
                 f"num_replicas={num_replicas}, rank={rank}"
             )
         if num_replicas is not None:
-            kwargs["num_replicas"] = num_replicas
+            kwargs[self.world_size_name] = num_replicas
         if rank is not None:
             kwargs["rank"] = rank
         return self.factory(dataset, **kwargs)
@@ -134,29 +137,44 @@ def load_plug(spec: str) -> SamplerPlug:
     factory = resolve_attribute(inner, module, attr_part, CONVENTION)
     # With a wrapper, the wrapper gives the ranks: the inner sampler takes none.
     needs_group = wrapper is None and getattr(factory, GROUP_ATTRIBUTE, False) is True
+    world_size_name = _world_size_name(factory)
     return SamplerPlug(
         spec=spec,
         factory=factory,
         source_file=source_file(factory, module),
-        accepted=_accepted_parameters(spec, factory, ranks_given_elsewhere=needs_group or wrapper is not None),
+        accepted=_accepted_parameters(
+            spec, factory, world_size_name, ranks_given_elsewhere=needs_group or wrapper is not None
+        ),
         needs_process_group=needs_group,
         takes_mesh=names_parameter(factory, MESH_PARAMETER),
         wrapper=wrapper,
+        world_size_name=world_size_name,
     )
 
 
-def _accepted_parameters(spec: str, factory: Callable[..., Any], ranks_given_elsewhere: bool) -> frozenset[str]:
+def _world_size_name(factory: Callable[..., Any]) -> str:
+    """``world_size`` where the sampler takes it and no ``num_replicas``, else ``num_replicas``."""
+    keywords = keyword_parameters(factory)
+    if keywords is not None and WORLD_SIZE_ALIAS in keywords and "num_replicas" not in keywords:
+        return WORLD_SIZE_ALIAS
+    return "num_replicas"
+
+
+def _accepted_parameters(
+    spec: str, factory: Callable[..., Any], world_size_name: str, ranks_given_elsewhere: bool
+) -> frozenset[str]:
     """The optional parameters ``factory`` takes. Raises SpecError where it takes no rank and
     none is given elsewhere (by the process group, or by a wrapper)."""
     keywords = keyword_parameters(factory)
     if keywords is None:
         return frozenset(OPTIONAL_PARAMETERS)
-    lacking = [p for p in RANK_PARAMETERS if p not in keywords]
+    lacking = [p for p in (world_size_name, "rank") if p not in keywords]
     if lacking and not ranks_given_elsewhere:
         raise SpecError(
             f"--sampler={spec!r}: the sampler does not accept the keyword argument(s) "
             f"{', '.join(lacking)}. The suite calls it as Attr(dataset, num_replicas=W, rank=r, ...) "
-            f"like DistributedSampler; wrap it in a factory function that takes those arguments, or, if "
+            f"like DistributedSampler (or world_size=W, where it takes world_size and no num_replicas); wrap "
+            f"it in a factory function that takes those arguments, or, if "
             f"it reads its rank from the process group, set `{GROUP_ATTRIBUTE} = True` on the factory "
             f"(docs/certify-your-sampler.md: samplers that take their rank from elsewhere); if a library's "
             f"wrapper shards it, name the wrapper: --shard-with={' or '.join(WRAPPERS)}."
@@ -171,7 +189,7 @@ def _check_rank_defaults(plug: SamplerPlug) -> None:
     verdict on how it is called rather than on the sampler."""
     if plug.needs_process_group or plug.wrapper is not None:
         return
-    required = [name for name in RANK_PARAMETERS if name in required_parameters(plug.factory)]
+    required = [name for name in (plug.world_size_name, "rank") if name in required_parameters(plug.factory)]
     if required:
         them, they = ("it", "it is") if len(required) == 1 else ("them", "they are")
         raise SpecError(
