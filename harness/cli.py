@@ -9,6 +9,7 @@ nothing was proven, ...; see docs/exit-codes.md).
 from __future__ import annotations
 
 import atexit
+import difflib
 import os
 import sys
 
@@ -69,7 +70,31 @@ def main(argv: list[str] | None = None) -> int:
         return 0 if args else int(pytest.ExitCode.USAGE_ERROR)
     # A first argument that is an option (--list-contracts, --version): no sampler given.
     spec, options = (None, args) if args[0].startswith("-") else (args[0], args[1:])
-    return int(pytest.main(pytest_arguments(spec, options)))
+    code = int(pytest.main(pytest_arguments(spec, options)))
+    if code == pytest.ExitCode.USAGE_ERROR:
+        for hint in misspelt(options):
+            print(f"sampler-conformance: {hint}", file=sys.stderr)
+    return code
+
+
+# Options of other plugins a certification is run with, beside the suite's own.
+HYPOTHESIS_OPTIONS = ("--hypothesis-profile", "--hypothesis-seed", "--hypothesis-show-statistics")
+
+
+def misspelt(options: list[str]) -> list[str]:
+    """A hint for each long option that is not one of the suite's but reads almost like one:
+    ``--world-size is not an option; did you mean --world-sizes?`` (said after a usage error,
+    which pytest's own message explains)."""
+    from .pytest_plugin.options import OPTIONS
+
+    known = [f"--{option.name}" for option in OPTIONS] + ["--list-contracts", *HYPOTHESIS_OPTIONS]
+    hints = []
+    for option in options:
+        name = option.partition("=")[0]
+        close = difflib.get_close_matches(name, known, n=1, cutoff=0.8) if name.startswith("--") else []
+        if close and name not in known:
+            hints.append(f"{name} is not an option; did you mean {close[0]}?")
+    return hints
 
 
 def run() -> None:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
 from .corpus.faulty import IMPORT_ERROR
@@ -44,3 +47,19 @@ def test_a_file_spec_imports_its_neighbours(pytester):
     (folder / "factories.py").write_text("from my_samplers import MySampler\n")
     run = certify(pytester, "project/factories.py:MySampler", "--world-sizes=2", "-k", "covers", ranks="all")
     assert run.statuses["covers"] == "held", run.explain()
+
+
+def test_a_misspelt_option_is_answered_with_the_one_meant(tmp_path):
+    """``sampler-conformance SPEC --world-size=2 --contrct=torch`` as typed: pytest's usage
+    error, then what each was probably meant to be (before: the usage error alone)."""
+    run = subprocess.run(
+        [sys.executable, "-m", "sampler_conformance.cli", "torch.utils.data:DistributedSampler", "--world-size=2"]
+        + ["--contrct=torch", "-p", "no:cacheprovider"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == pytest.ExitCode.USAGE_ERROR, run.stdout + run.stderr
+    assert "--world-size is not an option; did you mean --world-sizes?" in run.stderr, run.stderr
+    assert "--contrct is not an option; did you mean --contract?" in run.stderr, run.stderr
