@@ -134,7 +134,7 @@ def pytest_configure(config: pytest.Config) -> None:
     charge_only(lambda flag: flag not in contract.turned_off)
     speak_of(subject.fault_title, subject.yields)
     profiles.use_group_world_sizes(len(options["world_sizes"]))
-    current = ConformanceState(plug=plug, contract=contract, options=options)
+    current = ConformanceState(plug=plug, contract=contract, options=options, selection=_selection(config))
     current.seed = profiles.fixed_seed(config.getoption("hypothesis_seed", None))
     hash_seeds.seed_hashes(current.seed)  # before any rank process or fork server starts
     if current.seed is None:
@@ -151,6 +151,15 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(Progress(report.collector, _invariant), "conformance-progress")
     else:  # the controller collects nothing: a worker tells it what it collected
         config.pluginmanager.register(WorkerCollection(_invariant), "conformance-worker-collection")
+
+
+def _selection(config: pytest.Config) -> str:
+    """How the command line chose tests, in words (``-k 'covers'``, ``test_x.py::test_y``), or
+    empty where it runs them all."""
+    chosen = [f"-k {config.option.keyword!r}"] if config.option.keyword else []
+    chosen += [f"-m {config.option.markexpr!r}"] if config.option.markexpr else []
+    chosen += [Path(arg).name for arg in config.args if "::" in arg]
+    return ", ".join(chosen)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

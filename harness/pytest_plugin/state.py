@@ -45,6 +45,8 @@ class ConformanceState:
     failed_flags: set[str] = field(default_factory=set)
     # What collection left out; None where this process collected nothing (the pytest-xdist controller).
     deselected: Deselected | None = None
+    # How the user chose the tests to run (-k EXPR, -m EXPR, test ids), in words; empty: all of them.
+    selection: str = ""
 
 
 STATE_KEY = pytest.StashKey[ConformanceState]()

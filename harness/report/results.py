@@ -420,9 +420,12 @@ class Verdict:
         return self.state == CONFORMS
 
 
-def verdict(spec: str, contract: Contract, results: list[InvariantResult], interrupted: bool = False) -> Verdict:
+def verdict(
+    spec: str, contract: Contract, results: list[InvariantResult], interrupted: bool = False, selection: str = ""
+) -> Verdict:
     """The run's one line: it says "conforms" only when every promised invariant was checked
-    in this run and held."""
+    in this run and held. ``selection``: how the user chose the tests the run ran (``-k
+    covers``, a test id), which makes it a rerun of those tests rather than a certification."""
     promised = [r for r in results if r.status != NOT_PROMISED]
     by_status = {status: [r.flag for r in promised if r.status == status] for status in STATUSES}
     counts = ", ".join(
@@ -460,8 +463,10 @@ def verdict(spec: str, contract: Contract, results: list[InvariantResult], inter
             NO_VERDICT, f"NO VERDICT: no invariant of contract {contract.name!r} was checked for {spec} ({counts})"
         )
     if unchecked:
+        rerun = f"a rerun of {selection}, not a certification: " if selection else ""
         return Verdict(
-            PARTIAL, f"PARTIAL: no failure, but not every invariant was checked for {subject} ({counts}); {unchecked}"
+            PARTIAL,
+            f"PARTIAL: {rerun}no failure, but not every invariant was checked for {subject} ({counts}); {unchecked}",
         )
     if by_status[XFAILED]:
         declared = "; ".join(f"{flag} ({contract.expected_failure(flag)})" for flag in by_status[XFAILED])

@@ -70,6 +70,9 @@ class Certifying(Protocol):
     @property
     def deselected(self) -> LeftOut | None: ...
 
+    @property
+    def selection(self) -> str: ...
+
 
 def _detail_lines(results: list[InvariantResult], contract: Contract) -> list[str]:
     """Why each invariant (or some variants of a held one) was not checked, variants folded:
@@ -157,7 +160,9 @@ class ConformanceReport:
 
     def _verdict(self) -> tuple[list[InvariantResult], Verdict]:
         results = self.collector.results()
-        return results, verdict(self.current.plug.spec, self.current.contract, results, self.interrupted)
+        return results, verdict(
+            self.current.plug.spec, self.current.contract, results, self.interrupted, self.current.selection
+        )
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
