@@ -47,6 +47,8 @@ class ConformanceState:
     deselected: Deselected | None = None
     # How the user chose the tests to run (-k EXPR, -m EXPR, test ids), in words; empty: all of them.
     selection: str = ""
+    # Each kind of failure a test of this process showed in full (evidence.failure_kind), and that test.
+    shown_failures: dict[str, str] = field(default_factory=dict)
 
 
 STATE_KEY = pytest.StashKey[ConformanceState]()
