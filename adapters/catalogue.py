@@ -24,6 +24,10 @@ class RealSampler:
 
 
 MEGATRON_ORIGIN = "Megatron-LM cd55b7a (not on PyPI; ported in selftests/corpus/megatron.py)"
+FAIRCHEM_ORIGIN = (
+    "fairchem-core 2.24.0 (its module imports numba and fairchem's datasets, and the wheel pins its own torch; "
+    "ported in selftests/corpus/fairchem.py)"
+)
 
 REAL_SAMPLERS: tuple[RealSampler, ...] = (
     RealSampler("DistributedSampler", "torch.utils.data.distributed:DistributedSampler", "torch", None, "torch"),
@@ -181,6 +185,23 @@ REAL_SAMPLERS: tuple[RealSampler, ...] = (
             ),
         )
         for extension in ("resumable", "elastic")
+    ),
+    # Resumed by a count their trainers keep, through the entry point each factory declares
+    # (adapters/resumed_by_count.py): certified under +resumable.
+    RealSampler(
+        "OpenRLHF's DistributedSampler, resumed through set_epoch(epoch, consumed_samples)",
+        "sampler_conformance.adapters.openrlhf:DistributedSampler",
+        "torch+resumable",
+        "--no-deps openrlhf",
+        "openrlhf",
+    ),
+    RealSampler(
+        "fairchem's StatefulDistributedSampler, resumed through set_epoch_and_start_iteration",
+        "selftests.corpus.fairchem:stateful_distributed_sampler",
+        "torch+resumable",
+        None,
+        None,
+        FAIRCHEM_ORIGIN,
     ),
     RealSampler(
         "ElasticDistributedSampler, resumed through start_index",

@@ -16,6 +16,7 @@ from sampler_conformance.execution.simulator import SIMULATED
 from sampler_conformance.pytest_plugin.crashes import judge_only_if
 from sampler_conformance.subjects.index_sampler.draws import small_seeds
 from sampler_conformance.subjects.index_sampler.resume_checks import (
+    LEN_COUNTS_THE_EPOCH,
     check_continues,
     check_exactly_once,
     check_next_passes,
@@ -24,6 +25,7 @@ from sampler_conformance.subjects.index_sampler.resume_checks import (
     expect_stateful,
     items,
     joined,
+    len_counts_the_epoch,
     missing_protocol,
 )
 from sampler_conformance.subjects.index_sampler.resume_draws import (
@@ -39,13 +41,16 @@ from sampler_conformance.subjects.index_sampler.seed_range import seed_limit
 
 @pytest.mark.invariant("resume_continues")
 @given(data=st.data())
-def test_resume_continues_the_epoch(sampler_plug, contract, drop_last, data):
-    """Resumed after k items, every rank yields exactly the rest of its uninterrupted epoch."""
+def test_resume_continues_the_epoch(sampler_plug, contract, drop_last, data, report_finding, request):
+    """Resumed after k items, every rank yields exactly the rest of its uninterrupted epoch.
+    Where len() before that rest counts the whole epoch, the run says so (a finding)."""
     case, epoch = drawn(data, sampler_plug, contract, drop_last)
     k = checkpoint_at(data, pass_items(contract, case))
     run = resume(SIMULATED, sampler_plug, contract, case, epoch=epoch, cuts=(k,))
     expect_stateful(run, "resume_continues")
     expect_holds(run.uninterrupted[0], check_continues(run))
+    if len_counts_the_epoch(run):
+        report_finding(request.node.nodeid, LEN_COUNTS_THE_EPOCH)
 
 
 @pytest.mark.invariant("resume_exactly_once")

@@ -144,6 +144,11 @@ COMMANDS: dict[str, Runs | NotHere] = {
     "torchrun --nnodes=2 --nproc-per-node=8 --rdzv-id=JOB --rdzv-backend=c10d --rdzv-endpoint=HOST:PORT "
     "-m sampler_conformance.torchrun mypkg.samplers:MySampler --contract=torch "
     "--certificate=certificates/sampler": NotHere("two nodes of 8 GPUs"),
+    # docs/resume-and-elastic.md
+    "python: from sampler_conformance.adapters import fill_from_process_group": NotHere(
+        "a factory's shape, around a library's sampler: selftests/corpus/fairchem.py is one, which test_resume "
+        "certifies"
+    ),
     # docs/streaming-datasets.md
     "pytest --pyargs sampler_conformance --contract=stream --sampler=mypkg.data:make": Runs(0, RERUN),
     "python: def make(dataset_size, *, rank, world_size, seed, shuffle, num_shards, shards, batch_size, workdir, "

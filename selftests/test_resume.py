@@ -8,9 +8,10 @@ import pytest
 
 from sampler_conformance.subjects import GROUP_ONLY, REGISTRY, contract_named
 from sampler_conformance.subjects.index_sampler.contracts import RESUMABLE, TORCH, SamplerContract
+from sampler_conformance.subjects.index_sampler.resume_checks import LEN_COUNTS_THE_EPOCH
 
 from .catalogue import GROUP_WORLD_SIZES, RESUMABLE_CONTRACT, RESUME_BAD, RESUME_GROUP_BAD
-from .suite_run import CONFORMANCE, certify, certify_rejected
+from .suite_run import CONFORMANCE, PROPERTIES, certify, certify_rejected
 
 CONTRACT_OPTION = f"--contract={RESUMABLE_CONTRACT}"
 GOOD_RESUMABLE = "selftests.corpus.resumable:ResumableSampler"
@@ -150,3 +151,19 @@ def test_an_invariant_some_of_whose_variants_could_apply_is_not_run_rather_than_
     assert invariant["status"] == "not run", run.explain()
     reasons = " ".join(invariant["details"])
     assert "pip install torchdata" in reasons and "no `drop_last` parameter" in reasons, invariant
+
+
+FAIRCHEM = "selftests.corpus.fairchem:stateful_distributed_sampler"
+
+
+def test_a_sampler_resumed_by_a_count_its_loop_keeps_is_certified_through_its_entry_point(pytester):
+    """fairchem's sampler has no state_dict: its loop resumes it with
+    set_epoch_and_start_iteration(epoch, start_iter), which the factory declares
+    (adapters/resumed_by_count.py). Its resume holds; the count carries nothing to refuse a
+    stale state or another world size with; and its len() after a start counts the whole
+    epoch, which the run says. Without the entry point no run could be resumed at all."""
+    run = certify(pytester, FAIRCHEM, CONTRACT_OPTION, paths=(PROPERTIES / "test_resume.py",))
+    assert run.failed_invariants == {"stale_state_refused", "other_world_size_refused"}, run.explain()
+    for flag in ("resume_continues", "resume_exactly_once", "resume_at_boundaries", "later_epochs_after_resume"):
+        assert run.statuses[flag] == "held", run.statuses
+    assert LEN_COUNTS_THE_EPOCH in run.written["findings"], run.written["findings"]

@@ -82,6 +82,24 @@ def compare_ranks(
     return []
 
 
+# A diagnostic, not a violation: torch's Sampler protocol does not say whether len() after a
+# resume counts the epoch or its rest (torchdata's StatefulDistributedSampler counts the epoch).
+LEN_COUNTS_THE_EPOCH = (
+    "after a resume mid-epoch, len() still counts the whole epoch while the pass yields only its rest: a loop "
+    "that sizes the resumed epoch from len() (a progress bar, an LR schedule) counts steps that never come"
+)
+
+
+def len_counts_the_epoch(run: ResumeRun) -> bool:
+    """Whether some rank, resumed after items of the epoch, said a len() before its resumed
+    pass that counts more than that pass yielded."""
+    if not run.consumed or not any(part.items_read for part in run.consumed) or not run.resumed:
+        return False
+    resumed = run.resumed[0]
+    before = resumed.lengths_before or ()
+    return any(isinstance(n, int) and n > yielded for n, yielded in zip(before, resumed.lengths, strict=False))
+
+
 def joined(run: ResumeRun) -> Observation[IndexCase]:
     """Each rank's epoch as the interrupted run yielded it: the items before every
     checkpoint, then the resumed pass."""
