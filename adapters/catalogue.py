@@ -126,6 +126,15 @@ REAL_SAMPLERS: tuple[RealSampler, ...] = (
         "trl",
         "trl",
     ),
+    # Its sequence-parallel groups are the mesh's data replicas: cp innermost, as rank // cp assumes.
+    RealSampler(
+        "SequenceParallelRepeatRandomSampler as axolotl's GRPO trainer builds it (context parallelism)",
+        "sampler_conformance.adapters.axolotl:SequenceParallelRepeatRandomSampler",
+        "groups+mesh",
+        "--no-deps axolotl",
+        "axolotl",
+        options=("--meshes=dp2.cp2",),
+    ),
     RealSampler(
         "GroupByLabelBatchSampler as SentenceTransformerTrainer reads it, sharded by accelerate",
         "sampler_conformance.adapters.sentence_transformers:GroupByLabelBatchSampler",
