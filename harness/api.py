@@ -30,7 +30,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .report.results import ERROR, FAILED, HELD, NOT_PROMISED, shown_counterexamples
+from .report.counterexamples import shown_counterexamples
+from .report.results import ERROR, FAILED, HELD, NOT_PROMISED
 from .subjects import DEFAULT_CONTRACT, REGISTRY, contract_named
 
 # A certification ends by itself (every wait inside is bounded); this only guards against

@@ -24,7 +24,6 @@ from .core.evidence import (
     NotApplicable,
     NotPromised,
     charge_only,
-    failure_kind,
     not_applicable,
     note_judged_with,
     speak_of,
@@ -39,6 +38,7 @@ from .pytest_plugin import crashes, profiles, statistics
 from .pytest_plugin import ranks as ranks_plugin
 from .pytest_plugin.folders import CERTIFICATION_DIRS
 from .pytest_plugin.options import EVERY_CONTRACT, OPTIONS, add_options, mesh_layouts, option_named, setting
+from .pytest_plugin.outcomes import expected_as_declared, shown_once
 from .pytest_plugin.ranks import (
     group_sizes,
     left_out,
@@ -397,38 +397,12 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
         records = [json.loads(str(value)) for key, value in failed if key == VIOLATION_KEY]
         failed_flags = {record["flag"] for record in records}
         state(item.config).failed_flags.update(failed_flags)
-        _shown_once(report, item, records)
-        _expected_as_declared(report, state(item.config).contract, failed_flags)
+        shown_once(report, item.nodeid, records, state(item.config).shown_failures)
+        expected_as_declared(report, state(item.config).contract, failed_flags)
     if report.skipped and not any(key == SKIP_KIND_KEY for key, _ in properties):
         properties.append((SKIP_KIND_KEY, NOT_APPLICABLE if inapplicable else NOT_PROMISED if unpromised else NOT_RUN))
     report.user_properties = [*report.user_properties, *properties]
     return report
-
-
-def _shown_once(report: pytest.TestReport, item: pytest.Item, records: list[dict[str, Any]]) -> None:
-    """A failure of kinds a test of this process showed in full already (``failure_kind``: the
-    same message, values aside) is shown in a few lines, its own case and a pointer to that
-    test: one bug that fails many tests fills the output once, not once a test."""
-    shown = state(item.config).shown_failures
-    kinds = {failure_kind(record["title"], record["message"]): record for record in records}
-    if not kinds or any(kind not in shown for kind in kinds):
-        for kind in kinds:
-            shown.setdefault(kind, item.nodeid.rpartition("/")[2])
-        return
-    lines = []
-    for kind, record in kinds.items():
-        lines += [f"[{record['title']}] {record['message'].splitlines()[0]}", f"  case: {record.get('case') or ''}"]
-        lines.append(f"  the same kind of failure as {shown[kind]} shows in full above")
-    report.longrepr = "\n".join(lines)
-
-
-def _expected_as_declared(report: pytest.TestReport, contract: Contract, failed_flags: set[str]) -> None:
-    """A failure of invariants that --expect-failure declared broken reads as pytest's xfail,
-    with their reasons (the summary still counts it as the failure it was)."""
-    reasons = [f"{flag}: {contract.expected_failure(flag)}" for flag in sorted(failed_flags)]
-    if failed_flags and all(contract.expected_failure(flag) for flag in failed_flags):
-        report.outcome = "skipped"
-        report.wasxfail = "declared with --expect-failure: " + "; ".join(reasons)
 
 
 def pytest_report_teststatus(

@@ -27,7 +27,7 @@ from sampler_conformance.execution.mesh import (
 )
 from sampler_conformance.execution.scenario import CallWatch, MeshPlace, RankContext
 from sampler_conformance.pytest_plugin.drawn_meshes import mesh_layouts
-from sampler_conformance.report.results import shown_counterexamples
+from sampler_conformance.report.counterexamples import shown_counterexamples
 from sampler_conformance.subjects import contract_named
 from sampler_conformance.subjects.iterable_dataset.plug import StreamPlug
 

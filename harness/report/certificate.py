@@ -19,7 +19,8 @@ from typing import Any, Protocol
 from sampler_conformance.core.contracts import Contract
 from sampler_conformance.execution import hash_seeds
 
-from .results import FAILED, InvariantResult, Verdict, counterexample_text
+from .counterexamples import counterexample_text
+from .results import FAILED, InvariantResult, Verdict
 
 SCHEMA_PATH = Path(__file__).with_name("certificate.schema.json")
 SCHEMA_VERSION = 5  # 4: each invariant's measurements; 5: expected failures (--expect-failure)

@@ -25,7 +25,7 @@ violation counts against its own flag, whichever test found it. An invariant is:
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,11 +33,10 @@ import pytest
 
 from sampler_conformance.core import measurements
 from sampler_conformance.core.contracts import Contract
-from sampler_conformance.core.evidence import counted, failure_kind
+from sampler_conformance.core.evidence import counted
 from sampler_conformance.core.frequencies import merge_summaries
 from sampler_conformance.core.invariants import REGISTRY, Where, title
 from sampler_conformance.core.subject import Subject
-from sampler_conformance.execution.mesh import DRAWN_NOTE
 from sampler_conformance.subjects import subject_of
 
 HELD, FAILED, NOT_APPLICABLE, NOT_RUN, ERROR = "held", "failed", "not applicable", "not run", "error"
@@ -211,7 +210,7 @@ class ResultCollector:
             # in a group (rebalancing across the group's ranks) is not held on simulated ranks alone.
             result.status = NOT_JUDGED
             result.details = [
-                f"judged on {_count(result.judged, 'case')} on simulated ranks only: in real process groups, where "
+                f"judged on {counted(result.judged, 'case')} on simulated ranks only: in real process groups, where "
                 f"it is checked too, no case was judged"
             ] + [_judged_line(o, subject) for o in own if o.in_groups and (o.set_aside or o.too_few_items)]
         elif judged:
@@ -267,18 +266,14 @@ def _judged_line(outcome: _TestOutcome, subject: Subject) -> str:
     """What one test judged its invariant on, and what it could not judge it on:
     ``test: judged on 0 cases; 17 examples read no item, so could not fail it; 75 examples set
     aside because the dataset yielded items without a valid id (see item_ids)``."""
-    parts = [f"{outcome.name}: judged on {_count(outcome.judged, 'case')}"]
+    parts = [f"{outcome.name}: judged on {counted(outcome.judged, 'case')}"]
     if outcome.too_few_items:
         least = REGISTRY[outcome.flag].judged_from if outcome.flag in REGISTRY else 1
         read = "no item" if least <= 1 else f"fewer than {least} items"
-        parts.append(f"{_count(outcome.too_few_items, 'example')} read {read}, so could not fail it")
+        parts.append(f"{counted(outcome.too_few_items, 'example')} read {read}, so could not fail it")
     if outcome.set_aside:
         parts.append(set_aside_words(outcome.set_aside, outcome.set_aside_by, subject))
     return "; ".join(parts)
-
-
-def _count(n: int, noun: str) -> str:
-    return counted(n, noun)
 
 
 def set_aside_reasons(by_flag: Mapping[str, int], subject: Subject) -> list[str]:
@@ -300,7 +295,7 @@ def set_aside_words(set_aside: int, by_flag: Mapping[str, int], subject: Subject
     """``75 examples set aside because the dataset yielded items without a valid id (see
     item_ids)``; with several reasons, ``58 examples set aside: 40 because ..., 18 because ...``."""
     reasons = set_aside_reasons(by_flag, subject)
-    lead = f"{_count(set_aside, 'example')} set aside"
+    lead = f"{counted(set_aside, 'example')} set aside"
     if len(reasons) == 1 and sum(by_flag.values()) == set_aside:
         return f"{lead} {reasons[0].partition(' ')[2]}"
     return f"{lead}: {', '.join(reasons)}" if reasons else lead
@@ -317,97 +312,6 @@ def _distinct(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
         else:
             seen[key] = dict(record)
     return list(seen.values())
-
-
-@dataclass(frozen=True)
-class FailureKind:
-    """The counterexamples of one invariant that read alike (``evidence.failure_kind``): the
-    one shown, shrunk where one was, else the smallest; the cases and tests it was seen on."""
-
-    shown: dict[str, Any]
-    cases: int
-    tests: int
-
-
-def failure_kinds(records: Sequence[dict[str, Any]]) -> list[FailureKind]:
-    """An invariant's counterexamples by kind, the kind seen on most cases first."""
-    by_kind: dict[str, list[dict[str, Any]]] = {}
-    for record in records:
-        by_kind.setdefault(failure_kind(record["title"], record["message"]), []).append(record)
-    kinds = [
-        FailureKind(
-            shown=min(alike, key=_shown_first),
-            cases=sum(record.get("cases", 1) for record in alike),
-            tests=len({record["test"] for record in alike}),
-        )
-        for alike in by_kind.values()
-    ]
-    return sorted(kinds, key=lambda kind: -kind.cases)
-
-
-def _shown_first(record: dict[str, Any]) -> tuple[bool, int, int]:
-    """Shrunk before as drawn, then the smallest dataset, then the fewest ranks."""
-    parameters = record.get("parameters") or {}
-    return bool(record.get("as_drawn")), parameters.get("dataset_size", 0), parameters.get("world_size", 0)
-
-
-# The kinds of failure per failed invariant the terminal summary and check_sampler's
-# explanation show, each by one counterexample; the certificate has every counterexample.
-MAX_SHOWN_COUNTEREXAMPLES = 3
-
-
-def _on_drawn_mesh(record: dict[str, Any]) -> str:
-    """``, on mesh dp2.cp2`` where the counterexample's mesh was drawn (its test id says only drawn4)."""
-    meshes = [d.removeprefix(DRAWN_NOTE) for d in record.get("draws", []) if d.startswith(DRAWN_NOTE)]
-    return f", on mesh {meshes[0]}" if meshes else ""
-
-
-def shown_counterexamples(records: Sequence[dict[str, Any]], indent: str, rest_in: str, whole: bool) -> list[str]:
-    """One counterexample of each of the first MAX_SHOWN_COUNTEREXAMPLES kinds of an
-    invariant's failures (``[title] message``, the first line unless ``whole``; ``case
-    (test)``; how often that kind was seen, where there is more than one case, and why it is
-    shown as drawn, if it is not shrunk), then how many kinds more there are in ``rest_in``:
-    the summary's and check_sampler's short form."""
-    kinds = failure_kinds(records)
-    total = sum(kind.cases for kind in kinds)
-    lines = []
-    for kind in kinds[:MAX_SHOWN_COUNTEREXAMPLES]:
-        record = kind.shown
-        message = record["message"] if whole else record["message"].splitlines()[0]
-        lines.append(f"{indent}[{record['title']}] {message}")
-        lines.append(f"{indent}  {record.get('case') or ''} ({record['test']}{_on_drawn_mesh(record)})")
-        notes = [_seen(kind, total)] if total > 1 else []
-        if record.get("as_drawn"):
-            notes.append(f"as drawn, not shrunk: {record['as_drawn']}")
-        if notes:
-            lines.append(f"{indent}  " + "; ".join(notes))
-    hidden = kinds[MAX_SHOWN_COUNTEREXAMPLES:]
-    if hidden:
-        cases = sum(kind.cases for kind in hidden)
-        lines.append(
-            f"{indent}... {_count(len(hidden), 'more kind')} of failure, on {_count(cases, 'case')}: {rest_in}"
-        )
-    return lines
-
-
-def _seen(kind: FailureKind, total: int) -> str:
-    """``seen on 93 of the 97 cases that failed it, in 24 tests``."""
-    of = f"{kind.cases} of the {total}" if kind.cases < total else f"all {total}"
-    return f"seen on {of} cases that failed it, in {_count(kind.tests, 'test')}"
-
-
-def counterexample_text(record: dict[str, Any]) -> str:
-    """One violation record as it reads in the summary and the certificate's Markdown."""
-    lines = [f"[{record['title']}] {record['message']}"]
-    if record.get("case"):
-        lines.append(f"case: {record['case']}")
-    lines += record.get("ranks", [])
-    lines += record.get("draws", [])
-    if record.get("cases", 1) > 1:
-        lines.append(f"the smallest of {record['cases']} cases that failed alike")
-    if record.get("as_drawn"):
-        lines.append(f"as drawn, not shrunk: {record['as_drawn']}")
-    return "\n".join(lines)
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from sampler_conformance.core.evidence import counted
 from sampler_conformance.core.subject import Plug
 
 from .certificate import build_certificate, write_certificate
+from .counterexamples import shown_counterexamples
 from .results import (
     CONFORMS,
     CONFORMS_AS_DECLARED,
@@ -34,7 +35,6 @@ from .results import (
     InvariantResult,
     ResultCollector,
     Verdict,
-    shown_counterexamples,
     verdict,
 )
 
