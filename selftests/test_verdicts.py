@@ -88,3 +88,17 @@ def test_each_failed_line_names_the_invariant_it_is_charged_to(pytester):
     reshuffles = [line for line in lines if "test_set_epoch_reshuffles" in line]
     assert reshuffles and all(line.startswith("FAILED [pads_from_head] ") for line in reshuffles), lines
     assert run.statuses["reshuffles_on_set_epoch"] == "held", run.explain()
+
+
+def test_one_kind_of_failure_is_shown_in_full_once(pytester):
+    """The same run: the padding bug fails several tests alike; one shows it in full, the others
+    in three lines that point to it (before, each printed its whole traceback: 880 lines for
+    PadsFromTail's certification, 313 now)."""
+    run = certify(pytester, "selftests.corpus.known_bad:PadsFromTail", "-k", "reshuffles or pads_from_head")
+    sections = dict(re.findall(r"^_{3,} (\S+) _{3,}\n(.*?)(?=^_{3,} |^={3,} )", run.output, re.M | re.S))
+    short = {test: text for test, text in sections.items() if "shows in full above" in text}
+    assert short and len(short) < len(sections), run.explain()
+    for text in short.values():
+        assert not re.search(r"^E ", text, re.M) and "case: N=" in text, text
+        (pointed,) = re.findall(r"the same kind of failure as \S+::(\S+) shows in full above", text)
+        assert re.search(r"^E ", sections[pointed], re.M), (pointed, run.explain())
