@@ -67,6 +67,7 @@ from .report.results import (
     NOT_RUN,
     SET_ASIDE_BY_KEY,
     SET_ASIDE_KEY,
+    SIZES_KEY,
     SKIP_KIND_KEY,
     STATISTICS_KEY,
     TOO_FEW_ITEMS_KEY,
@@ -369,6 +370,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
             judged = crashes.judged_fixed_case(report.passed)
             too_few_items = int(report.passed) - judged
         properties += [(JUDGED_KEY, judged), (TOO_FEW_ITEMS_KEY, too_few_items)]
+        if judged:
+            properties.append((SIZES_KEY, json.dumps(crashes.judged_sizes())))
         tested = statistics.summary()
         if tested is not None:
             properties.append((STATISTICS_KEY, json.dumps(tested)))

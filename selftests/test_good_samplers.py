@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 
 from sampler_conformance.subjects import CONTRACTS, DEFAULT_CONTRACT, GROUP_ONLY
+from sampler_conformance.subjects.index_sampler.draws import MAX_DATASET_SIZE
 
 from .catalogue import GOOD
 from .suite_run import REPO, certify
@@ -44,6 +45,11 @@ def test_good_sampler_conforms_through_the_whole_suite(pytester):
     assert set(run.statuses[f] for f in PROMISED) == {"held"}, run.statuses
     assert run.written["verdict"]["state"] == "conforms"
     assert run.verdict.startswith(f"VERDICT: {spec} conforms to contract 'torch'"), run.verdict
+    # The sizes the verdict rests on: the largest judged, where; in groups, the largest --world-sizes.
+    sizes = run.written["sizes_judged"]
+    assert sizes["in_groups"]["world_size"] == 2 and sizes["simulated"]["world_size"] > 2, sizes
+    assert 0 < sizes["simulated"]["dataset_size"] <= MAX_DATASET_SIZE, sizes
+    assert f"real process groups up to N={sizes['in_groups']['dataset_size']:,}, W=2," in run.summary, run.summary
 
 
 WORLD_SIZE_NAMED = '''

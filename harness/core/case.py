@@ -43,6 +43,19 @@ def length_words(reported: ReportedLength) -> str:
 
 C = TypeVar("C", bound="Case")
 
+# The sizes of a case that a verdict is judged up to (the fields a subject's case has, of
+# these), each with its name in the summary's words.
+SIZE_FIELDS = {
+    "dataset_size": "N",
+    "world_size": "W",
+    "batch_size": "batch size",
+    "num_samples": "num_samples",
+    "max_tokens": "max_tokens",
+    "num_workers": "workers",
+    "seed": "seed",
+    "epoch": "epoch",
+}
+
 
 @dataclass(frozen=True)
 class Case:
@@ -59,6 +72,19 @@ class Case:
 
     def describe(self) -> str:
         return f"N={self.dataset_size}, W={self.world_size}, seed={self.seed}, epoch={self.epoch}"
+
+    def sizes(self) -> dict[str, int]:
+        """Its sizes among SIZE_FIELDS, those it has (an epoch never set has none)."""
+        return {name: value for name in SIZE_FIELDS if isinstance(value := getattr(self, name, None), int)}
+
+
+def largest_sizes(*sizes: dict[str, int]) -> dict[str, int]:
+    """Each size's largest value among ``sizes`` (``Case.sizes``)."""
+    merged: dict[str, int] = {}
+    for each in sizes:
+        for name, value in each.items():
+            merged[name] = max(value, merged.get(name, value))
+    return merged
 
 
 CaseT = TypeVar("CaseT", bound=Case)

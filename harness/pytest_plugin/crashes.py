@@ -31,7 +31,7 @@ from typing import Any, NoReturn
 
 from hypothesis import currently_in_test_context, reject, settings
 
-from sampler_conformance.core.case import Observation
+from sampler_conformance.core.case import Observation, largest_sizes
 from sampler_conformance.core.evidence import FAULT, SamplerFault, failure_kind
 from sampler_conformance.core.invariants import REGISTRY
 
@@ -59,6 +59,8 @@ class _RunningTest:
     # The example running now: whether expect_holds judged an observation of it, and one that could fail.
     noted: bool = False
     could_fail: bool = False
+    example_sizes: dict[str, int] = field(default_factory=dict)  # the largest sizes of its cases that could fail
+    sizes: dict[str, int] = field(default_factory=dict)  # the largest sizes of the cases the test judged
 
 
 _RUNNING = _RunningTest()
@@ -74,6 +76,7 @@ def begin_test(flag: str | None, crash_flag: str) -> None:
     _RUNNING.too_few_items = 0
     _RUNNING.judged_from = REGISTRY[flag].judged_from if flag in REGISTRY else 1
     _RUNNING.share = 0
+    _RUNNING.sizes = {}
     _begin_example()
 
 
@@ -86,6 +89,7 @@ def draw_on_for(share: int) -> None:
 def _begin_example() -> None:
     _RUNNING.noted = False
     _RUNNING.could_fail = False
+    _RUNNING.example_sizes = {}
 
 
 def note_judged(observation: Observation) -> None:
@@ -95,6 +99,7 @@ def note_judged(observation: Observation) -> None:
     _RUNNING.noted = True
     if observation.items_read >= _RUNNING.judged_from:
         _RUNNING.could_fail = True
+        _RUNNING.example_sizes = largest_sizes(_RUNNING.example_sizes, observation.case.sizes())
 
 
 def _could_have_failed() -> bool:
@@ -121,6 +126,7 @@ def count_examples(test: Callable[..., Any]) -> None:
             _RUNNING.too_few_items += 1
             reject()
         _RUNNING.judged += 1
+        _RUNNING.sizes = largest_sizes(_RUNNING.sizes, _RUNNING.example_sizes)
         return result
 
     counted.counts_judged = True  # type: ignore[attr-defined]  # a marker on our wrapper
@@ -149,7 +155,15 @@ def ran_to_the_end() -> int:
 
 def judged_fixed_case(passed: bool) -> int:
     """A test without Hypothesis judges its one fixed case if it passed, on enough items."""
-    return int(passed and _could_have_failed())
+    judged = passed and _could_have_failed()
+    if judged:
+        _RUNNING.sizes = largest_sizes(_RUNNING.sizes, _RUNNING.example_sizes)
+    return int(judged)
+
+
+def judged_sizes() -> dict[str, int]:
+    """The largest sizes (``Case.sizes``) of the cases the running test judged."""
+    return dict(_RUNNING.sizes)
 
 
 def judge_only_if(condition: bool) -> None:

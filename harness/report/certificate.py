@@ -20,10 +20,10 @@ from sampler_conformance.core.contracts import Contract
 from sampler_conformance.execution import hash_seeds
 
 from .counterexamples import counterexample_text
-from .results import FAILED, InvariantResult, Verdict
+from .results import FAILED, InvariantResult, Verdict, sizes_line
 
 SCHEMA_PATH = Path(__file__).with_name("certificate.schema.json")
-SCHEMA_VERSION = 5  # 4: each invariant's measurements; 5: expected failures (--expect-failure)
+SCHEMA_VERSION = 5  # 4: each invariant's measurements; 5: expected failures (--expect-failure), the sizes judged
 
 
 class Certified(Protocol):
@@ -62,6 +62,7 @@ def build_certificate(
     findings: list[str],
     verdict: Verdict,
     run: dict[str, Any],
+    sizes: dict[str, dict[str, int]],
 ) -> dict[str, Any]:
     import hypothesis
     import torch
@@ -95,6 +96,7 @@ def build_certificate(
             "promises": [{"name": p.name, "flags": sorted(p.flags)} for p in contract.composed_of],
         },
         "verdict": {"state": verdict.state, "conforms": verdict.conforms, "summary": verdict.line},
+        "sizes_judged": sizes,
         "invariants": [asdict(r) for r in results],
         "findings": findings,
     }
@@ -123,6 +125,7 @@ def render_markdown(certificate: dict[str, Any], draws: str) -> str:
         f"- created: {certificate['created']}, exit status: {run.get('exit_status')}",
         "",
         f"- an invariant is held only on at least {run['judged_floor']} judged cases",
+        f"- {sizes_line(certificate['sizes_judged']) or 'sizes judged: none'}",
         "",
         "| invariant | status | judged cases | details |",
         "| --- | --- | --- | --- |",

@@ -32,6 +32,7 @@ from typing import Any
 import pytest
 
 from sampler_conformance.core import measurements
+from sampler_conformance.core.case import SIZE_FIELDS, largest_sizes
 from sampler_conformance.core.contracts import Contract
 from sampler_conformance.core.evidence import counted
 from sampler_conformance.core.frequencies import merge_summaries
@@ -63,6 +64,9 @@ STATISTICS_KEY = (
 MESH_KEY = "mesh"  # the device mesh a test's variant ran on (harness.execution.mesh.MeshLayout.id)
 IN_GROUPS_KEY = "in_groups"  # its ranks ran in real process groups, not simulated
 MEASUREMENTS_KEY = "measurements"  # JSON: what a test measured without judging it (harness.pytest_plugin.statistics)
+SIZES_KEY = "sizes"  # JSON: the largest sizes of the cases a test judged (core.case.Case.sizes)
+# Where the sizes judged were reached: the ranks simulated in one process, or real process groups.
+SIMULATED_RANKS, IN_GROUPS = "simulated", "in_groups"
 
 NO_TEST_RAN = "no test for it ran in this session (deselected with -k, or not in the paths given)"
 EVERY_CASE_SET_ASIDE = "every case this test drew was set aside"
@@ -123,6 +127,8 @@ class ResultCollector:
         self.floor = floor  # judged cases an invariant needs to be held
         self.outcomes: list[_TestOutcome] = []
         self.findings: list[str] = []
+        # The largest sizes of the cases judged, on simulated ranks and in real groups: what a verdict claims.
+        self.sizes: dict[str, dict[str, int]] = {SIMULATED_RANKS: {}, IN_GROUPS: {}}
 
     def add(self, report: pytest.TestReport) -> None:
         properties: list[tuple[str, Any]] = list(report.user_properties)
@@ -135,6 +141,9 @@ class ResultCollector:
         if report.when != "call" and report.passed:
             return
         values = lambda key: [value for k, value in properties if k == key]  # noqa: E731
+        where = IN_GROUPS if dict(properties).get(IN_GROUPS_KEY) else SIMULATED_RANKS
+        for judged in values(SIZES_KEY):
+            self.sizes[where] = largest_sizes(self.sizes[where], json.loads(judged))
         errors = values(HARNESS_ERROR_KEY)
         kinds = values(SKIP_KIND_KEY)
         self.outcomes.append(
@@ -380,6 +389,19 @@ def verdict(
             f"failed as declared: {declared}",
         )
     return Verdict(CONFORMS, f"VERDICT: {spec} conforms to contract {contract.name!r} ({counts})")
+
+
+def sizes_line(sizes: dict[str, dict[str, int]]) -> str | None:
+    """What the verdict claims no more than: ``sizes judged (the verdict claims no more):
+    simulated ranks up to N=9,998, W=64, ...; real process groups up to N=..., W=4``."""
+    places = {SIMULATED_RANKS: "simulated ranks", IN_GROUPS: "real process groups"}
+    parts = [
+        f"{places[where]} up to "
+        + ", ".join(f"{SIZE_FIELDS[name]}={judged[name]:,}" for name in SIZE_FIELDS if name in judged)
+        for where, judged in sizes.items()
+        if judged
+    ]
+    return f"sizes judged (the verdict claims no more): {'; '.join(parts)}" if parts else None
 
 
 def statistics_line(summary: dict[str, Any]) -> str:

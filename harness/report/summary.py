@@ -35,6 +35,7 @@ from .results import (
     InvariantResult,
     ResultCollector,
     Verdict,
+    sizes_line,
     verdict,
 )
 
@@ -197,6 +198,7 @@ class ConformanceReport:
             findings=self.collector.findings,
             verdict=outcome,
             run=run,
+            sizes=self.collector.sizes,
         )
         self.written = write_certificate(path, certificate, self.draws)
 
@@ -234,6 +236,9 @@ class ConformanceReport:
             write(adapter_note)
         for finding in self.collector.findings:
             write(f"finding: {finding}")
+        judged_up_to = sizes_line(self.collector.sizes)
+        if judged_up_to:
+            write(judged_up_to)
         if self.written:
             write(f"certificate: {self.written[0]} and {self.written[1]}")
         passes = outcome.state in (CONFORMS, CONFORMS_AS_DECLARED)
