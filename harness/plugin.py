@@ -29,7 +29,7 @@ from .core.evidence import (
     speak_of,
 )
 from .core.subject import Plug, SpecError, sharded_spec
-from .execution import hash_seeds, simulator
+from .execution import hash_seeds, memory_budget, simulator
 from .execution.backend import BackendChoice, choose_backend, cuda_device_count
 from .execution.fork_server import stop_fork_servers
 from .execution.rank_pool import start_fork_servers_for
@@ -128,6 +128,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.import_plugin(subject.fixtures)  # the fixtures its tests use
     config.pluginmanager.register(ranks_plugin, ranks_plugin.__name__)  # the ranks parameter, the group pools
     simulator.configure(timeout_s=options["rank_timeout"])
+    memory_budget.configure(options["memory_budget"])
     # A sampler's fault inside a Hypothesis test that judges another invariant is set aside.
     handle_faults_with(crashes.set_aside_or_raise)
     # A case counts as judged only if it could have failed the invariant (an empty epoch cannot).

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from .corpus.faulty import KillsItsProcess, Segfaults
+from .corpus.faulty import AllocatesWithoutBound, KillsItsProcess, Segfaults
 from .suite_run import certify
 
 FAULTY = "selftests.corpus.faulty"
@@ -64,3 +64,15 @@ def test_a_sampler_that_kills_its_process_is_one_finding_and_the_run_goes_on(pyt
     if sampler == "Segfaults":  # a fatal signal leaves the sampler's last frames (faulthandler)
         assert "faulty.py" in smallest["detail"] and "in __iter__" in smallest["detail"], smallest
         assert "ctypes.string_at(0)" in smallest["detail"], smallest
+
+
+def test_a_sampler_that_allocates_without_bound_is_stopped_at_the_memory_budget(pytester):
+    """Without the budget it would take the machine's memory; with --memory-budget=1 its
+    process stops at 1 GiB above its start, the fault says so, and the run goes on."""
+    run = certify(pytester, f"{FAULTY}:AllocatesWithoutBound", "--memory-budget=1", "-k", "test_edge_sizes")
+    assert run.exit_code == 1 and run.failed_invariants == {"edge_sizes"}, run.explain()
+    faults = run.counterexamples("edge_sizes")
+    assert faults and all(f"N={AllocatesWithoutBound.DEADLY_SIZE}," in fault["case"] for fault in faults), faults
+    for fault in faults:
+        assert "raised MemoryError" in fault["message"], fault
+        assert "reached the suite's memory budget, 1.0 GiB above its start" in fault["message"], fault

@@ -45,6 +45,7 @@ class RankSetup:
     # Modules the rank's DataLoader workers start with imported (what the subject under test
     # names, as ``Plug.worker_modules``): a worker that must import them itself pays seconds.
     worker_modules: tuple[str, ...] = ()
+    memory_budget: int | None = None  # bytes it may allocate above its start (execution.memory_budget)
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,7 @@ import torch.distributed as dist
 
 from sampler_conformance.core.evidence import FAULT
 
+from . import memory_budget
 from .blame import readable_traceback
 from .file_modules import is_file_module, preload_file_modules
 from .fork_server import fork_server_context, leave_the_parent_server
@@ -44,6 +45,7 @@ def main(setup: RankSetup, conn: Connection) -> None:
     """Entry point of a rank process (the target of the started Process)."""
     _die_with_parent(setup.controller_pid)
     leave_the_parent_server()
+    memory_budget.apply(setup.memory_budget)
     # Its own process group: a terminal's Ctrl-C reaches only the controller, which
     # tears the pool down in order, and killpg() reaches this rank's loader workers too.
     os.setpgrp()

@@ -47,7 +47,7 @@ from sampler_conformance.core.evidence import (
     Violation,
 )
 
-from . import rank_body
+from . import memory_budget, rank_body
 from .backend import BackendChoice, choose_backend
 from .faults import Collected, what_failed
 from .fork_server import separate_fork_server_context, start_separate_fork_server
@@ -188,6 +188,7 @@ class RankPool:
                 watch=CallWatch.create(context),
                 store=self.rendezvous,
                 worker_modules=self.worker_modules,
+                memory_budget=memory_budget.budget(),
             )
             ours, theirs = context.Pipe(duplex=True)
             process = context.Process(

@@ -31,6 +31,7 @@ from sampler_conformance.core.contracts import Contract
 from sampler_conformance.core.evidence import FAULT, SamplerFault
 
 from .blame import sampler_frames_in_exception
+from .memory_budget import past_budget
 
 T = TypeVar("T")
 
@@ -74,7 +75,7 @@ class BadItems(Exception):
 
 def raised(exc: BaseException, step: str, who: str = "the sampler") -> str:
     """``the sampler raised ValueError while iterating: ...``: the words for a sampler's exception."""
-    return f"{who} raised {type(exc).__name__} {step}: {str(exc) or '(no message)'}"
+    return f"{who} raised {type(exc).__name__} {step}: {str(exc) or '(no message)'}{past_budget(exc)}"
 
 
 @dataclass(frozen=True)

@@ -109,6 +109,21 @@ def _data_dims(text: str) -> DataDimensions:
 RANKS_CHOICES = ("all", "simulated", "groups")
 
 
+def _memory_budget(text: str) -> float | None:
+    """``auto`` (None: a share of the machine's available memory) or GiB, positive."""
+    if text == "auto":
+        return None
+    try:
+        gib = float(text)
+    except ValueError:
+        gib = 0.0
+    if gib <= 0:
+        raise pytest.UsageError(
+            f"--memory-budget={text!r} is neither auto nor a positive number of GiB; e.g. --memory-budget=4"
+        )
+    return gib
+
+
 def _ranks_choice(text: str) -> str:
     if text not in RANKS_CHOICES:
         raise pytest.UsageError(f"--ranks={text!r} is not a choice; choose one of: {', '.join(RANKS_CHOICES)}")
@@ -215,6 +230,15 @@ OPTIONS = (
         "seconds one rank may spend on one step before it is reported as hung: in-process one call into its "
         "sampler (a constructor, a pass, len()), in a process group one case (default %(default)s)",
         _positive_seconds,
+    ),
+    Option(
+        "memory-budget",
+        "CONFORMANCE_MEMORY_BUDGET",
+        "auto",
+        "GiB each process that runs the sampler may allocate above its start; past it the allocation fails in "
+        "the sampler, a fault of its own, and nothing else on the machine runs out (default %(default)s: a "
+        "quarter of the memory available when the run starts, at least 1)",
+        _memory_budget,
     ),
     Option(
         "backend",

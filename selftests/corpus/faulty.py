@@ -119,3 +119,20 @@ class Segfaults(PartsSampler):
         if len(self.dataset) == self.DEADLY_SIZE:
             ctypes.string_at(0)
         return super().__iter__()
+
+
+class AllocatesWithoutBound(PartsSampler):
+    """Grows a buffer without end when the dataset has DEADLY_SIZE items, as a padding loop
+    whose bound reads the wrong attribute does (DistributedSampler with ``self.total_size``
+    read as ``self.epoch``): the suite's memory budget stops it with MemoryError, charged to
+    edge_sizes, before the machine runs out."""
+
+    DEADLY_SIZE = 7
+    CHUNK = 32 << 20  # bytes a step
+
+    def __iter__(self) -> Iterator[int]:
+        if len(self.dataset) == self.DEADLY_SIZE:
+            grown = []
+            while True:
+                grown.append(bytearray(self.CHUNK))
+        return super().__iter__()
