@@ -69,4 +69,4 @@ def test_an_invariant_conditional_on_a_missing_optional_method_is_not_promised(p
         "dynamic_batches contract does not require" in run.output
     ), run.explain()
     # Deselected tests leave the run partial, but not on batch_len_matches' account.
-    assert "batch_len_matches" not in run.verdict, run.verdict
+    assert "batch_len_matches" not in run.verdict.partition("not a certification: ")[2], run.verdict
