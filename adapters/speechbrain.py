@@ -13,14 +13,16 @@ longest item times its size stays within the budget: it declares ``batch_cost = 
 
 speechbrain imports ``torchaudio`` at import time, and the torchaudio wheels PyPI has beside
 torch 2.13.0 do not load (2.11.0 is a CUDA build that cannot find ``libc10_cuda.so``). The
-sampler module uses none of it, so where ``import torchaudio`` fails this factory puts an
-empty module in its place before importing speechbrain, in the sampler's process only
+sampler module uses none of it, so where ``import torchaudio`` fails an empty module takes
+its place before speechbrain is imported: when this module is imported, so that the check
+that speechbrain is installed and imports (``@needs``) imports it as the factory will
 (docs/batch-samplers.md).
 """
 
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import sys
 import types
 from collections.abc import Sequence
@@ -32,11 +34,20 @@ ADAPTER = f"{__name__}:DynamicBatchSampler"
 NUM_BUCKETS = 4  # speechbrain has no default; the suite's datasets have at most 200 items
 
 
-def _sampler_module() -> Any:
+def _stub_torchaudio_where_it_does_not_load() -> None:
+    """Only where speechbrain is installed: elsewhere nothing would import it."""
+    if importlib.util.find_spec("speechbrain") is None:
+        return
     try:
         importlib.import_module("torchaudio")
     except (ImportError, OSError):
         sys.modules["torchaudio"] = types.ModuleType("torchaudio")
+
+
+_stub_torchaudio_where_it_does_not_load()
+
+
+def _sampler_module() -> Any:
     return require("speechbrain.dataio.sampler", "speechbrain", ADAPTER)
 
 

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .case import LenRaised, Observation
-from .evidence import Violation
+from .evidence import Violation, counted
 
 # Why len() before a pass matters, in a violation's words.
 SIZED_BEFORE = "a training loop sizes its epoch (LR schedule, progress bar) from len() before the epoch starts"
@@ -29,12 +29,15 @@ def index_counts(observations: Sequence[Observation], dataset_size: int) -> np.n
     return np.bincount(everything, minlength=dataset_size)
 
 
-def check_reported_lengths(observation: Observation, flag: str, miscounted: str) -> list[Violation]:
+def check_reported_lengths(
+    observation: Observation, flag: str, miscounted: str, unit: tuple[str, str]
+) -> list[Violation]:
     """Each rank's len(), asked before its pass and after it, against what the pass yielded
     (``observation.lengths``): the first rank whose len() raised or miscounted, charged to
     ``flag``, the subject's length invariant. ``miscounted`` words a wrong count, with
-    ``{said}`` and ``{got}`` (``"len() says {said}, but it yielded {got} batches"``). A rank
-    with no len() to ask (no ``__len__``, or not asked) is left to the caller."""
+    ``{said}`` and ``{yielded}`` (``"len() says {said}, but it yielded {yielded}"``), the
+    count in ``unit``, singular and plural (``1 batch``, ``2 batches``). A rank with no len()
+    to ask (no ``__len__``, or not asked) is left to the caller."""
     before = observation.lengths_before or (None,) * len(observation.reported_lengths)
     for rank, (asked_before, asked_after, got) in enumerate(
         zip(before, observation.reported_lengths, observation.lengths, strict=True)
@@ -44,8 +47,8 @@ def check_reported_lengths(observation: Observation, flag: str, miscounted: str)
                 return [Violation(flag, f"rank {rank}: {asked.summary} ({when}, which yielded {got})")]
         if isinstance(asked_before, int) and asked_before != got:
             after = f" (after it, {asked_after})" if asked_after != asked_before else ""
-            wrong = miscounted.format(said=asked_before, got=got)
+            wrong = miscounted.format(said=asked_before, yielded=counted(got, *unit))
             return [Violation(flag, f"rank {rank}: before the pass, {wrong}{after}: {SIZED_BEFORE}")]
         if isinstance(asked_after, int) and asked_after != got:
-            return [Violation(flag, f"rank {rank}: {miscounted.format(said=asked_after, got=got)}")]
+            return [Violation(flag, f"rank {rank}: {miscounted.format(said=asked_after, yielded=counted(got, *unit))}")]
     return []

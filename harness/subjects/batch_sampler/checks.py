@@ -127,7 +127,7 @@ def check_len(epoch: PlannedEpoch, contract: BatchContract) -> list[Violation]:
             )
         ]
     return check_reported_lengths(
-        epoch.observation, "batch_len_matches", "len() says {said}, but it yielded {got} batches"
+        epoch.observation, "batch_len_matches", "len() says {said}, but it yielded {yielded}", ("batch", "batches")
     )
 
 

@@ -87,7 +87,7 @@ def check_len_matches_iter(
     without ``__len__``) is left out: :func:`missing_len` charges that, in the invariant's own tests.
     len() is asked before the pass too, and one that raises is charged here alone."""
     return check_reported_lengths(
-        obs, "len_matches_iter", "len(sampler) is {said}, but one iteration yielded {got} indices"
+        obs, "len_matches_iter", "len(sampler) is {said}, but one iteration yielded {yielded}", ("index", "indices")
     )
 
 

@@ -12,7 +12,7 @@ import numpy as np
 
 from sampler_conformance.core.comparing import check_same_indices, first_difference
 from sampler_conformance.core.counting import index_counts
-from sampler_conformance.core.evidence import Violation, shorten
+from sampler_conformance.core.evidence import Violation, counted, shorten
 from sampler_conformance.core.invariants import Declared, Invariant, OneEpoch, Where
 
 from .case import StreamCase
@@ -346,8 +346,9 @@ def check_same_items(first: StreamEpoch, second: StreamEpoch) -> list[Violation]
     return [
         Violation(
             "same_items_any_workers",
-            f"read by {_readers(first.case)}, the epoch holds {int(a.sum())} items, id {item} counted {int(a[item])}x; "
-            f"read by {_readers(second.case)}, {int(b.sum())} items, id {item} counted {int(b[item])}x "
+            f"read by {_readers(first.case)}, the epoch holds {counted(int(a.sum()), 'item')}, id {item} counted "
+            f"{int(a[item])}x; read by {_readers(second.case)}, {counted(int(b.sum()), 'item')}, id {item} counted "
+            f"{int(b[item])}x "
             f"({differs.size} ids counted differently): what the model trains and is evaluated on changes with "
             f"a loader setting",
         )

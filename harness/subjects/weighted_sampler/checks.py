@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from sampler_conformance.core.counting import check_reported_lengths
-from sampler_conformance.core.evidence import Violation, shorten
+from sampler_conformance.core.evidence import Violation, counted, shorten
 from sampler_conformance.core.frequencies import FrequencyVerdict, frequency_test, inclusion_test
 from sampler_conformance.core.invariants import Declared, Invariant, OneEpoch, Where
 
@@ -109,7 +109,9 @@ def check_draw_counts(epoch: DrawnEpoch) -> list[Violation]:
                     f"numbers of steps hang the job in a collective",
                 )
             ]
-    return check_reported_lengths(epoch.observation, "draw_counts", "len() says {said}, but it drew {got} indices")
+    return check_reported_lengths(
+        epoch.observation, "draw_counts", "len() says {said}, but it drew {yielded}", ("index", "indices")
+    )
 
 
 @DECLARED(
@@ -295,7 +297,8 @@ def check_draws_distinct(epoch: DrawnEpoch) -> list[Violation]:
     return [
         Violation(
             "draws_distinct",
-            f"{again.size} items were drawn more than once in the epoch, without replacement: {shorten(again)}; "
+            f"{counted(again.size, 'item')} {'was' if again.size == 1 else 'were'} drawn more than once in the epoch, "
+            f"without replacement: {shorten(again)}; "
             f"item {int(again[0])} {int(counts[counts > 1][0])} times, by rank(s) {', '.join(map(str, by))}",
         )
     ]
