@@ -116,6 +116,7 @@ COMMANDS: dict[str, Runs | tuple[Runs, ...] | LikeCommand | NotHere] = {
     "torchrun --standalone --nproc-per-node=4 -m sampler_conformance.torchrun mypkg.samplers:MySampler": NotHere(
         "4 ranks on 2 shared cores: test_installed_package runs this entry point from the wheel on 2"
     ),
+    # It prints nothing: that check_sampler returns, in a script run from the wheel, is what it shows.
     "python: from sampler_conformance import check_sampler, parametrize_with_checks": Runs(0, ""),
     # docs/batch-samplers.md
     "python: def make(lengths, *, num_replicas, rank, max_tokens, seed=0): ...  # --contract=dynamic_batches": NotHere(
