@@ -24,11 +24,17 @@ def installed_venv_built_meanwhile(
 ) -> Iterator[None]:
     """When a selected test needs the installed package's venv, its build starts now, in the
     background, rather than when that test comes up (selftests.installed_venv)."""
-    if not any(item.nodeid.startswith(installed_venv.TESTS) for item in request.session.items):
+    if not any("venv" in getattr(item, "fixturenames", ()) for item in request.session.items):
         yield
         return
     with installed_venv.build_in_background(installed_venv.shared_directory(tmp_path_factory)):
         yield
+
+
+@pytest.fixture(scope="session")
+def venv(tmp_path_factory: pytest.TempPathFactory) -> installed_venv.Venv:
+    """The installed package's venv (selftests.installed_venv), built once for the whole run."""
+    return installed_venv.installed(installed_venv.shared_directory(tmp_path_factory))
 
 
 @pytest.fixture(autouse=True)

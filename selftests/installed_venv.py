@@ -1,5 +1,6 @@
 """The wheel built from the tree, installed with its dependencies into a fresh virtual
-environment that cannot see the clone: what test_installed_package runs the entry points in.
+environment that cannot see the clone: what test_installed_package runs the entry points in,
+and test_docs_commands the docs' commands.
 
 It is built once per selftest run (about 30 s) in the directory the xdist workers' base
 temporary directories share, under a lock, whichever workers run its tests. A session scope
@@ -33,7 +34,6 @@ from .suite_run import REPO
 
 INSTALL_TIMEOUT_S = 900  # torch's CPU wheel comes from local disk; the rest from the registry or pip's cache
 RUN_TIMEOUT_S = 300
-TESTS = "selftests/test_installed_package.py"  # the module whose tests need the venv
 
 
 @dataclass(frozen=True)

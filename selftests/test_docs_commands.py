@@ -1,75 +1,87 @@
 """Every command and script in the docs runs where users run it (issue 53, item 5).
 
-The README's and docs/'s ``bash`` and ``python`` blocks are read here, and each command is
-declared once, below: either how it runs (exactly as written, from the installed package,
-in an empty directory, with the exit code it gives and a few words of its output), or why
-it cannot run here (GPUs, two nodes, a package the venv lacks, the set-up ``.ci/run``
-itself does). A command in the docs that is not declared, or a declaration that is no
-longer in the docs, fails the test that reads them, saying which.
+A user has the installed package, not this repository, so a command the docs show must
+work from the wheel in an empty directory: ``python -m pytest --sampler=...`` there is
+pytest's "unrecognized arguments" (exit 4). The README's and docs/'s ``bash`` and
+``python`` blocks are read here, and each command is declared once, in ``COMMANDS``: how it
+runs (exactly as written, from the installed package's venv, in an empty directory, with
+the exit code it gives and words of its output); that another command run here has its
+form, its contract and options aside (the contract checked to exist); or why it cannot run here (GPUs, two nodes, a
+package the venv lacks, a command of a clone). A command in the docs that is not declared,
+or a declaration no longer in the docs, fails the test that reads them, saying which.
 
 The placeholders users copy (``mypkg.samplers:MySampler``, ``mypkg.data:make``,
-``path/to/my_sampler.py``) are small modules of the user's code, conforming, each built on
-a reference the package ships. Each command runs as written; the run is narrowed through
-the environment (``PYTEST_ADDOPTS``: the in-process ranks, the quick profile and one test
-per subject), so that the whole table costs seconds, not a certification each. A bash
-block that begins ``#!`` is a script and runs whole (the CI gate of docs/exit-codes.md).
+``path/to/my_sampler.py``) are small modules of the user's code, each built on a
+reference the package ships. A command runs as written, narrowed through the environment
+(``PYTEST_ADDOPTS``: simulated ranks, the quick profile, one test per subject), so it
+costs about 3 s, not a certification. A bash block that begins ``#!`` is a script and
+runs whole: the CI gate of docs/exit-codes.md, once for each of its branches a narrowed
+run can reach.
 """
 
 from __future__ import annotations
 
+import os
 import re
+import textwrap
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
-from .installed_venv import Venv, installed, shared_directory
+from sampler_conformance.subjects import contract_named
+
+from .installed_venv import Venv
 from .suite_run import REPO
 
 DOCS = (REPO / "README.md", *sorted((REPO / "docs").glob("*.md")))
 # One test per subject, on simulated ranks, under the quick profile: what a command runs here.
-NARROWED = (
-    "--ranks=simulated --hypothesis-profile=quick --hypothesis-seed=0 "
-    "-k 'per_epoch_invariant or test_stream_epoch or test_weighted_epoch or test_batch_epoch'"
+ONE_TEST_PER_SUBJECT = (
+    "test_per_epoch_invariant and valid_indices and keep_last or test_stream_epoch and item_ids"
+    " or test_weighted_epoch and drawn_indices or test_batch_epoch and batch_items"
 )
+NARROWED = f"--ranks=simulated --hypothesis-profile=quick --hypothesis-seed=0 -k '{ONE_TEST_PER_SUBJECT}'"
 RERUN = "PARTIAL: a rerun of -k"  # the verdict of a narrowed run that found nothing wrong
 
-# The user's code the placeholders name, each module built on a reference the package ships.
-USER_CODE = {
-    "mypkg/__init__.py": "",
-    "mypkg/samplers.py": '''
+CONFORMING_SAMPLER = '''
 from torch.utils.data import DistributedSampler
 
 
 class MySampler(DistributedSampler):
     """A user's sampler: DistributedSampler's contract, kept."""
-''',
-    "mypkg/data.py": '''
-from sampler_conformance.adapters.torch_iterable import make as split, make_mix as mix
+'''
+# Floats for indices: fails valid_indices, the one index test a narrowed run has.
+KNOWN_BAD_SAMPLER = "from corpus.known_bad import YieldsFloats as MySampler\n"
 
-
-def make(dataset_size, *, rank, world_size, seed=0, shuffle=False, sources=None, weights=None):
-    """A user's streaming dataset: a mix of sources where it is given them, else its rank's split."""
-    if sources is not None:
-        return mix(dataset_size, rank=rank, world_size=world_size, sources=sources, weights=weights, seed=seed)
-    return split(dataset_size, rank=rank, world_size=world_size, seed=seed, shuffle=shuffle)
-''',
-    "mypkg/batches.py": """
-from sampler_conformance.adapters.budget_batches import make, poisson as make_poisson
-""",
-    "mypkg/weighted.py": """
-from sampler_conformance.adapters.torch_weighted import make
-""",
+# The user's code the placeholders name, each module built on a reference the package ships.
+USER_CODE = {
+    "mypkg/__init__.py": "",
+    "mypkg/data.py": "from sampler_conformance.adapters.torch_iterable import make\n",
+    "mypkg/batches.py": "from sampler_conformance.adapters.budget_batches import make\n",
+    "mypkg/weighted.py": "from sampler_conformance.adapters.torch_weighted import make\n",
 }
-# Files the commands name by path, relative to the directory they run in.
-USER_FILES = {"path/to/my_sampler.py": USER_CODE["mypkg/samplers.py"]}
+SAMPLER_MODULES = ("mypkg/samplers.py", "path/to/my_sampler.py")  # where the docs name MySampler
 
 
 @dataclass(frozen=True)
 class Runs:
-    """A command that runs here: the exit code it gives, and words its output holds."""
+    """A command that runs here: the exit code it gives and words its output holds, with the
+    user's MySampler as ``sampler`` (None: no such module, a spec that does not import) and
+    ``options`` added to the narrowed run's."""
 
     exit_code: int
     says: str
+    sampler: str | None = CONFORMING_SAMPLER
+    options: str = ""
+
+
+@dataclass(frozen=True)
+class LikeCommand:
+    """A command of the form of another that runs here: the same entry point and kind of
+    spec, its contract and options aside. Its contract is checked to exist; the run is not
+    repeated."""
+
+    command: str
 
 
 @dataclass(frozen=True)
@@ -80,9 +92,11 @@ class NotHere:
 
 
 CLONE = "a clone's command, run at the repository root: the selftests run that form throughout (suite_run.certify)"
-TORCHRUN = "torchrun's entry point runs from the installed package in test_installed_package (2 ranks on 2 cores)"
+STREAM = "sampler-conformance mypkg.data:make --contract=stream"
+BATCHES = "sampler-conformance mypkg.batches:make --contract=dynamic_batches"
+GATE = "#!/usr/bin/env bash"
 
-COMMANDS: dict[str, Runs | NotHere] = {
+COMMANDS: dict[str, Runs | tuple[Runs, ...] | LikeCommand | NotHere] = {
     # README.md
     "pip install torch==2.13.0 . && sampler-conformance torch.utils.data.distributed:DistributedSampler": NotHere(
         ".ci/run installs the package this way and certifies the default sampler, on every submission"
@@ -90,25 +104,26 @@ COMMANDS: dict[str, Runs | NotHere] = {
     "pip install torch==2.13.0 -e '.[test]' && python -m pytest selftests -n 2": NotHere(
         "the development set-up and these very selftests: .ci/run runs them"
     ),
-    "sampler-conformance mypkg.data:make --contract=stream": Runs(0, RERUN),
-    "sampler-conformance mypkg.data:make --contract=stream_exact": Runs(0, RERUN),
-    "sampler-conformance mypkg.data:make --contract=stream_padded": Runs(0, RERUN),
-    "sampler-conformance mypkg.data:make --contract=stream_truncated": Runs(0, RERUN),
-    "sampler-conformance mypkg.data:make --contract=stream_mix": Runs(0, RERUN),
-    "sampler-conformance mypkg.data:make --contract=stream+resumable": Runs(0, RERUN),
-    "sampler-conformance mypkg.samplers:MySampler": Runs(0, RERUN),
+    STREAM: Runs(0, RERUN),
+    "sampler-conformance mypkg.data:make --contract=stream_exact": LikeCommand(STREAM),
+    "sampler-conformance mypkg.data:make --contract=stream_padded": LikeCommand(STREAM),
+    "sampler-conformance mypkg.data:make --contract=stream_truncated": LikeCommand(STREAM),
+    "sampler-conformance mypkg.data:make --contract=stream_mix": LikeCommand(STREAM),
+    "sampler-conformance mypkg.data:make --contract=stream+resumable": LikeCommand(STREAM),
+    "sampler-conformance mypkg.samplers:MySampler": LikeCommand(GATE),
     "sampler-conformance path/to/my_sampler.py:MySampler": Runs(0, RERUN),
     "pytest --pyargs sampler_conformance --sampler=mypkg.samplers:MySampler": Runs(0, RERUN),
     "torchrun --standalone --nproc-per-node=4 -m sampler_conformance.torchrun mypkg.samplers:MySampler": NotHere(
-        TORCHRUN
+        "4 ranks on 2 shared cores: test_installed_package runs this entry point from the wheel on 2"
     ),
+    # It prints nothing: that check_sampler returns, in a script run from the wheel, is what it shows.
     "python: from sampler_conformance import check_sampler, parametrize_with_checks": Runs(0, ""),
     # docs/batch-samplers.md
     "python: def make(lengths, *, num_replicas, rank, max_tokens, seed=0): ...  # --contract=dynamic_batches": NotHere(
         "factories' signatures, not a script"
     ),
-    "sampler-conformance mypkg.batches:make --contract=dynamic_batches": Runs(0, RERUN),
-    "sampler-conformance mypkg.batches:make_poisson --contract=poisson": Runs(0, RERUN),
+    BATCHES: Runs(0, RERUN),
+    "sampler-conformance mypkg.batches:make_poisson --contract=poisson": LikeCommand(BATCHES),
     # docs/certify-your-sampler.md
     "python -m pytest --sampler=mypkg.samplers:MySampler": NotHere(CLONE),
     "CONFORMANCE_SAMPLER=mypkg.samplers:MySampler python -m pytest": NotHere(CLONE),
@@ -116,24 +131,38 @@ COMMANDS: dict[str, Runs | NotHere] = {
     "sampler-conformance my_factories.py:mmengine_default --contract=torch": NotHere(
         "needs mmengine, which the selftests' venv does not install"
     ),
+    "sampler-conformance mypkg.samplers:MySampler --contract=torch --certificate=certificates/my_sampler": LikeCommand(
+        GATE
+    ),
+    "python: from sampler_conformance import parametrize_with_checks": NotHere(
+        "a test file of the user's suite: test_installed_package runs examples/test_my_sampler.py, the whole file, "
+        "through pytest from the wheel"
+    ),
     "sampler-conformance mypkg.samplers:MyBatchSampler --shard-with=accelerate --contract=batch": NotHere(
         "needs accelerate, which the selftests' venv does not install (test_adapters certifies through its wrapper)"
     ),
     # docs/contracts.md
     "sampler-conformance mypkg.samplers:MySampler "
     "--contract=valid,across_processes,finite_epochs,padded_epochs,strided,equal_batches": Runs(0, RERUN),
-    "sampler-conformance mypkg.data:make --contract=reads_through_workers,exactly_once+resumable": Runs(0, RERUN),
+    "sampler-conformance mypkg.data:make --contract=reads_through_workers,exactly_once+resumable": LikeCommand(STREAM),
     # docs/development.md
     "pip install -e '.[lint]' && ruff check . && ruff format --check . && python tools/typecheck.py": NotHere(
         "the linters and the type checker of a clone: .ci/run runs them"
     ),
-    # docs/exit-codes.md: the gate reads the certificate's state, and a narrowed run is partial
-    "#!/usr/bin/env bash": Runs(1, "partial: not every invariant was checked"),
+    # docs/exit-codes.md: the CI gate, through each branch a narrowed run reaches
+    GATE: (
+        Runs(1, "partial: not every invariant was checked"),  # the run exits 0, but is a rerun of -k
+        Runs(1, "does not conform: see certificates/sampler.md", sampler=KNOWN_BAD_SAMPLER),
+        Runs(1, "misdeclared: an invariant declared broken held", options="--expect-failure=valid_indices:it-holds"),
+        Runs(4, "usage error: fix the command line", sampler=None),
+    ),
     # docs/meshes.md
     "sampler-conformance torch.utils.data.distributed:DistributedSampler --contract=torch+mesh": Runs(0, RERUN),
     "sampler-conformance mypkg.data:make --contract=stream+mesh --meshes=dp2.tp2,pp2.dp2.tp2": Runs(0, RERUN),
     # docs/process-groups.md
-    "sampler-conformance mypkg.samplers:MySampler --backend=nccl --world-sizes=8": Runs(0, RERUN),
+    "sampler-conformance mypkg.samplers:MySampler --backend=nccl --world-sizes=8": NotHere(
+        "needs 8 GPUs (here its group tests skip for want of them); tools/gpu_check.py certifies over NCCL"
+    ),
     'python3 tools/gpu_check.py "$OUT/gpu_check"': NotHere("the GPU check, run on a lent GPU machine"),
     "python tools/gpu_check.py /tmp/gpu_check --dry-run": NotHere(
         "a tool of the repository; test_gpu_check runs its plan on CPU"
@@ -150,7 +179,9 @@ COMMANDS: dict[str, Runs | NotHere] = {
         "certifies"
     ),
     # docs/streaming-datasets.md
-    "pytest --pyargs sampler_conformance --contract=stream --sampler=mypkg.data:make": Runs(0, RERUN),
+    "pytest --pyargs sampler_conformance --contract=stream --sampler=mypkg.data:make": LikeCommand(
+        "pytest --pyargs sampler_conformance --sampler=mypkg.samplers:MySampler"  # and mypkg.data:make runs above
+    ),
     "python: def make(dataset_size, *, rank, world_size, seed, shuffle, num_shards, shards, batch_size, workdir, "
     "sources, weights):": NotHere("a factory's signature, not a script"),
     # docs/weighted-samplers.md
@@ -159,6 +190,9 @@ COMMANDS: dict[str, Runs | NotHere] = {
         "a factory's signature, not a script"
     ),
 }
+
+# A fenced block, also inside a list item (indented as its fence is).
+FENCED_BLOCK = re.compile(r"^( *)```(bash|python)\n(.*?)^\1```", re.S | re.M)
 
 
 @dataclass(frozen=True)
@@ -174,22 +208,42 @@ def documented() -> list[Command]:
     script (a bash block that begins #!) and each python block, in the docs' order."""
     commands = []
     for doc in DOCS:
-        for shell, body in re.findall(r"^```(bash|python)\n(.*?)^```", doc.read_text(), re.S | re.M):
+        for _, shell, indented in FENCED_BLOCK.findall(doc.read_text()):
+            body = textwrap.dedent(indented)
             first = body.splitlines()[0]
             if shell == "python":
                 commands.append(Command(f"python: {first}", body, shell, doc.name))
             elif first.startswith("#!"):
                 commands.append(Command(first, body, shell, doc.name))
             else:
-                for line in body.replace("\\\n", " ").splitlines():
-                    line = re.sub(r"\s+", " ", line.split("  #")[0]).strip()
-                    if line and not line.startswith("#"):
-                        commands.append(Command(line, line, shell, doc.name))
+                commands += [Command(line, line, shell, doc.name) for line in _command_lines(body)]
     return commands
+
+
+def _command_lines(body: str) -> list[str]:
+    lines = (_without_comment(line) for line in body.replace("\\\n", " ").splitlines())
+    return [line for line in lines if line]
+
+
+def _without_comment(line: str) -> str:
+    if line.lstrip().startswith("#"):
+        return ""
+    return _key(line.split("  #")[0])  # the docs set a comment off by two spaces; a # in an argument has one
 
 
 def _key(command: str) -> str:
     return re.sub(r"\s+", " ", command).strip()
+
+
+def _runs(declared: Runs | tuple[Runs, ...] | LikeCommand | NotHere | None) -> tuple[Runs, ...]:
+    """The runs a declaration asks for: none for a command not run here."""
+    if isinstance(declared, Runs):
+        return (declared,)
+    return declared if isinstance(declared, tuple) else ()
+
+
+def _contracts(command: str) -> list[str]:
+    return re.findall(r"--contract=(\S+)", command)
 
 
 def test_every_command_in_the_docs_is_declared_here():
@@ -202,27 +256,43 @@ def test_every_command_in_the_docs_is_declared_here():
     assert not stale, "these are no longer in the docs; remove them from COMMANDS:\n" + "\n".join(stale)
 
 
-RUNNABLE = {_key(c.key): c for c in documented() if isinstance(COMMANDS.get(_key(c.key)), Runs)}
+LIKE_ANOTHER = {key: declared.command for key, declared in COMMANDS.items() if isinstance(declared, LikeCommand)}
 
 
-@pytest.fixture(scope="module")
-def venv(tmp_path_factory: pytest.TempPathFactory) -> Venv:
-    return installed(shared_directory(tmp_path_factory))
+@pytest.mark.parametrize("key", list(LIKE_ANOTHER))
+def test_a_command_like_another_names_a_contract_of_the_suite(key: str):
+    """Its form runs here in the other command; what differs, the contract, must exist."""
+    assert _runs(COMMANDS[LIKE_ANOTHER[key]]), f"{LIKE_ANOTHER[key]} is not run here"
+    for contract in _contracts(key):
+        contract_named(contract)  # raises, saying why, for a contract the suite does not know
 
 
-@pytest.mark.parametrize("key", list(RUNNABLE), ids=lambda key: key[:80])
-def test_a_documented_command_runs_from_the_installed_package(venv, tmp_path, key):
-    command, expected = RUNNABLE[key], COMMANDS[key]
-    assert isinstance(expected, Runs)
-    for path, text in {**USER_CODE, **USER_FILES}.items():
-        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / path).write_text(text)
+RUNNABLE = {_key(c.key): c for c in documented() if _runs(COMMANDS.get(_key(c.key)))}
+RUNS = [(key, n) for key in RUNNABLE for n in range(len(_runs(COMMANDS[key])))]
+
+
+@pytest.mark.parametrize(("key", "n"), RUNS, ids=[f"{key[:70]}-{n}" for key, n in RUNS])
+def test_a_documented_command_runs_from_the_installed_package(venv: Venv, tmp_path: Path, key: str, n: int):
+    command, expected = RUNNABLE[key], _runs(COMMANDS[key])[n]
+    _write_user_code(tmp_path, expected.sampler)
     if command.shell == "python":
         (tmp_path / "snippet.py").write_text(command.text)
         argv = [venv.python, "snippet.py"]
+    elif command.key.startswith("#!"):
+        (tmp_path / "script.sh").write_text(command.text)
+        argv = ["bash", "script.sh"]
     else:
         argv = ["bash", "-c", command.text]
-    run = venv.run(*argv, cwd=tmp_path, env={"PYTHONPATH": str(tmp_path), "PYTEST_ADDOPTS": NARROWED})
+    user_path = os.pathsep.join([str(tmp_path), str(venv.user_code)])  # venv.user_code: the corpus
+    addopts = f"{NARROWED} {expected.options}"
+    run = venv.run(*argv, cwd=tmp_path, env={"PYTHONPATH": user_path, "PYTEST_ADDOPTS": addopts})
     output = run.stdout + run.stderr
     assert run.returncode == expected.exit_code, f"{command.where}: {command.text}\n{output[-4000:]}"
     assert expected.says in output, f"{command.where}: {command.text}\n{output[-4000:]}"
+
+
+def _write_user_code(folder: Path, sampler: str | None) -> None:
+    samplers = dict.fromkeys(SAMPLER_MODULES, sampler) if sampler is not None else {}
+    for path, text in {**USER_CODE, **samplers}.items():
+        (folder / path).parent.mkdir(parents=True, exist_ok=True)
+        (folder / path).write_text(text)

@@ -22,9 +22,7 @@ import re
 import shutil
 from pathlib import Path
 
-import pytest
-
-from .installed_venv import RUN_TIMEOUT_S, Venv, installed, shared_directory, succeeded
+from .installed_venv import RUN_TIMEOUT_S, succeeded
 from .suite_run import RANK_TIMEOUT_S, REPO, certify, draws
 
 # Deterministic (a multi-process-only bug like HashSeededShuffle is caught on different
@@ -43,11 +41,6 @@ OPTIONS = (
 )
 # What must not be importable from site-packages: the repository's folders by their own names.
 REPOSITORY_NAMES = ("harness", "adapters", "properties", "conformance", "selftests")
-
-
-@pytest.fixture(scope="session")
-def venv(tmp_path_factory: pytest.TempPathFactory) -> Venv:
-    return installed(shared_directory(tmp_path_factory))
 
 
 def _statuses(certificate: Path) -> dict[str, str]:
