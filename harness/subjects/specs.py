@@ -8,6 +8,7 @@ import importlib
 import importlib.util
 import inspect
 import re
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
@@ -280,6 +281,7 @@ def require_package(spec: str, factory: Any) -> None:
                 f"--sampler={spec!r} adapts a sampler from the PyPI package {distribution!r}, which is not installed "
                 f"here ({module!r} does not import). Install it next to torch: pip install {distribution}"
             )
+        loaded = set(sys.modules)
         try:
             importlib.import_module(module)
         except Exception as exc:  # a package built for another torch raises RuntimeError or OSError here
@@ -289,6 +291,18 @@ def require_package(spec: str, factory: Any) -> None:
                 f"does not import here: importing {module!r} raised {type(exc).__name__}: {first_line}. Fix the "
                 f"environment (a package built for another torch version, say), then run again."
             ) from None
+        finally:
+            _forget_package(module.partition(".")[0], loaded)
+
+
+def _forget_package(package: str, loaded: set[str]) -> None:
+    """Drop what the check imported of ``package`` (the processes that build the sampler
+    import it again): the process that collects the tests keeps none of it, since Hypothesis
+    reads every loaded module, and a package of lazy modules (speechbrain's, whose k2
+    integration raises ImportError when touched) breaks the collection of every test."""
+    for name in [name for name in sys.modules if name not in loaded]:
+        if name == package or name.startswith(f"{package}."):
+            del sys.modules[name]
 
 
 def requires_building_another_ranks(ranks: Ranks, plug: FactoryPlug) -> None:
