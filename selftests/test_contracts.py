@@ -316,8 +316,12 @@ def test_repeat_groups_says_which_group_mixes_samples():
     ), violation
 
 
+# truncated's reference, DistributedSampler with drop_last=True, is what the user's factory that
+# test_installed_package certifies from the wheel builds: that run is its proof.
 @pytest.mark.parametrize(
-    "contract", [c for c in INDEX_CONTRACTS.values() if c.reference], ids=lambda contract: contract.name
+    "contract",
+    [c for c in INDEX_CONTRACTS.values() if c.reference and c.name != "truncated"],
+    ids=lambda contract: contract.name,
 )
 def test_the_contracts_references_conform_through_the_whole_suite(pytester, contract):
     """What ``sampler-conformance --contract=NAME`` certifies when no sampler is named."""
