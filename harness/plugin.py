@@ -76,6 +76,7 @@ from .report.results import (
 )
 from .report.summary import ConformanceReport
 from .subjects import REGISTRY, SUBJECTS, contract_named, describe_contracts, subject_of, subject_tested
+from .subjects.specs import forget_checked_packages
 
 CERTIFICATION_MARK = "certification"
 
@@ -119,6 +120,7 @@ def pytest_configure(config: pytest.Config) -> None:
                 + ", ".join(s.name for s in SUBJECTS.values() if options["shard_with"] in s.wrappers)
             )
         spec = sharded_spec(spec, options["shard_with"])
+    forget_checked_packages()  # this process collects the tests and builds no sampler
     try:
         plug = subject.load(spec)
         if subject.check_fit is not None:

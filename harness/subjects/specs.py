@@ -292,13 +292,25 @@ def require_package(spec: str, factory: Any) -> None:
                 f"environment (a package built for another torch version, say), then run again."
             ) from None
         finally:
-            _forget_package(module.partition(".")[0], loaded)
+            if _forget_after_check:
+                _forget_package(module.partition(".")[0], loaded)
+
+
+# Whether require_package forgets what it imported: only in a process that collects the tests
+# (the plugin says so, forget_checked_packages), which never builds a sampler. A process that
+# builds them keeps the package, which its factory imports next: imported twice, a package's
+# registrations (pytree nodes, operators) would run twice.
+_forget_after_check = False
+
+
+def forget_checked_packages() -> None:
+    global _forget_after_check
+    _forget_after_check = True
 
 
 def _forget_package(package: str, loaded: set[str]) -> None:
-    """Drop what the check imported of ``package`` (the processes that build the sampler
-    import it again): the process that collects the tests keeps none of it, since Hypothesis
-    reads every loaded module, and a package of lazy modules (speechbrain's, whose k2
+    """Drop what the check imported of ``package``: Hypothesis reads every module loaded in the
+    process that collects the tests, and a package of lazy modules (speechbrain's, whose k2
     integration raises ImportError when touched) breaks the collection of every test."""
     for name in [name for name in sys.modules if name not in loaded]:
         if name == package or name.startswith(f"{package}."):
