@@ -23,9 +23,12 @@ factory that declares its package with :func:`needs` is listed there, which
 from __future__ import annotations
 
 import fcntl
+import functools
 import importlib
+import importlib.util
 import os
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from types import ModuleType
 from typing import Any, TypeVar
 
@@ -47,6 +50,24 @@ def require(module: str, distribution: str, adapter: str) -> ModuleType:
             f"{adapter} adapts a sampler from the PyPI package {distribution!r}, and importing "
             f"{module!r} failed ({exc}). Install it next to torch: pip install {distribution}"
         ) from exc
+
+
+@functools.cache
+def package_file(package: str, relative: str, distribution: str) -> ModuleType:
+    """The module of one file of an installed package, loaded without the package's
+    ``__init__`` (which, in some, imports a whole trainer), or what to install."""
+    found = importlib.util.find_spec(package)
+    if found is None or not found.submodule_search_locations:
+        raise SamplerPackageMissing(
+            f"this adapter loads {relative} of the PyPI package {distribution!r}, which is not installed. "
+            f"Install it next to torch: pip install --no-deps {distribution}"
+        )
+    path = Path(next(iter(found.submodule_search_locations))) / relative
+    spec = importlib.util.spec_from_file_location(f"{package}_{Path(relative).stem}", path)
+    assert spec is not None and spec.loader is not None, path
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def needs(module: str, distribution: str) -> Callable[[F], F]:

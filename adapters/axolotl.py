@@ -24,36 +24,20 @@ the sampler's module imports torch alone, so it is loaded from its file, and ``p
 
 from __future__ import annotations
 
-import importlib.util
-from functools import cache
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 from torch.utils.data import BatchSampler
 
-from . import SamplerPackageMissing, fill_from_process_group
+from . import fill_from_process_group, package_file
 from .torch_iterable import data_coordinates
 
 DISTRIBUTION = "axolotl"
-SAMPLER_FILE = Path("core") / "trainers" / "grpo" / "sampler.py"
+SAMPLER_FILE = "core/trainers/grpo/sampler.py"
 
 
-@cache
 def _sampler_module() -> ModuleType:
-    """axolotl's GRPO sampler module, loaded from its file without its packages' ``__init__``."""
-    package = importlib.util.find_spec("axolotl")
-    if package is None or not package.submodule_search_locations:
-        raise SamplerPackageMissing(
-            f"this adapter loads {SAMPLER_FILE} of the PyPI package {DISTRIBUTION!r}, which is not installed. "
-            f"Install it next to torch: pip install --no-deps {DISTRIBUTION}"
-        )
-    path = Path(next(iter(package.submodule_search_locations))) / SAMPLER_FILE
-    spec = importlib.util.spec_from_file_location("axolotl_grpo_sampler", path)
-    assert spec is not None and spec.loader is not None, path
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return package_file("axolotl", SAMPLER_FILE, DISTRIBUTION)
 
 
 def SequenceParallelRepeatRandomSampler(  # noqa: N802  # named as the sampler it builds

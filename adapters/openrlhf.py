@@ -15,34 +15,18 @@ sampler's module imports torch alone, so it is loaded from its file, and
 
 from __future__ import annotations
 
-import importlib.util
-from functools import cache
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from . import SamplerPackageMissing, fill_from_process_group
+from . import fill_from_process_group, package_file
 from .resumed_by_count import ResumedByCount
 
 DISTRIBUTION = "openrlhf"
-SAMPLER_FILE = Path("utils") / "distributed_sampler.py"
+SAMPLER_FILE = "utils/distributed_sampler.py"
 
 
-@cache
 def _sampler_module() -> ModuleType:
-    """openrlhf's sampler module, loaded from its file without the package's ``__init__``."""
-    package = importlib.util.find_spec("openrlhf")
-    if package is None or not package.submodule_search_locations:
-        raise SamplerPackageMissing(
-            f"this adapter loads {SAMPLER_FILE} of the PyPI package {DISTRIBUTION!r}, which is not installed. "
-            f"Install it next to torch: pip install --no-deps {DISTRIBUTION}"
-        )
-    path = Path(next(iter(package.submodule_search_locations))) / SAMPLER_FILE
-    spec = importlib.util.spec_from_file_location("openrlhf_distributed_sampler", path)
-    assert spec is not None and spec.loader is not None, path
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return package_file("openrlhf", SAMPLER_FILE, DISTRIBUTION)
 
 
 def resume_from_count(sampler: Any, epoch: int, consumed: int) -> None:
