@@ -34,7 +34,7 @@ from .execution.backend import BackendChoice, choose_backend, cuda_device_count
 from .execution.fork_server import stop_fork_servers
 from .execution.rank_pool import start_fork_servers_for
 from .execution.scenario import handle_faults_with
-from .pytest_plugin import crashes, profiles, statistics
+from .pytest_plugin import cost, crashes, profiles, statistics
 from .pytest_plugin import ranks as ranks_plugin
 from .pytest_plugin.folders import CERTIFICATION_DIRS
 from .pytest_plugin.options import EVERY_CONTRACT, OPTIONS, add_options, mesh_layouts, option_named, setting
@@ -154,8 +154,10 @@ def pytest_configure(config: pytest.Config) -> None:
         )
         config.pluginmanager.register(report, "conformance-report")
         config.pluginmanager.register(Progress(report.collector, _invariant), "conformance-progress")
+        config.pluginmanager.register(cost.CostProbe(current), "conformance-cost")
     else:  # the controller collects nothing: a worker tells it what it collected
         config.pluginmanager.register(WorkerCollection(_invariant), "conformance-worker-collection")
+        cost.take_from_controller(config)
 
 
 def _selection(config: pytest.Config) -> str:

@@ -47,6 +47,9 @@ def suite_environment(monkeypatch: pytest.MonkeyPatch) -> None:
             monkeypatch.delenv(name)
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
     monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    # The cost probe (about 2 s a run) measures where a run asks for it: suite_run gives
+    # --cost=measure to the runs of +scalable, the contract whose invariant judges it.
+    monkeypatch.setenv("CONFORMANCE_COST", "skip")
     monkeypatch.setenv("COLUMNS", "200")
 
 

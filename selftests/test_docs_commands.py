@@ -160,6 +160,10 @@ COMMANDS: dict[str, Runs | tuple[Runs, ...] | LikeCommand | NotHere] = {
     # Narrowed to simulated ranks, a run on meshes runs none: its form is its base's.
     "sampler-conformance torch.utils.data.distributed:DistributedSampler --contract=torch+mesh": LikeCommand(GATE),
     "sampler-conformance mypkg.data:make --contract=stream+mesh --meshes=dp2.tp2,pp2.dp2.tp2": LikeCommand(STREAM),
+    # docs/scale.md: the cost probe and +scalable run in selftests/test_scale.py
+    "sampler-conformance mypkg.samplers:MySampler --production-size=3.5e9 --production-world=1024": LikeCommand(GATE),
+    "sampler-conformance sampler_conformance.adapters.lazy_permutation:LazyDistributedSampler "
+    "--contract=torch+scalable": LikeCommand(GATE),
     # docs/process-groups.md
     "sampler-conformance mypkg.samplers:MySampler --backend=nccl --world-sizes=8": NotHere(
         "needs 8 GPUs (here its group tests skip for want of them); tools/gpu_check.py certifies over NCCL"

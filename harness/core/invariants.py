@@ -60,6 +60,10 @@ class Invariant:
     # said of its items; 2 for an order compared across readings, epochs, seeds or
     # processes, which one item cannot show; 0 where an empty epoch can fail it (a crash).
     judged_from: int = 1
+    # Judged by a measurement over a fixed plan of sizes (one rank's cost as N grows), not on
+    # drawn cases: one judgement decides it, so the floor of judged cases, which bounds the
+    # chance that draws missed a bug on some cases, does not apply.
+    measured: bool = False
     # The promises it says (one of a subject's contracts.py, or an extension): each takes its
     # flag as the record is made, so a promise's flags are derived from the declarations.
     promised_by: tuple[Promised, ...] = ()

@@ -81,6 +81,10 @@ class Subject:
     # What to learn of a plug once per process before its first test, on the ranks given:
     # probe(ranks, plug, contract, world_size) -> a finding to report, or None.
     probe: Callable[..., str | None] | None = None
+    # What the cost probe (harness.execution.cost) builds: (plug, contract, N, W, rank) -> a
+    # function building rank r's thing of a case of N items on W ranks, its inputs made
+    # beforehand; None: its cost is not measured.
+    cost_probe: Callable[..., Callable[[], Any]] | None = None
     # Raises SpecError when a loaded plug cannot be certified under a contract of this subject
     # (a factory that does not take what the contract gives it); None: every plug fits.
     check_fit: Callable[[Plug, Contract], None] | None = None

@@ -124,6 +124,34 @@ def _memory_budget(text: str) -> float | None:
     return gib
 
 
+COST_CHOICES = ("measure", "skip")
+
+
+def _cost_choice(text: str) -> str:
+    if text not in COST_CHOICES:
+        raise pytest.UsageError(f"--cost={text!r} is not a choice; choose one of: {', '.join(COST_CHOICES)}")
+    return text
+
+
+def _production_size(text: str) -> float | None:
+    """``none``, or a number of items, 3.5e9 or 3500000000."""
+    if text == "none":
+        return None
+    try:
+        size = float(text)
+    except ValueError:
+        size = 0.0
+    if size < 1:
+        raise pytest.UsageError(f"--production-size={text!r} is not a number of items; e.g. --production-size=3.5e9")
+    return size
+
+
+def _production_world(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise pytest.UsageError(f"--production-world={text!r} is not a number of ranks; e.g. --production-world=1024")
+    return int(text)
+
+
 def _ranks_choice(text: str) -> str:
     if text not in RANKS_CHOICES:
         raise pytest.UsageError(f"--ranks={text!r} is not a choice; choose one of: {', '.join(RANKS_CHOICES)}")
@@ -239,6 +267,29 @@ OPTIONS = (
         "the sampler, a fault of its own, and nothing else on the machine runs out (default %(default)s: a "
         "quarter of the memory available when the run starts, at least 1)",
         _memory_budget,
+    ),
+    Option(
+        "cost",
+        "CONFORMANCE_COST",
+        "measure",
+        "measure what one rank of the subject costs as N grows (peak memory, time to the first item), before the "
+        "draws, in a process per size (about 2 s), or skip it (default %(default)s)",
+        _cost_choice,
+    ),
+    Option(
+        "production-size",
+        "CONFORMANCE_PRODUCTION_SIZE",
+        "none",
+        "the N a job trains on (3.5e9): the summary projects one rank's measured cost there, on "
+        "--production-world ranks (default %(default)s)",
+        _production_size,
+    ),
+    Option(
+        "production-world",
+        "CONFORMANCE_PRODUCTION_WORLD",
+        "1024",
+        "the ranks of the job --production-size projects to (default %(default)s)",
+        _production_world,
     ),
     Option(
         "backend",

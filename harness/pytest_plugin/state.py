@@ -12,6 +12,7 @@ import pytest
 
 from sampler_conformance.core.contracts import Contract
 from sampler_conformance.core.subject import Plug
+from sampler_conformance.report.cost import Cost
 
 from . import profiles
 
@@ -49,6 +50,10 @@ class ConformanceState:
     selection: str = ""
     # Each kind of failure a test of this process showed in full (evidence.failure_kind), and that test.
     shown_failures: dict[str, str] = field(default_factory=dict)
+    # One rank's cost as N grows (harness.execution.cost), measured at the session's start; None
+    # where it was not, and why (pytest_plugin.cost).
+    cost: Cost | None = None
+    cost_not_measured: str = ""
 
 
 STATE_KEY = pytest.StashKey[ConformanceState]()

@@ -23,7 +23,8 @@ from .counterexamples import counterexample_text
 from .results import FAILED, InvariantResult, Verdict, sizes_line
 
 SCHEMA_PATH = Path(__file__).with_name("certificate.schema.json")
-SCHEMA_VERSION = 5  # 4: each invariant's measurements; 5: expected failures (--expect-failure), the sizes judged
+# 4: each invariant's measurements; 5: expected failures (--expect-failure), the sizes judged; 6: one rank's cost
+SCHEMA_VERSION = 6
 
 
 class Certified(Protocol):
@@ -63,6 +64,7 @@ def build_certificate(
     verdict: Verdict,
     run: dict[str, Any],
     sizes: dict[str, dict[str, int]],
+    cost: dict[str, Any],
 ) -> dict[str, Any]:
     import hypothesis
     import torch
@@ -97,6 +99,7 @@ def build_certificate(
         },
         "verdict": {"state": verdict.state, "conforms": verdict.conforms, "summary": verdict.line},
         "sizes_judged": sizes,
+        "cost": cost,
         "invariants": [asdict(r) for r in results],
         "findings": findings,
     }
@@ -126,6 +129,7 @@ def render_markdown(certificate: dict[str, Any], draws: str) -> str:
         "",
         f"- an invariant is held only on at least {run['judged_floor']} judged cases",
         f"- {sizes_line(certificate['sizes_judged']) or 'sizes judged: none'}",
+        *(f"- {line.strip()}" for line in certificate["cost"]["summary"]),
         "",
         "| invariant | status | judged cases | details |",
         "| --- | --- | --- | --- |",

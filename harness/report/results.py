@@ -223,7 +223,8 @@ class ResultCollector:
                 f"it is checked too, no case was judged"
             ] + [_judged_line(o, subject) for o in own if o.in_groups and (o.set_aside or o.too_few_items)]
         elif judged:
-            result.status = HELD if result.judged >= self.floor else NOT_JUDGED
+            floor = 1 if flag in REGISTRY and REGISTRY[flag].measured else self.floor
+            result.status = HELD if result.judged >= floor else NOT_JUDGED
             crashed = [
                 _judged_line(o, subject) for o in judged if o.set_aside or (o.too_few_items and result.status != HELD)
             ]

@@ -12,8 +12,10 @@ import pytest
 from sampler_conformance.core.contracts import Contract
 from sampler_conformance.core.evidence import counted
 from sampler_conformance.core.subject import Plug
+from sampler_conformance.subjects import subject_of
 
 from .certificate import build_certificate, write_certificate
+from .cost import Cost
 from .counterexamples import shown_counterexamples
 from .results import (
     CONFORMS,
@@ -73,6 +75,12 @@ class Certifying(Protocol):
 
     @property
     def selection(self) -> str: ...
+
+    @property
+    def cost(self) -> Cost | None: ...
+
+    @property
+    def cost_not_measured(self) -> str: ...
 
 
 def _detail_lines(results: list[InvariantResult], contract: Contract) -> list[str]:
@@ -199,8 +207,35 @@ class ConformanceReport:
             verdict=outcome,
             run=run,
             sizes=self.collector.sizes,
+            cost=self._cost(),
         )
         self.written = write_certificate(path, certificate, self.draws)
+
+    def _cost_lines(self) -> list[str]:
+        """One rank's cost, measured before the draws, and where it was not, why."""
+        current = self.current
+        if current.cost is None:
+            return [f"cost per rank: not measured ({current.cost_not_measured})"] if current.cost_not_measured else []
+        return current.cost.lines(subject_of(current.contract).yields[0], self._production())
+
+    def _production(self) -> tuple[float, int] | None:
+        size = self.current.options["production_size"]
+        return None if size is None else (size, self.current.options["production_world"])
+
+    def _cost(self) -> dict[str, Any]:
+        """The certificate's record of the cost: the readings, the summary's lines, the projection."""
+        cost, production = self.current.cost, self._production()
+        projected = None
+        if cost is not None and production is not None:
+            peak, first = cost.projected(*production)
+            projected = {"size": production[0], "world_size": production[1], "peak_bytes": peak, "first_s": first}
+        readings = cost.to_json() if cost is not None else {"on_world": [], "at_share": []}
+        return {
+            "not_measured": self.current.cost_not_measured,
+            **readings,
+            "summary": self._cost_lines(),
+            "projected": projected,
+        }
 
     def _all_in(self) -> str:
         """Where a reader finds every counterexample the summary leaves out."""
@@ -216,7 +251,11 @@ class ConformanceReport:
         terminalreporter.section("sampler conformance")
         for result in results:
             if result.status != NOT_PROMISED:
-                cases = f"  ({result.judged} cases)" if result.status in (HELD, NOT_JUDGED) and result.judged else ""
+                cases = (
+                    f"  ({counted(result.judged, 'case')})"
+                    if result.status in (HELD, NOT_JUDGED) and result.judged
+                    else ""
+                )
                 write(f"{result.status:>14}  {result.flag:31s} {result.title}{cases}")
             if result.status in (XFAILED, XPASSED):
                 write(" " * 16 + result.details[0])  # the declaration, with its reason
@@ -239,6 +278,8 @@ class ConformanceReport:
         judged_up_to = sizes_line(self.collector.sizes)
         if judged_up_to:
             write(judged_up_to)
+        for line in self._cost_lines():
+            write(line)
         if self.written:
             write(f"certificate: {self.written[0]} and {self.written[1]}")
         passes = outcome.state in (CONFORMS, CONFORMS_AS_DECLARED)

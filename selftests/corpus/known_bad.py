@@ -12,10 +12,13 @@ import math
 from collections.abc import Iterator
 from typing import Any
 
+import numpy as np
 import torch
 
+from sampler_conformance.adapters.lazy_permutation import LazyDistributedSampler
+
 from .parts import PartsSampler
-from .rejections import PER_EPOCH_TEST, every, rejected
+from .rejections import COST_TEST, PER_EPOCH_TEST, every, rejected
 
 # Why a bug breaks more than its own invariant, for the reasons below.
 STRIDED_FROM_HEAD = (
@@ -390,3 +393,19 @@ class CrashesOnEmptyDataset(PartsSampler):
             return super().pad(indices)
         padding = self.total_size - len(indices)
         return indices + (indices * math.ceil(padding / len(indices)))[:padding]
+
+
+# ---- cost ------------------------------------------------------------------------------------
+
+
+@rejected(COST_TEST, "cost_follows_share", under="torch+scalable")
+class HoldsWholePermutation(LazyDistributedSampler):
+    """The lazy reference's order, but held whole on every rank, as torch's DistributedSampler
+    holds its randperm: a Python list of the N indices of the epoch, of which the rank keeps
+    its stride. Every index is the reference's; only its cost grows with N."""
+
+    def __iter__(self) -> Iterator[int]:
+        order = self.order()
+        whole = list(range(self.size)) if order is None else order(np.arange(self.size)).tolist()
+        whole += (whole * math.ceil(self.total_size / max(len(whole), 1)))[: self.total_size - len(whole)]
+        return iter(whole[self.rank : self.total_size : self.num_replicas])

@@ -21,6 +21,8 @@ from typing import TypeVar
 # The test generated from the registry for every per-epoch invariant of the index sampler
 # (properties/test_per_epoch.py).
 PER_EPOCH_TEST = "test_per_epoch_invariant"
+# The test of +scalable, which judges the cost measured before the draws (properties/test_cost.py).
+COST_TEST = "test_cost_follows_share"
 
 
 @dataclass(frozen=True)

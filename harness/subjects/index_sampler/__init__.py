@@ -11,7 +11,7 @@ from sampler_conformance.core.subject import Subject
 
 from .contracts import CONTRACTS, EXTENSIONS
 from .invariants import DECLARED
-from .plug import DEFAULT_SPEC, check_fit, load_plug
+from .plug import DEFAULT_SPEC, build_for_cost, check_fit, load_plug
 from .seed_range import probe_once
 from .wrappers import WRAPPERS
 
@@ -28,5 +28,6 @@ SUBJECT = Subject(
     fixtures=f"{__name__}.fixtures",
     plug_fixture="sampler_plug",
     probe=probe_once,
+    cost_probe=build_for_cost,
     wrappers=WRAPPERS,
 )

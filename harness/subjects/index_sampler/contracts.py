@@ -359,4 +359,11 @@ ELASTIC = Extension(
     "(or batches) r, r+W, ..., so what W ranks consumed is a prefix of it",
 )
 
-EXTENSIONS: dict[str, Extension] = {e.name: e for e in (RESUMABLE, ELASTIC)}
+SCALABLE = Extension(
+    name="scalable",
+    description="one rank's peak memory and time to its first index grow with its share of the dataset (N/W), not "
+    "with N: at a fixed share per rank, a job of a thousand times the items costs each rank no more "
+    "(docs/scale.md)",
+)
+
+EXTENSIONS: dict[str, Extension] = {e.name: e for e in (RESUMABLE, ELASTIC, SCALABLE)}

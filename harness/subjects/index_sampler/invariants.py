@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from sampler_conformance.core.invariants import Invariant, Where
 
-from . import elastic_checks, loader_checks, order_checks, resume_checks
+from . import cost_checks, elastic_checks, loader_checks, order_checks, resume_checks
 from .checks import ELASTIC_BAD, ELASTIC_UNDER, KNOWN_BAD, MULTIPROCESS_BAD, PER_EPOCH, RESUMABLE_UNDER, RESUME_BAD
 from .contracts import (
     ACROSS_PROCESSES,
@@ -188,4 +188,5 @@ DECLARED: tuple[Invariant, ...] = (
         proven_under=ELASTIC_UNDER,
         promised_by=(ELASTIC,),
     ),
+    *cost_checks.DECLARED.invariants,
 )

@@ -21,6 +21,7 @@ import torch.distributed as dist
 from sampler_conformance.core.contracts import Contract
 from sampler_conformance.core.subject import Plug, SpecError
 
+from ..common.index_dataset import IndexDataset
 from ..specs import (
     GROUP_ATTRIBUTE,
     MESH_PARAMETER,
@@ -125,6 +126,22 @@ class SamplerPlug:
         if rank is not None:
             kwargs["rank"] = rank
         return self.factory(dataset, **kwargs)
+
+
+def build_for_cost(plug: Plug, contract: Contract, size: int, world_size: int, rank: int) -> Callable[[], Any]:
+    """What the cost probe times (``harness.execution.cost``): building rank ``rank``'s sampler
+    of ``size`` items on ``world_size`` ranks, shuffled, at epoch 0, its inputs made beforehand."""
+    assert isinstance(plug, SamplerPlug) and isinstance(contract, SamplerContract)
+    options = IndexCase(size, world_size).within(contract).sampler_options(contract)
+    dataset = IndexDataset(size)
+
+    def build() -> Any:
+        sampler = plug.build(dataset, world_size, rank, **options)
+        if callable(getattr(sampler, "set_epoch", None)):
+            sampler.set_epoch(0)
+        return sampler
+
+    return build
 
 
 def load_plug(spec: str) -> SamplerPlug:

@@ -1,0 +1,186 @@
+"""What one rank of the subject costs as N grows, measured before the draws.
+
+Each size is measured in a process of its own, forked from the fork server (torch imported,
+nothing else held): the subject builds rank 0's thing of a case of N items on W ranks, and
+the process reports the peak of its resident memory above what it held just before the
+build (Linux's VmHWM, reset through ``/proc/self/clear_refs``), the time from the build to
+the first item (index, batch or draw), and the time per further item over a short read.
+
+Two sweeps, each N = 1e4, 1e5, ... (:data:`SIZES`): one on :data:`WORLD` ranks, where the
+rank's share grows with N, and one at a fixed share of :data:`SHARE` items per rank (W =
+N / SHARE), where only the job grows. A cost that grows in the second grows with N itself
+(a permutation held whole on every rank), not with the rank's share. A sweep stops after
+the first size that passes the budget (:data:`MEMORY_BUDGET`, :data:`TIME_BUDGET_S`), and
+before a size its growth so far projects past :data:`PROJECTED_LIMIT` times it: so no
+sampler costs the measurement more than a few budgets. Every child has a bounded wait and
+is reaped; one that raises, dies, passes its memory limit or never yields ends its sweep
+with the reason.
+"""
+
+from __future__ import annotations
+
+import gc
+import math
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from . import memory_budget
+
+SIZES = tuple(10**k for k in range(4, 11))  # N measured, in turn: 1e4 to 1e10
+WORLD = 8  # the ranks of the first sweep
+SHARE = 1_000  # the items per rank of the second sweep
+MEMORY_BUDGET = 1 << 30  # a size past this (or TIME_BUDGET_S) is the sweep's last
+TIME_BUDGET_S = 2.0
+PROJECTED_LIMIT = 4  # a size projected past this many budgets is not measured
+FURTHER_ITEMS = 100_000  # read after the first, to time each further one...
+FURTHER_S = 0.2  # ... for at most this long
+LIMIT = PROJECTED_LIMIT * MEMORY_BUDGET  # a child's memory, its inputs' and the sampler's
+WAIT_S = PROJECTED_LIMIT * TIME_BUDGET_S + 20  # a child's bound: its build, its read, its start
+
+
+@dataclass(frozen=True)
+class Reading:
+    """One size, measured: rank 0 of ``world_size`` ranks over ``size`` items."""
+
+    size: int
+    world_size: int
+    peak_bytes: int | None = None  # resident memory at its peak, above the process's before the build
+    first_s: float | None = None  # from the build to the first item
+    per_item_s: float | None = None  # each further item, over ``further`` of them
+    further: int = 0
+    stopped: str = ""  # why it has no figures: raised, died, passed its memory limit, never yielded
+
+    @property
+    def share(self) -> int:
+        return -(-self.size // self.world_size)
+
+    @property
+    def over_budget(self) -> bool:
+        return bool(self.stopped) or (self.peak_bytes or 0) > MEMORY_BUDGET or (self.first_s or 0) > TIME_BUDGET_S
+
+
+# What a subject gives the probe: (plug, contract, N, W, rank) -> a function that builds the
+# thing (everything else the build needs, made beforehand, is not counted).
+Builder = Callable[[Any, Any, int, int, int], Callable[[], Iterable[Any]]]
+
+
+def sweep(spec: str, contract: str, sizes_and_worlds: Iterable[tuple[int, int]]) -> list[Reading]:
+    """Readings of ``(N, W)`` in turn, up to the first over the budget, and none projected past
+    PROJECTED_LIMIT budgets from the two before it."""
+    readings: list[Reading] = []
+    for size, world in sizes_and_worlds:
+        if len(readings) >= 2 and _projected_past_limit(readings[-2], readings[-1], size):
+            break
+        reading = measure(spec, contract, size, world)
+        readings.append(reading)
+        if reading.over_budget:
+            break
+    return readings
+
+
+def sweeps(spec: str, contract: str) -> dict[str, list[Reading]]:
+    """Both sweeps: ``on_world`` (W = WORLD) and ``at_share`` (W = N / SHARE)."""
+    return {
+        "on_world": sweep(spec, contract, ((n, WORLD) for n in SIZES)),
+        "at_share": sweep(spec, contract, ((n, n // SHARE) for n in SIZES)),
+    }
+
+
+def _projected_past_limit(before: Reading, last: Reading, size: int) -> bool:
+    """Whether ``size`` is projected past PROJECTED_LIMIT budgets, growing from ``last`` as it did from ``before``."""
+    for a, b, budget in (
+        (before.peak_bytes, last.peak_bytes, MEMORY_BUDGET),
+        (before.first_s, last.first_s, TIME_BUDGET_S),
+    ):
+        if a and b and b > a:
+            exponent = math.log(b / a) / math.log(last.size / before.size)
+            if b * (size / last.size) ** exponent > PROJECTED_LIMIT * budget:
+                return True
+    return False
+
+
+def measure(spec: str, contract: str, size: int, world: int) -> Reading:
+    """One size, in a child forked for it, waited for at most WAIT_S and reaped."""
+    from .processes import fork_server  # not at import: the registry of invariants reads SHARE
+
+    context = fork_server()
+    receiving, sending = context.Pipe(duplex=False)
+    child = context.Process(target=_measure_here, args=(sending, spec, contract, size, world), daemon=True)
+    child.start()
+    sending.close()
+    try:
+        if receiving.poll(WAIT_S):
+            try:
+                return Reading(**receiving.recv())
+            except EOFError:
+                pass  # it died before it answered: its exit code says how
+        else:
+            return Reading(size, world, stopped=f"gave no first item within {WAIT_S:.0f} s")
+    finally:
+        receiving.close()
+        if child.is_alive():
+            child.kill()
+        child.join(5)
+    return Reading(size, world, stopped=f"the process died (exit code {child.exitcode})")
+
+
+def _measure_here(conn: Any, spec: str, contract_name: str, size: int, world: int) -> None:
+    """In the child: build rank 0's thing, time its first item and a short read, and send the figures."""
+    from sampler_conformance.subjects import contract_named, subject_of
+
+    memory_budget.apply(LIMIT)
+    limit = f"{LIMIT / memory_budget.GIB:.0f} GiB"
+    try:
+        contract = contract_named(contract_name)
+        subject = subject_of(contract)
+        assert subject.cost_probe is not None
+        build = subject.cost_probe(subject.load(spec), contract, size, world, 0)
+    except MemoryError:  # the suite's own inputs (labels of N items): not the sampler's cost
+        conn.send(asdict(Reading(size, world, stopped=f"the suite's own inputs of N={size:.0e} passed {limit}")))
+        return
+    try:
+        gc.collect()
+        before = _reset_peak()
+        start = time.perf_counter()
+        items = iter(build())
+        next(items)
+        first_s = time.perf_counter() - start
+        further, begun = 0, time.perf_counter()
+        for _ in items:
+            further += 1
+            if further >= FURTHER_ITEMS or time.perf_counter() - begun > FURTHER_S:
+                break
+        elapsed = time.perf_counter() - begun
+        reading = Reading(
+            size,
+            world,
+            peak_bytes=max(0, _status("VmHWM") - before),
+            first_s=first_s,
+            per_item_s=elapsed / further if further else None,
+            further=further,
+        )
+    except StopIteration:
+        reading = Reading(size, world, stopped="yielded nothing")
+    except MemoryError:
+        reading = Reading(size, world, stopped=f"passed the probe's memory limit of {limit}")
+    except Exception as exc:  # the sampler's: where the draws reach its size, the tests charge it
+        reading = Reading(size, world, stopped=f"raised {type(exc).__name__}: {str(exc)[:200]}")
+    conn.send(asdict(reading))
+    conn.close()
+
+
+def _reset_peak() -> int:
+    """Resets the process's peak resident memory to its present one, which it returns (bytes)."""
+    Path("/proc/self/clear_refs").write_text("5")
+    return _status("VmRSS")
+
+
+def _status(field: str) -> int:
+    """A figure of /proc/self/status, in bytes."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) * 1024
+    raise OSError(f"/proc/self/status has no {field}")

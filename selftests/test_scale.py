@@ -1,0 +1,87 @@
+"""One rank's cost, measured before the draws (harness/execution/cost.py), and ``+scalable``,
+which judges it: the lazy reference conforms, a permutation held whole fails exactly
+``cost_follows_share``, and the probe reports a sampler that raises or dies without being
+taken down with it."""
+
+from __future__ import annotations
+
+import pytest
+
+from sampler_conformance.execution import cost
+from sampler_conformance.execution.cost import Reading
+from sampler_conformance.report.cost import Cost, growth
+from sampler_conformance.subjects import GROUP_ONLY, contract_named
+
+from .catalogue import SCALABLE_BAD, SCALABLE_CONTRACT
+from .corpus import faulty
+from .suite_run import certify, certify_rejected
+
+LAZY_REFERENCE = "sampler_conformance.adapters.lazy_permutation:LazyDistributedSampler"
+MB = 1 << 20
+
+
+@pytest.mark.parametrize("spec", list(SCALABLE_BAD), ids=lambda spec: spec.rpartition(":")[2])
+def test_scale_bug_fails_exactly_its_invariants(pytester, spec):
+    run = certify_rejected(pytester, spec, SCALABLE_BAD[spec], f"--contract={SCALABLE_CONTRACT}")
+    assert "it grows with N, not with the rank's share" in run.output, run.explain()
+
+
+def test_the_lazy_reference_conforms_to_torch_scalable_and_says_its_cost(pytester):
+    """On simulated ranks (what only real groups check is not run there): every invariant held."""
+    run = certify(pytester, LAZY_REFERENCE, f"--contract={SCALABLE_CONTRACT}", "--production-size=3.5e9")
+    assert run.exit_code == 0 and run.verdict.startswith("PARTIAL: no failure"), run.explain()
+    assert {flag for flag, status in run.statuses.items() if status not in ("held", "not promised")} == {
+        flag for flag in GROUP_ONLY if contract_named(SCALABLE_CONTRACT).promises(flag)
+    }, run.statuses
+    assert run.statuses["cost_follows_share"] == "held"
+    recorded = run.written["cost"]
+    assert recorded["on_world"][-1]["size"] == cost.SIZES[-1], recorded  # flat: every size measured, to 1e10
+    assert recorded["projected"]["size"] == 3.5e9 and recorded["projected"]["world_size"] == 1024
+    assert any(line.startswith("projected at N=3.5e9, W=1,024: under") for line in recorded["summary"]), recorded
+
+
+def _readings(*figures: tuple[int, int, float]) -> list[Reading]:
+    """Readings at N = 1e4, 1e5, ...: (W, peak MB, first seconds) each."""
+    return [
+        Reading(10 ** (4 + k), world, peak_bytes=int(peak * MB), first_s=first)
+        for k, (world, peak, first) in enumerate(figures)
+    ]
+
+
+def test_a_cost_that_grows_with_n_at_a_fixed_share_is_told_apart_from_one_that_grows_with_the_share():
+    """Whole: memory tenfold a decade on W=8 and at a fixed share alike. Share: tenfold on
+    W=8, flat at a fixed share. Only the first grows with N; each projects by its own law."""
+    whole = Cost(
+        on_world=_readings((8, 1, 0.001), (8, 10, 0.01), (8, 100, 0.1), (8, 1000, 1.0)),
+        at_share=_readings((10, 1, 0.001), (100, 10, 0.01), (1000, 100, 0.1), (10_000, 1000, 1.0)),
+    )
+    share = Cost(
+        on_world=whole.on_world,
+        at_share=_readings((10, 1, 0.001), (100, 1, 0.001), (1000, 1, 0.001), (10_000, 1, 0.001)),
+    )
+    fitted = growth(whole.on_world, "peak_bytes")
+    assert fitted is not None and fitted.exponent == pytest.approx(1.0)
+    assert whole.grows_with_n() is not None and share.grows_with_n() is None
+    # At 1e9 on 1,024 ranks: whole grows with N (100x from 1e7), share with N/W (1e9/1024 against 1e7/8: 0.78x).
+    assert whole.projected(1e9, 1024)[0] == pytest.approx(1000 * MB * 100)
+    assert share.projected(1e9, 1024)[0] == pytest.approx(1000 * MB * (1e9 / 1024) / (1e7 / 8))
+
+
+def test_a_short_span_at_a_fixed_share_judges_nothing():
+    short = Cost(on_world=_readings((8, 1, 0.001)), at_share=_readings((10, 3000, 3.0)))
+    assert not short.judged_span() and short.grows_with_n() is None
+    assert "past the probe's budget" in short.why_short()
+
+
+@pytest.mark.parametrize(
+    ("bad", "size", "said"),
+    [
+        (faulty.RaisesTwoWays, 10_000, "raised TypeError: " + faulty.COMPARE_ERROR),
+        (faulty.KillsItsProcess, faulty.KillsItsProcess.DEADLY_SIZE, "the process died (exit code 3)"),
+    ],
+    ids=["raises", "dies"],
+)
+def test_the_probe_reports_a_sampler_that_raises_or_dies_and_goes_on(bad, size, said):
+    reading = cost.measure(f"{faulty.__name__}:{bad.__name__}", "torch", size, 1)
+    assert reading.stopped == said and reading.peak_bytes is None, reading
+    assert cost.measure(LAZY_REFERENCE, "torch", 10_000, 8).first_s is not None  # the next size is measured
