@@ -12,6 +12,12 @@ from __future__ import annotations
 
 from sampler_conformance.core.invariants import Invariant, Where
 
+# isort: off
+# The per-epoch checks enter the table (checks.PER_EPOCH) as their modules are imported: here,
+# first and in the table's order, which is the registry's.
+from . import length_checks, partition_checks, layout_checks, batch_checks, group_checks, aspect_checks  # noqa: F401
+
+# isort: on
 from . import elastic_checks, loader_checks, order_checks, resume_checks
 from .checks import ELASTIC_BAD, ELASTIC_UNDER, KNOWN_BAD, MULTIPROCESS_BAD, PER_EPOCH, RESUMABLE_UNDER, RESUME_BAD
 from .contracts import (
