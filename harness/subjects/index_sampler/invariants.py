@@ -1,11 +1,12 @@
 """The index sampler's invariants: one record each (``harness.core.invariants.Invariant``).
 
-The per-epoch invariants are declared on their checks (``checks.PER_EPOCH``), with the case
-fields each fixes and whether it compares each rank with the one-rank order; the per-epoch
-tests are generated from that table (``properties/test_per_epoch.py``, on simulated ranks and
-in real groups). Those with a check of their own are declared on it, in ``loader_checks``,
-``order_checks``, ``resume_checks`` and ``elastic_checks`` (``DECLARED``). The others, checked
-by a function shared with other invariants or in their test's body, are declared here.
+The per-epoch invariants are declared on their checks (``checks.PER_EPOCH``), in a module per
+promise imported below in the table's order, with the case fields each fixes and whether it
+compares each rank with the one-rank order; the per-epoch tests are generated from that
+table (``properties/test_per_epoch.py``, on simulated ranks and in real groups). Those with
+a check of their own are declared on it, in ``loader_checks``, ``order_checks``,
+``resume_checks`` and ``elastic_checks`` (``DECLARED``). The others, checked by a function
+shared with other invariants or in their test's body, are declared here.
 """
 
 from __future__ import annotations
