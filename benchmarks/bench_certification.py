@@ -26,8 +26,9 @@ from sampler_conformance.core.case import Observation  # noqa: E402
 from sampler_conformance.subjects.common.index_dataset import IndexDataset  # noqa: E402
 from sampler_conformance.subjects.common.reading import as_index_array  # noqa: E402
 from sampler_conformance.subjects.index_sampler.case import IndexCase  # noqa: E402
-from sampler_conformance.subjects.index_sampler.checks import check_assignment, structural_violations  # noqa: E402
+from sampler_conformance.subjects.index_sampler.checks import structural_violations  # noqa: E402
 from sampler_conformance.subjects.index_sampler.contracts import TORCH  # noqa: E402
+from sampler_conformance.subjects.index_sampler.layout_checks import check_assignment  # noqa: E402
 from sampler_conformance.subjects.index_sampler.plug import DEFAULT_SPEC, load_plug  # noqa: E402
 
 SUITE_TARGET_S = 30.0

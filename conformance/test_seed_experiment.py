@@ -14,7 +14,8 @@ from sampler_conformance.core.case import Observation
 from sampler_conformance.core.comparing import check_same_indices
 from sampler_conformance.core.evidence import expect_holds, fail, shorten
 from sampler_conformance.subjects.index_sampler.case import IndexCase
-from sampler_conformance.subjects.index_sampler.checks import check_pads_from_head, structural_violations
+from sampler_conformance.subjects.index_sampler.checks import structural_violations
+from sampler_conformance.subjects.index_sampler.layout_checks import check_pads_from_head
 from sampler_conformance.subjects.index_sampler.loader_checks import loader_violations
 from sampler_conformance.subjects.index_sampler.order_checks import missing_set_epoch
 from sampler_conformance.subjects.index_sampler.runs import LoaderEpochRun

@@ -24,7 +24,9 @@ as ``selftests/test_architecture.py`` checks:
   the ``link`` through torchrun's c10d store, rank 0's ``pool``);
 - ``subjects``: what is under test, one folder per kind. ``index_sampler`` holds the
   ``plug`` (loads the sampler from its spec), ``draws`` (the Hypothesis strategies),
-  ``reading``, ``dataset``, ``seed_range``, ``checks`` (the invariants as pure functions),
+  ``reading``, ``dataset``, ``seed_range``, ``checks`` (the per-epoch table; its invariants
+  as pure functions, by promise, in ``length_checks``, ``partition_checks``,
+  ``layout_checks``, ``batch_checks``, ``group_checks`` and ``aspect_checks``),
   ``scenarios`` (what a rank does, written once for both runners), ``runs`` (the views of
   their replies that the checks judge), ``simulated`` (a case read by the in-process
   runner), and the resumable and elastic extensions (``resume_draws``, ``resume_checks``,

@@ -10,8 +10,8 @@ from torch.utils.data import Sampler
 from sampler_conformance.adapters.torch_batches import AspectRatioBatches
 from sampler_conformance.core.case import Observation
 from sampler_conformance.subjects.common.index_dataset import IndexDataset
+from sampler_conformance.subjects.index_sampler.aspect_checks import check_aspect_grouped, check_aspect_share
 from sampler_conformance.subjects.index_sampler.case import IndexCase
-from sampler_conformance.subjects.index_sampler.checks import check_aspect_grouped, check_aspect_share
 from sampler_conformance.subjects.index_sampler.contracts import ASPECT_RATIO
 
 from .corpus.mmdet import AspectRatioBatchSampler, SizedImages, aspect_ratio_over_distributed

@@ -15,11 +15,11 @@ from sampler_conformance.subjects.batch_sampler.case import BatchCase
 from sampler_conformance.subjects.batch_sampler.checks import check_processes_agree, check_same_plan
 from sampler_conformance.subjects.batch_sampler.runs import PlannedEpoch
 from sampler_conformance.subjects.index_sampler.case import IndexCase
-from sampler_conformance.subjects.index_sampler.checks import check_valid_indices
 from sampler_conformance.subjects.index_sampler.contracts import BATCH
 from sampler_conformance.subjects.index_sampler.elastic_checks import check_global_cursor
 from sampler_conformance.subjects.index_sampler.loader_checks import check_loader_yields_sampler
 from sampler_conformance.subjects.index_sampler.order_checks import check_ranks_agree
+from sampler_conformance.subjects.index_sampler.partition_checks import check_valid_indices
 from sampler_conformance.subjects.index_sampler.resume_checks import compare_ranks
 from sampler_conformance.subjects.index_sampler.runs import ElasticRun
 from sampler_conformance.subjects.iterable_dataset.case import StreamCase

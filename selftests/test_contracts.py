@@ -22,16 +22,8 @@ from sampler_conformance.core.subject import SpecError
 from sampler_conformance.report.certificate import SCHEMA_PATH
 from sampler_conformance.subjects import GROUP_ONLY, REGISTRY, describe_contracts
 from sampler_conformance.subjects.common.index_dataset import IndexDataset
+from sampler_conformance.subjects.index_sampler.batch_checks import check_share_batched, check_whole_batches
 from sampler_conformance.subjects.index_sampler.case import IndexCase
-from sampler_conformance.subjects.index_sampler.checks import (
-    check_label_grouped,
-    check_leftovers_bounded,
-    check_read_once,
-    check_repeat_groups,
-    check_selected_once,
-    check_share_batched,
-    check_whole_batches,
-)
 from sampler_conformance.subjects.index_sampler.contracts import (
     BATCH,
     GROUPS,
@@ -40,6 +32,13 @@ from sampler_conformance.subjects.index_sampler.contracts import (
     RANK_BLOCKS,
 )
 from sampler_conformance.subjects.index_sampler.contracts import CONTRACTS as INDEX_CONTRACTS
+from sampler_conformance.subjects.index_sampler.group_checks import (
+    check_label_grouped,
+    check_leftovers_bounded,
+    check_read_once,
+    check_repeat_groups,
+    check_selected_once,
+)
 from sampler_conformance.subjects.index_sampler.order_checks import check_ranks_agree
 from sampler_conformance.subjects.index_sampler.plug import check_fit, load_plug
 

@@ -4,7 +4,7 @@ Each record says what the invariant is called, the bug class it guards against, 
 applies (the parameters it needs), where it is checked (in-process and in real process
 groups, or in real groups only), and the known-bad subject that proves its tests can fail
 (``selftests/test_registry.py`` holds every record to that). An invariant judged on one
-epoch of every rank is declared on its judge, in the subject's ``checks.py``, with
+epoch of every rank is declared on its judge, in the subject's ``checks.py`` table, with
 :meth:`OneEpoch.declare`: the record, the judge and the case fields it speaks about in one
 place, and the subject's per-epoch tests generated from that table. One with a check of its
 own elsewhere is declared on that check (:class:`Declared`); one checked by a function shared

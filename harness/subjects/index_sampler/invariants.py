@@ -1,17 +1,24 @@
 """The index sampler's invariants: one record each (``harness.core.invariants.Invariant``).
 
-The per-epoch invariants are declared on their checks (``checks.PER_EPOCH``), with the case
-fields each fixes and whether it compares each rank with the one-rank order; the per-epoch
-tests are generated from that table (``properties/test_per_epoch.py``, on simulated ranks and
-in real groups). Those with a check of their own are declared on it, in ``loader_checks``,
-``order_checks``, ``resume_checks`` and ``elastic_checks`` (``DECLARED``). The others, checked
-by a function shared with other invariants or in their test's body, are declared here.
+The per-epoch invariants are declared on their checks (``checks.PER_EPOCH``), in a module per
+promise imported below in the table's order, with the case fields each fixes and whether it
+compares each rank with the one-rank order; the per-epoch tests are generated from that
+table (``properties/test_per_epoch.py``, on simulated ranks and in real groups). Those with
+a check of their own are declared on it, in ``loader_checks``, ``order_checks``,
+``resume_checks`` and ``elastic_checks`` (``DECLARED``). The others, checked by a function
+shared with other invariants or in their test's body, are declared here.
 """
 
 from __future__ import annotations
 
 from sampler_conformance.core.invariants import Invariant, Where
 
+# isort: off
+# The per-epoch checks enter the table (checks.PER_EPOCH) as their modules are imported: here,
+# first and in the table's order, which is the registry's.
+from . import length_checks, partition_checks, layout_checks, batch_checks, group_checks, aspect_checks  # noqa: F401
+
+# isort: on
 from . import cost_checks, elastic_checks, loader_checks, order_checks, resume_checks
 from .checks import ELASTIC_BAD, ELASTIC_UNDER, KNOWN_BAD, MULTIPROCESS_BAD, PER_EPOCH, RESUMABLE_UNDER, RESUME_BAD
 from .contracts import (

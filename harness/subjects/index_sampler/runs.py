@@ -3,7 +3,7 @@ ranks, its readings as :class:`Observation` objects of the case.
 
 The scenarios build them (``scenarios/loader.py``, ``scenarios/resume.py``,
 ``scenarios/resume_loader.py``, ``scenarios/elastic.py``) and the checks read them
-(``checks.py``, ``resume_checks.py``, ``elastic_checks.py``), which import no scenario.
+(the ``*_checks.py`` modules), which import no scenario.
 """
 
 from __future__ import annotations
