@@ -103,6 +103,18 @@ class Observation(Generic[CaseT]):
     batches: tuple[tuple[np.ndarray, ...], ...] | None = None  # per rank, for batch samplers
     # len(sampler) before the pass (after set_epoch), as a training loop sizes its schedule; None: not asked
     lengths_before: tuple[ReportedLength, ...] | None = None
+    # The ranks read, where a partial reading read only some (indices[i] is rank ranks[i]'s):
+    # at N = 2^31 on 16,384 ranks, the first, the last and those padding lands on. None:
+    # every rank, in rank order.
+    ranks: tuple[int, ...] | None = None
+
+    def rank_of(self, position: int) -> int:
+        """The rank whose reading is ``indices[position]``."""
+        return position if self.ranks is None else self.ranks[position]
+
+    @property
+    def partial(self) -> bool:
+        return self.ranks is not None
 
     @property
     def lacks_len(self) -> bool:

@@ -113,7 +113,7 @@ def answer(scenario: Scenario, setup: RankSetup, plugs: dict[str, Any]) -> Reply
             rank.plug = plug
             return scenario.run(rank)
         replies = []
-        for simulated in range(scenario.simulated_ranks()):
+        for simulated in scenario.simulated_ranks():
             rank = RankContext(simulated, scenario.case.world_size, plug, setup.watch, noun=scenario.noun)
             replies.append(scenario.run(rank))
         return Simulated(tuple(replies))

@@ -21,7 +21,7 @@ from __future__ import annotations
 import time
 import weakref
 from collections import OrderedDict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, ClassVar, NoReturn, Protocol, TypeVar
@@ -154,9 +154,10 @@ class Scenario:
         """This rank's part; calls into the sampler go through ``rank.call``."""
         raise NotImplementedError
 
-    def simulated_ranks(self) -> int:
-        """How many ranks the sampler process simulates for this scenario."""
-        return self.case.world_size
+    def simulated_ranks(self) -> Sequence[int]:
+        """The ranks the sampler process simulates for this scenario, in turn: every rank of
+        the case, or those a partial reading reads (a case of 16,384 ranks at N = 2^31)."""
+        return range(self.case.world_size)
 
 
 class Ranks(Protocol):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sampler_conformance.execution.scenario import RankContext, Ranks, ask
@@ -34,8 +35,8 @@ class ConstructWith(SamplerScenario):
 
         return rank.call(f"{CONSTRUCTOR} (num_replicas={self.num_replicas}, rank={self.rank_number})", construct)
 
-    def simulated_ranks(self) -> int:
-        return 1  # one construction, whatever the arguments say
+    def simulated_ranks(self) -> Sequence[int]:
+        return (0,)  # one construction, whatever the arguments say
 
 
 def refusal(

@@ -18,6 +18,7 @@ before the resume to show the order does not depend on them.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import islice
 from typing import Any
@@ -204,8 +205,8 @@ class LoadForeignState(SamplerScenario):
     epoch: int = 0
     taken: int = 1
 
-    def simulated_ranks(self) -> int:
-        return 1  # rank 0 of each world size, built explicitly
+    def simulated_ranks(self) -> Sequence[int]:
+        return (0,)  # rank 0 of each world size, built explicitly
 
     def run(self, rank: RankContext) -> ForeignStateReply:
         assert self.other is not None
