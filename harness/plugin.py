@@ -79,6 +79,7 @@ from .subjects import REGISTRY, SUBJECTS, contract_named, describe_contracts, su
 from .subjects.specs import forget_checked_packages
 
 CERTIFICATION_MARK = "certification"
+SCALE_MARK = "scale"  # a test of the numeric edges: deselected unless --scale
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -100,6 +101,7 @@ def pytest_cmdline_main(config: pytest.Config) -> int | None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", f"{CERTIFICATION_MARK}: a test that certifies the sampler under test")
     config.addinivalue_line("markers", "invariant(flag): the contract invariant a certification test checks")
+    config.addinivalue_line("markers", f"{SCALE_MARK}: a test of the numeric edges, run under --scale")
     options = {option.dest: setting(config, option) for option in OPTIONS}
     options["meshes"] = mesh_layouts(options["meshes"], options["data_dims"])
     try:
@@ -228,7 +230,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     others = [
         item
         for item in items
-        if tested[item] not in (None, contract.subject) or left_out(item) or contract.rules_out(_params(item))
+        if tested[item] not in (None, contract.subject)
+        or left_out(item)
+        or contract.rules_out(_params(item))
+        or (item.get_closest_marker(SCALE_MARK) is not None and not current.options["scale"])
     ]
     unpromised = [
         item for item in items if item not in others and (flag := flags[item]) and not contract.promises(flag)

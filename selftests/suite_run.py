@@ -197,6 +197,7 @@ def certify_rejected(
     (:meth:`SuiteRun.assert_rejected`)."""
     if rejection.meshes is not None:
         options = (*options, f"--meshes={rejection.meshes}")
+    options = (*options, *rejection.options)
     run = certify(pytester, spec, *options, ranks=ranks, profile=rejection.profile)
     run.assert_rejected(rejection)
     return run
@@ -208,8 +209,9 @@ def _run(
     """Unless the options name their own --certificate, the run writes one in pytester's
     directory, and the verdict is read from it."""
     if not any(o.startswith("--cost=") for o in options):
-        # The cost probe takes about 2 s a run: measured where the contract promises what it judges.
-        options = (*options, "--cost=measure" if any("+scalable" in o for o in options) else "--cost=skip")
+        # The cost probe takes about 2 s a run: measured where something judges it or plans from it.
+        measured = any("+scalable" in o for o in options) or "--scale" in options
+        options = (*options, "--cost=measure" if measured else "--cost=skip")
     certificate = next((o.partition("=")[2] for o in options if o.startswith("--certificate=")), None)
     if certificate is None:
         certificate = str(pytester.path / "certificate")

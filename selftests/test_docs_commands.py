@@ -162,6 +162,7 @@ COMMANDS: dict[str, Runs | tuple[Runs, ...] | LikeCommand | NotHere] = {
     "sampler-conformance mypkg.data:make --contract=stream+mesh --meshes=dp2.tp2,pp2.dp2.tp2": LikeCommand(STREAM),
     # docs/scale.md: the cost probe and +scalable run in selftests/test_scale.py
     "sampler-conformance mypkg.samplers:MySampler --production-size=3.5e9 --production-world=1024": LikeCommand(GATE),
+    "sampler-conformance mypkg.samplers:MySampler --scale --production-size=3.5e9": LikeCommand(GATE),
     "sampler-conformance sampler_conformance.adapters.lazy_permutation:LazyDistributedSampler "
     "--contract=torch+scalable": LikeCommand(GATE),
     # docs/process-groups.md

@@ -7,10 +7,9 @@ from __future__ import annotations
 
 import pytest
 
+from sampler_conformance.core.cost import SIZES, Cost, Reading, growth
 from sampler_conformance.execution import cost
-from sampler_conformance.execution.cost import Reading
-from sampler_conformance.report.cost import Cost, growth
-from sampler_conformance.subjects import GROUP_ONLY, contract_named
+from sampler_conformance.subjects import GROUP_ONLY, SUBJECTS, contract_named
 
 from .catalogue import SCALABLE_BAD, SCALABLE_CONTRACT
 from .corpus import faulty
@@ -35,7 +34,7 @@ def test_the_lazy_reference_conforms_to_torch_scalable_and_says_its_cost(pyteste
     }, run.statuses
     assert run.statuses["cost_follows_share"] == "held"
     recorded = run.written["cost"]
-    assert recorded["on_world"][-1]["size"] == cost.SIZES[-1], recorded  # flat: every size measured, to 1e10
+    assert recorded["on_world"][-1]["size"] == SIZES[-1], recorded  # flat: every size measured, to 1e10
     assert recorded["projected"]["size"] == 3.5e9 and recorded["projected"]["world_size"] == 1024
     assert any(line.startswith("projected at N=3.5e9, W=1,024: under") for line in recorded["summary"]), recorded
 
@@ -82,6 +81,12 @@ def test_a_short_span_at_a_fixed_share_judges_nothing():
     ids=["raises", "dies"],
 )
 def test_the_probe_reports_a_sampler_that_raises_or_dies_and_goes_on(bad, size, said):
-    reading = cost.measure(f"{faulty.__name__}:{bad.__name__}", "torch", size, 1)
+    reading = cost.measure(_probed(f"{faulty.__name__}:{bad.__name__}"), size, 1)
     assert reading.stopped == said and reading.peak_bytes is None, reading
-    assert cost.measure(LAZY_REFERENCE, "torch", 10_000, 8).first_s is not None  # the next size is measured
+    assert cost.measure(_probed(LAZY_REFERENCE), 10_000, 8).first_s is not None  # the next size is measured
+
+
+def _probed(spec: str) -> cost.Probed:
+    subject = SUBJECTS["index_sampler"]
+    assert subject.cost_probe is not None
+    return cost.Probed(spec, contract_named("torch"), subject.load, subject.cost_probe)

@@ -39,9 +39,10 @@ def check_reported_lengths(
     count in ``unit``, singular and plural (``1 batch``, ``2 batches``). A rank with no len()
     to ask (no ``__len__``, or not asked) is left to the caller."""
     before = observation.lengths_before or (None,) * len(observation.reported_lengths)
-    for rank, (asked_before, asked_after, got) in enumerate(
+    for position, (asked_before, asked_after, got) in enumerate(
         zip(before, observation.reported_lengths, observation.lengths, strict=True)
     ):
+        rank = observation.rank_of(position)
         for when, asked in (("before the pass", asked_before), ("after the pass", asked_after)):
             if isinstance(asked, LenRaised):
                 return [Violation(flag, f"rank {rank}: {asked.summary} ({when}, which yielded {got})")]

@@ -85,6 +85,9 @@ class Judged(Generic[Judge]):
     judge: Judge  # the subject's reading of one epoch (and what else its table passes) -> violations
     fixed: tuple[tuple[str, object], ...] = ()  # the case fields it speaks about (padding: drop_last=False)
     against_one_rank: bool = False  # judged against the one-rank reading too (the index sampler's layouts)
+    # Judged on a partial reading too, of some ranks only (a case of 16,384 ranks at N = 2^31):
+    # what it says of each rank, or of the ranks read together, holds of them without the rest.
+    partial: bool = False
 
     @property
     def flag(self) -> str:
@@ -142,7 +145,12 @@ class OneEpoch(Declared, Generic[Judge]):
         self._judged: dict[str, Judged[Judge]] = {}
 
     def declare(
-        self, invariant: Invariant, *, fixed: Mapping[str, object] | None = None, against_one_rank: bool = False
+        self,
+        invariant: Invariant,
+        *,
+        fixed: Mapping[str, object] | None = None,
+        against_one_rank: bool = False,
+        partial: bool = False,
     ) -> Callable[[Check], Check]:
         """Declares ``invariant`` judged by the function it decorates, which it returns unchanged
         (its own signature kept, defaults included, for callers outside the table)."""
@@ -150,7 +158,9 @@ class OneEpoch(Declared, Generic[Judge]):
         def declared(check: Check) -> Check:
             self(invariant)(check)
             judge = cast(Judge, check)  # called by the subject's tests as the table's judge
-            self._judged[invariant.flag] = Judged(invariant, judge, tuple((fixed or {}).items()), against_one_rank)
+            self._judged[invariant.flag] = Judged(
+                invariant, judge, tuple((fixed or {}).items()), against_one_rank, partial
+            )
             return check
 
         return declared

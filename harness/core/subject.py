@@ -85,6 +85,10 @@ class Subject:
     # function building rank r's thing of a case of N items on W ranks, its inputs made
     # beforehand; None: its cost is not measured.
     cost_probe: Callable[..., Callable[[], Any]] | None = None
+    # The sizes --scale judges it at on a partial reading (numeric edges), and the ranks there;
+    # empty: --scale adds none.
+    edges: tuple[int, ...] = ()
+    edge_world_size: int = 0
     # Raises SpecError when a loaded plug cannot be certified under a contract of this subject
     # (a factory that does not take what the contract gives it); None: every plug fits.
     check_fit: Callable[[Plug, Contract], None] | None = None

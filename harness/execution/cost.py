@@ -27,13 +27,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from sampler_conformance.core.cost import MEMORY_BUDGET, SHARE, SIZES, TIME_BUDGET_S, WORLD, Reading
+
 from . import memory_budget
 
-SIZES = tuple(10**k for k in range(4, 11))  # N measured, in turn: 1e4 to 1e10
-WORLD = 8  # the ranks of the first sweep
-SHARE = 1_000  # the items per rank of the second sweep
-MEMORY_BUDGET = 1 << 30  # a size past this (or TIME_BUDGET_S) is the sweep's last
-TIME_BUDGET_S = 2.0
 PROJECTED_LIMIT = 4  # a size projected past this many budgets is not measured
 FURTHER_ITEMS = 100_000  # read after the first, to time each further one...
 FURTHER_S = 0.2  # ... for at most this long
@@ -41,51 +38,41 @@ LIMIT = PROJECTED_LIMIT * MEMORY_BUDGET  # a child's memory, its inputs' and the
 WAIT_S = PROJECTED_LIMIT * TIME_BUDGET_S + 20  # a child's bound: its build, its read, its start
 
 
-@dataclass(frozen=True)
-class Reading:
-    """One size, measured: rank 0 of ``world_size`` ranks over ``size`` items."""
-
-    size: int
-    world_size: int
-    peak_bytes: int | None = None  # resident memory at its peak, above the process's before the build
-    first_s: float | None = None  # from the build to the first item
-    per_item_s: float | None = None  # each further item, over ``further`` of them
-    further: int = 0
-    stopped: str = ""  # why it has no figures: raised, died, passed its memory limit, never yielded
-
-    @property
-    def share(self) -> int:
-        return -(-self.size // self.world_size)
-
-    @property
-    def over_budget(self) -> bool:
-        return bool(self.stopped) or (self.peak_bytes or 0) > MEMORY_BUDGET or (self.first_s or 0) > TIME_BUDGET_S
-
-
 # What a subject gives the probe: (plug, contract, N, W, rank) -> a function that builds the
 # thing (everything else the build needs, made beforehand, is not counted).
 Builder = Callable[[Any, Any, int, int, int], Callable[[], Iterable[Any]]]
 
 
-def sweep(spec: str, contract: str, sizes_and_worlds: Iterable[tuple[int, int]]) -> list[Reading]:
+@dataclass(frozen=True)
+class Probed:
+    """What is measured: the spec, the contract it is built for, and its subject's loader and
+    builder (``Subject.load``, ``Subject.cost_probe``), sent to each child."""
+
+    spec: str
+    contract: Any
+    load: Callable[[str], Any]
+    build: Builder
+
+
+def sweep(probed: Probed, sizes_and_worlds: Iterable[tuple[int, int]]) -> list[Reading]:
     """Readings of ``(N, W)`` in turn, up to the first over the budget, and none projected past
     PROJECTED_LIMIT budgets from the two before it."""
     readings: list[Reading] = []
     for size, world in sizes_and_worlds:
         if len(readings) >= 2 and _projected_past_limit(readings[-2], readings[-1], size):
             break
-        reading = measure(spec, contract, size, world)
+        reading = measure(probed, size, world)
         readings.append(reading)
         if reading.over_budget:
             break
     return readings
 
 
-def sweeps(spec: str, contract: str) -> dict[str, list[Reading]]:
+def sweeps(probed: Probed) -> dict[str, list[Reading]]:
     """Both sweeps: ``on_world`` (W = WORLD) and ``at_share`` (W = N / SHARE)."""
     return {
-        "on_world": sweep(spec, contract, ((n, WORLD) for n in SIZES)),
-        "at_share": sweep(spec, contract, ((n, n // SHARE) for n in SIZES)),
+        "on_world": sweep(probed, ((n, WORLD) for n in SIZES)),
+        "at_share": sweep(probed, ((n, n // SHARE) for n in SIZES)),
     }
 
 
@@ -102,13 +89,13 @@ def _projected_past_limit(before: Reading, last: Reading, size: int) -> bool:
     return False
 
 
-def measure(spec: str, contract: str, size: int, world: int) -> Reading:
+def measure(probed: Probed, size: int, world: int) -> Reading:
     """One size, in a child forked for it, waited for at most WAIT_S and reaped."""
     from .processes import fork_server  # not at import: the registry of invariants reads SHARE
 
     context = fork_server()
     receiving, sending = context.Pipe(duplex=False)
-    child = context.Process(target=_measure_here, args=(sending, spec, contract, size, world), daemon=True)
+    child = context.Process(target=_measure_here, args=(sending, probed, size, world), daemon=True)
     child.start()
     sending.close()
     try:
@@ -127,17 +114,12 @@ def measure(spec: str, contract: str, size: int, world: int) -> Reading:
     return Reading(size, world, stopped=f"the process died (exit code {child.exitcode})")
 
 
-def _measure_here(conn: Any, spec: str, contract_name: str, size: int, world: int) -> None:
+def _measure_here(conn: Any, probed: Probed, size: int, world: int) -> None:
     """In the child: build rank 0's thing, time its first item and a short read, and send the figures."""
-    from sampler_conformance.subjects import contract_named, subject_of
-
     memory_budget.apply(LIMIT)
     limit = f"{LIMIT / memory_budget.GIB:.0f} GiB"
     try:
-        contract = contract_named(contract_name)
-        subject = subject_of(contract)
-        assert subject.cost_probe is not None
-        build = subject.cost_probe(subject.load(spec), contract, size, world, 0)
+        build = probed.build(probed.load(probed.spec), probed.contract, size, world, 0)
     except MemoryError:  # the suite's own inputs (labels of N items): not the sampler's cost
         conn.send(asdict(Reading(size, world, stopped=f"the suite's own inputs of N={size:.0e} passed {limit}")))
         return

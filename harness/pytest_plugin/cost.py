@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from sampler_conformance.execution.cost import sweeps
-from sampler_conformance.report.cost import Cost
+from sampler_conformance.core.cost import Cost
+from sampler_conformance.execution.cost import Probed, sweeps
 from sampler_conformance.subjects import subject_of
 
 from .state import ConformanceState, state
@@ -47,7 +47,10 @@ class CostProbe:
         current = self.current
         current.cost_not_measured = why_not_measured(session.config, current)
         if not current.cost_not_measured:
-            current.cost = Cost(**sweeps(current.plug.spec, current.contract.name))
+            subject = subject_of(current.contract)
+            assert subject.cost_probe is not None  # why_not_measured says so
+            probed = Probed(current.plug.spec, current.contract, subject.load, subject.cost_probe)
+            current.cost = Cost(**sweeps(probed))
 
     @pytest.hookimpl(optionalhook=True)  # a pytest-xdist hook: each worker gets the measurement
     def pytest_configure_node(self, node: Any) -> None:

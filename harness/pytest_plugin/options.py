@@ -44,6 +44,7 @@ class Option:
     help: str
     parse: Callable[[str], Any] = str
     repeatable: bool = False  # given several times on the command line; one per line in the environment or ini
+    switch: bool = False  # on the command line alone (--NAME), it means "on"; the environment and ini say on or off
 
     @property
     def dest(self) -> str:
@@ -150,6 +151,12 @@ def _production_world(text: str) -> int:
     if not text.isdigit() or int(text) < 1:
         raise pytest.UsageError(f"--production-world={text!r} is not a number of ranks; e.g. --production-world=1024")
     return int(text)
+
+
+def _on_off(text: str) -> bool:
+    if text not in ("on", "off"):
+        raise pytest.UsageError(f"{text!r} is neither on nor off (CONFORMANCE_SCALE, or scale in the ini file)")
+    return text == "on"
 
 
 def _ranks_choice(text: str) -> str:
@@ -277,6 +284,16 @@ OPTIONS = (
         _cost_choice,
     ),
     Option(
+        "scale",
+        "CONFORMANCE_SCALE",
+        "off",
+        "judge the index sampler at the numeric edges too (N = 2^24 + 1, 2^31 + 1, 2^32 + 1 and --production-size, "
+        "on 16,384 ranks), reading a few ranks of each, where the cost measured before the draws affords it "
+        "(docs/scale.md); env CONFORMANCE_SCALE=on",
+        _on_off,
+        switch=True,
+    ),
+    Option(
         "production-size",
         "CONFORMANCE_PRODUCTION_SIZE",
         "none",
@@ -342,13 +359,18 @@ def add_options(parser: pytest.Parser) -> None:
     group = parser.getgroup("sampler conformance")
     for option in OPTIONS:
         text = option.help.replace("%(default)s", option.default)
-        group.addoption(
-            f"--{option.name}",
-            dest=option.dest,
-            default=None,
-            action="append" if option.repeatable else "store",
-            help=f"{text}; env {option.env}",
-        )
+        if option.switch:
+            group.addoption(
+                f"--{option.name}", dest=option.dest, default=None, action="store_const", const="on", help=text
+            )
+        else:
+            group.addoption(
+                f"--{option.name}",
+                dest=option.dest,
+                default=None,
+                action="append" if option.repeatable else "store",
+                help=f"{text}; env {option.env}",
+            )
         if option.repeatable:
             parser.addini(option.dest, help=text, type="linelist")
         else:

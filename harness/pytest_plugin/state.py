@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from sampler_conformance.core.contracts import Contract
+from sampler_conformance.core.cost import Cost
 from sampler_conformance.core.subject import Plug
-from sampler_conformance.report.cost import Cost
 
 from . import profiles
 

@@ -10,12 +10,12 @@ from typing import Any, Protocol
 import pytest
 
 from sampler_conformance.core.contracts import Contract
+from sampler_conformance.core.cost import Cost
 from sampler_conformance.core.evidence import counted
 from sampler_conformance.core.subject import Plug
 from sampler_conformance.subjects import subject_of
 
 from .certificate import build_certificate, write_certificate
-from .cost import Cost
 from .counterexamples import shown_counterexamples
 from .results import (
     CONFORMS,
@@ -90,21 +90,25 @@ def _detail_lines(results: list[InvariantResult], contract: Contract) -> list[st
     unrun = [r.flag for r in results if r.status == NOT_RUN and r.details == [NO_TEST_RAN]]
     if unrun:
         lines.append(f"not run: {', '.join(unrun)}: {NO_TEST_RAN}")
+    # (kind, test, reason) -> {flag: its variants}: one reason of one test, said once for every
+    # invariant it holds of (the numeric edges a projected cost rules out, for four invariants)
+    said: dict[tuple[str, str, str], dict[str, list[str]]] = {}
     for result in results:
         # Promised by the contract, but not to this sampler: it lacks the optional method the invariant is about.
         conditional = result.status == NOT_PROMISED and contract.promises(result.flag)
         if (result.status in (HELD, NOT_JUDGED, NOT_APPLICABLE, NOT_RUN, ERROR) or conditional) and result.details != [
             NO_TEST_RAN
         ]:
-            variants: dict[tuple[str, str, str], list[str]] = {}
             for detail in result.details:
                 kind, test, reason = _split_detail(result.status, detail)
-                variants.setdefault((kind, test.split("[")[0], reason), []).append(test)
-            for (kind, name, reason), tests in variants.items():
-                shown = tests[0] if len(tests) == 1 else f"{name} ({len(tests)} variants)"
-                lines.append(
-                    f"{kind}: {result.flag}: {shown}: {reason}" if reason else f"{kind}: {result.flag}: {shown}"
-                )
+                said.setdefault((kind, test.split("[")[0], reason), {}).setdefault(result.flag, []).append(test)
+    for (kind, name, reason), by_flag in said.items():
+        if len(by_flag) == 1:
+            ((flag, tests),) = by_flag.items()
+            shown = f"{flag}: " + (tests[0] if len(tests) == 1 else f"{name} ({len(tests)} variants)")
+        else:
+            shown = f"{', '.join(by_flag)}: {name}"
+        lines.append(f"{kind}: {shown}: {reason}" if reason else f"{kind}: {shown}")
     return lines
 
 
@@ -196,6 +200,7 @@ class ConformanceReport:
             "hypothesis_profile": settings.get_current_profile_name(),
             "hypothesis_seed": self.current.seed,
             "judged_floor": self.collector.floor,
+            "numeric_edges": list(self._edges_judged()),
             "example_database": str(self.current.example_database) if self.current.example_database else None,
             "exit_status": int(exitstatus),
         }
@@ -210,6 +215,25 @@ class ConformanceReport:
             cost=self._cost(),
         )
         self.written = write_certificate(path, certificate, self.draws)
+
+    def _edges_judged(self) -> tuple[int, ...]:
+        """The numeric edges --scale judged (the production size among them where given)."""
+        subject = subject_of(self.current.contract)
+        if not subject.edges or not self.current.options["scale"]:
+            return ()
+        production = self.current.options["production_size"]
+        return tuple(dict.fromkeys([*subject.edges, *([int(production)] if production is not None else [])]))
+
+    def _edges_line(self) -> str:
+        """Where the subject has numeric edges and --scale did not judge them: that the verdict claims nothing there."""
+        subject = subject_of(self.current.contract)
+        if not subject.edges or self.current.options["scale"]:
+            return ""
+        sizes = ", ".join(f"{n:,}" for n in subject.edges)
+        return (
+            f"numeric edges not judged: N = {sizes} on W = {subject.edge_world_size:,} (past float32's exact "
+            f"integers, int32 and uint32); --scale judges them on a partial reading"
+        )
 
     def _cost_lines(self) -> list[str]:
         """One rank's cost, measured before the draws, and where it was not, why."""
@@ -278,6 +302,9 @@ class ConformanceReport:
         judged_up_to = sizes_line(self.collector.sizes)
         if judged_up_to:
             write(judged_up_to)
+        edges = self._edges_line()
+        if edges:
+            write(edges)
         for line in self._cost_lines():
             write(line)
         if self.written:

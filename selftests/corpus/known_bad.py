@@ -18,7 +18,7 @@ import torch
 from sampler_conformance.adapters.lazy_permutation import LazyDistributedSampler
 
 from .parts import PartsSampler
-from .rejections import COST_TEST, PER_EPOCH_TEST, every, rejected
+from .rejections import COST_TEST, EDGE_TEST, PER_EPOCH_TEST, every, rejected
 
 # Why a bug breaks more than its own invariant, for the reasons below.
 STRIDED_FROM_HEAD = (
@@ -409,3 +409,30 @@ class HoldsWholePermutation(LazyDistributedSampler):
         whole = list(range(self.size)) if order is None else order(np.arange(self.size)).tolist()
         whole += (whole * math.ceil(self.total_size / max(len(whole), 1)))[: self.total_size - len(whole)]
         return iter(whole[self.rank : self.total_size : self.num_replicas])
+
+
+# ---- numeric edges (--scale) -------------------------------------------------------------------
+
+
+@rejected(EDGE_TEST, "valid_indices", under="torch", options=("--scale",))
+class IndicesThroughInt32(LazyDistributedSampler):
+    """The lazy reference, its indices kept in an int32 buffer, as index arrays are kept to
+    halve their memory (NVIDIA/Megatron-LM #1672, fixed by #1673): every index past 2^31 - 1
+    wraps negative. Right at every N the draws reach; wrong from N = 2^31 + 1."""
+
+    def __iter__(self) -> Iterator[int]:
+        for index in super().__iter__():
+            yield int(np.array([index], dtype=np.int64).astype(np.int32)[0])
+
+
+@rejected(EDGE_TEST, "len_matches_iter", under="torch", options=("--scale",))
+class LenThroughFloat32(LazyDistributedSampler):
+    """The lazy reference whose ``len()`` divides N in a float32 tensor: float32 holds every
+    integer up to 2^24 exactly and rounds N = 2^24 + 1 down, so len() says one index fewer
+    than the rank yields (1,024 for 1,025 on 16,384 ranks)."""
+
+    def __len__(self) -> int:
+        size = torch.tensor(self.size, dtype=torch.float32)
+        if self.drop_last and self.size % self.num_replicas:
+            return int(torch.floor(size / self.num_replicas))
+        return int(torch.ceil(size / self.num_replicas))

@@ -23,6 +23,8 @@ from typing import TypeVar
 PER_EPOCH_TEST = "test_per_epoch_invariant"
 # The test of +scalable, which judges the cost measured before the draws (properties/test_cost.py).
 COST_TEST = "test_cost_follows_share"
+# The per-epoch invariants judged at the numeric edges, under --scale (properties/test_numeric_edges.py).
+EDGE_TEST = "test_at_the_numeric_edge"
 
 
 @dataclass(frozen=True)
@@ -46,6 +48,8 @@ class Rejection:
     # The meshes its proof certifies on (--meshes) under +mesh, where the default's cannot show
     # the bug (say, one that mistakes a cp dimension for data); None: those its selftest gives.
     meshes: str | None = None
+    # More options its proof certifies with (--scale: the numeric edges, where alone the bug shows).
+    options: tuple[str, ...] = ()
 
     @property
     def failed(self) -> set[str]:
@@ -72,11 +76,12 @@ def rejected(
     sometimes: Mapping[str, str] | None = None,
     profile: str | None = None,
     meshes: str | None = None,
+    options: tuple[str, ...] = (),
 ) -> Callable[[Bad], Bad]:
     """Declares what the decorated known-bad class or factory must be rejected for (:class:`Rejection`):
     one declaration for each way its selftests run it (``whole_suite``, ``under``)."""
     rejection = Rejection(
-        test, flag, dict(implied or {}), under, whole_suite, crashes, dict(sometimes or {}), profile, meshes
+        test, flag, dict(implied or {}), under, whole_suite, crashes, dict(sometimes or {}), profile, meshes, options
     )
 
     def declared(bad: Bad) -> Bad:

@@ -10,6 +10,7 @@ invariants and plug, so that loading the registry of subjects stays light.
 from sampler_conformance.core.subject import Subject
 
 from .contracts import CONTRACTS, EXTENSIONS
+from .edges import EDGE_SIZES, EDGE_WORLD
 from .invariants import DECLARED
 from .plug import DEFAULT_SPEC, build_for_cost, check_fit, load_plug
 from .seed_range import probe_once
@@ -29,5 +30,7 @@ SUBJECT = Subject(
     plug_fixture="sampler_plug",
     probe=probe_once,
     cost_probe=build_for_cost,
+    edges=EDGE_SIZES,
+    edge_world_size=EDGE_WORLD,
     wrappers=WRAPPERS,
 )

@@ -8,10 +8,9 @@ with it, one that computes its share lazily does not.
 
 from __future__ import annotations
 
+from sampler_conformance.core.cost import SHARE, Cost, large, memory, seconds
 from sampler_conformance.core.evidence import Violation
 from sampler_conformance.core.invariants import Declared, Invariant, Where
-from sampler_conformance.execution.cost import SHARE
-from sampler_conformance.report.cost import Cost, large, memory, seconds
 
 from .contracts import SCALABLE
 

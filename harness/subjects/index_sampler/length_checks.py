@@ -23,7 +23,8 @@ from .contracts import EXACT_PARTITION, FINITE_EPOCHS, PADDED_EPOCHS, TRUNCATED_
         "__len__ disagreeing with iteration (wrong step counts, LR schedules)",
         f"{KNOWN_BAD}:LenIgnoresDropLast",
         promised_by=(FINITE_EPOCHS,),
-    )
+    ),
+    partial=True,
 )
 def check_len_matches_iter(
     obs: Observation[IndexCase], contract: SamplerContract, one_rank: Observation[IndexCase] | None = None
@@ -43,7 +44,8 @@ def check_len_matches_iter(
         "one rank running one step more than the others: DDP hangs",
         f"{KNOWN_BAD}:FloorNotCeil",
         promised_by=(PADDED_EPOCHS, TRUNCATED_EPOCHS),
-    )
+    ),
+    partial=True,
 )
 def check_equal_length(
     obs: Observation[IndexCase], contract: SamplerContract, one_rank: Observation[IndexCase] | None = None
@@ -51,7 +53,7 @@ def check_equal_length(
     case = obs.case
     expected = contract.expected_length(case.dataset_size, case.world_size, case.drop_last)
     rule = contract.length_words(case.drop_last)
-    wrong = {rank: n for rank, n in enumerate(obs.lengths) if n != expected}
+    wrong = {obs.rank_of(position): n for position, n in enumerate(obs.lengths) if n != expected}
     if not wrong:
         return []
     got = ", ".join(f"rank {rank}: {n}" for rank, n in list(wrong.items())[:8])

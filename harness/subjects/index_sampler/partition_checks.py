@@ -26,26 +26,29 @@ from .contracts import COVERS, EXACT_PARTITION, PADDED_EPOCHS, TRUNCATED_EPOCHS,
         "empty batches too (a rank past the last global batch yielding [], which fails its step)",
         f"{KNOWN_BAD}:YieldsTensors",
         promised_by=(VALID,),
-    )
+    ),
+    partial=True,
 )
 def check_valid_indices(
     obs: Observation[IndexCase], contract: SamplerContract, one_rank: Observation[IndexCase] | None = None
 ) -> list[Violation]:
     n = obs.case.dataset_size
     violations = []
-    for rank, indices in enumerate(obs.indices):
+    for position, indices in enumerate(obs.indices):
+        rank = obs.rank_of(position)
         bad = np.flatnonzero((indices < 0) | (indices >= n))
         if bad.size:
-            position = int(bad[0])
+            at = int(bad[0])
             violations.append(
                 Violation(
                     "valid_indices",
-                    f"rank {rank} yielded {int(indices[position])} at position {position}; "
+                    f"rank {rank} yielded {int(indices[at])} at position {at}; "
                     f"indices must lie in [0, N) = [0, {n}) ({bad.size} out of range)",
                 )
             )
-    for rank, batches in enumerate(obs.batches or ()):
-        empty = [position for position, batch in enumerate(batches) if batch.size == 0]
+    for position, batches in enumerate(obs.batches or ()):
+        rank = obs.rank_of(position)
+        empty = [at for at, batch in enumerate(batches) if batch.size == 0]
         if empty:
             violations.append(
                 Violation(
@@ -101,21 +104,25 @@ def check_coverage(
             TRUNCATED_EPOCHS,
             EXACT_PARTITION,
         ),
-    )
+    ),
+    partial=True,
 )
 def check_disjoint(
     obs: Observation[IndexCase], contract: SamplerContract, one_rank: Observation[IndexCase] | None = None
 ) -> list[Violation]:
-    """No index is yielded twice beyond the padding the contract allows (none with drop_last)."""
+    """No index is yielded twice beyond the padding the contract allows (none with drop_last).
+    Counted by sorting what was read, not over range(N): on a partial reading at N = 2^31, the
+    ranks read repeat no more than the whole job may."""
     case = obs.case
-    counts = index_counts([obs], obs.case.dataset_size)
+    read = np.concatenate(obs.indices) if obs.indices else np.empty(0, dtype=np.int64)
+    values, counts = np.unique(read[(read >= 0) & (read < case.dataset_size)], return_counts=True)
     allowed = contract.padding_size(case.dataset_size, case.world_size, case.drop_last)
-    surplus = int(counts.sum()) - int(np.count_nonzero(counts))
+    surplus = int(counts.sum()) - values.size
     if surplus <= allowed:
         return []
-    repeated = np.flatnonzero(counts > 1)
+    repeated = values[counts > 1]
     first = int(repeated[0])
-    holders = [rank for rank, indices in enumerate(obs.indices) if np.any(indices == first)]
+    holders = [obs.rank_of(position) for position, indices in enumerate(obs.indices) if np.any(indices == first)]
     why = (
         f"the length rule is {contract.length_words(case.drop_last)}"
         if contract.drops_tail(case.drop_last)

@@ -78,12 +78,15 @@ def read_pass(
     return Reading(indices, after, batches, before)
 
 
-def observation_of(case: IndexCase, readings: list[Reading], contract: SamplerContract) -> Observation[IndexCase]:
-    """The ranks' readings of one pass (rank order) as one Observation of ``case``."""
+def observation_of(
+    case: IndexCase, readings: list[Reading], contract: SamplerContract, ranks: tuple[int, ...] | None = None
+) -> Observation[IndexCase]:
+    """The ranks' readings of one pass (rank order) as one Observation of ``case``: of every
+    rank, or of ``ranks`` only (a partial reading)."""
     batches = tuple(r.batches or () for r in readings) if contract.yields_batches else None
     lengths = tuple(r.length for r in readings)
     return Observation(
-        case, tuple(r.indices for r in readings), lengths, batches, tuple(r.length_before for r in readings)
+        case, tuple(r.indices for r in readings), lengths, batches, tuple(r.length_before for r in readings), ranks
     )
 
 

@@ -42,6 +42,11 @@ class ReadEpochs(SamplerScenario):
     # DRIFTING_RANK draws once more from each, before the samplers are built. None: the
     # global RNGs are left as the rank process holds them.
     drifted_global_seed: int | None = None
+    # The ranks read, where a partial reading reads only these (simulated ranks only); None: every rank.
+    only_ranks: tuple[int, ...] | None = None
+
+    def simulated_ranks(self) -> Sequence[int]:
+        return self.only_ranks if self.only_ranks is not None else super().simulated_ranks()
 
     def run(self, rank: RankContext) -> RankReadings:
         if self.drifted_global_seed is not None:
@@ -98,22 +103,25 @@ def read_epochs(
     epochs: Sequence[int | None] = (None,),
     builds: Sequence[Build] = (Build.EXPLICIT,),
     drifted_global_seed: int | None = None,
+    only_ranks: tuple[int, ...] | None = None,
 ) -> Readings:
     """Read every rank's sampler for each epoch (after the global RNGs drift on one rank, given
-    ``drifted_global_seed``). A sampler that takes its rank from the group only is built from
-    the group only (and from the dataset alone, if asked)."""
+    ``drifted_global_seed``), or only the simulated ranks ``only_ranks`` (a partial reading).
+    A sampler that takes its rank from the group only is built from the group only (and from
+    the dataset alone, if asked)."""
     __tracebackhide__ = True  # failures point at the sampler, not the harness
     if plug.needs_process_group:
         builds = [b for b in builds if b in (Build.GROUP, Build.DEFAULTS)] or [Build.GROUP]
+    assert only_ranks is None or ranks.world_size is None, "a partial reading reads simulated ranks"
     replies: list[RankReadings] = ask(
-        ranks, ReadEpochs(plug.spec, contract, case, tuple(epochs), tuple(builds), drifted_global_seed)
+        ranks, ReadEpochs(plug.spec, contract, case, tuple(epochs), tuple(builds), drifted_global_seed, only_ranks)
     )
     has_epoch = all(reply.has_set_epoch for reply in replies)
     # An epoch the sampler could not be told is no epoch: the case says set_epoch was not called.
     at_epoch = [case.with_(epoch=epoch if has_epoch else None) for epoch in epochs]
 
     def observation(how: Build, k: int, ranks_replies: Sequence[RankReadings], at: IndexCase) -> Observation[IndexCase]:
-        return observation_of(at, [reply.readings[how][k] for reply in ranks_replies], contract)
+        return observation_of(at, [reply.readings[how][k] for reply in ranks_replies], contract, only_ranks)
 
     per_build: dict[Build, tuple[Observation[IndexCase], ...]] = {
         how: tuple(observation(how, k, replies, at) for k, at in enumerate(at_epoch))

@@ -1,8 +1,9 @@
-"""One rank's cost, in words and figures: how it grows with N, and what it comes to at a
-production size (``--production-size``, ``--production-world``).
+"""One rank's cost as N grows: the readings the cost probe makes (``harness.execution.cost``),
+and what they say, in words and figures: how the cost grows with N, and what it comes to at
+a production size (``--production-size``, ``--production-world``).
 
-The growth is fitted from the last two sizes each sweep measured (``execution.cost``), where
-it is closest to what larger sizes do; a figure below the noise floor (:data:`MEMORY_FLOOR`,
+The growth is fitted over the largest sizes each sweep measured (``execution.cost``), where
+it is closest to what larger sizes do (:data:`FITTED`); a figure below the noise floor (:data:`MEMORY_FLOOR`,
 :data:`TIME_FLOOR_S`) counts as the floor, so a cost that stays there grows as N^0. The
 sweep on W ranks gives the growth with N and the share together (exponent e); the sweep at
 a fixed share gives the growth with N alone (a). A size is projected from the largest one
@@ -15,7 +16,33 @@ import math
 from dataclasses import dataclass, replace
 from typing import Any
 
-from sampler_conformance.execution.cost import SHARE, WORLD, Reading
+SIZES = tuple(10**k for k in range(4, 11))  # N measured, in turn: 1e4 to 1e10
+WORLD = 8  # the ranks of the first sweep
+SHARE = 1_000  # the items per rank of the second sweep
+MEMORY_BUDGET = 1 << 30  # a size past this (or TIME_BUDGET_S) is its sweep's last
+TIME_BUDGET_S = 2.0
+
+
+@dataclass(frozen=True)
+class Reading:
+    """One size, measured: rank 0 of ``world_size`` ranks over ``size`` items."""
+
+    size: int
+    world_size: int
+    peak_bytes: int | None = None  # resident memory at its peak, above the process's before the build
+    first_s: float | None = None  # from the build to the first item
+    per_item_s: float | None = None  # each further item, over ``further`` of them
+    further: int = 0
+    stopped: str = ""  # why it has no figures: raised, died, passed its memory limit, never yielded
+
+    @property
+    def share(self) -> int:
+        return -(-self.size // self.world_size)
+
+    @property
+    def over_budget(self) -> bool:
+        return bool(self.stopped) or (self.peak_bytes or 0) > MEMORY_BUDGET or (self.first_s or 0) > TIME_BUDGET_S
+
 
 MEMORY_FLOOR = 4 << 20  # bytes: the allocator's arenas and pages move this much for nothing
 TIME_FLOOR_S = 0.005
@@ -26,7 +53,9 @@ GROWTH_CHARGED = 10
 SPAN_NEEDED = 100
 MEMORY_CHARGED = 64 << 20
 TIME_CHARGED_S = 0.25
-FITTED = 3  # the largest sizes an exponent is fitted over
+# The largest sizes an exponent is fitted over: a peak of memory repeats to the page, a time
+# moves with the machine's load, so three sizes steady it.
+FITTED = {"peak_bytes": 2, "first_s": 3}
 
 
 @dataclass(frozen=True)
@@ -47,15 +76,14 @@ class Growth:
 
 def growth(readings: list[Reading], field: str) -> Growth | None:
     """``field`` (peak_bytes or first_s) at the last size measured, with its exponent: the slope
-    of log figure against log N over the last FITTED sizes, least squares (a busy machine's
-    noise in one size moves it less than a slope between two)."""
+    of log figure against log N over the last FITTED sizes, least squares."""
     measured = [r for r in readings if getattr(r, field) is not None]
     if not measured:
         return None
     floor = MEMORY_FLOOR if field == "peak_bytes" else TIME_FLOOR_S
     last = measured[-1]
     exponent = None
-    fitted = measured[-FITTED:]
+    fitted = measured[-FITTED[field] :]
     if len(fitted) >= 2:
         xs = [math.log(r.size) for r in fitted]
         ys = [math.log(max(getattr(r, field), floor)) for r in fitted]
