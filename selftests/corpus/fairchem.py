@@ -69,7 +69,10 @@ start, it still counts the whole epoch.
   on 4 items), and so deal them to other ranks. The port calls :func:`_numba_argsort`,
   numba 0.68.1's quicksort run as Python (its ``make_py_quicksort``, notice above). Against
   fairchem's ``@numba.njit`` functions under numba 0.68.1, on 3000 random cases each, both
-  ports return the same values.
+  ports return the same values. One input differs in how it fails: an empty dataset, whose
+  ``np.array([])`` of atoms is float64, fails numba's typing (``TypingError``: a float
+  appended to its int64 list of atom counts) before ``get_batches`` runs, where the port
+  runs and fails its ``assert len(natoms_list) > 0``: both raise in the constructor.
 - ``distutils.all_gather(tensor, device)`` is ``_all_gather``, its body for a tensor:
   ``torch.distributed.all_gather`` of the same tensor into zeros like it, over the default
   group (gloo on the CPU in the suite's groups), the tensor itself where the world is 1.
