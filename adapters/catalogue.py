@@ -383,11 +383,27 @@ REAL_SAMPLERS: tuple[RealSampler, ...] = (
         "torch_geometric",
     ),
     RealSampler(
+        "fairchem's MaxAtomDistributedBatchSampler (max_atoms budget)",
+        "selftests.corpus.fairchem:max_atom_distributed_batch_sampler",
+        "dynamic_batches",
+        None,
+        None,
+        FAIRCHEM_ORIGIN,
+    ),
+    RealSampler(
         "BatchRebalanceSampler (one micro-batch per step)",
         "sampler_conformance.adapters.transformers:BatchRebalanceSampler",
         "micro_batches",
         "transformers",
         "transformers",
+    ),
+    RealSampler(
+        "fairchem's BalancedBatchSampler (micro-batches balanced by atoms; in process groups only)",
+        "selftests.corpus.fairchem:balanced_batch_sampler",
+        "micro_batches",
+        None,
+        None,
+        FAIRCHEM_ORIGIN,
     ),
     RealSampler(
         "DistributedUniformWithReplacementSampler (Poisson)",
