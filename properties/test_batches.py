@@ -19,6 +19,7 @@ from sampler_conformance.core.evidence import expect_holds, not_promised
 from sampler_conformance.core.frequencies import FalseAlarmBudget
 from sampler_conformance.pytest_plugin import statistics
 from sampler_conformance.pytest_plugin.crashes import judge_only_if
+from sampler_conformance.pytest_plugin.ranks import groups_where_simulation_cannot
 from sampler_conformance.subjects.batch_sampler.checks import (
     ONE_EPOCH,
     check_len,
@@ -71,6 +72,7 @@ def _comparable(data, ranks, batch_plug, contract):
 
 
 @pytest.mark.invariant("batches_run")
+@groups_where_simulation_cannot
 @given(data=st.data())
 def test_batches_run(ranks, batch_plug, contract, data):
     """Empty datasets, one item, more ranks than batches, items over the budget: each epoch ends without raising."""
@@ -92,6 +94,7 @@ def test_batch_epoch(ranks, batch_plug, contract, flag, data):
 
 
 @pytest.mark.invariant("batch_len_matches")
+@groups_where_simulation_cannot
 @given(data=st.data())
 def test_batch_len_matches(ranks, batch_plug, contract, data):
     """len(), asked before and after each of LEN_EPOCHS epochs, counts the batches the rank
@@ -106,6 +109,7 @@ def test_batch_len_matches(ranks, batch_plug, contract, data):
 
 
 @pytest.mark.invariant("batches_deterministic")
+@groups_where_simulation_cannot
 @given(data=st.data())
 def test_batches_deterministic(ranks, batch_plug, contract, data):
     """The batches of epoch e are a function of the seed and e: a sampler that read another
@@ -123,6 +127,7 @@ def test_batches_deterministic(ranks, batch_plug, contract, data):
 
 
 @pytest.mark.invariant("batches_reshuffle")
+@groups_where_simulation_cannot
 @given(data=st.data())
 def test_batches_reshuffle(ranks, batch_plug, contract, data):
     """One sampler per rank, set_epoch before each of two epochs: the plans differ."""

@@ -110,7 +110,7 @@ def check_equal_counts(
         "wrong number of steps (pytorch/audio #3068, pytorch/vision #9127)",
         f"{BAD}:LenOfGlobalPlan",
         proven_under=DYNAMIC_BATCHES,
-        where=Where.IN_PROCESS,
+        where=Where.BOTH,  # in groups for a sampler that rebalances inside one (needs_process_group)
         promised_by=(BATCHES_RUN,),
     )
 )

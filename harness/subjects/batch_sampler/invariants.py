@@ -26,7 +26,7 @@ DECLARED: tuple[Invariant, ...] = (
         "the sampler runs without crashing",
         "samplers that raise on an empty dataset, on more ranks than batches, or on an item longer than the budget",
         "RefusesLongItem",
-        where=Where.IN_PROCESS,
+        where=Where.BOTH,  # in groups for a sampler that rebalances inside one (needs_process_group)
         judged_from=0,  # an empty epoch can crash too
         promised_by=(BATCHES_RUN,),
     ),
@@ -39,7 +39,7 @@ DECLARED: tuple[Invariant, ...] = (
         "script run again, plans other batches",
         "GeneratorCarriedOver",
         needs=("seed",),
-        where=Where.IN_PROCESS,
+        where=Where.BOTH,  # in groups for a sampler that rebalances inside one (needs_process_group)
         judged_from=2,  # an order: one item cannot show it
         promised_by=(REPRODUCIBLE_PLAN,),
     ),
@@ -48,7 +48,7 @@ DECLARED: tuple[Invariant, ...] = (
         "other batches after set_epoch",
         "the epoch never reaching the sampler's generator: every epoch the same batches in the same order",
         "EpochIgnored",
-        where=Where.IN_PROCESS,
+        where=Where.BOTH,  # in groups for a sampler that rebalances inside one (needs_process_group)
         judged_from=2,  # an order: one item cannot show it
         promised_by=(BATCHES_RESHUFFLE,),
     ),
