@@ -7,6 +7,9 @@ from typing import Any
 
 from sampler_conformance.core.case import Case
 
+# The parameters a contract about another leaves at 0 (BatchContract.parameter): not sizes judged.
+UNSET_WHEN_ZERO = ("max_tokens", "batch_size")
+
 
 @dataclass(frozen=True)
 class BatchCase(Case):
@@ -32,6 +35,10 @@ class BatchCase(Case):
             "sample_rate": self.sample_rate,
             "batch_size": self.batch_size,
         }
+
+    def sizes(self) -> dict[str, int]:
+        """Its sizes, less the parameters its contract does not give (0: a micro-batch case has no budget)."""
+        return {name: value for name, value in super().sizes().items() if value or name not in UNSET_WHEN_ZERO}
 
     def describe(self) -> str:
         shown = list(self.lengths) if len(self.lengths) <= 16 else f"{len(self.lengths)} lengths"
