@@ -5,7 +5,8 @@
     sampler_conformance.adapters.torch_weighted:make_without_replacement  contract weighted_without_replacement
 
 Each is its contract's reference. Each epoch ``make`` draws ``num_samples x num_replicas``
-indices with replacement, item ``i`` with probability ``w_i / sum(w)`` (``torch.multinomial``),
+indices with replacement, item ``i`` with probability ``w_i / sum(w)`` (``torch.multinomial``;
+past its 2^24 items, ``draw_past_the_cap``),
 from a generator seeded with ``seed + epoch``, the same on every rank; rank ``r`` keeps draws
 ``r, r + W, ...``. So the ranks' draws together are one weighted draw, every rank's stream is
 its own, and the stream is a function of the seed and the epoch alone, in any process.
@@ -20,6 +21,22 @@ from typing import cast
 
 import torch
 from torch.utils.data import Dataset, DistributedSampler, Sampler
+
+# torch.multinomial refuses more categories than this ("number of categories cannot exceed
+# 2^24", pytorch/pytorch #2576): past it, the references draw by the same law another way.
+MULTINOMIAL_CATEGORIES = 2**24
+
+
+def draw_past_the_cap(weights: torch.Tensor, total: int, replacement: bool, generator: torch.Generator) -> torch.Tensor:
+    """``total`` draws by ``weights`` from any number of items: with replacement by the
+    inverse of the cumulative weights at uniform points; without, the ``total`` smallest of
+    Exp(1) / w_i, which orders the items as successive sampling does (an item of weight 0 last)."""
+    if replacement:
+        cumulative = torch.cumsum(weights, 0)
+        points = torch.rand(total, generator=generator, dtype=torch.double) * cumulative[-1]
+        return torch.searchsorted(cumulative, points, right=True).clamp_(max=weights.numel() - 1)
+    keys = torch.empty(weights.numel(), dtype=torch.double).exponential_(generator=generator) / weights
+    return torch.topk(keys, total, largest=False).indices
 
 
 class DistributedWeightedSampler(Sampler[int]):
@@ -39,7 +56,9 @@ class DistributedWeightedSampler(Sampler[int]):
         if total == 0:
             return torch.empty(0, dtype=torch.int64)
         generator = torch.Generator().manual_seed(self.seed + self.epoch)
-        return torch.multinomial(self.weights, total, replacement=self.replacement, generator=generator)
+        if self.weights.numel() <= MULTINOMIAL_CATEGORIES:
+            return torch.multinomial(self.weights, total, replacement=self.replacement, generator=generator)
+        return draw_past_the_cap(self.weights, total, self.replacement, generator)
 
     def __iter__(self) -> Iterator[int]:
         return iter(self.draws()[self.rank :: self.num_replicas].tolist())

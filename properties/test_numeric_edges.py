@@ -1,29 +1,42 @@
-"""The per-epoch invariants that hold of each rank, judged at the numeric edges (``--scale``).
+"""The invariants judged at the numeric edges (``--scale``), each by its own check.
 
-Each test reads the edge size's cases (shuffled or not, padded or truncated) on a few of
-16,384 ranks, as ``harness.subjects.index_sampler.edges`` chooses them, where the cost
-measured before the draws affords it, and judges its invariant on that partial reading
-with the invariant's own judge: the same invariant as at N <= 10,000, on a partial reading.
+An index sampler: the edge size's cases (shuffled or not, padded or truncated) on a few of
+16,384 ranks, as ``harness.subjects.index_sampler.edges`` chooses them, judged by the
+per-epoch invariants that hold of each rank: the same invariants as at N <= 10,000, on a
+partial reading. A weighted sampler: 2^24 + 1 weights, half the weight past 2^24, on two
+ranks read whole (``harness.subjects.weighted_sampler.edges``). Each case is read only where
+the cost measured before the draws affords it.
 """
 
 from __future__ import annotations
 
 import pytest
+from hypothesis import settings
 
 from sampler_conformance.core.evidence import expect_holds
+from sampler_conformance.core.frequencies import FalseAlarmBudget
+from sampler_conformance.execution.cost import unaffordable
 from sampler_conformance.execution.simulator import SIMULATED
+from sampler_conformance.pytest_plugin import statistics
 from sampler_conformance.pytest_plugin.options import option_named, setting
 from sampler_conformance.pytest_plugin.state import state
 from sampler_conformance.subjects.index_sampler.checks import PER_EPOCH, judge
-from sampler_conformance.subjects.index_sampler.edges import edge_cases, edge_sizes, ranks_read, unaffordable
+from sampler_conformance.subjects.index_sampler.edges import edge_cases, edge_sizes, ranks_read
 from sampler_conformance.subjects.index_sampler.scenarios.epochs import read_epochs
+from sampler_conformance.subjects.weighted_sampler.checks import ONE_EPOCH as WEIGHTED_ONE_EPOCH
+from sampler_conformance.subjects.weighted_sampler.checks import check_frequencies
+from sampler_conformance.subjects.weighted_sampler.draws import FREQUENCY_DRAWS
+from sampler_conformance.subjects.weighted_sampler.edges import EDGE_SIZES as WEIGHTED_EDGE_SIZES
+from sampler_conformance.subjects.weighted_sampler.edges import EDGE_WORLD as WEIGHTED_EDGE_WORLD
+from sampler_conformance.subjects.weighted_sampler.edges import edge_case as weighted_edge_case
+from sampler_conformance.subjects.weighted_sampler.scenarios import read_epochs as read_draws
 
 PARTIAL = [judged.flag for judged in PER_EPOCH if judged.partial]
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     """Every partially judged invariant at every edge size, and at --production-size when given."""
-    if "edge" not in metafunc.fixturenames:
+    if metafunc.function is not test_at_the_numeric_edge:
         return
     sizes = edge_sizes(setting(metafunc.config, option_named("production-size")))
     metafunc.parametrize(
@@ -44,13 +57,40 @@ def test_at_the_numeric_edge(sampler_plug, contract, flag, edge, request):
         case = case.within(contract)
         if not PER_EPOCH[flag].applies(case):
             continue
-        why = unaffordable(current.cost, case, current.cost_not_measured)
+        only = ranks_read(case)
+        why = unaffordable(current.cost, case.dataset_size, case.world_size, len(only), current.cost_not_measured)
         if why:
             reasons.append(why)
             continue
-        only = ranks_read(case)
         (observation,) = read_epochs(SIMULATED, sampler_plug, contract, case, (case.epoch,), only_ranks=only).explicit
         expect_holds(observation, judge(flag, observation, contract))
         judged += 1
     if not judged:
         pytest.skip(reasons[0] if reasons else f"no case at N={edge} is one {flag} speaks about")
+
+
+WEIGHTED_AT_EDGE = ["weighted_runs", *WEIGHTED_ONE_EPOCH.flags, "frequencies_match_weights"]
+
+
+@pytest.mark.scale
+@pytest.mark.parametrize(
+    ("flag", "edge"),
+    [
+        pytest.param(flag, size, marks=pytest.mark.invariant(flag), id=f"{flag}-N{size}")
+        for flag in WEIGHTED_AT_EDGE
+        for size in WEIGHTED_EDGE_SIZES
+    ],
+)
+def test_weighted_at_the_numeric_edge(weighted_plug, contract, flag, edge, request):
+    current = state(request.config)
+    case = weighted_edge_case(edge, -(-FREQUENCY_DRAWS // WEIGHTED_EDGE_WORLD))
+    why = unaffordable(current.cost, case.dataset_size, case.world_size, case.world_size, current.cost_not_measured)
+    if why:
+        pytest.skip(why)
+    drawn = read_draws(SIMULATED, weighted_plug, contract, case, [case.epoch])
+    if flag == "frequencies_match_weights":  # one test more than the draws' tests share the budget among
+        violations, verdict = check_frequencies(drawn, FalseAlarmBudget(tests=settings().max_examples).per_test)
+        statistics.record(verdict)
+    else:
+        violations = [] if flag == "weighted_runs" else WEIGHTED_ONE_EPOCH[flag].judge(drawn[0])
+    expect_holds(drawn[0].observation, violations)

@@ -26,6 +26,7 @@ from sampler_conformance.subjects.weighted_sampler.checks import (
     check_streams_differ,
 )
 from sampler_conformance.subjects.weighted_sampler.draws import (
+    FREQUENCY_DRAWS,
     MAX_SIMULATED_WORLD_SIZE,
     SEED_LIMIT,
     draw_comparable_case,
@@ -35,9 +36,6 @@ from sampler_conformance.subjects.weighted_sampler.draws import (
 from sampler_conformance.subjects.weighted_sampler.fixtures import requires_parameter
 from sampler_conformance.subjects.weighted_sampler.scenarios import read_epochs
 
-# All ranks' draws of one epoch, together, in the frequency test: enough to catch one weight
-# of 100 doubled with probability 0.999 at the budget below (docs/statistical-invariants.md).
-FREQUENCY_DRAWS = 16384
 # The epochs whose samples without replacement the inclusion test counts: an item included
 # with probability 0.55 where 0.7 is promised fails it with probability 0.9999 at dev's
 # budget (docs/statistical-invariants.md); their ranks at most INCLUSION_WORLD_SIZE.

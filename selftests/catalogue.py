@@ -26,6 +26,7 @@ from .corpus import (
     mesh_bad,
     multiprocess_bad,
     resume_bad,
+    scale_bad,
     streams_bad,
     weighted_bad,
 )
@@ -72,6 +73,8 @@ KNOWN_BAD: dict[str, Rejection] = rejections(known_bad, under="torch", whole_sui
 SCALABLE_CONTRACT = "torch+scalable"
 # What only the cost measured before the draws shows, certified under torch+scalable (selftests/test_scale.py).
 SCALABLE_BAD: dict[str, Rejection] = rejections(known_bad, under=SCALABLE_CONTRACT)
+# What only the numeric edges show of the other subjects, certified with --scale (selftests/test_scale.py).
+SCALE_BAD: dict[str, Rejection] = rejections(scale_bad)
 
 # The invariants only real process groups check, each with a sampler that breaks it there,
 # run through the whole suite at W=2 (selftests/test_contracts.py).
@@ -233,6 +236,7 @@ MESH_STREAM_BAD: dict[str, Rejection] = rejections(mesh_bad, under=MESH_STREAM_C
 TABLES: tuple[dict[str, Rejection], ...] = (
     KNOWN_BAD,
     SCALABLE_BAD,
+    SCALE_BAD,
     CONFORMANCE_BAD,
     FAMILIES_BAD,
     RESUME_BAD,

@@ -11,12 +11,18 @@ from sampler_conformance.core.cost import SIZES, Cost, Reading, growth
 from sampler_conformance.execution import cost
 from sampler_conformance.subjects import GROUP_ONLY, SUBJECTS, contract_named
 
-from .catalogue import SCALABLE_BAD, SCALABLE_CONTRACT
+from .catalogue import SCALABLE_BAD, SCALABLE_CONTRACT, SCALE_BAD
 from .corpus import faulty
 from .suite_run import certify, certify_rejected
 
 LAZY_REFERENCE = "sampler_conformance.adapters.lazy_permutation:LazyDistributedSampler"
 MB = 1 << 20
+
+
+@pytest.mark.parametrize("spec", list(SCALE_BAD), ids=lambda spec: spec.rpartition(":")[2])
+def test_edge_bug_of_another_subject_fails_exactly_its_invariants(pytester, spec):
+    """Right at every size the draws reach, wrong past 2^24 weights: found only with --scale."""
+    certify_rejected(pytester, spec, SCALE_BAD[spec], f"--contract={SCALE_BAD[spec].under}")
 
 
 @pytest.mark.parametrize("spec", list(SCALABLE_BAD), ids=lambda spec: spec.rpartition(":")[2])

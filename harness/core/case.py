@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+import itertools
+from dataclasses import dataclass, fields, replace
 from enum import Enum
 from typing import Any, Generic, TypeVar
 
@@ -57,6 +58,21 @@ SIZE_FIELDS = {
 }
 
 
+LONG_SEQUENCE = 1_000  # a field with more values than this is recorded as runs
+
+
+def _compact(value: Any) -> Any:
+    """``value`` as plain data, a long sequence as runs of equal values."""
+    if not isinstance(value, (tuple, list)):
+        return value
+    if len(value) <= LONG_SEQUENCE:
+        return list(value)
+    runs: list[list[Any]] = []
+    for item, group in itertools.groupby(value):
+        runs.append([item, sum(1 for _ in group)])
+    return {"runs": runs}
+
+
 @dataclass(frozen=True)
 class Case:
     """What every subject's drawn configuration has: the data's size, the ranks, the seed and
@@ -72,6 +88,12 @@ class Case:
 
     def describe(self) -> str:
         return f"N={self.dataset_size}, W={self.world_size}, seed={self.seed}, epoch={self.epoch}"
+
+    def parameters(self) -> dict[str, Any]:
+        """Its fields as plain data for a record (the certificate's counterexample): a long
+        sequence (the 2^24 + 1 weights of a numeric edge) as runs of equal values,
+        ``{"runs": [[value, count], ...]}``, which a few runs keep exact and small."""
+        return {field.name: _compact(getattr(self, field.name)) for field in fields(self)}
 
     def sizes(self) -> dict[str, int]:
         """Its sizes among SIZE_FIELDS, those it has (an epoch never set has none)."""

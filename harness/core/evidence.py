@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import unittest
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from functools import cache
 from typing import Any, NoReturn
 
@@ -80,7 +80,7 @@ class Evidence(BaseException):
                     "message": v.message,
                     "detail": v.detail,
                     "case": case.describe() if case is not None else None,
-                    "parameters": asdict(case) if case is not None else None,
+                    "parameters": case.parameters() if case is not None else None,
                     "ranks": [line.strip() for line in ranks] if case is not None else [],
                     "draws": list(draws) if case is not None else [],
                 }

@@ -148,13 +148,36 @@ def _each_item(
     """Item i's count against Binomial(trials, probabilities[i]), by the per-item bound, for
     every item of non-zero probability, Bonferroni over them: the item furthest out."""
     tested = np.flatnonzero(probabilities > 0)
-    bounds = [two_sided_bound(int(counts[i]), trials, float(probabilities[i])) for i in tested]
+    bounds = _two_sided_bounds(counts[tested], trials, probabilities[tested])
+    # The vectorised bounds may differ from two_sided_bound's in their last bits: the items
+    # within NEAR of the smallest are bounded again one by one, so that the verdict is the
+    # per-item function's exactly, at numpy's speed over 2^24 items.
+    near = np.flatnonzero(bounds <= bounds.min(initial=1.0) * (1 + NEAR))
+    for at in near:
+        item = tested[at]
+        bounds[at] = two_sided_bound(int(counts[item]), trials, float(probabilities[item]))
     return _furthest_out(tested, bounds, counts, trials, probabilities, alpha, steps=steps)
+
+
+NEAR = 1e-6  # relative: far beyond the rounding of a vectorised bound, far below any difference judged
+
+
+def _two_sided_bounds(counts: np.ndarray, draws: int, probabilities: np.ndarray) -> np.ndarray:
+    """:func:`two_sided_bound` of each item, in numpy (0 < p <= 1)."""
+    if draws == 0:
+        return np.ones(counts.size)
+    observed = counts / draws
+    with np.errstate(divide="ignore", invalid="ignore"):
+        divergence = np.zeros(counts.size)
+        for a, b in ((observed, probabilities), (1.0 - observed, 1.0 - probabilities)):
+            term = np.where(a > 0, a * np.log(a / b), 0.0)
+            divergence += np.where((a > 0) & (b <= 0), np.inf, term)
+    return np.minimum(1.0, 2.0 * np.exp(-draws * np.maximum(divergence, 0.0)))
 
 
 def _furthest_out(
     tested: np.ndarray,
-    bounds: Sequence[float],
+    bounds: Sequence[float] | np.ndarray,
     counts: np.ndarray,
     draws: int,
     probabilities: np.ndarray,
@@ -173,7 +196,7 @@ def _furthest_out(
         worst_item=worst,
         worst_count=int(counts[worst]),
         worst_expected=draws * float(probabilities[worst]),
-        p_value_bound=min(bounds),
+        p_value_bound=float(min(bounds)),
         threshold=alpha / tested.size,
         **kind,
     )

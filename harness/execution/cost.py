@@ -27,7 +27,17 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from sampler_conformance.core.cost import MEMORY_BUDGET, SHARE, SIZES, TIME_BUDGET_S, WORLD, Reading
+from sampler_conformance.core.cost import (
+    MEMORY_BUDGET,
+    SHARE,
+    SIZES,
+    TIME_BUDGET_S,
+    WORLD,
+    Cost,
+    Reading,
+    memory,
+    seconds,
+)
 
 from . import memory_budget
 
@@ -166,3 +176,28 @@ def _status(field: str) -> int:
         if line.startswith(field + ":"):
             return int(line.split()[1]) * 1024
     raise OSError(f"/proc/self/status has no {field}")
+
+
+READ_BUDGET_S = 60.0  # a partial or edge reading's projected time, every rank read built afresh
+
+
+def unaffordable(cost: Cost | None, size: int, world_size: int, reads: int, reason_unmeasured: str) -> str:
+    """Why a case of ``size`` items on ``world_size`` ranks, ``reads`` of them read, is not read
+    (empty: it is): its projected cost past the sampler process's memory budget or
+    READ_BUDGET_S, or no cost to project from."""
+    where = f"not judged at N={size:,}, W={world_size:,}"
+    if cost is None:
+        return f"{where}: one rank's cost was not measured ({reason_unmeasured}), so nothing bounds it there"
+    peak, first = cost.projected(size, world_size)
+    budget = memory_budget.budget()
+    if peak is not None and budget is not None and peak > budget:
+        return (
+            f"{where}: projected {memory(peak)} per rank, past the sampler process's memory budget of "
+            f"{memory(budget)} (--memory-budget)"
+        )
+    if first is not None and first * reads > READ_BUDGET_S:
+        return (
+            f"{where}: projected {seconds(first)} per rank before its first item, {reads} ranks read: past "
+            f"{seconds(READ_BUDGET_S)}"
+        )
+    return ""

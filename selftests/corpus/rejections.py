@@ -25,6 +25,7 @@ PER_EPOCH_TEST = "test_per_epoch_invariant"
 COST_TEST = "test_cost_follows_share"
 # The per-epoch invariants judged at the numeric edges, under --scale (properties/test_numeric_edges.py).
 EDGE_TEST = "test_at_the_numeric_edge"
+WEIGHTED_EDGE_TEST = "test_weighted_at_the_numeric_edge"
 
 
 @dataclass(frozen=True)

@@ -11,8 +11,9 @@ plug, so that loading the registry of subjects stays light.
 from sampler_conformance.core.subject import Subject
 
 from .contracts import CONTRACTS
+from .edges import EDGE_SIZES, EDGE_WORLD
 from .invariants import DECLARED
-from .plug import DEFAULT_SPEC, load_plug
+from .plug import DEFAULT_SPEC, build_for_cost, load_plug
 
 SUBJECT = Subject(
     name="weighted_sampler",
@@ -26,4 +27,7 @@ SUBJECT = Subject(
     fixtures=f"{__name__}.fixtures",
     plug_fixture="weighted_plug",
     invalid_items="yielded draws that are not int indices",
+    cost_probe=build_for_cost,
+    edges=EDGE_SIZES,
+    edge_world_size=EDGE_WORLD,
 )

@@ -12,6 +12,9 @@ from .plug import WeightedPlug
 
 MAX_DATASET_SIZE = 100  # the frequency test's power is stated up to here (docs/statistical-invariants.md)
 MAX_SIMULATED_WORLD_SIZE = 8
+# All ranks' draws of one epoch, together, in a frequency test: enough to catch one weight
+# of 100 doubled with probability 0.999 at the certification's budget (docs/statistical-invariants.md).
+FREQUENCY_DRAWS = 16384
 MAX_NUM_SAMPLES = 64
 SEED_LIMIT = 2**32
 

@@ -9,6 +9,7 @@ invariants that need it are not applicable to a factory without one.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -44,6 +45,23 @@ class WeightedPlug(FactoryPlug):
         """One rank's sampler; of ``options``, those the factory does not take are left out."""
         required = {name: options[name] for name in REQUIRED_PARAMETERS if name in options}
         return self.factory(weights, num_replicas=world_size, rank=rank, **required, **self.taken(options))
+
+
+def build_for_cost(plug: Any, contract: Any, size: int, world_size: int, rank: int) -> Callable[[], Any]:
+    """What the cost probe times (``harness.execution.cost``): building rank ``rank``'s sampler
+    over ``size`` items of weight 1, drawing its share of an epoch (``size / world_size``), at
+    epoch 0; the weights made beforehand."""
+    assert isinstance(plug, WeightedPlug)
+    weights = [1.0] * size
+    num_samples = -(-size // world_size)
+
+    def build() -> Any:
+        sampler = plug.build(weights, rank, world_size, num_samples=num_samples, seed=0)
+        if callable(getattr(sampler, "set_epoch", None)):
+            sampler.set_epoch(0)
+        return sampler
+
+    return build
 
 
 def load_plug(spec: str) -> WeightedPlug:
