@@ -17,6 +17,11 @@ docs/real-samplers.md (the prose around them is left alone), and also on its own
 --output PATH when given. --only certifies some rows: its partial table goes to --output
 alone, so the doc's table stays whole. A package that cannot be installed here gets a row
 saying so, with the last line of pip's error.
+
+--scale certifies the rows the catalogue lists AT_SCALE (or those of --only among them) again,
+on simulated ranks, with ``--scale --production-size=1e9 --production-world=1024``: one rank's
+cost measured and projected there, and the invariants judged at the numeric edges
+(docs/scale.md). Their table goes between the scale markers of docs/real-samplers.md.
 """
 
 from __future__ import annotations
@@ -43,6 +48,14 @@ HYPOTHESIS_PROFILE = "dev"
 HYPOTHESIS_SEED = "0"  # the same draws on every run: the table changes only when a sampler does
 DOC = REPO / "docs" / "real-samplers.md"  # the table lives between these markers there
 TABLE_START, TABLE_END = "<!-- verdicts:start -->", "<!-- verdicts:end -->"
+SCALE_START, SCALE_END = "<!-- scale:start -->", "<!-- scale:end -->"
+PRODUCTION = (1e9, 1024)  # where --scale projects each row's cost
+SCALE_OPTIONS = (
+    "--scale",
+    f"--production-size={PRODUCTION[0]:g}",
+    f"--production-world={PRODUCTION[1]}",
+    "--ranks=simulated",
+)
 INSTALL_TIMEOUT_S = 900
 MESSAGE_CHARS = 240  # of a counterexample's message; the case it failed on is always shown whole
 STATUS_ORDER = ("held", "failed", "not judged", "not applicable", "turned off", "not run", "error")
@@ -59,6 +72,7 @@ if TYPE_CHECKING:
 else:
     Row = catalogue.RealSampler
 ROWS: tuple[Row, ...] = tuple(record for record in catalogue.REAL_SAMPLERS if not record.not_in_table)
+SCALE_ROWS: tuple[Row, ...] = tuple(row for row in ROWS if (row.spec, row.contract) in catalogue.AT_SCALE)
 
 
 @dataclass
@@ -67,6 +81,7 @@ class Outcome:
     package: str
     verdict: str
     failures: list[str]
+    certificate: dict | None = None
 
 
 def progress(text: str) -> None:
@@ -141,7 +156,7 @@ class Environment:
         return done.stdout.strip() if done.returncode == 0 else "version unknown"
 
 
-def certify(environment: Environment, row: Row, workdir: Path, timeout_s: float) -> Outcome:
+def certify(environment: Environment, row: Row, workdir: Path, timeout_s: float, more: tuple[str, ...] = ()) -> Outcome:
     package = row.origin
     if row.requirement is not None:
         error = environment.install(row.requirement)
@@ -149,7 +164,7 @@ def certify(environment: Environment, row: Row, workdir: Path, timeout_s: float)
             return Outcome(row, row.requirement, "not installable here", [f"pip: {error}"])
     if row.version_of is not None:
         package = f"{row.version_of} {environment.version(row.version_of)}"
-    certificate = workdir / re.sub(r"[^A-Za-z0-9]+", "_", " ".join([row.spec, row.contract, *row.options]))
+    certificate = workdir / re.sub(r"[^A-Za-z0-9]+", "_", " ".join([row.spec, row.contract, *row.options, *more]))
     command = [
         str(environment.python),
         "-m",
@@ -162,6 +177,7 @@ def certify(environment: Environment, row: Row, workdir: Path, timeout_s: float)
         f"--sampler={row.spec}",
         f"--contract={row.contract}",
         *row.options,
+        *more,
         f"--certificate={certificate}",
     ]
     progress(f"certifying {row.spec} under contract {row.contract!r} ({package})")
@@ -193,6 +209,7 @@ def suite_environment(workdir: Path) -> dict[str, str]:
 
 def read_certificate(row: Row, package: str, certificate: dict) -> Outcome:
     statuses = [i["status"] for i in certificate["invariants"] if i["status"] != "not promised"]
+    statuses = [s for s in statuses if s != "not run" or "--ranks=simulated" not in certificate["run"]["command"]]
     counts = ", ".join(f"{statuses.count(s)} {s}" for s in STATUS_ORDER if statuses.count(s) or s in ("held", "failed"))
     state = certificate["verdict"]["state"]
     verdict = f"**{state}** ({counts})" if state == "does not conform" else f"{state} ({counts})"
@@ -205,7 +222,7 @@ def read_certificate(row: Row, package: str, certificate: dict) -> Outcome:
     failures = [
         ", ".join(f"`{flag}`" for flag in flags) + f": {text}" for text, flags in flags_by_counterexample.items()
     ]
-    return Outcome(row, package, verdict, failures)
+    return Outcome(row, package, verdict, failures, certificate)
 
 
 def counterexample(records: list[dict]) -> str:
@@ -246,26 +263,73 @@ def render_table(outcomes: list[Outcome], environment: Environment) -> str:
     return "\n".join(lines) + "\n"
 
 
+def render_scale_table(outcomes: list[Outcome], environment: Environment) -> str:
+    """The rows at scale: each one's verdict with --scale on simulated ranks (what only real groups
+    check is not run there, and not counted), how far the numeric edges were judged, and its
+    cost per rank, measured and projected."""
+    created = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
+    size, world = PRODUCTION
+    lines = [
+        f"Generated by `python tools/verdict_table.py --scale` on {created}: torch {environment.version('torch')}, "
+        f"profile `{HYPOTHESIS_PROFILE}`, seed {HYPOTHESIS_SEED}, simulated ranks, `{' '.join(SCALE_OPTIONS)}`.",
+        "",
+        f"| sampler | contract | verdict with --scale | numeric edges | cost per rank, measured | "
+        f"projected at N={size:.0e}, W={world:,} |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    for o in outcomes:
+        certificate = o.certificate or {}
+        cost = certificate.get("cost") or {}
+        measured = [line.strip() for line in cost.get("summary", []) if not line.startswith("projected")]
+        projected = [line for line in cost.get("summary", []) if line.startswith("projected")]
+        lines.append(
+            f"| {cell(o.row.sampler)}<br>`{o.row.spec}` | {contract_cell(o.row)} | {o.verdict}"
+            f"{'<br>' + '<br>'.join(cell(f) for f in o.failures) if o.failures else ''} | "
+            f"{cell(edges_cell(certificate))} | {'<br>'.join(cell(m) for m in measured) or cost.get('not_measured', '')} | "
+            f"{cell(projected[0].split(': ', 1)[1]) if projected else ''} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def edges_cell(certificate: dict) -> str:
+    """How far the edges were judged: the largest N of the simulated ranks' cases, and why larger ones were not."""
+    if not certificate:
+        return ""
+    judged = certificate["sizes_judged"]["simulated"].get("dataset_size")
+    reasons = sorted(
+        {
+            detail.split(": ", 3)[-1]
+            for invariant in certificate["invariants"]
+            for detail in invariant["details"]
+            if "numeric_edge" in detail and "not judged at N=" in detail
+        }
+    )
+    return f"judged up to N={judged:,}" + "".join(f"; {reason}" for reason in reasons)
+
+
 def contract_cell(row: Row) -> str:
     """`batch+mesh`, and the options its certification was given: `batch+mesh`<br>`--meshes=...`."""
     return "<br>".join(f"`{cell(part)}`" for part in (row.contract, *row.options))
 
 
-def doc_has_markers() -> bool:
+def doc_has_markers(start: str = TABLE_START, end: str = TABLE_END) -> bool:
     text = DOC.read_text() if DOC.exists() else ""
-    return TABLE_START in text and TABLE_END in text
+    return start in text and end in text
 
 
-def write_outputs(table: str, output: Path | None, update_doc: bool) -> None:
+def write_outputs(
+    table: str, output: Path | None, update_doc: bool, markers: tuple[str, str] = (TABLE_START, TABLE_END)
+) -> None:
     if output is not None:
         output.parent.mkdir(parents=True, exist_ok=True)
         output.write_text("# Verdicts for real samplers\n\n<!-- generated: do not edit by hand -->\n\n" + table)
         progress(f"wrote {output}")
     if update_doc:
-        head, rest = DOC.read_text().split(TABLE_START, 1)
-        _, tail = rest.split(TABLE_END, 1)
-        DOC.write_text(f"{head}{TABLE_START}\n{table}{TABLE_END}{tail}")
-        progress(f"updated the table between the verdict markers in {DOC}")
+        start, end = markers
+        head, rest = DOC.read_text().split(start, 1)
+        _, tail = rest.split(end, 1)
+        DOC.write_text(f"{head}{start}\n{table}{end}{tail}")
+        progress(f"updated the table between the markers {start} ... {end} in {DOC}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -284,21 +348,30 @@ def main(argv: list[str] | None = None) -> int:
         help="also write the table on its own to this Markdown file (required with --only, which leaves "
         f"{DOC.relative_to(REPO)} alone)",
     )
+    parser.add_argument(
+        "--scale",
+        action="store_true",
+        help="certify the catalogue's AT_SCALE rows with --scale and a projection to N=1e9 on 1,024 ranks, "
+        "and write their table between the scale markers",
+    )
     arguments = parser.parse_args(argv)
-    rows = [r for r in ROWS if not arguments.only or arguments.only in r.sampler or arguments.only in r.spec]
+    candidates = SCALE_ROWS if arguments.scale else ROWS
+    rows = [r for r in candidates if not arguments.only or arguments.only in r.sampler or arguments.only in r.spec]
+    markers = (SCALE_START, SCALE_END) if arguments.scale else (TABLE_START, TABLE_END)
     if not rows:
         parser.error(f"--only={arguments.only!r} matches no row")
     if arguments.only and arguments.output is None:
         parser.error(f"--only writes a partial table: give --output, so {DOC.relative_to(REPO)} stays whole")
-    if not arguments.only and not doc_has_markers():
-        parser.error(f"{DOC.relative_to(REPO)} has no {TABLE_START} ... {TABLE_END} markers to write the table between")
+    if not arguments.only and not doc_has_markers(*markers):
+        parser.error(f"{DOC.relative_to(REPO)} has no {markers[0]} ... {markers[1]} markers to write the table between")
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="verdict_table_") as scratch:
         environment = Environment(arguments.venv or Path(scratch) / "venv")
         environment.create()
-        outcomes = [certify(environment, row, Path(scratch), arguments.timeout) for row in rows]
-        table = render_table(outcomes, environment)
-    write_outputs(table, arguments.output, update_doc=not arguments.only)
+        more = SCALE_OPTIONS if arguments.scale else ()
+        outcomes = [certify(environment, row, Path(scratch), arguments.timeout, more) for row in rows]
+        table = (render_scale_table if arguments.scale else render_table)(outcomes, environment)
+    write_outputs(table, arguments.output, update_doc=not arguments.only, markers=markers)
     print(table)
     progress(f"done in {time.monotonic() - started:.0f} s")
     return 0
