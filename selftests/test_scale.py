@@ -81,7 +81,7 @@ def test_a_short_span_at_a_fixed_share_judges_nothing():
 @pytest.mark.parametrize(
     ("bad", "size", "said"),
     [
-        (faulty.RaisesTwoWays, 10_000, "raised TypeError: " + faulty.COMPARE_ERROR),
+        (faulty.RaisesTwoWays, 10_000, "the sampler raised TypeError: " + faulty.COMPARE_ERROR),
         (faulty.KillsItsProcess, faulty.KillsItsProcess.DEADLY_SIZE, "the process died (exit code 3)"),
     ],
     ids=["raises", "dies"],

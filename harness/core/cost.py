@@ -180,6 +180,9 @@ class Cost:
                 continue
             rate = "" if overall.exponent is None else f" grows as N^{overall.exponent:.1f},"
             parts.append(f"{what}{rate} {shown(overall.value)} at N={large(overall.size)}")
+        if not parts:  # the first size stopped: nothing to fit
+            first = self.on_world[0]
+            return [f"cost per rank: not measured: at N={large(first.size)}, W={first.world_size:,}: {first.stopped}"]
         per_item = [r.per_item_s for r in self.on_world if r.per_item_s is not None]
         if per_item:
             parts.append(f"{seconds(per_item[-1])} per further {noun}")

@@ -35,6 +35,7 @@ from sampler_conformance.core.cost import (
     WORLD,
     Cost,
     Reading,
+    large,
     memory,
     seconds,
 )
@@ -115,7 +116,7 @@ def measure(probed: Probed, size: int, world: int) -> Reading:
             except EOFError:
                 pass  # it died before it answered: its exit code says how
         else:
-            return Reading(size, world, stopped=f"gave no first item within {WAIT_S:.0f} s")
+            return Reading(size, world, stopped=f"the sampler gave no first item within {WAIT_S:.0f} s")
     finally:
         receiving.close()
         if child.is_alive():
@@ -131,7 +132,7 @@ def _measure_here(conn: Any, probed: Probed, size: int, world: int) -> None:
     try:
         build = probed.build(probed.load(probed.spec), probed.contract, size, world, 0)
     except MemoryError:  # the suite's own inputs (labels of N items): not the sampler's cost
-        conn.send(asdict(Reading(size, world, stopped=f"the suite's own inputs of N={size:.0e} passed {limit}")))
+        conn.send(asdict(Reading(size, world, stopped=f"the suite's own inputs of N={large(size)} passed {limit}")))
         return
     try:
         gc.collect()
@@ -155,11 +156,11 @@ def _measure_here(conn: Any, probed: Probed, size: int, world: int) -> None:
             further=further,
         )
     except StopIteration:
-        reading = Reading(size, world, stopped="yielded nothing")
+        reading = Reading(size, world, stopped="the sampler yielded nothing")
     except MemoryError:
-        reading = Reading(size, world, stopped=f"passed the probe's memory limit of {limit}")
+        reading = Reading(size, world, stopped=f"the sampler passed the probe's memory limit of {limit}")
     except Exception as exc:  # the sampler's: where the draws reach its size, the tests charge it
-        reading = Reading(size, world, stopped=f"raised {type(exc).__name__}: {str(exc)[:200]}")
+        reading = Reading(size, world, stopped=f"the sampler raised {type(exc).__name__}: {str(exc)[:200]}")
     conn.send(asdict(reading))
     conn.close()
 
