@@ -53,7 +53,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 def test_at_the_numeric_edge(sampler_plug, contract, flag, edge, request):
     current = state(request.config)
     judged, reasons = 0, []
-    for case in edge_cases(edge):
+    for case in edge_cases(edge, sampler_plug):
         case = case.within(contract)
         if not PER_EPOCH[flag].applies(case):
             continue

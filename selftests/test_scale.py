@@ -10,6 +10,8 @@ import pytest
 from sampler_conformance.core.cost import SIZES, Cost, Reading, growth
 from sampler_conformance.execution import cost
 from sampler_conformance.subjects import GROUP_ONLY, SUBJECTS, contract_named
+from sampler_conformance.subjects.index_sampler.edges import edge_cases
+from sampler_conformance.subjects.index_sampler.plug import load_plug
 
 from .catalogue import SCALABLE_BAD, SCALABLE_CONTRACT, SCALE_BAD
 from .corpus import faulty
@@ -96,3 +98,18 @@ def _probed(spec: str) -> cost.Probed:
     subject = SUBJECTS["index_sampler"]
     assert subject.cost_probe is not None
     return cost.Probed(spec, contract_named("torch"), subject.load, subject.cost_probe)
+
+
+def test_the_edges_build_only_the_cases_the_sampler_takes():
+    """A sampler without drop_last (mmengine's DefaultSampler) is built without it: a case with
+    drop_last=True would judge its padding by the truncating rule (the first scale table
+    charged two real samplers equal_length so)."""
+    takes_all = load_plug(LAZY_REFERENCE)
+    no_drop_last = load_plug(f"{faulty.__name__}:requires_its_rank")
+    assert {(c.shuffle, c.drop_last) for c in edge_cases(2**24 + 1, takes_all)} == {
+        (True, False),
+        (True, True),
+        (False, False),
+        (False, True),
+    }
+    assert all(not case.drop_last for case in edge_cases(2**24 + 1, no_drop_last))

@@ -17,18 +17,21 @@ DistributedSampler, which holds the whole permutation, is judged at 2^24 + 1 and
 from __future__ import annotations
 
 from .case import IndexCase
+from .plug import SamplerPlug
 
 EDGE_SIZES = (2**24 + 1, 2**31 + 1, 2**32 + 1)
 EDGE_WORLD = 16_384
 DRAWN_RANK_SHARE = 3  # besides the first, the last and the padded: rank W // 3
 
 
-def edge_cases(size: int) -> list[IndexCase]:
-    """The cases of one edge size: shuffled or not, padded or truncated, at epoch 1 (set_epoch called)."""
+def edge_cases(size: int, plug: SamplerPlug) -> list[IndexCase]:
+    """The cases of one edge size: shuffled or not, padded or truncated, at epoch 1 (set_epoch
+    called), of those the sampler takes: one without ``drop_last`` is built without it, and
+    a case with drop_last=True would judge it by a rule it was never given."""
     return [
         IndexCase(size, EDGE_WORLD, shuffle=shuffle, drop_last=drop_last, epoch=1)
-        for shuffle in (True, False)
-        for drop_last in (False, True)
+        for shuffle in ((True, False) if plug.supports("shuffle") else (True,))
+        for drop_last in ((False, True) if plug.supports("drop_last") else (False,))
     ]
 
 
