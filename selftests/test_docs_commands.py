@@ -95,6 +95,9 @@ CLONE = "a clone's command, run at the repository root: the selftests run that f
 STREAM = "sampler-conformance mypkg.data:make --contract=stream"
 BATCHES = "sampler-conformance mypkg.batches:make --contract=dynamic_batches"
 GATE = "#!/usr/bin/env bash"
+# A reproduction script a failed certification wrote: test_known_bad runs each known-bad's, against it and
+# against DistributedSampler.
+REPRO_SCRIPT = "a script a failed certification wrote, run by selftests/test_known_bad.py for every index known-bad"
 
 COMMANDS: dict[str, Runs | tuple[Runs, ...] | LikeCommand | NotHere] = {
     # README.md
@@ -179,6 +182,14 @@ COMMANDS: dict[str, Runs | tuple[Runs, ...] | LikeCommand | NotHere] = {
     "torchrun --nnodes=2 --nproc-per-node=8 --rdzv-id=JOB --rdzv-backend=c10d --rdzv-endpoint=HOST:PORT "
     "-m sampler_conformance.torchrun mypkg.samplers:MySampler --contract=torch "
     "--certificate=certificates/sampler": NotHere("two nodes of 8 GPUs"),
+    # docs/reproductions.md: selftests/test_known_bad.py runs every index known-bad's scripts
+    "python certificates/my_sampler.repros/pads_from_head.py": NotHere(REPRO_SCRIPT),
+    "python certificates/my_sampler.repros/pads_from_head.py torch.utils.data.distributed:DistributedSampler": NotHere(
+        REPRO_SCRIPT
+    ),
+    'python: """Reproduces [padding from the head] (pads_from_head) of selftests.corpus.known_bad:PadsFromTail': NotHere(
+        REPRO_SCRIPT
+    ),
     # docs/resume-and-elastic.md
     "python: from sampler_conformance.adapters import fill_from_process_group": NotHere(
         "a factory's shape, around a library's sampler: selftests/corpus/fairchem.py is one, which test_resume "

@@ -19,6 +19,11 @@ class SpecError(Exception):
     """A spec that is malformed, does not import, or does not follow the subject's calling convention."""
 
 
+class CannotReproduce(Exception):
+    """Why a counterexample has no reproduction script (``Subject.reproduce``): its invariant,
+    its subject or where it was found is not covered yet."""
+
+
 # How a spec names a thing with no rank of its own and the wrapper that shards it (--shard-with).
 SHARDED_WITH = " sharded with "
 
@@ -100,6 +105,10 @@ class Subject:
     # The wrappers that can shard its things (--shard-with), by name; the loader reads a spec
     # ``INNER sharded with NAME`` (sharded_spec) as INNER's thing inside NAME's wrapper.
     wrappers: Mapping[str, Wrapper] = field(default_factory=dict)
+    # A plain-Python script that reproduces one counterexample without the suite:
+    # (plug, contract, violation record, its file name) -> the script's text, or CannotReproduce
+    # saying why not; None: none of its failures is reproduced yet (docs/reproductions.md).
+    reproduce: Callable[[Plug, Contract, Mapping[str, Any], str], str] | None = None
 
     @property
     def fault_title(self) -> str:

@@ -18,6 +18,15 @@ def seed_global_rngs(seed: int) -> None:
     random.seed(seed)
 
 
+def seed_global_rngs_afresh() -> None:
+    """Each global RNG seeded from the system's entropy, as a fresh interpreter seeds it (torch
+    2.13's own too: two interpreters draw different torch.randperm(6)). A process forked from a
+    fork server starts with the server's RNG states instead, the same in every child."""
+    torch.default_generator.seed()
+    np.random.seed(None)
+    random.seed(None)
+
+
 def draw_once_from_global_rngs() -> None:
     """One draw from each global RNG: what dropout on a batch only this rank has, or a collator
     masking with ``seed=None``, does to one rank of a job and not to the others."""

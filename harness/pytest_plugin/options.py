@@ -159,6 +159,14 @@ def _on_off(text: str) -> bool:
     return text == "on"
 
 
+def _repro(text: str) -> bool:
+    if text not in ("on", "off"):
+        raise pytest.UsageError(
+            f"--repro={text!r} is neither on nor off; --repro=off writes no reproduction scripts (docs/reproductions.md)"
+        )
+    return text == "on"
+
+
 def _ranks_choice(text: str) -> str:
     if text not in RANKS_CHOICES:
         raise pytest.UsageError(f"--ranks={text!r} is not a choice; choose one of: {', '.join(RANKS_CHOICES)}")
@@ -257,6 +265,21 @@ OPTIONS = (
         "CONFORMANCE_CERTIFICATE",
         "",
         "write the certificate to PATH.json and PATH.md (also when the run fails)",
+    ),
+    Option(
+        "repro",
+        "CONFORMANCE_REPRO",
+        "on",
+        "write a plain-Python script that reproduces each failed invariant without the suite, run it before "
+        "naming it on the summary (docs/reproductions.md), or off (default %(default)s)",
+        _repro,
+    ),
+    Option(
+        "repro-dir",
+        "CONFORMANCE_REPRO_DIR",
+        "",
+        "the folder the reproduction scripts are written to (default: PATH.repros beside --certificate=PATH, "
+        "else .sampler-conformance/repros/SPEC)",
     ),
     Option(
         "rank-timeout",

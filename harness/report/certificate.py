@@ -23,8 +23,9 @@ from .counterexamples import counterexample_text
 from .results import FAILED, InvariantResult, Verdict, sizes_line
 
 SCHEMA_PATH = Path(__file__).with_name("certificate.schema.json")
-# 4: each invariant's measurements; 5: expected failures (--expect-failure), the sizes judged; 6: one rank's cost
-SCHEMA_VERSION = 6
+# 4: each invariant's measurements; 5: expected failures (--expect-failure), the sizes judged; 6: one rank's cost;
+# 7: a failed invariant's reproduction script, where each counterexample was found (in_groups)
+SCHEMA_VERSION = 7
 
 
 class Certified(Protocol):
@@ -136,6 +137,14 @@ def render_markdown(certificate: dict[str, Any], draws: str) -> str:
     ]
     for invariant in certificate["invariants"]:
         shown = [counterexample_text(c) + f"\n(test: {c['test']})" for c in invariant["counterexamples"]]
+        reproduction = invariant.get("reproduction")
+        if reproduction:
+            shown.insert(
+                0,
+                f"reproduce: `python {reproduction['script']}`"
+                if reproduction["script"]
+                else f"no reproduction script: {reproduction['why_not']}",
+            )
         details = "<br>".join(_cell(d) for d in shown + invariant["details"]) or ""
         status = f"**{invariant['status']}**" if invariant["status"] == FAILED else invariant["status"]
         lines.append(f"| {invariant['title']} (`{invariant['flag']}`) | {status} | {invariant['judged']} | {details} |")

@@ -30,7 +30,7 @@ def failure_kinds(records: Sequence[dict[str, Any]]) -> list[FailureKind]:
         by_kind.setdefault(failure_kind(record["title"], record["message"]), []).append(record)
     kinds = [
         FailureKind(
-            shown=min(alike, key=_shown_first),
+            shown=min(alike, key=shown_first),
             cases=sum(record.get("cases", 1) for record in alike),
             tests=len({record["test"] for record in alike}),
         )
@@ -39,7 +39,7 @@ def failure_kinds(records: Sequence[dict[str, Any]]) -> list[FailureKind]:
     return sorted(kinds, key=lambda kind: -kind.cases)
 
 
-def _shown_first(record: dict[str, Any]) -> tuple[bool, int, int]:
+def shown_first(record: dict[str, Any]) -> tuple[bool, int, int]:
     """Shrunk before as drawn, then the smallest dataset, then the fewest ranks."""
     parameters = record.get("parameters") or {}
     return bool(record.get("as_drawn")), parameters.get("dataset_size", 0), parameters.get("world_size", 0)

@@ -91,6 +91,7 @@ class InvariantResult:
     judged: int = 0  # cases its tests judged to the end, in all (a held one: at least the floor)
     statistics: dict[str, Any] | None = None  # a statistical invariant's frequency tests, summed up
     measurements: dict[str, Any] | None = None  # what its tests measured without judging it, summed up
+    reproduction: dict[str, Any] | None = None  # a failed one's script (report/reproductions.py)
 
 
 @dataclass
@@ -210,7 +211,7 @@ class ResultCollector:
         elif charged:
             result.status = FAILED
             result.failed_tests = sorted({o.name for o, _ in charged})
-            result.counterexamples = _distinct([dict(v, test=o.name) for o, v in charged])
+            result.counterexamples = _distinct([dict(v, test=o.name, in_groups=o.in_groups) for o, v in charged])
         elif errors:  # one of its checks could not run to the end: not held, whatever the others said
             result.status = ERROR
             result.details = [f"{o.name}: {o.harness_error}" for o in errors]

@@ -17,6 +17,7 @@ from sampler_conformance.subjects import subject_of
 
 from .certificate import build_certificate, write_certificate
 from .counterexamples import shown_counterexamples
+from .reproductions import Reproduction, attach, folder_for, reproduce
 from .results import (
     CONFORMS,
     CONFORMS_AS_DECLARED,
@@ -163,6 +164,7 @@ class ConformanceReport:
         self.draws = draws  # how the cases were drawn, in words
         self.backends = backends  # each world size's backend, or why its groups were skipped
         self.written: tuple[Path, Path] | None = None
+        self.reproductions: dict[str, Reproduction] = {}  # each failed invariant's script, by flag
         self.interrupted = False
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -173,6 +175,7 @@ class ConformanceReport:
 
     def _verdict(self) -> tuple[list[InvariantResult], Verdict]:
         results = self.collector.results()
+        attach(results, self.reproductions)
         return results, verdict(
             self.current.plug.spec, self.current.contract, results, self.interrupted, self.current.selection
         )
@@ -189,6 +192,8 @@ class ConformanceReport:
             # invariant declared broken held (a strict xfail that passed): still a failure.
             session.exitstatus = exitstatus = pytest.ExitCode.TESTS_FAILED
         path = self.current.options["certificate"]
+        if self.current.options["repro"] and any(r.status == FAILED for r in results):
+            self._reproduce(results)
         if not path:
             return
         from hypothesis import settings
@@ -215,6 +220,14 @@ class ConformanceReport:
             cost=self._cost(),
         )
         self.written = write_certificate(path, certificate, self.draws)
+
+    def _reproduce(self, results: list[InvariantResult]) -> None:
+        """Each failed invariant's script, written and run before the summary names it."""
+        options, plug = self.current.options, self.current.plug
+        folder = folder_for(options["repro_dir"], options["certificate"], plug.spec)
+        subject = subject_of(self.current.contract)
+        self.reproductions = reproduce(results, subject, plug, self.current.contract, folder)
+        attach(results, self.reproductions)
 
     def _edges_judged(self) -> tuple[int, ...]:
         """The numeric edges --scale judged (the production size among them where given)."""
@@ -284,6 +297,8 @@ class ConformanceReport:
             if result.status in (XFAILED, XPASSED):
                 write(" " * 16 + result.details[0])  # the declaration, with its reason
             if result.status in (FAILED, XFAILED):
+                if result.flag in self.reproductions:
+                    write(" " * 16 + self.reproductions[result.flag].line())
                 for line in shown_counterexamples(result.counterexamples, " " * 16, self._all_in(), whole=False):
                     write(line)
         not_promised = [r.flag for r in results if r.status == NOT_PROMISED and r.tests]

@@ -13,6 +13,7 @@ from .contracts import CONTRACTS, EXTENSIONS
 from .edges import EDGE_SIZES, EDGE_WORLD
 from .invariants import DECLARED
 from .plug import DEFAULT_SPEC, build_for_cost, check_fit, load_plug
+from .repro import script_for
 from .seed_range import probe_once
 from .wrappers import WRAPPERS
 
@@ -33,4 +34,5 @@ SUBJECT = Subject(
     edges=EDGE_SIZES,
     edge_world_size=EDGE_WORLD,
     wrappers=WRAPPERS,
+    reproduce=script_for,
 )

@@ -104,15 +104,19 @@ class SamplerPlug:
     def missing_reason(parameter: str) -> str:
         return f"sampler has no `{parameter}` parameter"
 
+    def options_taken(self, options: dict[str, Any]) -> dict[str, Any]:
+        """The options the sampler is built with: of the optional parameters, those it
+        accepts; every other option (``batch_size`` for batch samplers) as given."""
+        return {k: v for k, v in options.items() if k in self.accepted or k not in OPTIONAL_PARAMETERS}
+
     def build(self, dataset: Any, num_replicas: int | None, rank: int | None, **options: Any) -> Any:
         """Construct one rank's sampler.
 
         ``None`` for ``num_replicas``/``rank`` is left out, so the sampler takes them from
-        the process group as DistributedSampler does. Of the optional parameters, those the
-        sampler does not accept are left out; callers only vary the ones it supports. Any
-        other option (``batch_size`` for batch samplers) is passed as given.
+        the process group as DistributedSampler does. The options are those it takes
+        (:meth:`options_taken`); callers only vary the ones it supports.
         """
-        kwargs = {k: v for k, v in options.items() if k in self.accepted or k not in OPTIONAL_PARAMETERS}
+        kwargs = self.options_taken(options)
         if self.wrapper is not None:
             world = dist.get_world_size() if num_replicas is None else num_replicas
             return self.wrapper.shard(self.factory(dataset, **kwargs), world, dist.get_rank() if rank is None else rank)

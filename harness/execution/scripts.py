@@ -1,0 +1,83 @@
+"""Running a script as ``python SCRIPT ARGS`` would, in a child forked from the fork server
+(torch imported already: a fresh interpreter would cost 1.5 s a script), its output captured:
+the reproduction scripts are run before they are offered (docs/reproductions.md).
+
+Each child is waited for at most its bound, then killed, and always reaped."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import runpy
+import sys
+import time
+import traceback
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .global_rng import seed_global_rngs_afresh
+
+REAP_S = 5.0  # what a child killed (or one that answered) gets to exit
+
+
+@dataclass(frozen=True)
+class ScriptRun:
+    exit_code: int | None  # None: it gave no exit code (it hung, or died)
+    output: str  # stdout and stderr, interleaved as written
+    failure: str = ""  # why it did not run to an exit: it raised, hung or died; empty where it did
+
+
+def run_scripts(paths: Sequence[str], argv: Sequence[str] = (), timeout_s: float = 60.0) -> list[ScriptRun]:
+    """Each script in a child of its own, all at once, each waited for at most ``timeout_s``."""
+    from .processes import fork_server  # not at import: it imports the rank body
+
+    context = fork_server()
+    started = []
+    for path in paths:
+        receiving, sending = context.Pipe(duplex=False)
+        child = context.Process(target=_run_here, args=(sending, path, tuple(argv)), daemon=True)
+        child.start()
+        sending.close()
+        started.append((child, receiving))
+    deadline = time.monotonic() + timeout_s  # they run side by side: one bound for all
+    return [_outcome(child, receiving, deadline, timeout_s) for child, receiving in started]
+
+
+def _outcome(child: Any, receiving: Any, deadline: float, timeout_s: float) -> ScriptRun:
+    try:
+        if not receiving.poll(max(0.0, deadline - time.monotonic())):
+            return ScriptRun(None, "", f"it gave no exit code within {timeout_s:.0f} s")
+        try:
+            return ScriptRun(**receiving.recv())
+        except EOFError:
+            pass  # it died before it answered: its exit code says how
+    finally:
+        receiving.close()
+        if child.is_alive():
+            child.join(REAP_S)
+        if child.is_alive():
+            child.kill()
+            child.join(REAP_S)
+    return ScriptRun(None, "", f"the process died (exit code {child.exitcode})")
+
+
+def _run_here(conn: Any, path: str, argv: tuple[str, ...]) -> None:
+    """In the child: the script as its __main__, its output captured; its exit code, or what it raised."""
+    seed_global_rngs_afresh()  # as in `python SCRIPT`: a sampler that draws from them shows it flaky
+    captured = io.StringIO()
+    sys.argv = [path, *argv]
+    exit_code, failure = 0, ""
+    with contextlib.redirect_stdout(captured), contextlib.redirect_stderr(captured):
+        try:
+            runpy.run_path(path, run_name="__main__")
+        except SystemExit as stop:
+            code = stop.code
+            exit_code = code if isinstance(code, int) else (0 if code is None else 1)
+            if code is not None and not isinstance(code, int):
+                print(code, file=sys.stderr)  # as the interpreter does with sys.exit("message")
+        except BaseException as exc:
+            traceback.print_exc()
+            exit_code, failure = 1, f"it raised {type(exc).__name__}: {str(exc)[:200]}"
+    conn.send({"exit_code": exit_code, "output": captured.getvalue(), "failure": failure})
+    conn.close()

@@ -1,0 +1,131 @@
+"""The reproduction scripts of a failed certification (docs/reproductions.md): for each failed
+invariant, a plain-Python script its subject writes from its smallest counterexample
+(``Subject.reproduce``), run twice, each run in a child of the fork server, before it is
+offered. One that does not exit 1 with the violation's words, the same both times, is taken
+back, and the summary says why."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from sampler_conformance.core.contracts import Contract
+from sampler_conformance.core.subject import CannotReproduce, Plug, Subject
+from sampler_conformance.execution.scripts import ScriptRun, run_scripts
+
+from .certificate import certificate_paths
+from .counterexamples import shown_first
+from .results import FAILED, InvariantResult
+
+# A script reads one shrunk case: past this it hangs, and is not offered.
+SCRIPT_TIMEOUT_S = 60.0
+# Where the scripts go without --repro-dir or --certificate: a folder per spec.
+DEFAULT_DIR = Path(".sampler-conformance") / "repros"
+
+
+@dataclass(frozen=True)
+class Reproduction:
+    script: str | None  # the script's absolute path, where it reproduced the failure
+    why_not: str  # why there is none; empty where there is
+    output: str  # what it printed, where it ran
+
+    def line(self) -> str:
+        """The summary's line under the failed invariant."""
+        if self.script:
+            return f"reproduce without the suite: python {_shown(self.script)}  (exits 1 while the bug is there)"
+        return f"no reproduction script: {self.why_not}"
+
+
+def folder_for(option: str, certificate: str, spec: str) -> Path:
+    """--repro-dir; else PATH.repros beside --certificate=PATH; else a folder of DEFAULT_DIR per spec."""
+    if option:
+        return Path(option)
+    if certificate:
+        json_path, _ = certificate_paths(certificate)
+        return json_path.with_suffix(".repros")
+    return DEFAULT_DIR / re.sub(r"[^A-Za-z0-9_.-]+", "_", spec).strip("_")
+
+
+def reproduce(
+    results: Sequence[InvariantResult], subject: Subject, plug: Plug, contract: Contract, folder: Path
+) -> dict[str, Reproduction]:
+    """Each failed invariant's reproduction, or why it has none, by flag."""
+    found: dict[str, Reproduction] = {}
+    written: dict[str, tuple[Path, dict[str, Any]]] = {}
+    for result in results:
+        if result.status != FAILED:
+            continue
+        try:
+            path, record = _write(result, subject, plug, contract, folder)
+        except CannotReproduce as cannot:
+            found[result.flag] = Reproduction(None, str(cannot), "")
+        else:
+            written[result.flag] = path, record
+    paths = [str(path) for path, _ in written.values()]
+    runs = run_scripts(paths * 2, timeout_s=SCRIPT_TIMEOUT_S)  # twice each: a script must say the same each time
+    for (flag, (path, record)), first, second in zip(
+        written.items(), runs[: len(paths)], runs[len(paths) :], strict=True
+    ):
+        why = _why_not_offered(first, second, record)
+        if why:
+            path.unlink()
+        found[flag] = Reproduction(None if why else str(path.resolve()), why, first.output)
+    return found
+
+
+def _write(
+    result: InvariantResult, subject: Subject, plug: Plug, contract: Contract, folder: Path
+) -> tuple[Path, dict[str, Any]]:
+    """The script of the invariant's first counterexample a script can be written for (a
+    shrunk one first, then the smallest), written to ``folder``; or CannotReproduce."""
+    if subject.reproduce is None:
+        raise CannotReproduce(f"the failures of a {subject.name} have no scripts yet")
+    why = CannotReproduce("no counterexample with a case")
+    filename = f"{result.flag}.py"
+    for record in sorted(result.counterexamples, key=shown_first):
+        try:
+            text = subject.reproduce(plug, contract, record, filename)
+        except CannotReproduce as cannot:
+            why = cannot
+            continue
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / filename).write_text(text)
+        return folder / filename, record
+    raise why
+
+
+def _why_not_offered(first: ScriptRun, second: ScriptRun, record: dict[str, Any]) -> str:
+    """Empty where the script reproduced the violation (exit 1, its words, the same output twice); else why not."""
+    if first.failure:
+        return f"the script did not reproduce it: {first.failure}"
+    if first.exit_code != 1:
+        return (
+            f"the script exits {first.exit_code} on the counterexample's case: the sampler did not fail it again "
+            f"there (it is flaky, or fails only in the suite's own processes)"
+        )
+    if f"[{record['title']}]" not in first.output:
+        return "the script exits 1 without the violation's words"
+    if (second.exit_code, second.output) != (first.exit_code, first.output):
+        return (
+            "two runs of the script printed different things: the sampler is not deterministic on that case (it "
+            "draws from a global RNG, say)"
+        )
+    return ""
+
+
+def _shown(path: str) -> str:
+    """The path as a user types it: relative to the current folder where it lies under it."""
+    try:
+        return str(Path(path).relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
+def attach(results: Sequence[InvariantResult], reproductions: dict[str, Reproduction]) -> None:
+    """Each result's reproduction, as the certificate records it."""
+    for result in results:
+        if result.flag in reproductions:
+            result.reproduction = asdict(reproductions[result.flag])

@@ -1,0 +1,150 @@
+"""A plain-Python script that reproduces one counterexample of a per-epoch invariant without
+the suite: it imports the sampler the spec names (and so torch), builds every rank's sampler of the
+case with the arguments the suite built it with, reads each once as the test did, asserts the
+promise (``repro_snippets.py``), prints the suite's words and the offending values, and exits
+1 while the bug is there, 0 once it is fixed (docs/reproductions.md).
+
+Covered so far: the per-epoch invariants of ``repro_snippets.SNIPPETS``, found on simulated
+ranks, of a sampler that shards itself and yields indices of finite passes. The rest raise
+:class:`CannotReproduce`, saying why."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from sampler_conformance.core.contracts import Contract
+from sampler_conformance.core.subject import CannotReproduce, Plug
+from sampler_conformance.execution.file_modules import is_file_module
+from sampler_conformance.subjects.common.reading import read_limit
+
+from ..specs import split_spec
+from .case import IndexCase
+from .contracts import SamplerContract
+from .plug import SamplerPlug
+from .repro_snippets import SNIPPETS, snippet
+
+# The largest N a script reads every rank of, as Python lists: the drawn cases go to 10,000;
+# the numeric edges (2^24 + 1 and up, --scale) are read on a few ranks only (docs/scale.md).
+LARGEST_READ = 1_000_000
+
+# What every script is made of around its snippet; {name} is filled in, {{ }} stays a brace.
+HEAD = '''"""Reproduces [{title}] ({flag}) of {spec}
+without the sampler conformance suite, as its {test} found it.
+Run: python {filename} [MODULE:ATTR]; it exits 1 while the bug is there, 0 once it is fixed."""
+{imports}
+import functools
+import importlib
+import itertools
+import os
+import sys
+
+SPEC = sys.argv[1] if len(sys.argv) > 1 else {spec!r}  # or another sampler, to compare
+N, W, EPOCH = {n}, {w}, {epoch}
+OPTIONS = {options!r}
+DATASET = range(N)  # as the suite's dataset: N items, item i is i
+LIMIT = {limit}  # a rank that yields more indices than this never stops
+
+
+def load(spec):
+    """The sampler MODULE:ATTR (or FILE.py:ATTR) names."""
+    where, _, attr = spec.rpartition(":")
+    if where.endswith(".py"):  # imported from its folder, as python FILE.py runs it
+        sys.path.insert(0, os.path.dirname(os.path.abspath(where)))
+        where = os.path.basename(where)[:-3]
+    else:  # as python -m does: the module may lie in this folder
+        sys.path.insert(0, os.getcwd())
+    return functools.reduce(getattr, attr.split("."), importlib.import_module(where))
+
+
+def length(sampler):
+    return len(sampler) if hasattr(type(sampler), "__len__") else "no __len__"
+
+
+def read(world, rank):
+    """One rank's sampler, read once as the suite read it: len() before the pass, the pass, len() after."""
+    sampler = Sampler(DATASET, {world_size_name}=world, rank=rank, **OPTIONS)
+    if EPOCH is not None:
+        sampler.set_epoch(EPOCH)
+    before = length(sampler)
+    indices = list(itertools.islice(sampler, LIMIT + 1))
+    return indices, before, length(sampler)
+
+
+def short(values):
+    """A list, its middle left out where it is long."""
+    values = list(values)
+    if len(values) <= 16:
+        return str(values)
+    return f"{{str(values[:12])[:-1]}}, ... {{len(values) - 16}} more ..., {{str(values[-4:])[1:]}}"
+
+
+Sampler = load(SPEC)
+ranks = [read(W, r) for r in range(W)]
+print(f"{{SPEC}}: N={{N}}, W={{W}}, epoch={{EPOCH}}, {{OPTIONS}}")
+for r, (indices, before, after) in enumerate(ranks):
+    print(f"rank {{r}} ({{len(indices)}} indices, len()={{after}}): {{short(indices)}}")
+
+# The promise: {promise}
+'''
+
+TAIL = """
+if broken:
+    print({words!r})
+    print(f"here: {{shown}}")
+    sys.exit(1)
+print({held!r})
+"""
+
+
+def case_of(parameters: Mapping[str, Any]) -> IndexCase:
+    """The case a violation record's ``parameters`` hold (``Evidence.records``: the case's fields)."""
+    fields = dict(parameters)
+    fields["label_counts"] = tuple(fields.get("label_counts") or ())
+    return IndexCase(**fields)
+
+
+def script_for(plug: Plug, contract: Contract, record: Mapping[str, Any], filename: str) -> str:
+    """The script that reproduces ``record`` (a violation record of a failed invariant, its
+    case among its ``parameters``), to be saved as ``filename``; CannotReproduce says why not."""
+    assert isinstance(plug, SamplerPlug) and isinstance(contract, SamplerContract)
+    flag = record["flag"]
+    if flag not in SNIPPETS:
+        raise CannotReproduce(f"no plain-Python reading of {flag} yet (covered: {', '.join(SNIPPETS)})")
+    if contract.yields_batches or not contract.finite:
+        raise CannotReproduce(f"contract {contract.name!r}'s samplers yield batches or never stop: not covered yet")
+    if plug.wrapper is not None or plug.needs_process_group:
+        raise CannotReproduce("the sampler is sharded by a library's wrapper, or takes its rank from the group")
+    if not record.get("parameters"):
+        raise CannotReproduce("it holds on no case in particular (a method the sampler lacks): no case to build")
+    if record.get("in_groups"):
+        raise CannotReproduce("it was found in real process groups only, which scripts do not reproduce yet")
+    case = case_of(record["parameters"])
+    if case.dataset_size > LARGEST_READ:
+        raise CannotReproduce(
+            f"N={case.dataset_size:,} is a numeric edge, which the suite reads on a few ranks only; a script that "
+            f"reads every rank into Python lists is not written for it yet"
+        )
+    filled = snippet(flag, contract, case)
+    spec = plug.spec
+    module_part, attr = split_spec(spec, "")
+    if is_file_module(module_part):  # the script may be run from elsewhere
+        spec = f"{Path(module_part).resolve()}:{attr}"
+    head = HEAD.format(
+        title=record["title"],
+        flag=flag,
+        spec=spec,
+        test=record["test"],
+        filename=filename,
+        n=case.dataset_size,
+        w=case.world_size,
+        epoch=case.epoch,
+        options=plug.options_taken(case.sampler_options(contract)),
+        limit=read_limit(case.dataset_size),
+        world_size_name=plug.world_size_name,
+        promise=filled.promise,
+        imports="\nimport collections" if "collections." in filled.code else "",
+    )
+    words = f"FAILED [{record['title']}] {record['message'].splitlines()[0]}"
+    return head + filled.code + "\n" + TAIL.format(words=words, held=f"held: {filled.promise}")

@@ -1,0 +1,132 @@
+"""The per-epoch invariants a reproduction script asserts, each in plain Python: the promise in
+one comment, and the lines that set ``broken`` (the promise does not hold) and ``shown`` (the
+offending values), written against the script's ``ranks`` (each rank's ``(indices, len()
+before the pass, len() after it)``) and ``read`` (``repro.py``). The same promise as the
+check declared in the per-epoch table (``checks.PER_EPOCH``), said again without numpy or the
+suite, for a reader who has neither.
+
+A template's ``$name`` is filled from the contract and the case (:func:`snippet`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from string import Template
+
+from .case import IndexCase
+from .contracts import SamplerContract
+
+
+@dataclass(frozen=True)
+class Snippet:
+    promise: str  # the one comment that states it
+    code: str  # sets broken and shown
+    one_rank: bool = False  # reads the sampler built with num_replicas=1, rank=0 too
+    global_order: bool = False  # needs Q, the global order the shares are cut from (ORDERS)
+
+
+# Q as the contract's layout cuts the ranks' shares from it; None where strided shares of
+# unequal lengths form no one order.
+ORDERS = {
+    "strided": (
+        "lengths = sorted({len(indices) for indices, _, _ in ranks})\n"
+        "Q = [ranks[i % W][0][i // W] for i in range(W * lengths[0])] if len(lengths) == 1 else None"
+    ),
+    "contiguous": "lengths = [len(indices) for indices, _, _ in ranks]\nQ = [i for indices, _, _ in ranks for i in indices]",
+}
+
+SNIPPETS = {
+    "len_matches_iter": Snippet(
+        "len(sampler), asked before a pass and after it, is the number of indices the pass yields.",
+        "wrong = [(r, before, after, len(indices)) for r, (indices, before, after) in enumerate(ranks)\n"
+        "         if not before == after == len(indices)]\n"
+        "broken = bool(wrong)\n"
+        'shown = "; ".join(f"rank {r}: len() is {b} before the pass and {a} after it, but it yielded {n}"'
+        " for r, b, a, n in wrong)",
+    ),
+    "equal_length": Snippet(
+        "every rank yields $expected indices ($rule).",
+        "wrong = {r: len(indices) for r, (indices, _, _) in enumerate(ranks) if len(indices) != $expected}\n"
+        "broken = bool(wrong)\n"
+        'shown = f"every rank should yield $expected indices, got (rank: count) {wrong}"',
+    ),
+    "balanced": Snippet(
+        "the ranks' lengths sum to N and differ by at most 1.",
+        "lengths = [len(indices) for indices, _, _ in ranks]\n"
+        "broken = sum(lengths) != N or max(lengths) - min(lengths) > 1\n"
+        'shown = f"lengths {lengths}, N={N}"',
+    ),
+    "valid_indices": Snippet(
+        "every index is a Python int in range(N), and a pass ends.",
+        "bad = [(r, at, item) for r, (indices, _, _) in enumerate(ranks) for at, item in enumerate(indices)\n"
+        "       if isinstance(item, bool) or not isinstance(item, int) or not 0 <= item < N]\n"
+        "endless = [r for r, (indices, _, _) in enumerate(ranks) if len(indices) > LIMIT]\n"
+        "broken = bool(bad or endless)\n"
+        'shown = f"(rank, position, item) not an index of range({N}): {short(bad)}; ranks that never stop: {endless}"',
+    ),
+    "covers": Snippet(
+        "without drop_last the ranks together yield every index of range(N).",
+        "missing = sorted(set(range(N)) - {i for indices, _, _ in ranks for i in indices})\n"
+        "broken = bool(missing)\n"
+        'shown = f"{len(missing)} indices never yielded: {short(missing)}"',
+    ),
+    "disjoint": Snippet(
+        "no index repeats beyond the $allowed padded items the contract allows here ($rule).",
+        "counts = collections.Counter(i for indices, _, _ in ranks for i in indices)\n"
+        "surplus = sum(counts.values()) - len(counts)\n"
+        "broken = surplus > $allowed\n"
+        'shown = f"{surplus} items repeat an index; repeated: {short(sorted(i for i, n in counts.items() if n > 1))}"',
+    ),
+    "pads_from_head": Snippet(
+        "the padding after the first N items of the global order Q repeats Q's head.",
+        "padding = Q[N:] if Q is not None else []\n"
+        "expected = (Q[:N] * len(padding))[: len(padding)] if Q is not None else []\n"
+        "broken = Q is None or padding != expected\n"
+        'shown = (f"padding Q[{N}:] = {short(padding)}, expected {short(expected)}" if Q is not None\n'
+        '         else f"the ranks yield different numbers of indices {lengths}: no one order")',
+        global_order=True,
+    ),
+    "unshuffled_in_order": Snippet(
+        "with shuffle=False the global order Q starts with range(N) in order.",
+        "broken = Q is None or Q[:N] != list(range(min(N, len(Q))))\n"
+        'shown = f"Q = {short(Q)}" if Q is not None else f"the ranks yield different numbers of indices {lengths}"',
+        global_order=True,
+    ),
+    "strided": Snippet(
+        "rank r yields Q[r::W], Q the order one rank yields (num_replicas=1) padded from its head.",
+        "one = read(1, 0)[0]\n"
+        "size = max(len(indices) for indices, _, _ in ranks) * W\n"
+        "Q = [one[i % len(one)] for i in range(size)] if one else []\n"
+        "wrong = [r for r, (indices, _, _) in enumerate(ranks) if indices != Q[r::W]]\n"
+        "broken = sorted(one) != list(range(N)) or bool(wrong)\n"
+        'shown = f"one rank yields {short(one)}" + "".join(\n'
+        '    f"; rank {r} should yield Q[{r}::{W}] = {short(Q[r::W])}, got {short(ranks[r][0])}" for r in wrong[:3])',
+        one_rank=True,
+    ),
+    "contiguous": Snippet(
+        "rank r yields the r-th block of Q, Q the order one rank yields (num_replicas=1) padded from its head.",
+        "one = read(1, 0)[0]\n"
+        "block = max(len(indices) for indices, _, _ in ranks)\n"
+        "Q = [one[i % len(one)] for i in range(block * W)] if one else []\n"
+        "wrong = [r for r, (indices, _, _) in enumerate(ranks) if indices != Q[r * block : (r + 1) * block]]\n"
+        "broken = sorted(one) != list(range(N)) or bool(wrong)\n"
+        'shown = f"one rank yields {short(one)}" + "".join(\n'
+        '    f"; rank {r} should yield Q[{r * block}:{(r + 1) * block}] = {short(Q[r * block : (r + 1) * block])}, "\n'
+        '    f"got {short(ranks[r][0])}" for r in wrong[:3])',
+        one_rank=True,
+    ),
+}
+
+
+def snippet(flag: str, contract: SamplerContract, case: IndexCase) -> Snippet:
+    """The snippet of ``flag`` filled in for ``contract`` and ``case``, its code led by the
+    global order it reads, where it reads one."""
+    found = SNIPPETS[flag]
+    values = {
+        "expected": contract.expected_length(case.dataset_size, case.world_size, case.drop_last),
+        "rule": contract.length_words(case.drop_last),
+        "allowed": contract.padding_size(case.dataset_size, case.world_size, case.drop_last),
+    }
+    code = Template(found.code).substitute(values)
+    if found.global_order:
+        code = ORDERS["contiguous" if contract.layout == "contiguous" else "strided"] + "\n" + code
+    return Snippet(Template(found.promise).substitute(values), code, found.one_rank, found.global_order)
