@@ -23,7 +23,6 @@ from sampler_conformance.pytest_plugin.state import state
 from sampler_conformance.subjects.index_sampler.checks import PER_EPOCH, judge
 from sampler_conformance.subjects.index_sampler.edges import edge_cases, edge_sizes, ranks_read
 from sampler_conformance.subjects.index_sampler.scenarios.epochs import read_epochs
-from sampler_conformance.subjects.weighted_sampler.checks import ONE_EPOCH as WEIGHTED_ONE_EPOCH
 from sampler_conformance.subjects.weighted_sampler.checks import check_frequencies
 from sampler_conformance.subjects.weighted_sampler.draws import FREQUENCY_DRAWS
 from sampler_conformance.subjects.weighted_sampler.edges import EDGE_SIZES as WEIGHTED_EDGE_SIZES
@@ -69,7 +68,11 @@ def test_at_the_numeric_edge(sampler_plug, contract, flag, edge, request):
         pytest.skip(reasons[0] if reasons else f"no case at N={edge} is one {flag} speaks about")
 
 
-WEIGHTED_AT_EDGE = ["weighted_runs", *WEIGHTED_ONE_EPOCH.flags, "frequencies_match_weights"]
+# What the cap breaks: a sampler that refuses past it, or never draws past it. (The other
+# one-epoch invariants say nothing new there: the edge case has no item of weight 0, and its
+# draws fit any int type. Each test reads the case afresh where the sampler raised, a few
+# seconds each at 2^24 + 1 weights.)
+WEIGHTED_AT_EDGE = ["weighted_runs", "frequencies_match_weights"]
 
 
 @pytest.mark.scale
@@ -91,6 +94,6 @@ def test_weighted_at_the_numeric_edge(weighted_plug, contract, flag, edge, reque
     if flag == "frequencies_match_weights":  # one test more than the draws' tests share the budget among
         violations, verdict = check_frequencies(drawn, FalseAlarmBudget(tests=settings().max_examples).per_test)
         statistics.record(verdict)
-    else:
-        violations = [] if flag == "weighted_runs" else WEIGHTED_ONE_EPOCH[flag].judge(drawn[0])
+    else:  # weighted_runs: the reading ran to the end
+        violations = []
     expect_holds(drawn[0].observation, violations)

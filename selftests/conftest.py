@@ -50,6 +50,9 @@ def suite_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     # The cost probe (about 2 s a run) measures where a run asks for it: suite_run gives
     # --cost=measure to the runs of +scalable, the contract whose invariant judges it.
     monkeypatch.setenv("CONFORMANCE_COST", "skip")
+    # Each failing certification writes its reproduction scripts and runs each twice: the runs
+    # that check them (test_known_bad) give --repro=on.
+    monkeypatch.setenv("CONFORMANCE_REPRO", "off")
     monkeypatch.setenv("COLUMNS", "200")
 
 

@@ -230,12 +230,10 @@ class ConformanceReport:
         attach(results, self.reproductions)
 
     def _edges_judged(self) -> tuple[int, ...]:
-        """The numeric edges --scale judged (the production size among them where given)."""
+        """The numeric edges --scale asked for: the sizes judged line says how far the
+        measured cost let them be judged."""
         subject = subject_of(self.current.contract)
-        if not subject.edges or not self.current.options["scale"]:
-            return ()
-        production = self.current.options["production_size"]
-        return tuple(dict.fromkeys([*subject.edges, *([int(production)] if production is not None else [])]))
+        return subject.edges if self.current.options["scale"] else ()
 
     def _edges_line(self) -> str:
         """Where the subject has numeric edges and --scale did not judge them: that the verdict claims nothing there."""
