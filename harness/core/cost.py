@@ -36,10 +36,6 @@ class Reading:
     stopped: str = ""  # why it has no figures: raised, died, passed its memory limit, never yielded
 
     @property
-    def share(self) -> int:
-        return -(-self.size // self.world_size)
-
-    @property
     def over_budget(self) -> bool:
         return bool(self.stopped) or (self.peak_bytes or 0) > MEMORY_BUDGET or (self.first_s or 0) > TIME_BUDGET_S
 
@@ -131,14 +127,19 @@ class Cost:
     def stopped(self) -> list[Reading]:
         return [r for r in (*self.on_world, *self.at_share) if r.stopped]
 
+    def _span(self) -> tuple[Reading, Reading] | None:
+        """The smallest and largest sizes measured at a fixed share, where they span SPAN_NEEDED of N."""
+        measured = [r for r in self.at_share if not r.stopped]
+        if len(measured) < 2 or measured[-1].size < SPAN_NEEDED * measured[0].size:
+            return None
+        return measured[0], measured[-1]
+
     def grows_with_n(self) -> tuple[str, str] | None:
         """Where the cost at a fixed share grew GROWTH_CHARGED-fold past its charged figure: (what, how), or None."""
-        measured = [r for r in self.at_share if not r.stopped]
-        if len(measured) < 2:
+        span = self._span()
+        if span is None:
             return None
-        first, last = measured[0], measured[-1]
-        if last.size < SPAN_NEEDED * first.size:
-            return None
+        first, last = span
         for field, floor, charged, shown in (
             ("peak_bytes", MEMORY_FLOOR, MEMORY_CHARGED, memory),
             ("first_s", TIME_FLOOR_S, TIME_CHARGED_S, seconds),
@@ -166,8 +167,7 @@ class Cost:
 
     def judged_span(self) -> bool:
         """Whether the sweep at a fixed share spans enough of N to judge its growth."""
-        measured = [r for r in self.at_share if not r.stopped]
-        return len(measured) >= 2 and measured[-1].size >= SPAN_NEEDED * measured[0].size
+        return self._span() is not None
 
     def lines(self, noun: str, production: tuple[float, int] | None) -> list[str]:
         """The summary's lines: the growth, what stopped a sweep, and the projection where asked."""

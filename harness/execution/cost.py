@@ -47,6 +47,7 @@ FURTHER_ITEMS = 100_000  # read after the first, to time each further one...
 FURTHER_S = 0.2  # ... for at most this long
 LIMIT = PROJECTED_LIMIT * MEMORY_BUDGET  # a child's memory, its inputs' and the sampler's
 WAIT_S = PROJECTED_LIMIT * TIME_BUDGET_S + 20  # a child's bound: its build, its read, its start
+CLEAR_REFS = Path("/proc/self/clear_refs")  # where a child resets its peak memory: Linux only
 
 
 # What a subject gives the probe: (plug, contract, N, W, rank) -> a function that builds the
@@ -167,16 +168,15 @@ def _measure_here(conn: Any, probed: Probed, size: int, world: int) -> None:
 
 def _reset_peak() -> int:
     """Resets the process's peak resident memory to its present one, which it returns (bytes)."""
-    Path("/proc/self/clear_refs").write_text("5")
+    CLEAR_REFS.write_text("5")
     return _status("VmRSS")
 
 
 def _status(field: str) -> int:
-    """A figure of /proc/self/status, in bytes."""
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith(field + ":"):
-            return int(line.split()[1]) * 1024
-    raise OSError(f"/proc/self/status has no {field}")
+    figure = memory_budget.process_status(field)
+    if figure is None:
+        raise OSError(f"/proc/self/status has no {field}")
+    return figure
 
 
 READ_BUDGET_S = 60.0  # a partial or edge reading's projected time, every rank read built afresh

@@ -76,7 +76,12 @@ def _available() -> int:
 
 def _data_now() -> int:
     """This process's data size (VmData of /proc/self/status), in bytes."""
+    return process_status("VmData") or 0
+
+
+def process_status(field: str) -> int | None:
+    """A figure of /proc/self/status (VmData, VmRSS, VmHWM), in bytes; None where it has none."""
     for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmData:"):
+        if line.startswith(field + ":"):
             return int(line.split()[1]) * 1024
-    return 0
+    return None

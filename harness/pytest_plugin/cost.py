@@ -5,19 +5,17 @@ machine is quiet, and handed to the workers, whose test of ``+scalable`` judges 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from sampler_conformance.core.cost import Cost
-from sampler_conformance.execution.cost import Probed, sweeps
+from sampler_conformance.execution.cost import CLEAR_REFS, Probed, sweeps
 from sampler_conformance.subjects import subject_of
 
 from .state import ConformanceState, state
 
 WORKER_INPUT = "sampler_conformance_cost"  # the measurement, as JSON, in each worker's workerinput
-CLEAR_REFS = Path("/proc/self/clear_refs")  # where the probe resets a process's peak memory: Linux only
 
 
 def why_not_measured(config: pytest.Config, current: ConformanceState) -> str:
