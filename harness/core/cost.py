@@ -12,6 +12,7 @@ measured on W ranks as figure x (N'/N)^a x (share'/share)^(e - a).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, replace
 from typing import Any
@@ -34,6 +35,7 @@ class Reading:
     per_item_s: float | None = None  # each further item, over ``further`` of them
     further: int = 0
     stopped: str = ""  # why it has no figures: raised, died, passed its memory limit, never yielded
+    pass_s: float | None = None  # from the build to the end of the rank's whole pass, where it was read whole
 
     @property
     def over_budget(self) -> bool:
@@ -91,19 +93,24 @@ def growth(readings: list[Reading], field: str) -> Growth | None:
     return Growth(last.size, last.world_size, float(getattr(last, field)), exponent)
 
 
+READINGS = ("on_world", "at_share", "passes")  # Cost's readings, as the certificate names them
+
+
 @dataclass(frozen=True)
 class Cost:
-    """Both sweeps' readings, and what they say."""
+    """Both sweeps' readings, what they say, and the whole passes at the largest sizes drawn,
+    which plan the draws (``core/size_plan.py``)."""
 
     on_world: list[Reading]
     at_share: list[Reading]
+    passes: list[Reading] = dataclasses.field(default_factory=list)
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Cost:
-        return cls(*([Reading(**r) for r in data[key]] for key in ("on_world", "at_share")))
+        return cls(*([Reading(**r) for r in data[key]] for key in READINGS))
 
     def to_json(self) -> dict[str, Any]:
-        return {key: [vars(r) for r in getattr(self, key)] for key in ("on_world", "at_share")}
+        return {key: [vars(r) for r in getattr(self, key)] for key in READINGS}
 
     def _exponents(self, field: str) -> tuple[Growth | None, float]:
         """The growth on W ranks, and its exponent in the share alone (e - a, at least 0)."""

@@ -94,6 +94,9 @@ class Subject:
     # empty: --scale adds none.
     edges: tuple[int, ...] = ()
     edge_world_size: int = 0
+    # The largest N and W its simulated draws reach: the cost probe reads a whole pass there,
+    # and the draws are planned from it (core/size_plan.py); (0, 0): its draws are not planned.
+    drawn: tuple[int, int] = (0, 0)
     # Raises SpecError when a loaded plug cannot be certified under a contract of this subject
     # (a factory that does not take what the contract gives it); None: every plug fits.
     check_fit: Callable[[Plug, Contract], None] | None = None

@@ -45,6 +45,7 @@ from . import memory_budget
 PROJECTED_LIMIT = 4  # a size projected past this many budgets is not measured
 FURTHER_ITEMS = 100_000  # read after the first, to time each further one...
 FURTHER_S = 0.2  # ... for at most this long
+PASS_S = 10.0  # a whole pass is read for at most this long
 LIMIT = PROJECTED_LIMIT * MEMORY_BUDGET  # a child's memory, its inputs' and the sampler's
 WAIT_S = PROJECTED_LIMIT * TIME_BUDGET_S + 20  # a child's bound: its build, its read, its start
 CLEAR_REFS = Path("/proc/self/clear_refs")  # where a child resets its peak memory: Linux only
@@ -80,11 +81,17 @@ def sweep(probed: Probed, sizes_and_worlds: Iterable[tuple[int, int]]) -> list[R
     return readings
 
 
-def sweeps(probed: Probed) -> dict[str, list[Reading]]:
-    """Both sweeps: ``on_world`` (W = WORLD) and ``at_share`` (W = N / SHARE)."""
+def sweeps(probed: Probed, drawn: tuple[int, int]) -> dict[str, list[Reading]]:
+    """Both sweeps, ``on_world`` (W = WORLD) and ``at_share`` (W = N / SHARE), and ``passes``:
+    rank 0's whole pass at ``drawn`` = (the largest N, the largest W) the subject's draws
+    reach, on WORLD ranks and on the largest W, from which the draws are planned
+    (``core/size_plan.py``)."""
+    size, most_ranks = drawn
+    passes = [measure(probed, size, world, whole=True) for world in sorted({min(WORLD, most_ranks), most_ranks})]
     return {
         "on_world": sweep(probed, ((n, WORLD) for n in SIZES)),
         "at_share": sweep(probed, ((n, n // SHARE) for n in SIZES)),
+        "passes": passes if size else [],
     }
 
 
@@ -101,13 +108,14 @@ def _projected_past_limit(before: Reading, last: Reading, size: int) -> bool:
     return False
 
 
-def measure(probed: Probed, size: int, world: int) -> Reading:
-    """One size, in a child forked for it, waited for at most WAIT_S and reaped."""
+def measure(probed: Probed, size: int, world: int, whole: bool = False) -> Reading:
+    """One size, in a child forked for it, waited for at most WAIT_S and reaped; ``whole``:
+    the rank's whole pass is read (for at most PASS_S), not only a short read after its first item."""
     from .processes import fork_server  # not at import: the registry of invariants reads SHARE
 
     context = fork_server()
     receiving, sending = context.Pipe(duplex=False)
-    child = context.Process(target=_measure_here, args=(sending, probed, size, world), daemon=True)
+    child = context.Process(target=_measure_here, args=(sending, probed, size, world, whole), daemon=True)
     child.start()
     sending.close()
     try:
@@ -126,8 +134,9 @@ def measure(probed: Probed, size: int, world: int) -> Reading:
     return Reading(size, world, stopped=f"the process died (exit code {child.exitcode})")
 
 
-def _measure_here(conn: Any, probed: Probed, size: int, world: int) -> None:
-    """In the child: build rank 0's thing, time its first item and a short read, and send the figures."""
+def _measure_here(conn: Any, probed: Probed, size: int, world: int, whole: bool) -> None:
+    """In the child: build rank 0's thing, time its first item and a short read (or its whole
+    pass), and send the figures."""
     memory_budget.apply(LIMIT)
     limit = f"{LIMIT / memory_budget.GIB:.0f} GiB"
     try:
@@ -143,9 +152,11 @@ def _measure_here(conn: Any, probed: Probed, size: int, world: int) -> None:
         next(items)
         first_s = time.perf_counter() - start
         further, begun = 0, time.perf_counter()
+        # A whole pass: up to the rank's share (what the draws' readings take of an endless one).
+        limit_items, limit_s = (-(-size // world), PASS_S) if whole else (FURTHER_ITEMS, FURTHER_S)
         for _ in items:
             further += 1
-            if further >= FURTHER_ITEMS or time.perf_counter() - begun > FURTHER_S:
+            if further >= limit_items or time.perf_counter() - begun > limit_s:
                 break
         elapsed = time.perf_counter() - begun
         reading = Reading(
@@ -155,6 +166,8 @@ def _measure_here(conn: Any, probed: Probed, size: int, world: int) -> None:
             first_s=first_s,
             per_item_s=elapsed / further if further else None,
             further=further,
+            # A pass cut at PASS_S counts as PASS_S: a lower bound, past any budget a case has.
+            pass_s=first_s + elapsed if whole else None,
         )
     except StopIteration:
         reading = Reading(size, world, stopped="the sampler yielded nothing")

@@ -1,6 +1,7 @@
 """The cost probe's place in a run: measured once, by the process that reports (the
 pytest-xdist controller), at the session's start, before any test draws and while the
-machine is quiet, and handed to the workers, whose test of ``+scalable`` judges it."""
+machine is quiet, and handed to the workers, whose test of ``+scalable`` judges it and
+whose draws are planned from it (``core/size_plan.py``)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from sampler_conformance.core import size_plan
 from sampler_conformance.core.cost import Cost
 from sampler_conformance.execution.cost import CLEAR_REFS, Probed, sweeps
 from sampler_conformance.subjects import subject_of
@@ -48,7 +50,8 @@ class CostProbe:
             subject = subject_of(current.contract)
             assert subject.cost_probe is not None  # why_not_measured says so
             probed = Probed(current.plug.spec, current.contract, subject.load, subject.cost_probe)
-            current.cost = Cost(**sweeps(probed))
+            current.cost = Cost(**sweeps(probed, subject.drawn))
+        plan_draws(current)
 
     @pytest.hookimpl(optionalhook=True)  # a pytest-xdist hook: each worker gets the measurement
     def pytest_configure_node(self, node: Any) -> None:
@@ -67,3 +70,9 @@ def take_from_controller(config: pytest.Config) -> None:
     current = state(config)
     current.cost = Cost.from_json(data["cost"]) if data["cost"] is not None else None
     current.cost_not_measured = data["not_measured"]
+    plan_draws(current)
+
+
+def plan_draws(current: ConformanceState) -> None:
+    """This process's draws, planned from the cost measured (none where it was not)."""
+    size_plan.use(size_plan.SizePlan.of(current.cost, current.options["case_budget"]))

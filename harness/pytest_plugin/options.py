@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from sampler_conformance.core.size_plan import CASE_BUDGET_S
 from sampler_conformance.execution import simulator
 from sampler_conformance.execution.backend import BACKENDS, DEFAULT_BACKEND
 from sampler_conformance.execution.mesh import (
@@ -60,6 +61,18 @@ def _positive_seconds(text: str) -> float:
         ) from None
     if value <= 0:
         raise pytest.UsageError(f"--rank-timeout={text!r} must be positive; give seconds, e.g. --rank-timeout=60")
+    return value
+
+
+def _case_budget(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if value < 0:
+        raise pytest.UsageError(
+            f"--case-budget={text!r} is not a number of seconds; give e.g. --case-budget=0.25, or 0 to plan nothing"
+        )
     return value
 
 
@@ -305,6 +318,15 @@ OPTIONS = (
         "measure what one rank of the subject costs as N grows (peak memory, time to the first item), before the "
         "draws, in a process per size (about 2 s), or skip it (default %(default)s)",
         _cost_choice,
+    ),
+    Option(
+        "case-budget",
+        "CONFORMANCE_CASE_BUDGET",
+        str(CASE_BUDGET_S),
+        "seconds the passes of one drawn case may take, projected from the cost measured before the draws: a "
+        "slower sampler is drawn smaller N, and the sizes left out are not judged (docs/scale.md); 0 plans "
+        "nothing (default %(default)s)",
+        _case_budget,
     ),
     Option(
         "scale",

@@ -10,8 +10,9 @@ from typing import Any, Protocol
 import pytest
 
 from sampler_conformance.core.contracts import Contract
-from sampler_conformance.core.cost import Cost
+from sampler_conformance.core.cost import READINGS, Cost
 from sampler_conformance.core.evidence import counted
+from sampler_conformance.core.size_plan import SizePlan
 from sampler_conformance.core.subject import Plug
 from sampler_conformance.subjects import subject_of
 
@@ -247,11 +248,20 @@ class ConformanceReport:
         )
 
     def _cost_lines(self) -> list[str]:
-        """One rank's cost, measured before the draws, and where it was not, why."""
+        """One rank's cost, measured before the draws, and where it was not, why; the sizes the
+        plan drawn from it left out."""
         current = self.current
         if current.cost is None:
             return [f"cost per rank: not measured ({current.cost_not_measured})"] if current.cost_not_measured else []
-        return current.cost.lines(subject_of(current.contract).yields[0], self._production())
+        subject = subject_of(current.contract)
+        lines = current.cost.lines(subject.yields[0], self._production())
+        plan = SizePlan.of(current.cost, current.options["case_budget"])
+        if plan is not None:
+            ranks = current.options["ranks"]
+            simulated = subject.drawn[1] if ranks != "groups" else 0
+            groups = current.options["world_sizes"] if ranks != "simulated" else ()
+            lines += plan.lines(simulated, groups)
+        return lines
 
     def _production(self) -> tuple[float, int] | None:
         size = self.current.options["production_size"]
@@ -264,7 +274,7 @@ class ConformanceReport:
         if cost is not None and production is not None:
             peak, first = cost.projected(*production)
             projected = {"size": production[0], "world_size": production[1], "peak_bytes": peak, "first_s": first}
-        readings = cost.to_json() if cost is not None else {"on_world": [], "at_share": []}
+        readings = cost.to_json() if cost is not None else {key: [] for key in READINGS}
         return {
             "not_measured": self.current.cost_not_measured,
             **readings,

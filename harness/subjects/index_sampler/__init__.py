@@ -9,6 +9,7 @@ invariants and plug, so that loading the registry of subjects stays light.
 
 from sampler_conformance.core.subject import Subject
 
+from .case import MAX_DATASET_SIZE, MAX_WORLD_SIZE
 from .contracts import CONTRACTS, EXTENSIONS
 from .edges import EDGE_SIZES, EDGE_WORLD
 from .invariants import DECLARED
@@ -33,6 +34,7 @@ SUBJECT = Subject(
     cost_probe=build_for_cost,
     edges=EDGE_SIZES,
     edge_world_size=EDGE_WORLD,
+    drawn=(MAX_DATASET_SIZE, MAX_WORLD_SIZE),
     wrappers=WRAPPERS,
     reproduce=script_for,
 )

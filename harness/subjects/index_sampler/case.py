@@ -12,6 +12,9 @@ from sampler_conformance.core.case import Case
 if TYPE_CHECKING:
     from .contracts import SamplerContract
 
+MAX_DATASET_SIZE = 10_000  # the largest N and W drawn (draws.py), unless the measured cost cuts N
+MAX_WORLD_SIZE = 64
+
 
 @dataclass(frozen=True)
 class IndexCase(Case):

@@ -12,13 +12,13 @@ import functools
 
 from hypothesis import strategies as st
 
-from .case import IndexCase
+from sampler_conformance.core import size_plan
+
+from .case import MAX_DATASET_SIZE, MAX_WORLD_SIZE, IndexCase
 from .contracts import LEAST_LABELLED_BATCH, TORCH, SamplerContract
 from .plug import SamplerPlug
 from .seed_range import EPOCH_LIMIT, SEED_LIMIT, seed_limit
 
-MAX_DATASET_SIZE = 10_000
-MAX_WORLD_SIZE = 64
 # The edges of 32-bit generators; the top of the range drawn is added to them.
 SPECIAL_SEEDS = (0, 1, 2**31 - 1, 2**32 - 1, 2**32)
 
@@ -75,14 +75,18 @@ def draw_case(
     """Draw one case for ``plug``. Options the sampler lacks keep their defaults.
 
     ``shuffle=None`` draws it (when the sampler takes it); a bool fixes it. A given
-    ``world_size`` is used as is (a real process group has the size it has).
+    ``world_size`` is used as is (a real process group has the size it has). N is drawn up to
+    what the plan from the measured cost affords on W ranks (``core/size_plan.py``): read in
+    turn where W was drawn (simulated ranks), at once where it was given.
     """
     if not contract.finite:
         min_dataset_size = max(min_dataset_size, 1)  # an endless sampler over nothing never yields
     if contract.labels:
         min_dataset_size = max(min_dataset_size, LEAST_LABELLED_BATCH)  # two labels of two items
+    in_turn = world_size is None
     if world_size is None:
         world_size = data.draw(world_sizes(max_world_size), label="W (num_replicas)")
+    max_dataset_size = max(min_dataset_size, size_plan.largest_size(world_size, in_turn, max_dataset_size))
     size = data.draw(_dataset_sizes_from(world_size, max_dataset_size, min_dataset_size), label="N (dataset size)")
     if shuffle is None:
         shuffle = data.draw(st.booleans(), label="shuffle") if plug.supports("shuffle") else True
