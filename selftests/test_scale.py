@@ -9,7 +9,7 @@ import pytest
 
 from sampler_conformance.core.cost import SIZES, Cost, Reading, growth
 from sampler_conformance.execution import cost
-from sampler_conformance.subjects import GROUP_ONLY, SUBJECTS, contract_named
+from sampler_conformance.subjects import GROUP_ONLY, SUBJECTS, contract_named, subject_of
 from sampler_conformance.subjects.index_sampler.edges import edge_cases
 from sampler_conformance.subjects.index_sampler.plug import load_plug
 
@@ -92,6 +92,18 @@ def test_the_probe_reports_a_sampler_that_raises_or_dies_and_goes_on(bad, size, 
     reading = cost.measure(_probed(f"{faulty.__name__}:{bad.__name__}"), size, 1)
     assert reading.stopped == said and reading.peak_bytes is None, reading
     assert cost.measure(_probed(LAZY_REFERENCE), 10_000, 8).first_s is not None  # the next size is measured
+
+
+@pytest.mark.parametrize("name", ["stream", "stream_mix", "dynamic_batches", "micro_batches", "poisson"])
+def test_the_probe_reads_a_whole_pass_of_every_subject(name):
+    """Streams (files written to the probe's own folder) and batch samplers, as index samplers."""
+    contract = contract_named(name)
+    subject = subject_of(contract)
+    assert subject.cost_probe is not None
+    probed = cost.Probed(contract.reference or subject.default_spec, contract, subject.load, subject.cost_probe)
+    reading = cost.measure(probed, 10_000, 8, whole=True)
+    assert not reading.stopped and reading.further > 0, reading
+    assert reading.first_s is not None and reading.pass_s is not None and reading.pass_s >= reading.first_s, reading
 
 
 def _probed(spec: str) -> cost.Probed:

@@ -50,14 +50,18 @@ def test_a_pass_of_every_ranks_batches_is_cut_more_on_more_ranks():
     assert plan.largest_size(64, True, 150) == 150  # never past what the test draws
     lines = plan.lines(MAX_WORLD_SIZE, (1, 2, 4))
     assert lines[0].startswith("draws planned from the cost: one rank's whole pass of N=1e4 took 85 ms on W=8"), lines
-    assert lines[1:] == ["  simulated ranks: N up to 5,000 from W=3, 200 at W=64 (a case of N=1e4 on W=64: about 5.44 s)"]
+    assert lines[1:] == [
+        "  simulated ranks: N up to 5,000 from W=3, 200 at W=64 (a case of N=1e4 on W=64: about 5.44 s)"
+    ]
 
 
 def test_a_pass_past_every_step_is_drawn_to_the_last_and_no_budget_plans_nothing():
     assert _plan(100.0, 100.0).largest_size(64, True, MAX_DATASET_SIZE) == MAX_DATASET_SIZE // 100
     measured = Cost([], [], list(EVERY_RANKS_BATCHES.passes))
     assert SizePlan.of(measured, 0) is None and SizePlan.of(None, CASE_BUDGET_S) is None
-    assert SizePlan.of(Cost([], [], [Reading(MAX_DATASET_SIZE, 8, stopped="the sampler raised")]), CASE_BUDGET_S) is None
+    assert (
+        SizePlan.of(Cost([], [], [Reading(MAX_DATASET_SIZE, 8, stopped="the sampler raised")]), CASE_BUDGET_S) is None
+    )
     assert SizePlan.of(measured, CASE_BUDGET_S) == EVERY_RANKS_BATCHES
 
 

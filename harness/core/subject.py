@@ -90,6 +90,7 @@ class Subject:
     # function building rank r's thing of a case of N items on W ranks, its inputs made
     # beforehand; None: its cost is not measured.
     cost_probe: Callable[..., Callable[[], Any]] | None = None
+    cost_noun: str = ""  # what the probe times the first of, where not what a rank yields (yields)
     # The sizes --scale judges it at on a partial reading (numeric edges), and the ranks there;
     # empty: --scale adds none.
     edges: tuple[int, ...] = ()

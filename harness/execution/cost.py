@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import gc
 import math
+import tempfile
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
@@ -65,6 +66,7 @@ class Probed:
     contract: Any
     load: Callable[[str], Any]
     build: Builder
+    noun: str = "sampler"  # what the subject calls the thing: "the dataset raised"
 
 
 def sweep(probed: Probed, sizes_and_worlds: Iterable[tuple[int, int]]) -> list[Reading]:
@@ -87,11 +89,11 @@ def sweeps(probed: Probed, drawn: tuple[int, int]) -> dict[str, list[Reading]]:
     reach, on WORLD ranks and on the largest W, from which the draws are planned
     (``core/size_plan.py``)."""
     size, most_ranks = drawn
-    passes = [measure(probed, size, world, whole=True) for world in sorted({min(WORLD, most_ranks), most_ranks})]
+    worlds = sorted({min(WORLD, most_ranks), most_ranks}) if size else []
     return {
         "on_world": sweep(probed, ((n, WORLD) for n in SIZES)),
         "at_share": sweep(probed, ((n, n // SHARE) for n in SIZES)),
-        "passes": passes if size else [],
+        "passes": [measure(probed, size, world, whole=True) for world in worlds],
     }
 
 
@@ -136,14 +138,22 @@ def measure(probed: Probed, size: int, world: int, whole: bool = False) -> Readi
 
 def _measure_here(conn: Any, probed: Probed, size: int, world: int, whole: bool) -> None:
     """In the child: build rank 0's thing, time its first item and a short read (or its whole
-    pass), and send the figures."""
+    pass), and send the figures. What the build writes to the temp folder (a stream's shards)
+    goes to a folder of the child's, removed when it has measured."""
     memory_budget.apply(LIMIT)
+    with tempfile.TemporaryDirectory(prefix="sampler-conformance-cost-") as folder:
+        tempfile.tempdir = folder
+        conn.send(asdict(_reading(probed, size, world, whole)))
+    conn.close()
+
+
+def _reading(probed: Probed, size: int, world: int, whole: bool) -> Reading:
     limit = f"{LIMIT / memory_budget.GIB:.0f} GiB"
     try:
         build = probed.build(probed.load(probed.spec), probed.contract, size, world, 0)
     except MemoryError:  # the suite's own inputs (labels of N items): not the sampler's cost
-        conn.send(asdict(Reading(size, world, stopped=f"the suite's own inputs of N={large(size)} passed {limit}")))
-        return
+        return Reading(size, world, stopped=f"the suite's own inputs of N={large(size)} passed {limit}")
+    noun = probed.noun
     try:
         gc.collect()
         before = _reset_peak()
@@ -159,7 +169,7 @@ def _measure_here(conn: Any, probed: Probed, size: int, world: int, whole: bool)
             if further >= limit_items or time.perf_counter() - begun > limit_s:
                 break
         elapsed = time.perf_counter() - begun
-        reading = Reading(
+        return Reading(
             size,
             world,
             peak_bytes=max(0, _status("VmHWM") - before),
@@ -170,13 +180,11 @@ def _measure_here(conn: Any, probed: Probed, size: int, world: int, whole: bool)
             pass_s=first_s + elapsed if whole else None,
         )
     except StopIteration:
-        reading = Reading(size, world, stopped="the sampler yielded nothing")
+        return Reading(size, world, stopped=f"the {noun} yielded nothing")
     except MemoryError:
-        reading = Reading(size, world, stopped=f"the sampler passed the probe's memory limit of {limit}")
+        return Reading(size, world, stopped=f"the {noun} passed the probe's memory limit of {limit}")
     except Exception as exc:  # the sampler's: where the draws reach its size, the tests charge it
-        reading = Reading(size, world, stopped=f"the sampler raised {type(exc).__name__}: {str(exc)[:200]}")
-    conn.send(asdict(reading))
-    conn.close()
+        return Reading(size, world, stopped=f"the {noun} raised {type(exc).__name__}: {str(exc)[:200]}")
 
 
 def _reset_peak() -> int:

@@ -49,7 +49,7 @@ class CostProbe:
         if not current.cost_not_measured:
             subject = subject_of(current.contract)
             assert subject.cost_probe is not None  # why_not_measured says so
-            probed = Probed(current.plug.spec, current.contract, subject.load, subject.cost_probe)
+            probed = Probed(current.plug.spec, current.contract, subject.load, subject.cost_probe, subject.noun)
             current.cost = Cost(**sweeps(probed, subject.drawn))
         plan_draws(current)
 

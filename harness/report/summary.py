@@ -254,7 +254,7 @@ class ConformanceReport:
         if current.cost is None:
             return [f"cost per rank: not measured ({current.cost_not_measured})"] if current.cost_not_measured else []
         subject = subject_of(current.contract)
-        lines = current.cost.lines(subject.yields[0], self._production())
+        lines = current.cost.lines(subject.cost_noun or subject.yields[0], self._production())
         plan = SizePlan.of(current.cost, current.options["case_budget"])
         if plan is not None:
             ranks = current.options["ranks"]

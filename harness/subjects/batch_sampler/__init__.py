@@ -13,7 +13,7 @@ from sampler_conformance.core.subject import Subject
 
 from .contracts import CONTRACTS
 from .invariants import DECLARED
-from .plug import DEFAULT_SPEC, check_fit, load_plug
+from .plug import DEFAULT_SPEC, build_for_cost, check_fit, load_plug
 
 SUBJECT = Subject(
     name="batch_sampler",
@@ -28,4 +28,6 @@ SUBJECT = Subject(
     plug_fixture="batch_plug",
     invalid_items="yielded batches that are not lists of int indices",
     check_fit=check_fit,
+    cost_probe=build_for_cost,
+    cost_noun="batch",
 )

@@ -16,6 +16,7 @@ longest item times its size.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -24,6 +25,7 @@ import numpy as np
 from sampler_conformance.core.contracts import Contract
 from sampler_conformance.core.subject import Plug, SpecError
 
+from ..common.cost import at_epoch_zero
 from ..specs import (
     GROUP_ATTRIBUTE,
     FactoryConvention,
@@ -75,6 +77,26 @@ class BatchPlug(FactoryPlug):
         if not taken.size:
             return 0
         return int(taken.max()) * int(taken.size) if self.cost == "padded" else int(taken.sum())
+
+
+# The cost probe's batches: items of length 1, COST_BATCH to a batch (a budget of COST_BATCH
+# tokens, a global step of COST_BATCH per rank, or each item drawn at rate 1 / COST_BATCH).
+COST_BATCH = 8
+
+
+def build_for_cost(plug: Plug, contract: Contract, size: int, world_size: int, rank: int) -> Callable[[], Any]:
+    """What the cost probe times (``harness.execution.cost``): building rank ``rank``'s batch
+    sampler over ``size`` items of length 1, at epoch 0, the lengths made beforehand; its
+    items are batches of about COST_BATCH items."""
+    assert isinstance(plug, BatchPlug) and isinstance(contract, BatchContract)
+    lengths = [1] * size
+    options = {
+        "seed": 0,
+        "max_tokens": COST_BATCH,
+        "batch_size": COST_BATCH * world_size,
+        "sample_rate": 1 / COST_BATCH,
+    }
+    return at_epoch_zero(lambda: plug.build(lengths, rank, world_size, **options))
 
 
 def load_plug(spec: str) -> BatchPlug:

@@ -21,6 +21,7 @@ import torch.distributed as dist
 from sampler_conformance.core.contracts import Contract
 from sampler_conformance.core.subject import Plug, SpecError
 
+from ..common.cost import at_epoch_zero
 from ..common.index_dataset import IndexDataset
 from ..specs import (
     GROUP_ATTRIBUTE,
@@ -138,14 +139,7 @@ def build_for_cost(plug: Plug, contract: Contract, size: int, world_size: int, r
     assert isinstance(plug, SamplerPlug) and isinstance(contract, SamplerContract)
     options = IndexCase(size, world_size).within(contract).sampler_options(contract)
     dataset = IndexDataset(size)
-
-    def build() -> Any:
-        sampler = plug.build(dataset, world_size, rank, **options)
-        if callable(getattr(sampler, "set_epoch", None)):
-            sampler.set_epoch(0)
-        return sampler
-
-    return build
+    return at_epoch_zero(lambda: plug.build(dataset, world_size, rank, **options))
 
 
 def load_plug(spec: str) -> SamplerPlug:

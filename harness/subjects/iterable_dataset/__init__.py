@@ -13,7 +13,7 @@ from sampler_conformance.core.subject import Subject
 
 from .contracts import CONTRACTS, EXTENSIONS
 from .invariants import DECLARED
-from .plug import DEFAULT_SPEC, check_fit, load_plug
+from .plug import DEFAULT_SPEC, build_for_cost, check_fit, load_plug
 
 SUBJECT = Subject(
     name="iterable_dataset",
@@ -24,6 +24,7 @@ SUBJECT = Subject(
     invalid_item_flag="item_ids",
     load=load_plug,
     check_fit=check_fit,
+    cost_probe=build_for_cost,
     default_spec=DEFAULT_SPEC,
     fixtures=f"{__name__}.fixtures",
     plug_fixture="stream_plug",

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from ..common.cost import at_epoch_zero
 from ..specs import FactoryConvention, FactoryPlug, import_module, resolve_attribute, source_file, split_spec
 
 DEFAULT_SPEC = "sampler_conformance.adapters.torch_weighted:make"
@@ -54,14 +55,7 @@ def build_for_cost(plug: Any, contract: Any, size: int, world_size: int, rank: i
     assert isinstance(plug, WeightedPlug)
     weights = [1.0] * size
     num_samples = -(-size // world_size)
-
-    def build() -> Any:
-        sampler = plug.build(weights, rank, world_size, num_samples=num_samples, seed=0)
-        if callable(getattr(sampler, "set_epoch", None)):
-            sampler.set_epoch(0)
-        return sampler
-
-    return build
+    return at_epoch_zero(lambda: plug.build(weights, rank, world_size, num_samples=num_samples, seed=0))
 
 
 def load_plug(spec: str) -> WeightedPlug:
