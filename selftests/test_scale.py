@@ -5,12 +5,17 @@ taken down with it."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
+from sampler_conformance.core.case import Observation
 from sampler_conformance.core.cost import SIZES, Cost, Reading, growth
 from sampler_conformance.execution import cost
 from sampler_conformance.subjects import GROUP_ONLY, SUBJECTS, contract_named, subject_of
-from sampler_conformance.subjects.index_sampler.edges import edge_cases
+from sampler_conformance.subjects.index_sampler.case import IndexCase
+from sampler_conformance.subjects.index_sampler.contracts import SamplerContract
+from sampler_conformance.subjects.index_sampler.edges import edge_cases, ranks_read
+from sampler_conformance.subjects.index_sampler.layout_checks import check_pads_from_head
 from sampler_conformance.subjects.index_sampler.plug import load_plug
 
 from .catalogue import SCALABLE_BAD, SCALABLE_CONTRACT, SCALE_BAD
@@ -125,3 +130,29 @@ def test_the_edges_build_only_the_cases_the_sampler_takes():
         (False, True),
     }
     assert all(not case.drop_last for case in edge_cases(2**24 + 1, no_drop_last))
+
+
+@pytest.mark.parametrize("layout", ["strided", "contiguous"])
+@pytest.mark.parametrize("size", [10_007, 33, 9])  # past W, a few head copies, fewer items than ranks
+def test_padding_judged_on_the_ranks_read_agrees_with_the_whole_reading(layout, size):
+    """pads_from_head on a partial reading (the ranks edges.ranks_read picks) fails exactly where
+    the whole reading fails: padded from the head, from the tail, or the head shifted by one."""
+    world = 16
+    case = IndexCase(size, world, shuffle=True, drop_last=False)
+    contract = contract_named("torch" if layout == "strided" else "contiguous")
+    assert isinstance(contract, SamplerContract) and contract.layout == layout
+    order = np.random.default_rng(size).permutation(size)
+    total = -(-size // world) * world
+    pads = {
+        "head": np.resize(order, total),
+        "tail": np.concatenate([order, np.resize(order[::-1], total - size)[::-1]]),
+        "shifted": np.concatenate([order, np.resize(np.roll(order, -1), total - size)]),
+    }
+    for how, padded in pads.items():
+        shares = [padded[r::world] if layout == "strided" else padded.reshape(world, -1)[r] for r in range(world)]
+        whole = Observation(case, tuple(shares), ())
+        read = ranks_read(case)
+        part = Observation(case, tuple(shares[r] for r in read), (), ranks=read)
+        fails_whole, fails_part = (bool(check_pads_from_head(o, contract)) for o in (whole, part))
+        assert fails_whole == (how != "head"), (how, check_pads_from_head(whole, contract))
+        assert fails_part == fails_whole, (how, read, check_pads_from_head(part, contract))

@@ -44,9 +44,11 @@ def edge_sizes(production_size: float | None) -> tuple[int, ...]:
 
 
 def ranks_read(case: IndexCase) -> tuple[int, ...]:
-    """The first rank, the last, one between, and the first a padded position lands on."""
+    """The first rank, the last, one between, and the one the first padded position (N) lands
+    on, strided and contiguous: its head, position 0, is the first rank's."""
     world, size = case.world_size, case.dataset_size
     ranks = {0, world - 1, world // DRAWN_RANK_SHARE}
     if not case.drop_last and size % world:
-        ranks.add(size % world)  # position N, the first padded one
+        ranks.add(size % world)  # position N of the strided order
+        ranks.add(size // -(-size // world))  # position N of the contiguous order (ceil(N / W) a rank)
     return tuple(sorted(ranks))

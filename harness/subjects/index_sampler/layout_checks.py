@@ -57,11 +57,14 @@ def _unequal_lengths(flag: str, obs: Observation[IndexCase]) -> Violation:
         promised_by=(PADDED_EPOCHS,),
     ),
     fixed={"drop_last": False},
+    partial=True,
 )
 def check_pads_from_head(
     obs: Observation[IndexCase], contract: SamplerContract, one_rank: Observation[IndexCase] | None = None
 ) -> list[Violation]:
     """Q[N:] repeats the head of Q cyclically (padding = P + P[:pad], or P repeated)."""
+    if obs.partial:
+        return _pads_from_head_where_read(obs, contract.layout)
     order = global_order(obs, contract.layout)
     if order is None:
         return [_unequal_lengths("pads_from_head", obs)]
@@ -84,6 +87,48 @@ def check_pads_from_head(
             f"padding Q[{n}:] = {shorten(padding)}, expected {shorten(expected)}",
         )
     ]
+
+
+def _pads_from_head_where_read(obs: Observation[IndexCase], layout: str) -> list[Violation]:
+    """On a partial reading, each padded position Q[p] (p >= N) the ranks read holds, against
+    its head Q[(p - N) mod N] where a rank read holds that too: the first padded rank against
+    the first rank (strided), the last rank's tail against the first rank's head (contiguous)."""
+    n, world = obs.case.dataset_size, obs.case.world_size
+    if len(set(obs.lengths)) != 1:
+        return [_unequal_lengths("pads_from_head", obs)]
+    length = obs.lengths[0] if obs.indices else 0
+    if not n or length * world <= n:
+        return []
+    steps = np.arange(length, dtype=np.int64)
+    positions = np.concatenate(
+        [steps * world + rank if layout == "strided" else rank * length + steps for rank in obs.ranks or ()]
+    )
+    values = np.concatenate(obs.indices)
+    order = np.argsort(positions)
+    positions, values = positions[order], values[order]
+    padded = np.flatnonzero(positions >= n)
+    heads = (positions[padded] - n) % n
+    found = np.searchsorted(positions, heads)
+    found = np.minimum(found, positions.size - 1)
+    judged = positions[found] == heads
+    wrong = np.flatnonzero(judged & (values[padded] != values[found]))
+    if not wrong.size:
+        return []
+    at, head = int(padded[wrong[0]]), int(found[wrong[0]])
+    p, k = int(positions[at]), int(positions[head])
+    return [
+        Violation(
+            "pads_from_head",
+            f"the padding after the first N={n:,} items of the global order Q must repeat Q's head: Q[{p:,}] "
+            f"(rank {_rank_at(p, world, length, layout)}) should be Q[{k:,}] = {int(values[head])} (rank "
+            f"{_rank_at(k, world, length, layout)}), got {int(values[at])} ({wrong.size:,} of the {int(judged.sum()):,} "
+            f"padded positions read with their head read differ)",
+        )
+    ]
+
+
+def _rank_at(position: int, world: int, length: int, layout: str) -> int:
+    return position % world if layout == "strided" else position // length
 
 
 def check_assignment(obs: Observation[IndexCase], single_rank: Observation[IndexCase], layout: str) -> list[Violation]:
