@@ -3,7 +3,7 @@
 An index sampler: the edge size's cases (shuffled or not, padded or truncated) on a few of
 16,384 ranks, as ``harness.subjects.index_sampler.edges`` chooses them, judged by the
 per-epoch invariants that hold of each rank: the same invariants as at N <= 10,000, on a
-partial reading. A weighted sampler: 2^24 + 1 weights, half the weight past 2^24, on two
+partial reading, and the order across two readings of the same ranks. A weighted sampler: 2^24 + 1 weights, half the weight past 2^24, on two
 ranks read whole (``harness.subjects.weighted_sampler.edges``). Each case is read only where
 the cost measured before the draws affords it.
 """
@@ -13,6 +13,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import settings
 
+from sampler_conformance.core.comparing import check_same_indices
 from sampler_conformance.core.evidence import expect_holds
 from sampler_conformance.core.frequencies import FalseAlarmBudget
 from sampler_conformance.execution.cost import unaffordable
@@ -22,6 +23,7 @@ from sampler_conformance.pytest_plugin.options import option_named, setting
 from sampler_conformance.pytest_plugin.state import state
 from sampler_conformance.subjects.index_sampler.checks import PER_EPOCH, judge
 from sampler_conformance.subjects.index_sampler.edges import edge_cases, edge_sizes, ranks_read
+from sampler_conformance.subjects.index_sampler.order_checks import check_orders_differ, missing_set_epoch
 from sampler_conformance.subjects.index_sampler.scenarios.epochs import read_epochs
 from sampler_conformance.subjects.weighted_sampler.checks import check_frequencies
 from sampler_conformance.subjects.weighted_sampler.draws import FREQUENCY_DRAWS
@@ -31,18 +33,22 @@ from sampler_conformance.subjects.weighted_sampler.edges import edge_case as wei
 from sampler_conformance.subjects.weighted_sampler.scenarios import read_epochs as read_draws
 
 PARTIAL = [judged.flag for judged in PER_EPOCH if judged.partial]
+# The order across readings, on the ranks read: fresh samplers give the same order for the same
+# (seed, epoch); set_epoch to the next epoch gives another.
+ORDER_AT_EDGE = ["deterministic", "reshuffles_on_set_epoch"]
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    """Every partially judged invariant at every edge size, and at --production-size when given."""
-    if metafunc.function is not test_at_the_numeric_edge:
+    """Every invariant judged at the edges at every edge size, and at --production-size when given."""
+    flags = {test_at_the_numeric_edge: PARTIAL, test_order_at_the_numeric_edge: ORDER_AT_EDGE}.get(metafunc.function)
+    if flags is None:
         return
     sizes = edge_sizes(setting(metafunc.config, option_named("production-size")))
     metafunc.parametrize(
         ("flag", "edge"),
         [
             pytest.param(flag, size, marks=pytest.mark.invariant(flag), id=f"{flag}-N{size}")
-            for flag in PARTIAL
+            for flag in flags
             for size in sizes
         ],
     )
@@ -66,6 +72,32 @@ def test_at_the_numeric_edge(sampler_plug, contract, flag, edge, request):
         judged += 1
     if not judged:
         pytest.skip(reasons[0] if reasons else f"no case at N={edge} is one {flag} speaks about")
+
+
+@pytest.mark.scale
+def test_order_at_the_numeric_edge(sampler_plug, contract, flag, edge, request):
+    """The edge's shuffled case, padded where the sampler pads, read twice on the ranks read:
+    by fresh samplers at the same epoch (deterministic), or at the next epoch (reshuffles)."""
+    current = state(request.config)
+    case = edge_cases(edge, sampler_plug)[0].within(contract)  # shuffled, padded (when it takes drop_last)
+    only = ranks_read(case)
+    why = unaffordable(current.cost, case.dataset_size, case.world_size, 2 * len(only), current.cost_not_measured)
+    if why:
+        pytest.skip(why)
+    epoch = case.epoch or 0
+    if flag == "deterministic":
+        first, again = (
+            read_epochs(SIMULATED, sampler_plug, contract, case, (epoch,), only_ranks=only).explicit[0] for _ in "ab"
+        )
+        what = "fresh samplers with the same arguments gave another order"
+        expect_holds(again, check_same_indices(first, again, flag, what))
+        return
+    readings = read_epochs(SIMULATED, sampler_plug, contract, case, (epoch, epoch + 1), only_ranks=only)
+    first, second = readings.explicit
+    if not readings.has_set_epoch:
+        expect_holds(first, [missing_set_epoch(case)])
+    what = f"set_epoch({epoch}) and set_epoch({epoch + 1}) must give different orders"
+    expect_holds(second, check_orders_differ(first, second, flag, what))
 
 
 # What the cap breaks: a sampler that refuses past it, or never draws past it. (The other

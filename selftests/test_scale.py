@@ -14,15 +14,16 @@ from sampler_conformance.execution import cost
 from sampler_conformance.subjects import GROUP_ONLY, SUBJECTS, contract_named, subject_of
 from sampler_conformance.subjects.index_sampler.case import IndexCase
 from sampler_conformance.subjects.index_sampler.contracts import SamplerContract
-from sampler_conformance.subjects.index_sampler.edges import edge_cases, ranks_read
+from sampler_conformance.subjects.index_sampler.edges import EDGE_SIZES, edge_cases, ranks_read
 from sampler_conformance.subjects.index_sampler.layout_checks import check_pads_from_head
 from sampler_conformance.subjects.index_sampler.plug import load_plug
 
 from .catalogue import SCALABLE_BAD, SCALABLE_CONTRACT, SCALE_BAD
-from .corpus import faulty
+from .corpus import faulty, lazy_variants
 from .suite_run import certify, certify_rejected
 
 LAZY_REFERENCE = "sampler_conformance.adapters.lazy_permutation:LazyDistributedSampler"
+IGNORES_EPOCH = f"{lazy_variants.__name__}:LazyIgnoresEpoch"
 MB = 1 << 20
 
 
@@ -156,3 +157,13 @@ def test_padding_judged_on_the_ranks_read_agrees_with_the_whole_reading(layout, 
         fails_whole, fails_part = (bool(check_pads_from_head(o, contract)) for o in (whole, part))
         assert fails_whole == (how != "head"), (how, check_pads_from_head(whole, contract))
         assert fails_part == fails_whole, (how, read, check_pads_from_head(part, contract))
+
+
+def test_the_order_at_the_edges_fails_a_sampler_that_ignores_the_epoch(pytester):
+    """Read on the ranks edges.ranks_read picks, at 2^24 + 1, 2^31 + 1 and 2^32 + 1, at two epochs:
+    the same order at each edge. (The same reading judges ``deterministic`` from fresh samplers.)"""
+    run = certify(pytester, IGNORES_EPOCH, "--scale", "-k", "order_at_the_numeric_edge and reshuffles")
+    assert run.statuses["reshuffles_on_set_epoch"] == "failed", run.explain()
+    assert sorted(run.failed_test_ids) == [
+        f"test_order_at_the_numeric_edge[reshuffles_on_set_epoch-N{size}]" for size in sorted(EDGE_SIZES)
+    ], run.explain()

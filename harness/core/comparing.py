@@ -17,8 +17,9 @@ def check_same_indices(
     """Every rank yielded the same indices in both readings; else ``flag``, saying ``what``
     and the first rank that differs. ``readings`` name the two where "first" and "then" would
     not say which is which (fresh workers and persistent ones, read side by side)."""
-    for rank, (a, b) in enumerate(zip(first.indices, second.indices, strict=True)):
+    for position, (a, b) in enumerate(zip(first.indices, second.indices, strict=True)):
         if not np.array_equal(a, b):
+            rank = first.rank_of(position)
             if readings is None:
                 said = f"rank {rank} first yielded {shorten(a)}, then {shorten(b)}"
                 where = first_difference(a, b)
