@@ -54,15 +54,19 @@ class TokenBudgetBatchSampler(Sampler[list[int]]):
         cost = 0
         for index in bucketed:
             length = self.lengths[index]
-            if batch and cost + length > self.max_tokens:
+            if batch and self.add(cost, length) > self.max_tokens:
                 batches.append(batch)
                 batch, cost = [], 0
             batch.append(index)
-            cost += length
+            cost = self.add(cost, length)
         if batch:
             batches.append(batch)
         shuffled = [batches[i] for i in torch.randperm(len(batches), generator=generator).tolist()]
         return shuffled[: len(shuffled) - len(shuffled) % self.num_replicas]
+
+    def add(self, cost: int, length: int) -> int:
+        """A batch's cost with one more item: Python ints, exact past any budget."""
+        return cost + length
 
     def __iter__(self) -> Iterator[list[int]]:
         return iter(self.plan()[self.rank :: self.num_replicas])

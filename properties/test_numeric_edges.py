@@ -5,7 +5,9 @@ An index sampler: the edge size's cases (shuffled or not, padded or truncated) o
 per-epoch invariants that hold of each rank: the same invariants as at N <= 10,000, on a
 partial reading, and the order across two readings of the same ranks. A weighted sampler: 2^24 + 1 weights, half the weight past 2^24, on two
 ranks read whole (``harness.subjects.weighted_sampler.edges``). Each case is read only where
-the cost measured before the draws affords it.
+the cost measured before the draws affords it. A token-budget batch sampler: a budget past
+uint32 over items past int32 together (``harness.subjects.batch_sampler.edges``), every rank
+read whole.
 """
 
 from __future__ import annotations
@@ -21,6 +23,9 @@ from sampler_conformance.execution.simulator import SIMULATED
 from sampler_conformance.pytest_plugin import statistics
 from sampler_conformance.pytest_plugin.options import option_named, setting
 from sampler_conformance.pytest_plugin.state import state
+from sampler_conformance.subjects.batch_sampler.checks import ONE_EPOCH
+from sampler_conformance.subjects.batch_sampler.edges import edge_case as batch_edge_case
+from sampler_conformance.subjects.batch_sampler.scenarios import read_epochs as read_batches
 from sampler_conformance.subjects.index_sampler.checks import PER_EPOCH, judge
 from sampler_conformance.subjects.index_sampler.edges import edge_cases, edge_sizes, ranks_read
 from sampler_conformance.subjects.index_sampler.order_checks import check_orders_differ, missing_set_epoch
@@ -129,3 +134,15 @@ def test_weighted_at_the_numeric_edge(weighted_plug, contract, flag, edge, reque
     else:  # weighted_runs: the reading ran to the end
         violations = []
     expect_holds(drawn[0].observation, violations)
+
+
+@pytest.mark.scale
+@pytest.mark.parametrize("flag", [pytest.param(f, marks=pytest.mark.invariant(f), id=f) for f in ONE_EPOCH.flags])
+def test_batches_at_the_numeric_edge(batch_plug, contract, flag):
+    """A token budget past uint32 over items past int32 together (``batch_sampler.edges``):
+    every rank read whole, each invariant of one epoch judged as at N <= 200."""
+    if contract.parameter != "max_tokens":
+        pytest.skip(f"contract {contract.name!r} sets no token budget, the batch sampler's numeric edge")
+    case = batch_edge_case()
+    (epoch,) = read_batches(SIMULATED, batch_plug, contract, case, [case.epoch])
+    expect_holds(epoch.observation, ONE_EPOCH[flag].judge(epoch, batch_plug, contract))

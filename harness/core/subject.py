@@ -91,10 +91,10 @@ class Subject:
     # beforehand; None: its cost is not measured.
     cost_probe: Callable[..., Callable[[], Any]] | None = None
     cost_noun: str = ""  # what the probe times the first of, where not what a rank yields (yields)
-    # The sizes --scale judges it at on a partial reading (numeric edges), and the ranks there;
-    # empty: --scale adds none.
+    # The sizes --scale judges it at (numeric edges), and in words for the summary's line
+    # where it did not ("N = 16,777,217 ... on W = 16,384 (...); --scale judges them ..."); empty: --scale adds none.
     edges: tuple[int, ...] = ()
-    edge_world_size: int = 0
+    edges_said: str = ""
     # The largest N and W its simulated draws reach: the cost probe reads a whole pass there,
     # and the draws are planned from it (core/size_plan.py); (0, 0): its draws are not planned.
     drawn: tuple[int, int] = (0, 0)

@@ -332,9 +332,10 @@ OPTIONS = (
         "scale",
         "CONFORMANCE_SCALE",
         "off",
-        "judge the index sampler at the numeric edges too (N = 2^24 + 1, 2^31 + 1, 2^32 + 1 and --production-size, "
-        "on 16,384 ranks), reading a few ranks of each, where the cost measured before the draws affords it "
-        "(docs/scale.md); env CONFORMANCE_SCALE=on",
+        "judge at the numeric edges too: an index sampler at N = 2^24 + 1, 2^31 + 1, 2^32 + 1 and "
+        "--production-size on 16,384 ranks, reading a few ranks of each, where the cost measured before the draws "
+        "affords it; a weighted sampler at 2^24 + 1 weights; a token budget past uint32 (docs/scale.md); env "
+        "CONFORMANCE_SCALE=on",
         _on_off,
         switch=True,
     ),

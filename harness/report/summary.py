@@ -241,11 +241,7 @@ class ConformanceReport:
         subject = subject_of(self.current.contract)
         if not subject.edges or self.current.options["scale"]:
             return ""
-        sizes = ", ".join(f"{n:,}" for n in subject.edges)
-        return (
-            f"numeric edges not judged: N = {sizes} on W = {subject.edge_world_size:,} (past float32's exact "
-            f"integers, int32 and uint32); --scale judges them on a partial reading"
-        )
+        return f"numeric edges not judged: {subject.edges_said}"
 
     def _cost_lines(self) -> list[str]:
         """One rank's cost, measured before the draws, and where it was not, why; the sizes the

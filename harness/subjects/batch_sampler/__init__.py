@@ -12,6 +12,7 @@ subjects stays light.
 from sampler_conformance.core.subject import Subject
 
 from .contracts import CONTRACTS
+from .edges import EDGE_SIZES, SAID
 from .invariants import DECLARED
 from .plug import DEFAULT_SPEC, build_for_cost, check_fit, load_plug
 
@@ -30,4 +31,6 @@ SUBJECT = Subject(
     check_fit=check_fit,
     cost_probe=build_for_cost,
     cost_noun="batch",
+    edges=EDGE_SIZES,
+    edges_said=SAID,
 )

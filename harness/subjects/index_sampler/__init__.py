@@ -11,7 +11,7 @@ from sampler_conformance.core.subject import Subject
 
 from .case import MAX_DATASET_SIZE, MAX_WORLD_SIZE
 from .contracts import CONTRACTS, EXTENSIONS
-from .edges import EDGE_SIZES, EDGE_WORLD
+from .edges import EDGE_SIZES, SAID
 from .invariants import DECLARED
 from .plug import DEFAULT_SPEC, build_for_cost, check_fit, load_plug
 from .repro import script_for
@@ -33,7 +33,7 @@ SUBJECT = Subject(
     probe=probe_once,
     cost_probe=build_for_cost,
     edges=EDGE_SIZES,
-    edge_world_size=EDGE_WORLD,
+    edges_said=SAID,
     drawn=(MAX_DATASET_SIZE, MAX_WORLD_SIZE),
     wrappers=WRAPPERS,
     reproduce=script_for,

@@ -21,6 +21,10 @@ from .plug import SamplerPlug
 
 EDGE_SIZES = (2**24 + 1, 2**31 + 1, 2**32 + 1)
 EDGE_WORLD = 16_384
+SAID = (
+    f"N = {', '.join(f'{n:,}' for n in EDGE_SIZES)} on W = {EDGE_WORLD:,} (past float32's exact integers, int32 "
+    f"and uint32); --scale judges them on a partial reading"
+)
 DRAWN_RANK_SHARE = 3  # besides the first, the last and the padded: rank W // 3
 
 

@@ -11,7 +11,7 @@ plug, so that loading the registry of subjects stays light.
 from sampler_conformance.core.subject import Subject
 
 from .contracts import CONTRACTS
-from .edges import EDGE_SIZES, EDGE_WORLD
+from .edges import EDGE_SIZES, SAID
 from .invariants import DECLARED
 from .plug import DEFAULT_SPEC, build_for_cost, load_plug
 
@@ -29,5 +29,5 @@ SUBJECT = Subject(
     invalid_items="yielded draws that are not int indices",
     cost_probe=build_for_cost,
     edges=EDGE_SIZES,
-    edge_world_size=EDGE_WORLD,
+    edges_said=SAID,
 )

@@ -14,6 +14,7 @@ from .case import WeightedCase
 
 EDGE_SIZES = (2**24 + 1,)
 EDGE_WORLD = 2
+SAID = f"{EDGE_SIZES[0]:,} weights on W = {EDGE_WORLD} (past torch.multinomial's 2^24 categories); --scale judges them"
 
 
 def edge_case(size: int, num_samples: int) -> WeightedCase:
