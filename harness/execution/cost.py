@@ -113,9 +113,15 @@ def _projected_past_limit(before: Reading, last: Reading, size: int) -> bool:
 def measure(probed: Probed, size: int, world: int, whole: bool = False) -> Reading:
     """One size, in a child forked for it, waited for at most WAIT_S and reaped; ``whole``:
     the rank's whole pass is read (for at most PASS_S), not only a short read after its first item."""
-    from .processes import fork_server  # not at import: the registry of invariants reads SHARE
+    # Not at import: the registry of invariants reads SHARE.
+    from .fork_server import separate_fork_server_context
+    from .processes import FORK_SERVER_PRELOAD, fork_server
 
-    context = fork_server()
+    # From a fresh interpreter's server, the one the simulated ranks' sampler process shares
+    # where it can: the process that reports checked the spec's package imports and forgot it
+    # (specs.forget_checked_packages), and a child of its own would import it a second time
+    # (datasets then raises ArrowKeyError: its Arrow types are registered already).
+    context = separate_fork_server_context(0, FORK_SERVER_PRELOAD) or fork_server()
     receiving, sending = context.Pipe(duplex=False)
     child = context.Process(target=_measure_here, args=(sending, probed, size, world, whole), daemon=True)
     child.start()
