@@ -121,7 +121,7 @@ def measure(probed: Probed, size: int, world: int, whole: bool = False) -> Readi
     # where it can: the process that reports checked the spec's package imports and forgot it
     # (specs.forget_checked_packages), and a child of its own would import it a second time
     # (datasets then raises ArrowKeyError: its Arrow types are registered already).
-    context = separate_fork_server_context(0, FORK_SERVER_PRELOAD) or fork_server()
+    context: Any = separate_fork_server_context(0, FORK_SERVER_PRELOAD) or fork_server()
     receiving, sending = context.Pipe(duplex=False)
     child = context.Process(target=_measure_here, args=(sending, probed, size, world, whole), daemon=True)
     child.start()
