@@ -143,6 +143,13 @@ REAL_SAMPLERS: tuple[RealSampler, ...] = (
         "sentence-transformers",
     ),
     RealSampler(
+        "NoDuplicatesBatchSampler as SentenceTransformerTrainer reads it (distinct text pairs), sharded by accelerate",
+        "sampler_conformance.adapters.sentence_transformers:NoDuplicatesBatchSampler",
+        "batch",
+        "sentence-transformers accelerate",
+        "sentence-transformers",
+    ),
+    RealSampler(
         "DistributedLengthGroupedSampler (lengths 1 to 509, batch_size 4)",
         "sampler_conformance.adapters.transformers:DistributedLengthGroupedSampler",
         "torch",

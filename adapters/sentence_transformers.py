@@ -1,7 +1,8 @@
 """sentence-transformers (PyPI ``sentence-transformers``): ``GroupByLabelBatchSampler`` as its
-trainer reads it, contract ``labels``.
+trainer reads it, contract ``labels``, and ``NoDuplicatesBatchSampler``, contract ``batch``.
 
     sampler_conformance.adapters.sentence_transformers:GroupByLabelBatchSampler   contract labels
+    sampler_conformance.adapters.sentence_transformers:NoDuplicatesBatchSampler   contract batch
 
 ``SentenceTransformerTrainer`` (sentence-transformers 6.2.0, ``base/trainer.py``,
 ``_build_dataloader`` and ``get_batch_sampler``) builds ``GroupByLabelBatchSampler(dataset,
@@ -83,6 +84,57 @@ def GroupByLabelBatchSampler(
     generator.manual_seed(seed)  # the trainer's, seeded with args.seed
     sampler = samplers.GroupByLabelBatchSampler(
         LabelColumn(labels),
+        batch_size=batch_size,
+        drop_last=drop_last,
+        valid_label_columns=["label"],
+        generator=generator,
+        seed=seed,
+    )
+    return TrainerBatches(
+        data_loader.BatchSamplerShard(sampler, num_processes=num_processes, process_index=process_index)
+    )
+
+
+class TextPairs:
+    """A table of two text columns, ``anchor`` and ``positive``, every value distinct (a pair
+    dataset for MultipleNegativesRankingLoss without repeats): as much of a ``datasets.Dataset``
+    as ``NoDuplicatesBatchSampler`` reads, each row built when it is read."""
+
+    column_names = ["anchor", "positive"]
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+
+    def __getitem__(self, index: int) -> dict[str, str]:
+        return {"anchor": f"question {index}", "positive": f"answer {index}"}
+
+    def __len__(self) -> int:
+        return self.size
+
+
+@needs("sentence_transformers", "sentence-transformers")
+@needs("accelerate", "accelerate")
+def NoDuplicatesBatchSampler(
+    dataset: Any,
+    num_replicas: int | None = None,
+    rank: int | None = None,
+    seed: int = 0,
+    drop_last: bool = False,
+    batch_size: int = 4,
+) -> TrainerBatches:
+    """``NoDuplicatesBatchSampler`` as ``SentenceTransformerTrainer`` builds it (the batch sampler
+    of ``BatchSamplers.NO_DUPLICATES``), over distinct text pairs, sharded by accelerate as the
+    trainer's loader is: with no value repeated it never defers an item, so what is certified
+    is its shuffle, its epochs and the sharding. (A short batch before the last, which it
+    yields where a value repeats, is the known-bad ``ShortBatchMidEpoch``: selftests/corpus/unsharded.py.)"""
+    spec = "sampler_conformance.adapters.sentence_transformers:NoDuplicatesBatchSampler"
+    samplers = require("sentence_transformers.base.sampler", "sentence-transformers", spec)
+    data_loader = require("accelerate.data_loader", "accelerate", spec)
+    num_processes, process_index = fill_from_process_group(num_replicas, rank)
+    generator = torch.Generator()
+    generator.manual_seed(seed)  # the trainer's, seeded with args.seed
+    sampler = samplers.NoDuplicatesBatchSampler(
+        TextPairs(len(dataset)),
         batch_size=batch_size,
         drop_last=drop_last,
         valid_label_columns=["label"],
