@@ -59,14 +59,11 @@ def test_each_contracts_reference_holds_every_invariant(pytester, contract):
 
 @pytest.mark.parametrize("spec", list(DYNAMIC_BATCHES_BAD), ids=lambda spec: spec.rpartition(":")[2])
 def test_dynamic_batch_bug_fails_exactly_its_invariants(pytester, spec):
-    certify_rejected(
-        pytester,
-        spec,
-        DYNAMIC_BATCHES_BAD[spec],
-        f"--contract={DYNAMIC_BATCHES_CONTRACT}",
-        GROUP_OPTION,
-        ranks="all",
-    )
+    rejection = DYNAMIC_BATCHES_BAD[spec]
+    # A bug of the numeric edge is proven on simulated ranks, where the edge is read: its
+    # arithmetic is the same in every process, and the groups' cases are those at N <= 200.
+    ranks = "simulated" if "--scale" in rejection.options else "all"
+    certify_rejected(pytester, spec, rejection, f"--contract={DYNAMIC_BATCHES_CONTRACT}", GROUP_OPTION, ranks=ranks)
 
 
 @pytest.mark.parametrize("spec", list(MICRO_BATCHES_BAD), ids=lambda spec: spec.rpartition(":")[2])

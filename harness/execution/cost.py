@@ -45,7 +45,7 @@ from . import memory_budget
 
 PROJECTED_LIMIT = 4  # a size projected past this many budgets is not measured
 FURTHER_ITEMS = 100_000  # read after the first, to time each further one...
-FURTHER_S = 0.2  # ... for at most this long
+FURTHER_S = 0.05  # ... for at most this long
 PASS_S = 10.0  # a whole pass is read for at most this long
 LIMIT = PROJECTED_LIMIT * MEMORY_BUDGET  # a child's memory, its inputs' and the sampler's
 WAIT_S = PROJECTED_LIMIT * TIME_BUDGET_S + 20  # a child's bound: its build, its read, its start
