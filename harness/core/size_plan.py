@@ -4,12 +4,12 @@ one's, on the same number of judged cases, and its verdict says which sizes it l
 
 The cost probe (``execution/cost.py``) reads rank 0's whole pass at the largest N the
 subject draws, on 8 ranks and on the most ranks drawn (``Cost.passes``). A pass on W ranks
-is read off the line through them in log W and log time, and scaled linearly to a smaller N. Ranks simulated
-in one process are read in turn, so a case costs W passes there; in a real process group,
-one. A case past :data:`CASE_BUDGET_S` (``--case-budget``) has its N cut, for its W, to
-the largest step of :data:`STEPS` (fractions of the largest N) that fits, and never below
-the last step: a certification leaves out the largest sizes of a slow sampler, never the
-edges (N = 0, 1, W +- 1, ...) nor its cases' count.
+is read off the line through them in log W and log time, and scaled linearly to a smaller
+N. Ranks simulated in one process are read in turn, so a case costs W passes there; in a
+real process group, one. A case past :data:`CASE_BUDGET_S` (``--case-budget``) has its N
+cut, for its W, to the largest step of :data:`STEPS` (fractions of the largest N) that
+fits, and never below the last step: a certification leaves out the largest sizes of a slow
+sampler, never the edges (N = 0, 1, W +- 1, ...) nor its cases' count.
 
 A step, not the exact largest N that fits: the measurement moves with the machine's load,
 and the draws should not move with it (a certification draws the same cases on every run,
