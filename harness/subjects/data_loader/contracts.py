@@ -25,10 +25,17 @@ from typing import ClassVar
 
 from sampler_conformance.core.contracts import Contract, Extension, Promise
 
+# Parameters of the calling convention a loader lacks nothing without: a workdir is offered to a
+# loader that writes files; workers are 0 in this slice (real loader workers come later).
+NOT_NEEDED = frozenset({"workdir", "num_workers"})
+
 
 @dataclass(frozen=True, repr=False)
 class LoaderContract(Contract):
     subject: ClassVar[str] = "data_loader"
+
+    def ignores(self, parameter: str) -> bool:
+        return parameter in NOT_NEEDED
 
 
 # The promises a data loader's contract is composed of.
