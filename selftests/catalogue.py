@@ -23,6 +23,7 @@ from .corpus import (
     elastic_bad,
     families,
     known_bad,
+    loader_bad,
     mesh_bad,
     multiprocess_bad,
     resume_bad,
@@ -218,6 +219,11 @@ MICRO_BATCHES_BAD: dict[str, Rejection] = rejections(batch_bad, under=MICRO_BATC
 POISSON_CONTRACT = "poisson"
 POISSON_BAD: dict[str, Rejection] = rejections(batch_bad, under=POISSON_CONTRACT)
 
+# Known-bad data loaders (selftests/corpus/loader_bad.py), each under the contract its bug breaks:
+# data_loader, or data_loader+elastic for the world-size promise (selftests/test_loaders.py).
+DATA_LOADER_CONTRACT = "data_loader"
+DATA_LOADER_BAD: dict[str, Rejection] = rejections(loader_bad)
+
 # The bugs of a meshed job, certified under torch+mesh by the whole suite (selftests/test_meshes.py):
 # groups of MESH_WORLD_SIZES besides the meshes of --meshes' default (or of the rejection's own).
 MESH_CONTRACT = "torch+mesh"
@@ -252,6 +258,7 @@ TABLES: tuple[dict[str, Rejection], ...] = (
     DYNAMIC_BATCHES_BAD,
     MICRO_BATCHES_BAD,
     POISSON_BAD,
+    DATA_LOADER_BAD,
     MESH_BAD,
     MESH_LOCAL_SHUFFLE_BAD,
     MESH_STREAM_BAD,

@@ -114,7 +114,7 @@ PLAN: tuple[Planned, ...] = (
         "pads_from_head",
         120,
     ),
-    # The reference of each other subject (the selftests' test_streams, test_weighted, test_batches).
+    # The reference of each other subject (the selftests' test_streams, test_weighted, test_batches, test_loaders).
     Planned("stream", "sampler_conformance.adapters.torch_iterable:make", "stream", REFERENCE, "exactly_once", 150),
     Planned("weighted", "sampler_conformance.adapters.torch_weighted:make", "weighted", REFERENCE, "draw_counts", 90),
     Planned(
@@ -124,6 +124,14 @@ PLAN: tuple[Planned, ...] = (
         REFERENCE,
         "each_item_once",
         90,
+    ),
+    Planned(
+        "data_loader",
+        "sampler_conformance.adapters.torch_loader:make",
+        "data_loader+elastic",
+        REFERENCE,
+        "loader_each_instance_once",
+        60,
     ),
     # The first run again over gloo: the timing side by side (on a GPU machine its test_nccl still runs over NCCL).
     Planned("torch_gloo", TORCH_SAMPLER, "torch", REFERENCE, "len_matches_iter or nccl", 150, backend="gloo"),

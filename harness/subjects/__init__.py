@@ -4,6 +4,7 @@
 ``iterable_dataset``: a streaming dataset, split across ranks and DataLoader workers.
 ``weighted_sampler``: a sampler drawing indices with replacement, by weight.
 ``batch_sampler``: a batch sampler forming its own batches, by a token budget or a Poisson rate.
+``data_loader``: a data loader owning sampling and batching, each rank reading its part of every global batch.
 
 A kind is a folder here whose ``__init__`` declares its ``SUBJECT``
 (``harness.core.subject.Subject``), and a line in ``_KINDS`` below (``SUBJECTS`` is derived from it). Loading this package
@@ -21,9 +22,15 @@ from sampler_conformance.core.invariants import REGISTRY, Where, enter
 from sampler_conformance.core.subject import Subject
 from sampler_conformance.execution import mesh
 
-from . import batch_sampler, index_sampler, iterable_dataset, weighted_sampler
+from . import batch_sampler, data_loader, index_sampler, iterable_dataset, weighted_sampler
 
-_KINDS = (index_sampler.SUBJECT, iterable_dataset.SUBJECT, weighted_sampler.SUBJECT, batch_sampler.SUBJECT)
+_KINDS = (
+    index_sampler.SUBJECT,
+    iterable_dataset.SUBJECT,
+    weighted_sampler.SUBJECT,
+    batch_sampler.SUBJECT,
+    data_loader.SUBJECT,
+)
 # The extensions of where the ranks run, which every kind composes with: +mesh.
 _PLACEMENTS = {mesh.MESH.name: mesh.MESH}
 

@@ -1,0 +1,91 @@
+"""The data loader contract's reference, built on torch alone.
+
+    sampler_conformance.adapters.torch_loader:make   contract data_loader+elastic   (the reference)
+
+Rank r of W reads ``DataLoader(dataset, batch_size=B // W, sampler=DistributedSampler(dataset,
+num_replicas=W, rank=r, shuffle=True, seed=seed, drop_last=True), drop_last=True)``, B the
+global batch size; its epoch hook, ``set_epoch(epoch)``, reaches the DistributedSampler. Each
+batch is a 1-D tensor of the instance ids (the dataset's item i is i).
+
+It keeps the world-size promise (``+elastic``): the DistributedSampler's order P is
+``randperm(N)`` from ``seed + epoch``, whatever W, and rank r yields ``P[r::W]``. Its batch g is
+``P[r::W][g*b:(g+1)*b]`` (b = B / W), the positions of ``[g*B, (g+1)*B)`` that are r mod W, so
+global batch g, every rank's batch g together, is ``P[g*B:(g+1)*B]`` at any W. Both
+``drop_last`` are needed: the sampler's cuts each rank to ``N // W`` instances, the loader's to
+``N // B`` whole batches, the same on every rank; the incomplete final global batch is left
+out. Without the loader's, every rank would read a short last batch whose instances depend on W.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from torch.utils.data import DataLoader, Dataset, DistributedSampler
+
+
+class Instances(Dataset[int]):
+    """``dataset_size`` instances, instance i being its id i."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+
+    def __len__(self) -> int:
+        return self.size
+
+    def __getitem__(self, index: int) -> int:
+        if not 0 <= index < self.size:
+            raise IndexError(f"instance {index} out of range({self.size})")
+        return index
+
+
+class DistributedLoader:
+    """One rank's loader: its part of each global batch of ``global_batch_size`` instances."""
+
+    def __init__(
+        self,
+        dataset_size: int,
+        *,
+        dp_rank: int,
+        dp_world_size: int,
+        global_batch_size: int,
+        seed: int = 0,
+        num_workers: int = 0,
+    ) -> None:
+        if global_batch_size % dp_world_size:
+            raise ValueError(
+                f"global_batch_size={global_batch_size} is not a multiple of dp_world_size={dp_world_size}"
+            )
+        self.dataset = Instances(dataset_size)
+        self.sampler: DistributedSampler[int] = DistributedSampler(
+            self.dataset, num_replicas=dp_world_size, rank=dp_rank, shuffle=True, seed=seed, drop_last=True
+        )
+        self.loader: DataLoader[int] = DataLoader(
+            self.dataset,
+            batch_size=global_batch_size // dp_world_size,
+            sampler=self.sampler,
+            drop_last=True,
+            num_workers=num_workers,
+        )
+
+    def set_epoch(self, epoch: int) -> None:
+        self.sampler.set_epoch(epoch)
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self.loader)
+
+    def __len__(self) -> int:
+        return len(self.loader)
+
+
+def make(
+    dataset_size: int, *, dp_rank: int, dp_world_size: int, global_batch_size: int, seed: int = 0, num_workers: int = 0
+) -> DistributedLoader:
+    return DistributedLoader(
+        dataset_size,
+        dp_rank=dp_rank,
+        dp_world_size=dp_world_size,
+        global_batch_size=global_batch_size,
+        seed=seed,
+        num_workers=num_workers,
+    )

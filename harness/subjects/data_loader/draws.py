@@ -1,0 +1,49 @@
+"""Hypothesis strategies for data loader cases: instances, DP sizes, global batches, seeds and
+epochs. Every draw is labelled."""
+
+from __future__ import annotations
+
+from hypothesis import strategies as st
+
+from .case import LoaderCase
+from .plug import LoaderPlug
+
+MAX_DATASET_SIZE = 200
+MAX_SIMULATED_WORLD_SIZE = 8
+# Each rank's batch holds 1 to this many instances.
+MAX_RANK_BATCH = 8
+SEED_LIMIT = 2**32
+# The DP sizes +elastic reads the same case at: each divides a global batch drawn a multiple of their largest.
+ELASTIC_WORLD_SIZES = (1, 2, 4)
+# Epochs compared for a difference hold at least this many whole global batches: two shuffled
+# orders of them are then equal by chance with a probability too small to matter.
+MIN_COMPARED_BATCHES = 4
+
+
+def epochs() -> st.SearchStrategy[int]:
+    return st.one_of(st.integers(0, 10), st.integers(0, 2**31 - 1))
+
+
+def draw_loader_case(
+    data: st.DataObject,
+    plug: LoaderPlug,
+    *,
+    world_size: int | None = None,
+    batch_multiple_of: int | None = None,
+    min_dataset_size: int = 0,
+    max_dataset_size: int = MAX_DATASET_SIZE,
+    min_global_batches: int = 0,
+) -> LoaderCase:
+    """Draw one case for ``plug``; a value given fixes that field. The global batch is a
+    multiple of ``batch_multiple_of`` (default: the world size); ``min_global_batches`` whole
+    global batches at least."""
+    if world_size is None:
+        world_size = data.draw(st.integers(1, MAX_SIMULATED_WORLD_SIZE), label="W (DP world size)")
+    multiple = batch_multiple_of or world_size
+    per = data.draw(st.integers(1, MAX_RANK_BATCH), label="global batch / multiple")
+    global_batch = per * multiple
+    least = max(min_dataset_size, min_global_batches * global_batch)
+    size = data.draw(st.integers(least, max(least, max_dataset_size)), label="N (dataset size)")
+    seed = data.draw(st.one_of(st.sampled_from([0, 1, SEED_LIMIT - 1]), st.integers(0, SEED_LIMIT - 1)), label="seed")
+    seed = seed if plug.supports("seed") else 0
+    return LoaderCase(dataset_size=size, world_size=world_size, seed=seed, global_batch_size=global_batch)

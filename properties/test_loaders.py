@@ -1,0 +1,93 @@
+"""The data loader's invariants: every rank's loader built for the drawn case, its epoch hook
+called before each epoch, its batches' instance ids read and judged together. Simulated ranks
+only in this slice (``harness.subjects.data_loader.scenarios``): real process groups, loader
+workers and resumes come later."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from sampler_conformance.core.comparing import fresh_epochs, reread_differs, two_epochs
+from sampler_conformance.core.evidence import expect_holds
+from sampler_conformance.pytest_plugin.ranks import simulated_only
+from sampler_conformance.subjects.data_loader.checks import (
+    ONE_EPOCH,
+    check_batches_differ,
+    check_same_batches,
+    check_same_global_batches,
+)
+from sampler_conformance.subjects.data_loader.draws import (
+    ELASTIC_WORLD_SIZES,
+    MIN_COMPARED_BATCHES,
+    draw_loader_case,
+    epochs,
+)
+from sampler_conformance.subjects.data_loader.fixtures import requires_parameter
+from sampler_conformance.subjects.data_loader.scenarios import read_epochs
+
+
+def _one_epoch(data, ranks, loader_plug, contract, **fixed):
+    case = draw_loader_case(data, loader_plug, world_size=ranks.world_size, **fixed)
+    (epoch,) = read_epochs(ranks, loader_plug, contract, case, [data.draw(epochs(), label="epoch")])
+    return epoch
+
+
+@pytest.mark.invariant("loader_runs")
+@given(data=st.data())
+def test_loader_runs(ranks, loader_plug, contract, data):
+    """Empty datasets, fewer instances than a global batch, more ranks than instances: each epoch ends without raising."""
+    epoch = _one_epoch(data, ranks, loader_plug, contract, max_dataset_size=12)
+    expect_holds(epoch.observation, [])
+
+
+@pytest.mark.parametrize("flag", [pytest.param(f, marks=pytest.mark.invariant(f), id=f) for f in ONE_EPOCH.flags])
+@simulated_only  # as each of its invariants is declared (checks.SIMULATED): a parametrized test reads no one's
+@given(data=st.data())
+def test_loader_epoch(ranks, loader_plug, contract, flag, data):
+    """One epoch of every rank, judged together."""
+    epoch = _one_epoch(data, ranks, loader_plug, contract)
+    expect_holds(epoch.observation, ONE_EPOCH[flag].judge(epoch, contract))
+
+
+@pytest.mark.invariant("loader_deterministic")
+@given(data=st.data())
+def test_loader_deterministic(ranks, loader_plug, contract, data):
+    """The batches of epoch e are a function of the seed and e: a loader that read another
+    epoch first, and a fresh one (a run resumed at e, or the script run again), read the same."""
+    requires_parameter(loader_plug, "seed")
+    case = draw_loader_case(data, loader_plug, world_size=ranks.world_size)
+    before, epoch = data.draw(st.lists(epochs(), min_size=2, max_size=2, unique=True), label="epochs")
+    _, first = read_epochs(ranks, loader_plug, contract, case, [before, epoch])
+    has_hook = first.hook is not None
+    *_, second = read_epochs(ranks, loader_plug, contract, case, fresh_epochs(has_hook, before, epoch), reading=1)
+    what = reread_differs(has_hook, before, epoch)
+    expect_holds(second.observation, check_same_batches(first, second, "loader_deterministic", what))
+
+
+@pytest.mark.invariant("loader_reshuffles")
+@given(data=st.data())
+def test_loader_reshuffles(ranks, loader_plug, contract, data):
+    """One loader per rank, its epoch hook called before each of two epochs: the batches differ."""
+    case = draw_loader_case(data, loader_plug, world_size=ranks.world_size, min_global_batches=MIN_COMPARED_BATCHES)
+    chosen = data.draw(st.lists(epochs(), min_size=2, max_size=2, unique=True), label="epochs")
+    first, second = read_epochs(ranks, loader_plug, contract, case, chosen)
+    how = two_epochs(first.hook is not None, *chosen)
+    expect_holds(second.observation, check_batches_differ(first, second, "loader_reshuffles", how))
+
+
+@pytest.mark.invariant("loader_same_global_batches")
+@given(data=st.data())
+def test_same_global_batches_at_every_dp_size(ranks, loader_plug, contract, data):
+    """The same case read at DP sizes 1, 2 and 4 (the global batch a multiple of 4): global
+    batch g, every rank's batch g together, holds the same instances at each."""
+    largest = max(ELASTIC_WORLD_SIZES)
+    case = draw_loader_case(
+        data, loader_plug, world_size=largest, batch_multiple_of=largest, min_global_batches=MIN_COMPARED_BATCHES
+    )
+    epoch = data.draw(epochs(), label="epoch")
+    read = [
+        read_epochs(ranks, loader_plug, contract, case.with_(world_size=w), [epoch])[0] for w in ELASTIC_WORLD_SIZES
+    ]
+    expect_holds(read[-1].observation, check_same_global_batches(read))
