@@ -247,11 +247,14 @@ class ResultCollector:
             skipped = [o for o in own if o.outcome == "skipped"]
             kinds = {o.skip_kind for o in skipped}
             # Not applicable (or not promised) only if no variant could apply: one that could
-            # but did not run here (a package missing, no GPU) leaves the invariant not run.
+            # but did not run here (a package missing, no GPU) leaves the invariant not run. A
+            # variant that said the sampler does not promise it (no __len__) decides for the
+            # others that could not apply (the group variants of a test judged on simulated ranks).
             result.status = NOT_RUN
-            for only in (NOT_APPLICABLE, NOT_PROMISED):
-                if kinds == {only}:
-                    result.status = only
+            if kinds == {NOT_APPLICABLE}:
+                result.status = NOT_APPLICABLE
+            elif NOT_PROMISED in kinds and kinds <= {NOT_APPLICABLE, NOT_PROMISED}:
+                result.status = NOT_PROMISED
             result.details = [f"{o.name}: {o.skip_reason}" for o in skipped] or [NO_TEST_RAN]
         declared = self.contract.expected_failure(flag)
         if declared and result.status in (HELD, FAILED):  # a strict xfail: as declared, or held against it
