@@ -160,7 +160,7 @@ def test_padding_judged_on_the_ranks_read_agrees_with_the_whole_reading(layout, 
 
 
 def test_the_order_at_the_edges_fails_a_sampler_that_ignores_the_epoch(pytester):
-    """Read on the ranks edges.ranks_read picks, at 2^24 + 1, 2^31 + 1 and 2^32 + 1, at two epochs:
+    """Read on the first and last of 16,384 ranks, at 2^24 + 1, 2^31 + 1 and 2^32 + 1, at two epochs:
     the same order at each edge. (The same reading judges ``deterministic`` from fresh samplers.)"""
     run = certify(pytester, IGNORES_EPOCH, "--scale", "-k", "order_at_the_numeric_edge and reshuffles")
     assert run.statuses["reshuffles_on_set_epoch"] == "failed", run.explain()
