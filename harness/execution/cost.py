@@ -67,6 +67,10 @@ class Probed:
     load: Callable[[str], Any]
     build: Builder
     noun: str = "sampler"  # what the subject calls the thing: "the dataset raised"
+    # Each size forked from a fresh interpreter's server, not this process's: this process
+    # imported the spec's package to check it and forgot it, and a child of its own would
+    # import it a second time (datasets then raises ArrowKeyError: its types are registered).
+    fresh_server: bool = False
 
 
 def sweep(probed: Probed, sizes_and_worlds: Iterable[tuple[int, int]]) -> list[Reading]:
@@ -117,11 +121,9 @@ def measure(probed: Probed, size: int, world: int, whole: bool = False) -> Readi
     from .fork_server import separate_fork_server_context
     from .processes import FORK_SERVER_PRELOAD, fork_server
 
-    # From a fresh interpreter's server, the one the simulated ranks' sampler process shares
-    # where it can: the process that reports checked the spec's package imports and forgot it
-    # (specs.forget_checked_packages), and a child of its own would import it a second time
-    # (datasets then raises ArrowKeyError: its Arrow types are registered already).
-    context: Any = separate_fork_server_context(0, FORK_SERVER_PRELOAD) or fork_server()
+    context: Any = fork_server()
+    if probed.fresh_server:  # the one the simulated ranks' sampler process shares where it can
+        context = separate_fork_server_context(0, FORK_SERVER_PRELOAD) or context
     receiving, sending = context.Pipe(duplex=False)
     child = context.Process(target=_measure_here, args=(sending, probed, size, world, whole), daemon=True)
     child.start()

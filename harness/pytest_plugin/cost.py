@@ -14,6 +14,7 @@ from sampler_conformance.core import size_plan
 from sampler_conformance.core.cost import Cost
 from sampler_conformance.execution.cost import CLEAR_REFS, Probed, sweeps
 from sampler_conformance.subjects import subject_of
+from sampler_conformance.subjects.specs import forgot_a_package
 
 from .state import ConformanceState, state
 
@@ -49,7 +50,9 @@ class CostProbe:
         if not current.cost_not_measured:
             subject = subject_of(current.contract)
             assert subject.cost_probe is not None  # why_not_measured says so
-            probed = Probed(current.plug.spec, current.contract, subject.load, subject.cost_probe, subject.noun)
+            probed = Probed(
+                current.plug.spec, current.contract, subject.load, subject.cost_probe, subject.noun, forgot_a_package()
+            )
             current.cost = Cost(**sweeps(probed, subject.drawn))
         plan_draws(current)
 

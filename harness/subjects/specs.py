@@ -315,6 +315,17 @@ def _forget_package(package: str, loaded: set[str]) -> None:
     for name in [name for name in sys.modules if name not in loaded]:
         if name == package or name.startswith(f"{package}."):
             del sys.modules[name]
+            _forgotten.add(package)
+
+
+def forgot_a_package() -> bool:
+    """Whether this process imported a package to check it and forgot it: a child forked from
+    it would import the package a second time, which a package that registers itself with
+    another one's registry refuses (datasets' Arrow types: ArrowKeyError)."""
+    return bool(_forgotten)
+
+
+_forgotten: set[str] = set()
 
 
 def requires_building_another_ranks(ranks: Ranks, plug: FactoryPlug) -> None:
