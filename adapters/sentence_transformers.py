@@ -29,8 +29,6 @@ import torch
 
 from . import fill_from_process_group, needs, require
 
-SPEC = "sampler_conformance.adapters.sentence_transformers:GroupByLabelBatchSampler"
-
 
 class LabelColumn:
     """A table of one column, ``label``, as much of a ``datasets.Dataset`` as the sampler reads."""
@@ -77,13 +75,24 @@ def GroupByLabelBatchSampler(
     batch_size: int = 4,
     labels: Sequence[int] = (),
 ) -> TrainerBatches:
-    samplers = require("sentence_transformers.base.sampler", "sentence-transformers", SPEC)
-    data_loader = require("accelerate.data_loader", "accelerate", SPEC)
+    return _as_the_trainer_builds(
+        "GroupByLabelBatchSampler", LabelColumn(labels), num_replicas, rank, seed, drop_last, batch_size
+    )
+
+
+def _as_the_trainer_builds(
+    name: str, table: Any, num_replicas: int | None, rank: int | None, seed: int, drop_last: bool, batch_size: int
+) -> TrainerBatches:
+    """sentence-transformers' batch sampler ``name`` over ``table``, as ``SentenceTransformerTrainer``
+    builds it (a generator seeded with ``args.seed``), sharded by accelerate's ``BatchSamplerShard``."""
+    spec = f"{__name__}:{name}"
+    samplers = require("sentence_transformers.base.sampler", "sentence-transformers", spec)
+    data_loader = require("accelerate.data_loader", "accelerate", spec)
     num_processes, process_index = fill_from_process_group(num_replicas, rank)
     generator = torch.Generator()
     generator.manual_seed(seed)  # the trainer's, seeded with args.seed
-    sampler = samplers.GroupByLabelBatchSampler(
-        LabelColumn(labels),
+    sampler = getattr(samplers, name)(
+        table,
         batch_size=batch_size,
         drop_last=drop_last,
         valid_label_columns=["label"],
@@ -127,20 +136,6 @@ def NoDuplicatesBatchSampler(
     trainer's loader is: with no value repeated it never defers an item, so what is certified
     is its shuffle, its epochs and the sharding. (A short batch before the last, which it
     yields where a value repeats, is the known-bad ``ShortBatchMidEpoch``: selftests/corpus/unsharded.py.)"""
-    spec = "sampler_conformance.adapters.sentence_transformers:NoDuplicatesBatchSampler"
-    samplers = require("sentence_transformers.base.sampler", "sentence-transformers", spec)
-    data_loader = require("accelerate.data_loader", "accelerate", spec)
-    num_processes, process_index = fill_from_process_group(num_replicas, rank)
-    generator = torch.Generator()
-    generator.manual_seed(seed)  # the trainer's, seeded with args.seed
-    sampler = samplers.NoDuplicatesBatchSampler(
-        TextPairs(len(dataset)),
-        batch_size=batch_size,
-        drop_last=drop_last,
-        valid_label_columns=["label"],
-        generator=generator,
-        seed=seed,
-    )
-    return TrainerBatches(
-        data_loader.BatchSamplerShard(sampler, num_processes=num_processes, process_index=process_index)
+    return _as_the_trainer_builds(
+        "NoDuplicatesBatchSampler", TextPairs(len(dataset)), num_replicas, rank, seed, drop_last, batch_size
     )

@@ -21,22 +21,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from torch.utils.data import DataLoader, Dataset, DistributedSampler
+from torch.utils.data import DataLoader, DistributedSampler
 
-
-class Instances(Dataset[int]):
-    """``dataset_size`` instances, instance i being its id i."""
-
-    def __init__(self, size: int) -> None:
-        self.size = size
-
-    def __len__(self) -> int:
-        return self.size
-
-    def __getitem__(self, index: int) -> int:
-        if not 0 <= index < self.size:
-            raise IndexError(f"instance {index} out of range({self.size})")
-        return index
+from sampler_conformance.subjects.common.index_dataset import IndexDataset
 
 
 class DistributedLoader:
@@ -56,7 +43,7 @@ class DistributedLoader:
             raise ValueError(
                 f"global_batch_size={global_batch_size} is not a multiple of dp_world_size={dp_world_size}"
             )
-        self.dataset = Instances(dataset_size)
+        self.dataset = IndexDataset(dataset_size)
         self.sampler: DistributedSampler[int] = DistributedSampler(
             self.dataset, num_replicas=dp_world_size, rank=dp_rank, shuffle=True, seed=seed, drop_last=True
         )

@@ -1,5 +1,6 @@
 """Counting shared by the checks of every subject: how often each item was yielded, how
-many batches a number of items makes, and whether len() counted what a pass yielded."""
+many batches a number of items makes, whether every rank read as many batches, and whether
+len() counted what a pass yielded."""
 
 from __future__ import annotations
 
@@ -18,6 +19,24 @@ def batch_count(items: int, batch_size: int, drop_last: bool = False) -> int:
     """The batches ``items`` items make, ``batch_size`` at a time: the last one partial, or
     left out with ``drop_last`` (as ``BatchSampler`` cuts them)."""
     return items // batch_size if drop_last else -(-items // batch_size)
+
+
+def unequal_counts(flag: str, counts: Sequence[int]) -> list[Violation]:
+    """Every rank read as many batches (``counts``, per rank); else ``flag``, naming the ranks
+    that ran out first and the step the others wait at."""
+    if len(set(counts)) <= 1:
+        return []
+    fewest = min(counts)
+    short = [rank for rank, count in enumerate(counts) if count == fewest]
+    on = [rank for rank, count in enumerate(counts) if count > fewest]
+    return [
+        Violation(
+            flag,
+            f"rank(s) {', '.join(map(str, short))} ran out after {fewest} batches, while rank(s) "
+            f"{', '.join(map(str, on))} had a batch {fewest} (batches per rank: {list(counts)}): under DDP the "
+            f"ranks that have one wait forever in the gradient all-reduce of step {fewest}",
+        )
+    ]
 
 
 def index_counts(observations: Sequence[Observation], dataset_size: int) -> np.ndarray:

@@ -9,7 +9,7 @@ import numpy as np
 
 from sampler_conformance.core.case import NoLen
 from sampler_conformance.core.comparing import first_difference
-from sampler_conformance.core.counting import check_reported_lengths
+from sampler_conformance.core.counting import check_reported_lengths, unequal_counts
 from sampler_conformance.core.evidence import Violation, shorten
 from sampler_conformance.core.frequencies import FrequencyVerdict, rate_test
 from sampler_conformance.core.invariants import Declared, Invariant, OneEpoch, Where
@@ -86,20 +86,7 @@ def check_batch_items(epoch: PlannedEpoch, plug: BatchPlug | None, contract: Bat
 def check_equal_counts(
     epoch: PlannedEpoch, plug: BatchPlug | None = None, contract: BatchContract | None = None
 ) -> list[Violation]:
-    counts = epoch.batch_counts
-    if len(set(counts)) <= 1:
-        return []
-    fewest = min(counts)
-    short = [rank for rank, count in enumerate(counts) if count == fewest]
-    on = [rank for rank, count in enumerate(counts) if count > fewest]
-    return [
-        Violation(
-            "equal_batch_counts",
-            f"rank(s) {', '.join(map(str, short))} ran out after {fewest} batches, while rank(s) "
-            f"{', '.join(map(str, on))} had a batch {fewest} (batches per rank: {list(counts)}): under DDP the "
-            f"ranks that have one wait forever in the gradient all-reduce of step {fewest}",
-        )
-    ]
+    return unequal_counts("equal_batch_counts", epoch.batch_counts)
 
 
 @DECLARED(

@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from sampler_conformance.core.comparing import first_difference
+from sampler_conformance.core.counting import unequal_counts
 from sampler_conformance.core.evidence import Violation, shorten
 from sampler_conformance.core.invariants import Declared, Invariant, OneEpoch, Where
 
@@ -142,20 +143,7 @@ def check_rank_batch_size(epoch: LoaderEpoch, contract: LoaderContract | None = 
     )
 )
 def check_equal_batch_counts(epoch: LoaderEpoch, contract: LoaderContract | None = None) -> list[Violation]:
-    counts = epoch.batch_counts
-    if len(set(counts)) <= 1:
-        return []
-    fewest = min(counts)
-    short = [rank for rank, count in enumerate(counts) if count == fewest]
-    on = [rank for rank, count in enumerate(counts) if count > fewest]
-    return [
-        Violation(
-            "loader_equal_batch_counts",
-            f"rank(s) {', '.join(map(str, short))} ran out after {fewest} batches, while rank(s) "
-            f"{', '.join(map(str, on))} had a batch {fewest} (batches per rank: {list(counts)}): under DDP the "
-            f"ranks that have one wait forever in the gradient all-reduce of step {fewest}",
-        )
-    ]
+    return unequal_counts("loader_equal_batch_counts", epoch.batch_counts)
 
 
 def check_same_batches(first: LoaderEpoch, second: LoaderEpoch, flag: str, what: str) -> list[Violation]:
