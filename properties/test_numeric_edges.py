@@ -7,7 +7,8 @@ partial reading, and the order across two readings of the same ranks. A weighted
 ranks read whole (``harness.subjects.weighted_sampler.edges``). Each case is read only where
 the cost measured before the draws affords it. A token-budget batch sampler: a budget past
 uint32 over items past int32 together (``harness.subjects.batch_sampler.edges``), every rank
-read whole.
+read whole. A stream: 2^24 + 1 ids on two ranks, read whole
+(``harness.subjects.iterable_dataset.edges``).
 """
 
 from __future__ import annotations
@@ -30,6 +31,10 @@ from sampler_conformance.subjects.index_sampler.checks import PER_EPOCH, judge
 from sampler_conformance.subjects.index_sampler.edges import edge_cases, edge_sizes, ranks_read
 from sampler_conformance.subjects.index_sampler.order_checks import check_orders_differ, missing_set_epoch
 from sampler_conformance.subjects.index_sampler.scenarios.epochs import read_epochs
+from sampler_conformance.subjects.iterable_dataset.checks import ONE_EPOCH as STREAM_ONE_EPOCH
+from sampler_conformance.subjects.iterable_dataset.edges import EDGE_SIZES as STREAM_EDGE_SIZES
+from sampler_conformance.subjects.iterable_dataset.edges import edge_case as stream_edge_case
+from sampler_conformance.subjects.iterable_dataset.scenarios import read_epochs as read_stream
 from sampler_conformance.subjects.weighted_sampler.checks import check_frequencies
 from sampler_conformance.subjects.weighted_sampler.draws import FREQUENCY_DRAWS
 from sampler_conformance.subjects.weighted_sampler.edges import EDGE_SIZES as WEIGHTED_EDGE_SIZES
@@ -68,7 +73,9 @@ def test_at_the_numeric_edge(sampler_plug, contract, flag, edge, request):
         if not PER_EPOCH[flag].applies(case):
             continue
         only = ranks_read(case)
-        why = unaffordable(current.cost, case.dataset_size, case.world_size, len(only), current.cost_not_measured)
+        why = unaffordable(
+            current.cost, case.dataset_size, case.world_size, len(only), current.cost_not_measured, _share(case)
+        )
         if why:
             reasons.append(why)
             continue
@@ -86,7 +93,9 @@ def test_order_at_the_numeric_edge(sampler_plug, contract, flag, edge, request):
     current = state(request.config)
     case = edge_cases(edge, sampler_plug)[0].within(contract)  # shuffled, padded (when it takes drop_last)
     only = (0, case.world_size - 1)  # an order: the first rank's and the last's are enough to see it move
-    why = unaffordable(current.cost, case.dataset_size, case.world_size, 2 * len(only), current.cost_not_measured)
+    why = unaffordable(
+        current.cost, case.dataset_size, case.world_size, 2 * len(only), current.cost_not_measured, _share(case)
+    )
     if why:
         pytest.skip(why)
     epoch = case.epoch or 0
@@ -103,6 +112,11 @@ def test_order_at_the_numeric_edge(sampler_plug, contract, flag, edge, request):
         expect_holds(first, [missing_set_epoch(case)])
     what = f"set_epoch({epoch}) and set_epoch({epoch + 1}) must give different orders"
     expect_holds(second, check_orders_differ(first, second, flag, what))
+
+
+def _share(case) -> int:
+    """The most items one rank of ``case`` reads: ceil(N / W)."""
+    return -(-case.dataset_size // case.world_size)
 
 
 # What the cap breaks: a sampler that refuses past it, or never draws past it. (The other
@@ -124,7 +138,9 @@ WEIGHTED_AT_EDGE = ["weighted_runs", "frequencies_match_weights"]
 def test_weighted_at_the_numeric_edge(weighted_plug, contract, flag, edge, request):
     current = state(request.config)
     case = weighted_edge_case(edge, -(-FREQUENCY_DRAWS // WEIGHTED_EDGE_WORLD))
-    why = unaffordable(current.cost, case.dataset_size, case.world_size, case.world_size, current.cost_not_measured)
+    why = unaffordable(
+        current.cost, case.dataset_size, case.world_size, case.world_size, current.cost_not_measured, case.num_samples
+    )
     if why:
         pytest.skip(why)
     drawn = read_draws(SIMULATED, weighted_plug, contract, case, [case.epoch])
@@ -146,3 +162,24 @@ def test_batches_at_the_numeric_edge(batch_plug, contract, flag):
     case = batch_edge_case()
     (epoch,) = read_batches(SIMULATED, batch_plug, contract, case, [case.epoch])
     expect_holds(epoch.observation, ONE_EPOCH[flag].judge(epoch, batch_plug, contract))
+
+
+@pytest.mark.scale
+@pytest.mark.parametrize(
+    ("flag", "edge"),
+    [
+        pytest.param(flag, size, marks=pytest.mark.invariant(flag), id=f"{flag}-N{size}")
+        for flag in STREAM_ONE_EPOCH.flags
+        for size in STREAM_EDGE_SIZES
+    ],
+)
+def test_stream_at_the_numeric_edge(stream_plug, contract, flag, edge, request):
+    """2^24 + 1 ids on two ranks, every rank read whole (``iterable_dataset.edges``), each
+    invariant of one epoch judged as at N <= 400, on the one reading of the case."""
+    current = state(request.config)
+    case = stream_edge_case(edge, contract)
+    why = unaffordable(current.cost, edge, case.world_size, case.world_size, current.cost_not_measured, _share(case))
+    if why:
+        pytest.skip(why)
+    (epoch,) = read_stream(SIMULATED, stream_plug, contract, case, [case.epoch])
+    expect_holds(epoch.observation, STREAM_ONE_EPOCH[flag].judge(epoch))

@@ -22,6 +22,9 @@ import re
 import shutil
 from pathlib import Path
 
+from sampler_conformance.report.results import ONLY_IN_GROUPS
+from sampler_conformance.subjects import GROUP_ONLY, contract_named
+
 from .installed_venv import RUN_TIMEOUT_S, succeeded
 from .suite_run import RANK_TIMEOUT_S, REPO, certify, draws
 
@@ -121,7 +124,9 @@ def test_torchrun_gives_the_clones_verdict(venv, pytester):
 
 def test_parametrize_with_checks_in_a_users_test_file(venv):
     """The example file: torch's sampler passes every check; the tail-padded one xfails
-    exactly the two it declares, and nothing else."""
+    exactly the two it declares, and nothing else. On simulated ranks (the API in real groups
+    is test_a_group_only_sampler_through_the_api's): the checks of what only real groups
+    judge skip, saying so, and no other."""
     shutil.copy(REPO / "examples" / "test_my_sampler.py", venv.empty / "test_my_sampler.py")
     run = venv.run(
         venv.python,
@@ -132,7 +137,7 @@ def test_parametrize_with_checks_in_a_users_test_file(venv):
         "no:cacheprovider",
         "-rxs",
         "-v",
-        env={"CONFORMANCE_WORLD_SIZES": "2"},
+        env={"CONFORMANCE_RANKS": "simulated"},
         timeout=2 * RUN_TIMEOUT_S,
     )
     output = run.stdout + run.stderr
@@ -140,7 +145,12 @@ def test_parametrize_with_checks_in_a_users_test_file(venv):
     assert "test_torch_distributed_sampler[DistributedSampler-pads_from_head] PASSED" in output, output[-5000:]
     xfailed = sorted(line.split("[")[1].split("]")[0] for line in output.splitlines() if " XFAIL" in line)
     assert xfailed == ["TailPaddedSampler-pads_from_head", "TailPaddedSampler-strided"], output[-5000:]
-    assert "FAILED" not in output and "SKIPPED" not in output, output[-5000:]
+    assert "FAILED" not in output, output[-5000:]
+    skipped = {m[1] for m in re.finditer(r"^test_my_sampler\.py::\w+\[\w+-(\w+)\] SKIPPED", output, re.M)}
+    group_only = {flag for flag in GROUP_ONLY if contract_named("torch").promises(flag)}
+    assert skipped == group_only, output[-5000:]
+    reasons = re.findall(r"^SKIPPED \[1\] test_my_sampler\.py:\d+: (\w+) .*: not run +(.*)$", output, re.M)
+    assert sorted(reasons) == sorted((flag, ONLY_IN_GROUPS) for flag in group_only for _ in "ab"), output[-5000:]
 
 
 def test_the_plugin_is_inert_in_a_users_own_suite(venv, tmp_path):

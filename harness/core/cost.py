@@ -131,6 +131,11 @@ class Cost:
                 figures.append(replace(overall, value=max(overall.value, floor)).at(size, world_size, in_share))
         return figures[0], figures[1]
 
+    def per_item_s(self) -> float | None:
+        """Each further item, as the largest size measured on WORLD ranks timed it (None: not timed)."""
+        timed = [r.per_item_s for r in self.on_world if r.per_item_s is not None]
+        return timed[-1] if timed else None
+
     def stopped(self) -> list[Reading]:
         return [r for r in (*self.on_world, *self.at_share) if r.stopped]
 
@@ -190,9 +195,9 @@ class Cost:
         if not parts:  # the first size stopped: nothing to fit
             first = self.on_world[0]
             return [f"cost per rank: not measured: at N={large(first.size)}, W={first.world_size:,}: {first.stopped}"]
-        per_item = [r.per_item_s for r in self.on_world if r.per_item_s is not None]
-        if per_item:
-            parts.append(f"{seconds(per_item[-1])} per further {noun}")
+        per_item = self.per_item_s()
+        if per_item is not None:
+            parts.append(f"{seconds(per_item)} per further {noun}")
         sizes = f"N={large(self.on_world[0].size)} to {large(self.on_world[-1].size)} on W={WORLD}"
         lines = [f"cost per rank (rank 0, measured before the draws, {sizes}): {'; '.join(parts)}"]
         grows = self.grows_with_n()

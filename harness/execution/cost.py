@@ -211,10 +211,12 @@ def _status(field: str) -> int:
 READ_BUDGET_S = 60.0  # a partial or edge reading's projected time, every rank read built afresh
 
 
-def unaffordable(cost: Cost | None, size: int, world_size: int, reads: int, reason_unmeasured: str) -> str:
-    """Why a case of ``size`` items on ``world_size`` ranks, ``reads`` of them read, is not read
-    (empty: it is): its projected cost past the sampler process's memory budget or
-    READ_BUDGET_S, or no cost to project from."""
+def unaffordable(
+    cost: Cost | None, size: int, world_size: int, reads: int, reason_unmeasured: str, items_read: int = 0
+) -> str:
+    """Why a case of ``size`` items on ``world_size`` ranks, ``reads`` of them read, each to
+    ``items_read`` items past its first, is not read (empty: it is): its projected cost past
+    the sampler process's memory budget or READ_BUDGET_S, or no cost to project from."""
     where = f"not judged at N={size:,}, W={world_size:,}"
     if cost is None:
         return f"{where}: one rank's cost was not measured ({reason_unmeasured}), so nothing bounds it there"
@@ -225,9 +227,12 @@ def unaffordable(cost: Cost | None, size: int, world_size: int, reads: int, reas
             f"{where}: projected {memory(peak)} per rank, past the sampler process's memory budget of "
             f"{memory(budget)} (--memory-budget)"
         )
-    if first is not None and first * reads > READ_BUDGET_S:
+    if first is None:
+        return ""
+    read_s = first + (cost.per_item_s() or 0.0) * items_read
+    if read_s * reads > READ_BUDGET_S:
+        what = "before its first item" if not items_read else f"to read {items_read:,} items"
         return (
-            f"{where}: projected {seconds(first)} per rank before its first item, {reads} ranks read: past "
-            f"{seconds(READ_BUDGET_S)}"
+            f"{where}: projected {seconds(read_s)} per rank {what}, {reads} ranks read: past {seconds(READ_BUDGET_S)}"
         )
     return ""

@@ -69,6 +69,10 @@ SIZES_KEY = "sizes"  # JSON: the largest sizes of the cases a test judged (core.
 SIMULATED_RANKS, IN_GROUPS = "simulated", "in_groups"
 
 NO_TEST_RAN = "no test for it ran in this session (deselected with -k, or not in the paths given)"
+# Why no test ran for an invariant that --ranks left without the ranks that judge it.
+ONLY_IN_GROUPS = "only real process groups judge it, and --ranks=simulated starts none"
+ONLY_SIMULATED = "only simulated ranks judge it, and --ranks=groups simulates none"
+NOTHING_RAN = (NO_TEST_RAN, ONLY_IN_GROUPS, ONLY_SIMULATED)  # said once for every invariant it holds of
 EVERY_CASE_SET_ASIDE = "every case this test drew was set aside"
 
 # The states of a whole run, in the certificate and the verdict line.
@@ -123,9 +127,10 @@ def skip_reason(report: pytest.TestReport) -> str:
 class ResultCollector:
     """Turns the certification tests' reports into one result per invariant."""
 
-    def __init__(self, contract: Contract, floor: int) -> None:
+    def __init__(self, contract: Contract, floor: int, ranks: str = "all") -> None:
         self.contract = contract
         self.floor = floor  # judged cases an invariant needs to be held
+        self.ranks = ranks  # --ranks: simulated, groups or all
         self.outcomes: list[_TestOutcome] = []
         self.findings: list[str] = []
         # The largest sizes of the cases judged, on simulated ranks and in real groups: what a verdict claims.
@@ -182,6 +187,15 @@ class ResultCollector:
         seen = {o.flag for o in self.outcomes} | {v["flag"] for o in self.outcomes for v in o.violations}
         flags = self.declared + sorted(f for f in seen if f not in self.declared)  # tests marked with an unlisted flag
         return [self._result(flag) for flag in flags]
+
+    def _nothing_ran(self, flag: str) -> str:
+        """Why no test of ``flag`` ran: --ranks left out the only ranks that judge it, or the selection."""
+        where = REGISTRY[flag].where if flag in REGISTRY else Where.BOTH
+        if self.ranks == "simulated" and where in (Where.GROUPS, Where.MESH):
+            return ONLY_IN_GROUPS
+        if self.ranks == "groups" and where is Where.IN_PROCESS:
+            return ONLY_SIMULATED
+        return NO_TEST_RAN
 
     def _result(self, flag: str) -> InvariantResult:
         if flag in REGISTRY and REGISTRY[flag].where is Where.MESH:  # judged by every test's mesh variants
@@ -255,7 +269,7 @@ class ResultCollector:
                 result.status = NOT_APPLICABLE
             elif NOT_PROMISED in kinds and kinds <= {NOT_APPLICABLE, NOT_PROMISED}:
                 result.status = NOT_PROMISED
-            result.details = [f"{o.name}: {o.skip_reason}" for o in skipped] or [NO_TEST_RAN]
+            result.details = [f"{o.name}: {o.skip_reason}" for o in skipped] or [self._nothing_ran(flag)]
         declared = self.contract.expected_failure(flag)
         if declared and result.status in (HELD, FAILED):  # a strict xfail: as declared, or held against it
             result.status = XPASSED if result.status == HELD else XFAILED

@@ -27,12 +27,12 @@ from .results import (
     FAILED,
     HELD,
     MISDECLARED,
-    NO_TEST_RAN,
     NO_VERDICT,
     NOT_APPLICABLE,
     NOT_JUDGED,
     NOT_PROMISED,
     NOT_RUN,
+    NOTHING_RAN,
     PARTIAL,
     XFAILED,
     XPASSED,
@@ -89,18 +89,19 @@ def _detail_lines(results: list[InvariantResult], contract: Contract) -> list[st
     """Why each invariant (or some variants of a held one) was not checked, variants folded:
     ``not applicable: seed_effective: test_seed_changes_order (2 variants): sampler has no `seed` parameter``."""
     lines = []
-    unrun = [r.flag for r in results if r.status == NOT_RUN and r.details == [NO_TEST_RAN]]
-    if unrun:
-        lines.append(f"not run: {', '.join(unrun)}: {NO_TEST_RAN}")
+    for reason in NOTHING_RAN:
+        unrun = [r.flag for r in results if r.status == NOT_RUN and r.details == [reason]]
+        if unrun:
+            lines.append(f"not run: {', '.join(unrun)}: {reason}")
     # (kind, test, reason) -> {flag: its variants}: one reason of one test, said once for every
     # invariant it holds of (the numeric edges a projected cost rules out, for four invariants)
     said: dict[tuple[str, str, str], dict[str, list[str]]] = {}
     for result in results:
         # Promised by the contract, but not to this sampler: it lacks the optional method the invariant is about.
         conditional = result.status == NOT_PROMISED and contract.promises(result.flag)
-        if (result.status in (HELD, NOT_JUDGED, NOT_APPLICABLE, NOT_RUN, ERROR) or conditional) and result.details != [
-            NO_TEST_RAN
-        ]:
+        if (result.status in (HELD, NOT_JUDGED, NOT_APPLICABLE, NOT_RUN, ERROR) or conditional) and not (
+            len(result.details) == 1 and result.details[0] in NOTHING_RAN
+        ):
             for detail in result.details:
                 kind, test, reason = _split_detail(result.status, detail)
                 said.setdefault((kind, test.split("[")[0], reason), {}).setdefault(result.flag, []).append(test)
@@ -161,7 +162,7 @@ class ConformanceReport:
 
     def __init__(self, current: Certifying, floor: int, draws: str, backends: Callable[[], set[str]]) -> None:
         self.current = current
-        self.collector = ResultCollector(current.contract, floor)
+        self.collector = ResultCollector(current.contract, floor, current.options["ranks"])
         self.draws = draws  # how the cases were drawn, in words
         self.backends = backends  # each world size's backend, or why its groups were skipped
         self.written: tuple[Path, Path] | None = None

@@ -1,5 +1,5 @@
 """Known-bads of the numeric edges that are not index samplers: each right at every size the
-draws reach and wrong only past 2^24 items, certified with ``--scale`` by
+draws reach and wrong only past 2^24 items (weights or ids), certified with ``--scale`` by
 ``selftests/test_scale.py``, which asserts the exact set of failed invariants its
 ``@rejected(...)`` declares. (The index samplers' are in ``known_bad.py``.)"""
 
@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import torch
 
+from sampler_conformance.adapters.torch_iterable import RankWorkerSplit
 from sampler_conformance.adapters.torch_weighted import MULTINOMIAL_CATEGORIES, DistributedWeightedSampler
 
 from .rejections import WEIGHTED_EDGE_TEST, rejected
@@ -44,3 +45,15 @@ class ChunkedWithoutOffset(DistributedWeightedSampler):
             if picked.any():
                 drawn[picked] = torch.multinomial(chunk, int(picked.sum()), replacement=True, generator=generator)
         return drawn
+
+
+@rejected("test_stream_at_the_numeric_edge", "exactly_once", under="stream", options=("--scale",))
+class BoundsThroughFloat32(RankWorkerSplit):
+    """The stream's reference cutting the epoch's order into the ranks' parts at bounds made by
+    ``torch.linspace``, whose default dtype is float32 ("torch.linspace is not suited to
+    generate indices", Moodstocks/gtsrb.torch #7; pytorch/pytorch #4419): exact below 2^24,
+    but the last bound, N = 2^24 + 1, rounds to 2^24, and the order's last item is never read."""
+
+    def rank_items(self, order: list[int]) -> list[int]:
+        bounds = torch.linspace(0, len(order), self.world_size + 1).long()
+        return order[int(bounds[self.rank]) : int(bounds[self.rank + 1])]

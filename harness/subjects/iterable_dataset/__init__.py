@@ -12,6 +12,7 @@ registry of subjects stays light.
 from sampler_conformance.core.subject import Subject
 
 from .contracts import CONTRACTS, EXTENSIONS
+from .edges import EDGE_SIZES, SAID
 from .invariants import DECLARED
 from .plug import DEFAULT_SPEC, build_for_cost, check_fit, load_plug
 
@@ -26,6 +27,8 @@ SUBJECT = Subject(
     check_fit=check_fit,
     cost_probe=build_for_cost,
     default_spec=DEFAULT_SPEC,
+    edges=EDGE_SIZES,
+    edges_said=SAID,
     fixtures=f"{__name__}.fixtures",
     plug_fixture="stream_plug",
     noun="dataset",

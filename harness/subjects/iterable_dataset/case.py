@@ -89,6 +89,25 @@ class StreamCase(Case):
         )
 
 
+def one_shard_per_rank(size: int, world_size: int, *, mixes: bool, **fields: Any) -> StreamCase:
+    """``size`` ids in a shard per rank, in each of two sources of half the ids weighted alike
+    where the contract mixes (what the cost probe and the numeric edge read)."""
+    sources = (size - size // 2, size // 2) if mixes else (size,)
+    return StreamCase(
+        dataset_size=size,
+        world_size=world_size,
+        shard_sizes=tuple(part for source in sources for part in _split(source, world_size)),
+        source_sizes=sources if mixes else (),
+        weights=(1.0,) * len(sources) if mixes else (),
+        **fields,
+    )
+
+
+def _split(size: int, parts: int) -> tuple[int, ...]:
+    """``size`` in ``parts`` parts that differ by at most one, the larger first."""
+    return tuple(size // parts + (part < size % parts) for part in range(parts))
+
+
 def _ranges(sizes: tuple[int, ...]) -> tuple[range, ...]:
     """Consecutive ranges of ``sizes`` ids, the first starting at 0."""
     ends = list(accumulate(sizes))

@@ -44,7 +44,7 @@ from ..specs import (
     source_file,
     split_spec,
 )
-from .case import StreamCase
+from .case import StreamCase, one_shard_per_rank
 from .contracts import MIX_PARAMETERS, StreamContract
 
 DEFAULT_SPEC = "sampler_conformance.adapters.torch_iterable:make"
@@ -100,31 +100,17 @@ def build_dataset(rank: RankContext, plug: StreamPlug, case: StreamCase, who: in
 
 def build_for_cost(plug: Plug, contract: Contract, size: int, world_size: int, rank: int) -> Callable[[], Any]:
     """What the cost probe times (``harness.execution.cost``): building rank ``rank``'s dataset
-    of ``size`` ids in a shard per rank (in each of two sources of half the ids, weighted
-    alike, where the contract mixes), shuffled, seed 0, batches of one, in a workdir of its
-    own; read as it is, without DataLoader workers (their start is the loader's cost)."""
+    of ``size`` ids in a shard per rank (``one_shard_per_rank``), shuffled, seed 0, batches of
+    one, in a workdir of its own; read as it is, without DataLoader workers (their start is
+    the loader's cost)."""
     assert isinstance(plug, StreamPlug) and isinstance(contract, StreamContract)
-    sources: tuple[int, ...] = (size - size // 2, size // 2) if contract.mixes else (size,)
-    shards = tuple(part for source in sources for part in _split(source, world_size))
-    case = StreamCase(
-        dataset_size=size,
-        world_size=world_size,
-        shard_sizes=shards,
-        seed=0,
-        source_sizes=sources if contract.mixes else (),
-        weights=(1.0,) * len(sources) if contract.mixes else (),
-    )
+    case = one_shard_per_rank(size, world_size, mixes=contract.mixes, seed=0)
     options = case.factory_options(tempfile.mkdtemp(prefix="layout-"))  # in the probe's own temp folder
 
     def build() -> Any:
         return plug.build(size, rank, world_size, **options)
 
     return build
-
-
-def _split(size: int, parts: int) -> tuple[int, ...]:
-    """``size`` in ``parts`` parts that differ by at most one, the larger first."""
-    return tuple(size // parts + (part < size % parts) for part in range(parts))
 
 
 def load_plug(spec: str) -> StreamPlug:
