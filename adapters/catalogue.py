@@ -445,4 +445,7 @@ AT_SCALE: tuple[tuple[str, str], ...] = (
     ("sampler_conformance.adapters.lightning:WeightedDistributedSamplerWrapper", "weighted"),
     ("sampler_conformance.adapters.monai:DistributedWeightedRandomSampler", "weighted_partition"),
     ("sampler_conformance.adapters.torchdata:MultiNodeWeightedSampler", "weighted"),
+    ("sampler_conformance.adapters.hf_datasets:split_by_node", "stream_exact"),
+    ("sampler_conformance.adapters.webdataset_tar:split_by_node", "stream"),
+    ("sampler_conformance.adapters.accelerate:IterableDatasetShard", "stream_padded"),
 )
