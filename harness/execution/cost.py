@@ -114,9 +114,13 @@ def _projected_past_limit(before: Reading, last: Reading, size: int) -> bool:
     return False
 
 
-def measure(probed: Probed, size: int, world: int, whole: bool = False) -> Reading:
-    """One size, in a child forked for it, waited for at most WAIT_S and reaped; ``whole``:
-    the rank's whole pass is read (for at most PASS_S), not only a short read after its first item."""
+def measure(
+    probed: Probed, size: int, world: int, whole: bool = False, limit_bytes: int = LIMIT, wait_s: float = WAIT_S
+) -> Reading:
+    """One size, in a child forked for it and limited to ``limit_bytes``, waited for at most
+    ``wait_s`` and reaped; ``whole``: the rank's whole pass is read (for at most PASS_S), not
+    only a short read after its first item. (The limit and the wait are the probe's; a
+    benchmark measuring past them sets its own.)"""
     # Not at import: the registry of invariants reads SHARE.
     from .fork_server import separate_fork_server_context
     from .processes import FORK_SERVER_PRELOAD, fork_server
@@ -125,17 +129,17 @@ def measure(probed: Probed, size: int, world: int, whole: bool = False) -> Readi
     if probed.fresh_server:  # the one the simulated ranks' sampler process shares where it can
         context = separate_fork_server_context(0, FORK_SERVER_PRELOAD) or context
     receiving, sending = context.Pipe(duplex=False)
-    child = context.Process(target=_measure_here, args=(sending, probed, size, world, whole), daemon=True)
+    child = context.Process(target=_measure_here, args=(sending, probed, size, world, whole, limit_bytes), daemon=True)
     child.start()
     sending.close()
     try:
-        if receiving.poll(WAIT_S):
+        if receiving.poll(wait_s):
             try:
                 return Reading(**receiving.recv())
             except EOFError:
                 pass  # it died before it answered: its exit code says how
         else:
-            return Reading(size, world, stopped=f"the sampler gave no first item within {WAIT_S:.0f} s")
+            return Reading(size, world, stopped=f"the sampler gave no first item within {wait_s:.0f} s")
     finally:
         receiving.close()
         if child.is_alive():
@@ -144,19 +148,19 @@ def measure(probed: Probed, size: int, world: int, whole: bool = False) -> Readi
     return Reading(size, world, stopped=f"the process died (exit code {child.exitcode})")
 
 
-def _measure_here(conn: Any, probed: Probed, size: int, world: int, whole: bool) -> None:
+def _measure_here(conn: Any, probed: Probed, size: int, world: int, whole: bool, limit_bytes: int) -> None:
     """In the child: build rank 0's thing, time its first item and a short read (or its whole
     pass), and send the figures. What the build writes to the temp folder (a stream's shards)
     goes to a folder of the child's, removed when it has measured."""
-    memory_budget.apply(LIMIT)
+    memory_budget.apply(limit_bytes)
     with tempfile.TemporaryDirectory(prefix="sampler-conformance-cost-") as folder:
         tempfile.tempdir = folder
-        conn.send(asdict(_reading(probed, size, world, whole)))
+        conn.send(asdict(_reading(probed, size, world, whole, limit_bytes)))
     conn.close()
 
 
-def _reading(probed: Probed, size: int, world: int, whole: bool) -> Reading:
-    limit = f"{LIMIT / memory_budget.GIB:.0f} GiB"
+def _reading(probed: Probed, size: int, world: int, whole: bool, limit_bytes: int) -> Reading:
+    limit = f"{limit_bytes / memory_budget.GIB:.0f} GiB"
     try:
         build = probed.build(probed.load(probed.spec), probed.contract, size, world, 0)
     except MemoryError:  # the suite's own inputs (labels of N items): not the sampler's cost
