@@ -225,6 +225,10 @@ def unaffordable(
     if cost is None:
         return f"{where}: one rank's cost was not measured ({reason_unmeasured}), so nothing bounds it there"
     peak, first = cost.projected(size, world_size)
+    if peak is None and first is None:  # its first size stopped: nothing to project from
+        stopped = cost.stopped()
+        why = stopped[0].stopped if stopped else "no size was measured"
+        return f"{where}: one rank's cost was not measured ({why}), so nothing bounds it there"
     budget = memory_budget.budget()
     if peak is not None and budget is not None and peak > budget:
         return (

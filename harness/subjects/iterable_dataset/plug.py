@@ -33,6 +33,7 @@ from sampler_conformance.core.subject import Plug, SpecError
 from sampler_conformance.execution.file_modules import is_file_module
 from sampler_conformance.execution.scenario import RankContext
 
+from ..common.cost import at_epoch_zero
 from ..specs import (
     GROUP_ATTRIBUTE,
     FactoryConvention,
@@ -101,16 +102,12 @@ def build_dataset(rank: RankContext, plug: StreamPlug, case: StreamCase, who: in
 def build_for_cost(plug: Plug, contract: Contract, size: int, world_size: int, rank: int) -> Callable[[], Any]:
     """What the cost probe times (``harness.execution.cost``): building rank ``rank``'s dataset
     of ``size`` ids in a shard per rank (``one_shard_per_rank``), shuffled, seed 0, batches of
-    one, in a workdir of its own; read as it is, without DataLoader workers (their start is
-    the loader's cost)."""
+    one, in a workdir of its own, at epoch 0 as a training loop sets it; read as it is, without
+    DataLoader workers (their start is the loader's cost)."""
     assert isinstance(plug, StreamPlug) and isinstance(contract, StreamContract)
     case = one_shard_per_rank(size, world_size, mixes=contract.mixes, seed=0)
     options = case.factory_options(tempfile.mkdtemp(prefix="layout-"))  # in the probe's own temp folder
-
-    def build() -> Any:
-        return plug.build(size, rank, world_size, **options)
-
-    return build
+    return at_epoch_zero(lambda: plug.build(size, rank, world_size, **options))
 
 
 def load_plug(spec: str) -> StreamPlug:
