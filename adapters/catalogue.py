@@ -344,6 +344,13 @@ REAL_SAMPLERS: tuple[RealSampler, ...] = (
         "ai2-olmo-core",
         "ai2-olmo-core",
     ),
+    RealSampler(
+        "ParallelAwareDataloader as torchtitan's Trainer builds its text loader (infinite=False)",
+        "sampler_conformance.adapters.torchtitan_loader:text_loader",
+        "data_loader",
+        "torchtitan",
+        "torchtitan",
+    ),
     # Weighted samplers (docs/weighted-samplers.md).
     RealSampler(
         "DistributedSamplerWrapper around WeightedRandomSampler",
