@@ -351,6 +351,19 @@ REAL_SAMPLERS: tuple[RealSampler, ...] = (
         "torchtitan",
         "torchtitan",
     ),
+    *(
+        RealSampler(loader, spec, "data_loader+elastic", None, None, MEGATRON_ORIGIN)
+        for loader, spec in (
+            (
+                "build_pretraining_data_loader (MegatronPretrainingSampler, --dataloader-type single)",
+                "selftests.corpus.megatron:pretraining_loader",
+            ),
+            (
+                "build_pretraining_data_loader (MegatronPretrainingRandomSampler, --dataloader-type cyclic)",
+                "selftests.corpus.megatron:pretraining_random_loader",
+            ),
+        )
+    ),
     # Weighted samplers (docs/weighted-samplers.md).
     RealSampler(
         "DistributedSamplerWrapper around WeightedRandomSampler",
