@@ -335,6 +335,35 @@ REAL_SAMPLERS: tuple[RealSampler, ...] = (
         not_in_table="import streaming imports torchvision, whose PyPI wheels do not import beside torch 2.13.0's "
         "CPU build: certified in an environment of its own (docs/streaming-datasets.md)",
     ),
+    # Data loaders that own the sampling and the batching (harness/subjects/data_loader/), each under the
+    # contract its library claims.
+    RealSampler(
+        "NumpyFSLDataLoader over a token file, driven as olmo-core's Trainer drives it",
+        "sampler_conformance.adapters.olmo_loader:numpy_fsl",
+        "data_loader+elastic",
+        "ai2-olmo-core",
+        "ai2-olmo-core",
+    ),
+    RealSampler(
+        "ParallelAwareDataloader as torchtitan's Trainer builds its text loader (infinite=False)",
+        "sampler_conformance.adapters.torchtitan_loader:text_loader",
+        "data_loader",
+        "torchtitan",
+        "torchtitan",
+    ),
+    *(
+        RealSampler(loader, spec, "data_loader+elastic", None, None, MEGATRON_ORIGIN)
+        for loader, spec in (
+            (
+                "build_pretraining_data_loader (MegatronPretrainingSampler, --dataloader-type single)",
+                "selftests.corpus.megatron:pretraining_loader",
+            ),
+            (
+                "build_pretraining_data_loader (MegatronPretrainingRandomSampler, --dataloader-type cyclic)",
+                "selftests.corpus.megatron:pretraining_random_loader",
+            ),
+        )
+    ),
     # Weighted samplers (docs/weighted-samplers.md).
     RealSampler(
         "DistributedSamplerWrapper around WeightedRandomSampler",
