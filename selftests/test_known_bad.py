@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
 
 from sampler_conformance.subjects import GROUP_ONLY, REGISTRY
 from sampler_conformance.subjects.index_sampler.checks import PER_EPOCH
@@ -67,6 +68,9 @@ def assert_reproduced(run: SuiteRun, flaky: bool) -> None:
         assert code == 1 and f"[{invariant['counterexamples'][0]['title']}]" in output, output
         code, output = run_script(reproduction["script"], DEFAULT_SPEC)
         assert code == 0 and "held: " in output, output
+        body = Path(reproduction["issue"]).read_text()  # ready to paste: the versions, the script, its output
+        assert f"**Versions:** torch {torch.__version__}" in body and script.read_text().rstrip() in body, body
+        assert reproduction["output"].rstrip() in body and "**The promise:** " in body, body
 
 
 def run_script(path: str, *argv: str) -> tuple[object, str]:

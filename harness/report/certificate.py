@@ -25,8 +25,9 @@ from .results import FAILED, InvariantResult, Verdict, sizes_line
 SCHEMA_PATH = Path(__file__).with_name("certificate.schema.json")
 # 4: each invariant's measurements; 5: expected failures (--expect-failure), the sizes judged; 6: one rank's cost;
 # 7: a failed invariant's reproduction script, where each counterexample was found (in_groups);
-# 8: the cost's whole passes at the largest sizes drawn (passes, pass_s), which plan the draws
-SCHEMA_VERSION = 8
+# 8: the cost's whole passes at the largest sizes drawn (passes, pass_s), which plan the draws;
+# 9: an issue body beside each offered reproduction script (reproduction.issue)
+SCHEMA_VERSION = 9
 
 
 class Certified(Protocol):

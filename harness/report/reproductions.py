@@ -2,7 +2,8 @@
 invariant, a plain-Python script its subject writes from its smallest counterexample
 (``Subject.reproduce``), run twice, each run in a child of the fork server, before it is
 offered. One that does not exit 1 with the violation's words, the same both times, is taken
-back, and the summary says why."""
+back, and the summary says why; one that is offered has an issue body beside it, ready to
+paste (``issue_body.py``)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from sampler_conformance.execution.scripts import ScriptRun, run_scripts
 
 from .certificate import certificate_paths
 from .counterexamples import shown_first
+from .issue_body import issue_body
 from .results import FAILED, InvariantResult
 
 # A script reads one shrunk case: past this it hangs, and is not offered.
@@ -31,11 +33,13 @@ class Reproduction:
     script: str | None  # the script's absolute path, where it reproduced the failure
     why_not: str  # why there is none; empty where there is
     output: str  # what it printed, where it ran
+    issue: str | None = None  # beside the script: an issue body to paste (issue_body.py)
 
     def line(self) -> str:
         """The summary's line under the failed invariant."""
         if self.script:
-            return f"reproduce without the suite: python {_shown(self.script)}  (exits 1 while the bug is there)"
+            issue = f"; an issue body to paste: {_shown(self.issue)}" if self.issue else ""
+            return f"reproduce without the suite: python {_shown(self.script)}  (exits 1 while the bug is there{issue})"
         return f"no reproduction script: {self.why_not}"
 
 
@@ -72,7 +76,11 @@ def reproduce(
         why = _why_not_offered(first, second, record)
         if why:
             path.unlink()
-        found[flag] = Reproduction(None if why else str(path.resolve()), why, first.output)
+            found[flag] = Reproduction(None, why, first.output)
+            continue
+        issue = path.with_suffix(".md")
+        issue.write_text(issue_body(plug.spec, contract, record["title"], path, first.output))
+        found[flag] = Reproduction(str(path.resolve()), "", first.output, str(issue.resolve()))
     return found
 
 
