@@ -58,11 +58,11 @@ def length(sampler):
     return len(sampler) if hasattr(type(sampler), "__len__") else "no __len__"
 
 
-def build(world, rank):
-    """One rank's sampler, as the suite built it."""
-    sampler = Sampler(DATASET, {world_size_name}=world, rank=rank, **OPTIONS)
-    if EPOCH is not None:
-        sampler.set_epoch(EPOCH)
+def build(world, rank, epoch=EPOCH, **options):
+    """One rank's sampler, as the suite built it (``options`` in place of OPTIONS' own)."""
+    sampler = Sampler(DATASET, {world_size_name}=world, rank=rank, **{{**OPTIONS, **options}})
+    if epoch is not None:
+        sampler.set_epoch(epoch)
     return sampler
 
 

@@ -9,14 +9,18 @@ A template's ``$name`` is filled from the contract and the case (:func:`snippet`
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from string import Template
 from typing import Any
 
+from sampler_conformance.core.subject import CannotReproduce
+
 from .case import IndexCase
 from .contracts import SamplerContract
+from .order_checks import least_comparable
 
 THIRD_PARTY = ("numpy", "torch")  # imported after the standard library, where a snippet needs them
 RAISED = "the sampler raised"  # a fault's words where the sampler raised (not where it hung or died)
@@ -71,6 +75,29 @@ for r in range(W):
 print(f"{SPEC}: N={N}, W={W}, epoch={EPOCH}, {OPTIONS}, global RNGs seeded with {GLOBAL_SEED}")
 for r, (indices, before, after) in enumerate(ranks):
     print(f"rank {r} ({len(indices)} indices): {short(indices)}; again: {short(again[r])}; fresh: {short(fresh[r])}")
+"""
+
+# ... each rank under each of the two seeds the test drew (seed_effective).
+TWO_SEEDS = """SEEDS = $seeds  # the seeds the suite's test drew
+orders = [[i for r in range(W) for i in read(W, r, build(W, r, seed=seed))[0]] for seed in SEEDS]
+print(f"{SPEC}: N={N}, W={W}, epoch={EPOCH}, {OPTIONS}")
+for seed, order in zip(SEEDS, orders):
+    print(f"seed={seed}: {short(order)} (ranks concatenated)")
+"""
+# ... one sampler per rank for the whole run, set_epoch before each epoch the test drew, as
+# the DistributedSampler documentation prescribes (reshuffles_on_set_epoch).
+EPOCHS = """EPOCHS = $epochs  # the epochs the suite's test drew
+samplers = [build(W, r, epoch=None) for r in range(W)]
+has_set_epoch = all(callable(getattr(sampler, "set_epoch", None)) for sampler in samplers)
+orders = []
+for epoch in EPOCHS:
+    for sampler in samplers:
+        if has_set_epoch:
+            sampler.set_epoch(epoch)
+    orders.append([i for r, sampler in enumerate(samplers) for i in read(W, r, sampler)[0]])
+print(f"{SPEC}: N={N}, W={W}, {OPTIONS}")
+for epoch, order in zip(EPOCHS, orders):
+    print(f"set_epoch({epoch}): {short(order)} (ranks concatenated)")
 """
 
 
@@ -148,6 +175,21 @@ SNIPPETS = {
         reading=THREE_WAYS,
         imports=("pickle", "random", "numpy", "torch"),
     ),
+    "seed_effective": Snippet(
+        "two seeds give two orders (where at least $least items are compared).",
+        "broken = len(orders[0]) >= $least and orders[0] == orders[1]\n"
+        'shown = f"seed={SEEDS[0]} and seed={SEEDS[1]} gave the same indices on every rank: {short(orders[0])}"',
+        reading=TWO_SEEDS,
+    ),
+    "reshuffles_on_set_epoch": Snippet(
+        "set_epoch(e) before each epoch gives each epoch its own order (where at least $least items are compared).",
+        "same = [(EPOCHS[a], EPOCHS[b]) for a, b in itertools.combinations(range(len(EPOCHS)), 2)\n"
+        "        if len(orders[a]) >= $least and orders[a] == orders[b]]\n"
+        "broken = not has_set_epoch or bool(same)\n"
+        'shown = ("the sampler has no set_epoch(): every epoch is the first" if not has_set_epoch else "; ".join(\n'
+        '    f"set_epoch({a}) and set_epoch({b}) gave the same indices" for a, b in same[:3]))',
+        reading=EPOCHS,
+    ),
     "disjoint": Snippet(
         "no index repeats beyond the $allowed padded items the contract allows here ($rule).",
         "counts = collections.Counter(i for indices, _, _ in ranks for i in indices)\n"
@@ -206,7 +248,13 @@ def snippet(flag: str, contract: SamplerContract, case: IndexCase, record: Mappi
         "rule": contract.length_words(case.drop_last),
         "allowed": contract.padding_size(case.dataset_size, case.world_size, case.drop_last),
         "global_seed": drawn(record, "global RNG seed") or 0,
+        "seeds": drawn(record, "seeds"),
+        "epochs": drawn(record, "epochs"),
+        "least": least_comparable(contract),
     }
+    for name in ("seeds", "epochs"):
+        if f"${name}" in found.reading and values[name] is None:
+            raise CannotReproduce(f"the failing test drew no {name} (a case fixed in advance): nothing to read again")
     code = Template(found.code).substitute(values)
     if found.global_order:
         code = ORDERS["contiguous" if contract.layout == "contiguous" else "strided"] + "\n" + code
@@ -214,10 +262,11 @@ def snippet(flag: str, contract: SamplerContract, case: IndexCase, record: Mappi
     return Snippet(promise, code, found.one_rank, found.global_order, reading, found.imports)
 
 
-def drawn(record: Mapping[str, Any], label: str) -> int | None:
-    """The integer the failing test drew under ``label`` ("Draw 6 (global RNG seed): 0"), or None."""
+def drawn(record: Mapping[str, Any], label: str) -> Any:
+    """What the failing test drew under ``label`` ("Draw 6 (global RNG seed): 0", "Draw 7
+    (epochs): [0, 3]"), or None."""
     for line in record.get("draws") or ():
-        found = re.fullmatch(rf"Draw \d+ \({re.escape(label)}\): (-?\d+)", line)
+        found = re.fullmatch(rf"Draw \d+ \({re.escape(label)}\): (.*)", line)
         if found:
-            return int(found.group(1))
+            return ast.literal_eval(found.group(1))
     return None
