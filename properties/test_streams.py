@@ -27,17 +27,10 @@ from sampler_conformance.pytest_plugin.ranks import (
 )
 from sampler_conformance.subjects.iterable_dataset.case import StreamCase
 from sampler_conformance.subjects.iterable_dataset.checks import (
-    MIN_COMPARABLE_ITEMS,
     ONE_EPOCH,
-    RESHUFFLE_EPOCHS,
-    check_deterministic,
     check_even_batches,
     check_no_starved_worker,
-    check_ranks_agree,
-    check_reshuffles,
     check_same_items,
-    check_same_stream,
-    check_seed_effective,
 )
 from sampler_conformance.subjects.iterable_dataset.draws import (
     EDGE_SIZE,
@@ -56,6 +49,15 @@ from sampler_conformance.subjects.iterable_dataset.mix_checks import (
     check_mix_frequencies,
     check_pairs_independent,
     pairs_comparable,
+)
+from sampler_conformance.subjects.iterable_dataset.order_checks import (
+    MIN_COMPARABLE_ITEMS,
+    RESHUFFLE_EPOCHS,
+    check_deterministic,
+    check_ranks_agree,
+    check_reshuffles,
+    check_same_stream,
+    check_seed_effective,
 )
 from sampler_conformance.subjects.iterable_dataset.runs import StreamEpoch
 from sampler_conformance.subjects.iterable_dataset.scenarios import read_epochs, read_twice

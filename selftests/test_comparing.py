@@ -23,7 +23,7 @@ from sampler_conformance.subjects.index_sampler.partition_checks import check_va
 from sampler_conformance.subjects.index_sampler.resume_checks import compare_ranks
 from sampler_conformance.subjects.index_sampler.runs import ElasticRun
 from sampler_conformance.subjects.iterable_dataset.case import StreamCase
-from sampler_conformance.subjects.iterable_dataset.checks import check_ranks_agree as check_streams_agree
+from sampler_conformance.subjects.iterable_dataset.order_checks import check_ranks_agree as check_streams_agree
 from sampler_conformance.subjects.iterable_dataset.resume_checks import compare_epochs
 from sampler_conformance.subjects.iterable_dataset.runs import StreamEpoch
 

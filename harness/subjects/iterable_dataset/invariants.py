@@ -3,7 +3,7 @@
 Each names the known-bad dataset of ``selftests/corpus/streams_bad.py`` that reproduces the
 bug it guards against; ``selftests/test_streams.py`` certifies each and asserts its exact
 set of failed invariants. Those judged on one epoch of every rank are declared on their
-checks (``checks.ONE_EPOCH``), those with a check of their own on it (``checks.DECLARED``,
+checks (``checks.ONE_EPOCH``), those with a check of their own on it (``checks.DECLARED``, ``order_checks.DECLARED``,
 ``resume_checks.DECLARED``), the others, checked by a shared function or in their test's
 body, here.
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from sampler_conformance.core.invariants import Invariant, Where
 
-from . import checks, mix_checks, resume_checks
+from . import checks, mix_checks, order_checks, resume_checks
 from .checks import BAD, ONE_EPOCH, STREAM
 from .contracts import READS_THROUGH_WORKERS
 
@@ -28,6 +28,7 @@ DECLARED: tuple[Invariant, ...] = (
     ),
     *ONE_EPOCH.invariants,
     *checks.DECLARED.invariants,
+    *order_checks.DECLARED.invariants,
     *mix_checks.DECLARED.invariants,
     Invariant(
         "epoch_reaches_workers",
