@@ -19,6 +19,7 @@ from sampler_conformance.subjects.index_sampler.checks import PER_EPOCH
 from sampler_conformance.subjects.index_sampler.contracts import TORCH
 from sampler_conformance.subjects.index_sampler.plug import DEFAULT_SPEC
 from sampler_conformance.subjects.index_sampler.repro import LARGEST_READ
+from sampler_conformance.subjects.index_sampler.repro_snippets import SNIPPETS
 
 from .catalogue import KNOWN_BAD
 from .suite_run import SuiteRun, certify, certify_rejected
@@ -40,17 +41,18 @@ FLAKY = {"selftests.corpus.known_bad:GlobalRNG": "it draws from the global RNG, 
 
 
 def assert_reproduced(run: SuiteRun, flaky: bool) -> None:
-    """Each failed per-epoch invariant has a script, checked by the run before it named it on
-    the summary, that reproduces it without the suite: run here, in this interpreter, it exits 1
-    with the violation's words, and 0 against torch's DistributedSampler. A ``flaky`` sampler's
-    and a numeric edge's are not offered, and the summary says why."""
-    failed = [i for i in run.written["invariants"] if i["status"] == "failed" and i["flag"] in PER_EPOCH]
+    """Each failed invariant a script is written for (``repro_snippets.SNIPPETS``) has one,
+    checked by the run before it named it on the summary, that reproduces it without the suite:
+    run here, in this interpreter, it exits 1 with the violation's words, and 0 against torch's
+    DistributedSampler. A ``flaky`` sampler's per-epoch ones (its deterministic script seeds the
+    global RNGs as the test did) and a numeric edge's are not offered, and the summary says why."""
+    failed = [i for i in run.written["invariants"] if i["status"] == "failed" and i["flag"] in SNIPPETS]
     for invariant in failed:
         reproduction = invariant["reproduction"]
         if all(c["parameters"]["dataset_size"] > LARGEST_READ for c in invariant["counterexamples"]):
             assert "numeric edge" in reproduction["why_not"] and "no reproduction script: N=" in run.summary
             continue
-        if flaky:
+        if flaky and invariant["flag"] in PER_EPOCH:
             why = reproduction["why_not"]
             assert not reproduction["script"] and ("flaky" in why or "not deterministic" in why), reproduction
             assert f"no reproduction script: {why}" in run.summary, run.summary
@@ -61,7 +63,8 @@ def assert_reproduced(run: SuiteRun, flaky: bool) -> None:
         code, output = run_script(reproduction["script"])
         # Its values may differ from the run's where the sampler reads the global RNG (GlobalRNG), whose
         # state here is not a fresh interpreter's: the bug shows all the same.
-        assert code == 1 and f"[{invariant['title']}]" in output, output
+        # The violation's words: the invariant's title, or a fault's ("[sampler fault]").
+        assert code == 1 and f"[{invariant['counterexamples'][0]['title']}]" in output, output
         code, output = run_script(reproduction["script"], DEFAULT_SPEC)
         assert code == 0 and "held: " in output, output
 

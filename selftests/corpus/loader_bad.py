@@ -150,6 +150,29 @@ class EpochHookIgnored(DistributedLoader):
         pass
 
 
+@rejected(
+    "test_loader_reshuffles",
+    "loader_reshuffles",
+    {"loader_deterministic": "a loader that read another epoch first reads its epoch empty, a fresh one whole"},
+    under=DATA_LOADER,
+)
+class ServesOneEpoch(_GlobalOrderLoader):
+    """Makes its stream of batches on the first pass and never starts it again: every later
+    epoch is empty (torchtitan's text dataset with ``infinite=False`` keeps its read position
+    at the end of the data)."""
+
+    def __init__(self, dataset_size, *, dp_rank, dp_world_size, global_batch_size, seed=0) -> None:
+        super().__init__(
+            dataset_size, dp_rank=dp_rank, dp_world_size=dp_world_size, global_batch_size=global_batch_size, seed=seed
+        )
+        self.stream: Iterator[list[int]] | None = None
+
+    def __iter__(self) -> Iterator[list[int]]:
+        if self.stream is None:
+            self.stream = super().__iter__()
+        return self.stream
+
+
 @rejected("test_same_global_batches_at_every_dp_size", "loader_same_global_batches", under=f"{DATA_LOADER}+elastic")
 class PerRankShuffle(_GlobalOrderLoader):
     """Shards first, then shuffles: rank r takes the instances r, r + W, ... of the whole

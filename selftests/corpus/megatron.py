@@ -72,6 +72,7 @@ import torch
 from torch.utils.data import Dataset
 
 from sampler_conformance.adapters import fill_from_process_group
+from sampler_conformance.subjects.common.index_dataset import IndexDataset
 
 
 class MegatronPretrainingSampler:
@@ -357,3 +358,51 @@ def pretraining_random_sampler(
         data_sharding=True,
     )
     return ConsumedSamplesState(build, batch_size * data_parallel_size)
+
+
+def _pretraining_data_loader(dataset: Any, batch_sampler: Any, num_workers: int) -> torch.utils.data.DataLoader:
+    """The DataLoader ``build_pretraining_data_loader`` returns (data_samplers.py:86-94 at cd55b7a; no
+    exit signal handler, so no ``worker_init_fn``)."""
+    return torch.utils.data.DataLoader(
+        dataset,
+        batch_sampler=batch_sampler,
+        num_workers=num_workers,
+        pin_memory=True,
+        persistent_workers=True if num_workers > 0 else False,
+    )
+
+
+def pretraining_loader(
+    dataset_size: int, *, dp_rank: int, dp_world_size: int, global_batch_size: int, num_workers: int = 0
+) -> torch.utils.data.DataLoader:
+    """``build_pretraining_data_loader(dataset, consumed_samples=0)`` for ``--dataloader-type single``
+    (Megatron's default), over a dataset whose item i is i: one micro-batch of ``global_batch_size //
+    dp_world_size`` a rank per global batch (one micro-batch a step, no gradient accumulation)."""
+    # port: build_pretraining_data_loader reads these from args and mpu; the suite passes them.
+    dataset = IndexDataset(dataset_size)
+    batch_sampler = MegatronPretrainingSampler(
+        total_samples=len(dataset),
+        consumed_samples=0,
+        micro_batch_size=global_batch_size // dp_world_size,
+        data_parallel_rank=dp_rank,
+        data_parallel_size=dp_world_size,
+    )
+    return _pretraining_data_loader(dataset, batch_sampler, num_workers)
+
+
+def pretraining_random_loader(
+    dataset_size: int, *, dp_rank: int, dp_world_size: int, global_batch_size: int, num_workers: int = 0
+) -> torch.utils.data.DataLoader:
+    """The same for ``--dataloader-type cyclic``, ``data_sharding`` at its default (True)."""
+    # port: build_pretraining_data_loader reads these from args and mpu; the suite passes them.
+    dataset = IndexDataset(dataset_size)
+    batch_sampler = MegatronPretrainingRandomSampler(
+        dataset,
+        total_samples=len(dataset),
+        consumed_samples=0,
+        micro_batch_size=global_batch_size // dp_world_size,
+        data_parallel_rank=dp_rank,
+        data_parallel_size=dp_world_size,
+        data_sharding=True,
+    )
+    return _pretraining_data_loader(dataset, batch_sampler, num_workers)

@@ -154,6 +154,15 @@ def check_same_batches(first: LoaderEpoch, second: LoaderEpoch, flag: str, what:
 
 
 def check_batches_differ(first: LoaderEpoch, second: LoaderEpoch, flag: str, what: str) -> list[Violation]:
+    # An empty second epoch differs, but judges nothing: without this, such a loader is never judged.
+    if any(first.batch_counts) and not any(second.batch_counts):
+        return [
+            Violation(
+                flag,
+                f"{what}: the second epoch read no batch on any rank, where the first read "
+                f"{sum(first.batch_counts)}: the loader serves one epoch only",
+            )
+        ]
     if all(_same_batches(a, b) for a, b in zip(first.batches, second.batches, strict=True)):
         shown = ", ".join(shorten(batch) for batch in first.batches[0][:3])
         return [Violation(flag, f"{what}: every rank read the same batches, rank 0's beginning {shown}")]

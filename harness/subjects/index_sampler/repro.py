@@ -23,7 +23,7 @@ from ..specs import split_spec
 from .case import IndexCase
 from .contracts import SamplerContract
 from .plug import SamplerPlug
-from .repro_snippets import SNIPPETS, snippet
+from .repro_snippets import FAULT, RAISED, SNIPPETS, THIRD_PARTY, snippet
 
 # The largest N a script reads every rank of, as Python lists: the drawn cases go to 10,000;
 # the numeric edges (2^24 + 1 and up, --scale) are read on a few ranks only (docs/scale.md).
@@ -33,12 +33,8 @@ LARGEST_READ = 1_000_000
 HEAD = '''"""Reproduces [{title}] ({flag}) of {spec}
 without the sampler conformance suite, as its {test} found it.
 Run: python {filename} [MODULE:ATTR]; it exits 1 while the bug is there, 0 once it is fixed."""
+
 {imports}
-import functools
-import importlib
-import itertools
-import os
-import sys
 
 SPEC = sys.argv[1] if len(sys.argv) > 1 else {spec!r}  # or another sampler, to compare
 N, W, EPOCH = {n}, {w}, {epoch}
@@ -62,11 +58,18 @@ def length(sampler):
     return len(sampler) if hasattr(type(sampler), "__len__") else "no __len__"
 
 
-def read(world, rank):
-    """One rank's sampler, read once as the suite read it: len() before the pass, the pass, len() after."""
+def build(world, rank):
+    """One rank's sampler, as the suite built it."""
     sampler = Sampler(DATASET, {world_size_name}=world, rank=rank, **OPTIONS)
     if EPOCH is not None:
         sampler.set_epoch(EPOCH)
+    return sampler
+
+
+def read(world, rank, sampler=None):
+    """One rank's sampler (a new one, unless given), read once as the suite read it: len()
+    before the pass, the pass, len() after."""
+    sampler = build(world, rank) if sampler is None else sampler
     before = length(sampler)
     indices = list(itertools.islice(sampler, LIMIT + 1))
     return indices, before, length(sampler)
@@ -81,11 +84,7 @@ def short(values):
 
 
 Sampler = load(SPEC)
-ranks = [read(W, r) for r in range(W)]
-print(f"{{SPEC}}: N={{N}}, W={{W}}, epoch={{EPOCH}}, {{OPTIONS}}")
-for r, (indices, before, after) in enumerate(ranks):
-    print(f"rank {{r}} ({{len(indices)}} indices, len()={{after}}): {{short(indices)}}")
-
+{reading}
 # The promise: {promise}
 '''
 
@@ -96,6 +95,17 @@ if broken:
     sys.exit(1)
 print({held!r})
 """
+
+
+STANDARD_MODULES = ("functools", "importlib", "itertools", "os", "sys")  # what every script imports
+
+
+def _imports(more: tuple[str, ...]) -> str:
+    """The script's import lines: the standard library's, then a blank line, then torch or numpy where its snippet needs them."""
+    standard = sorted({*STANDARD_MODULES, *(m for m in more if m not in THIRD_PARTY)})
+    third = [m for m in THIRD_PARTY if m in more]
+    lines = [f"import {m}" for m in standard]
+    return "\n".join(lines + ([""] + [f"import {m}" for m in third] if third else []))
 
 
 def case_of(parameters: Mapping[str, Any]) -> IndexCase:
@@ -112,6 +122,8 @@ def script_for(plug: Plug, contract: Contract, record: Mapping[str, Any], filena
     flag = record["flag"]
     if flag not in SNIPPETS:
         raise CannotReproduce(f"no plain-Python reading of {flag} yet (covered: {', '.join(SNIPPETS)})")
+    if SNIPPETS[flag].reading == FAULT and RAISED not in record["message"]:
+        raise CannotReproduce("the sampler hung or its process died: a script would hang or die with it")
     if contract.yields_batches or not contract.finite:
         raise CannotReproduce(f"contract {contract.name!r}'s samplers yield batches or never stop: not covered yet")
     if plug.wrapper is not None or plug.needs_process_group:
@@ -126,7 +138,7 @@ def script_for(plug: Plug, contract: Contract, record: Mapping[str, Any], filena
             f"N={case.dataset_size:,} is a numeric edge, which the suite reads on a few ranks only; a script that "
             f"reads every rank into Python lists is not written for it yet"
         )
-    filled = snippet(flag, contract, case)
+    filled = snippet(flag, contract, case, record)
     spec = plug.spec
     module_part, attr = split_spec(spec, "")
     if is_file_module(module_part):  # the script may be run from elsewhere
@@ -144,7 +156,8 @@ def script_for(plug: Plug, contract: Contract, record: Mapping[str, Any], filena
         limit=read_limit(case.dataset_size),
         world_size_name=plug.world_size_name,
         promise=filled.promise,
-        imports="\nimport collections" if "collections." in filled.code else "",
+        reading=filled.reading,
+        imports=_imports(filled.imports),
     )
     words = f"FAILED [{record['title']}] {record['message'].splitlines()[0]}"
     return head + filled.code + "\n" + TAIL.format(words=words, held=f"held: {filled.promise}")

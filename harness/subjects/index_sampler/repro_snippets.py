@@ -9,11 +9,69 @@ A template's ``$name`` is filled from the contract and the case (:func:`snippet`
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from string import Template
+from typing import Any
 
 from .case import IndexCase
 from .contracts import SamplerContract
+
+THIRD_PARTY = ("numpy", "torch")  # imported after the standard library, where a snippet needs them
+RAISED = "the sampler raised"  # a fault's words where the sampler raised (not where it hung or died)
+
+# How the script reads the ranks before its promise: each rank's sampler once (the per-epoch
+# invariants), ``ranks`` holding each rank's (indices, len() before the pass, len() after).
+READ_ONCE = """ranks = [read(W, r) for r in range(W)]
+print(f"{SPEC}: N={N}, W={W}, epoch={EPOCH}, {OPTIONS}")
+for r, (indices, before, after) in enumerate(ranks):
+    print(f"rank {r} ({len(indices)} indices, len()={after}): {short(indices)}")
+"""
+# ... each rank in turn, up to the first that raises: its exception is the fault.
+FAULT = """print(f"{SPEC}: N={N}, W={W}, epoch={EPOCH}, {OPTIONS}")
+ranks, fault = [], ""
+for r in range(W):
+    try:
+        ranks.append(read(W, r))
+    except Exception as exc:  # the sampler's own: in its constructor, set_epoch, len() or its pass
+        fault = f"rank {r}: {type(exc).__name__}: {exc}"
+        traceback.print_exc(file=sys.stdout)
+        break
+    indices, before, after = ranks[-1]
+    print(f"rank {r} ({len(indices)} indices, len()={after}): {short(indices)}")
+"""
+# ... three ways, as the suite's test_same_order_without_set_epoch: the global RNGs seeded, the
+# sampler built and read, read again, then a fresh one read once they are reseeded.
+THREE_WAYS = """GLOBAL_SEED = $global_seed  # the global RNGs' seed the suite drew
+
+
+def seed_global_rngs(seed):
+    torch.manual_seed(seed)
+    numpy.random.seed(seed % 2**32)
+    random.seed(seed)
+
+
+def global_rngs():
+    \"\"\"torch's, numpy's and random's global RNG states, to see whether iterating advanced them.\"\"\"
+    return {"torch": bytes(torch.get_rng_state().tolist()), "numpy": pickle.dumps(numpy.random.get_state()),
+            "random": random.getstate()}
+
+
+ranks, again, fresh, touched = [], [], [], set()
+for r in range(W):
+    seed_global_rngs(GLOBAL_SEED)
+    sampler = build(W, r)
+    before = global_rngs()
+    ranks.append(read(W, r, sampler))
+    touched |= {name for name, state in global_rngs().items() if state != before[name]}
+    again.append(read(W, r, sampler)[0])
+    seed_global_rngs(GLOBAL_SEED + 1)
+    fresh.append(read(W, r)[0])
+print(f"{SPEC}: N={N}, W={W}, epoch={EPOCH}, {OPTIONS}, global RNGs seeded with {GLOBAL_SEED}")
+for r, (indices, before, after) in enumerate(ranks):
+    print(f"rank {r} ({len(indices)} indices): {short(indices)}; again: {short(again[r])}; fresh: {short(fresh[r])}")
+"""
 
 
 @dataclass(frozen=True)
@@ -22,6 +80,8 @@ class Snippet:
     code: str  # sets broken and shown
     one_rank: bool = False  # reads the sampler built with num_replicas=1, rank=0 too
     global_order: bool = False  # needs Q, the global order the shares are cut from (ORDERS)
+    reading: str = READ_ONCE  # how the ranks are read before the promise
+    imports: tuple[str, ...] = field(default=())  # the modules its reading and code need besides the standard ones
 
 
 # Q as the contract's layout cuts the ranks' shares from it; None where strided shares of
@@ -69,12 +129,32 @@ SNIPPETS = {
         "broken = bool(missing)\n"
         'shown = f"{len(missing)} indices never yielded: {short(missing)}"',
     ),
+    "edge_sizes": Snippet(
+        "every rank's sampler is built, set to its epoch and read to the end of its pass without raising.",
+        "broken = bool(fault)\nshown = fault",
+        reading=FAULT,
+        imports=("traceback",),
+    ),
+    "deterministic": Snippet(
+        "without set_epoch a sampler's order depends on its arguments alone: iterated again, or built afresh "
+        "once the global RNGs are reseeded, it yields the same indices, and iterating leaves torch's, numpy's "
+        "and random's global RNGs as they were.",
+        "changed = [r for r in range(W) if again[r] != ranks[r][0]]\n"
+        "reseeded = [r for r in range(W) if fresh[r] != ranks[r][0]]\n"
+        "broken = bool(changed or reseeded or touched)\n"
+        'shown = "; ".join([f"rank {r} yielded {short(ranks[r][0])}, then {short(again[r])} iterated again" for r in changed[:2]]\n'
+        '                  + [f"rank {r} built afresh, the global RNGs reseeded, yielded {short(fresh[r])}" for r in reseeded[:2]]\n'
+        "                  + [f\"iterating advanced the global RNGs of {', '.join(sorted(touched))}\"] * bool(touched))",
+        reading=THREE_WAYS,
+        imports=("pickle", "random", "numpy", "torch"),
+    ),
     "disjoint": Snippet(
         "no index repeats beyond the $allowed padded items the contract allows here ($rule).",
         "counts = collections.Counter(i for indices, _, _ in ranks for i in indices)\n"
         "surplus = sum(counts.values()) - len(counts)\n"
         "broken = surplus > $allowed\n"
         'shown = f"{surplus} items repeat an index; repeated: {short(sorted(i for i, n in counts.items() if n > 1))}"',
+        imports=("collections",),
     ),
     "pads_from_head": Snippet(
         "the padding after the first N items of the global order Q repeats Q's head.",
@@ -117,16 +197,27 @@ SNIPPETS = {
 }
 
 
-def snippet(flag: str, contract: SamplerContract, case: IndexCase) -> Snippet:
-    """The snippet of ``flag`` filled in for ``contract`` and ``case``, its code led by the
-    global order it reads, where it reads one."""
+def snippet(flag: str, contract: SamplerContract, case: IndexCase, record: Mapping[str, Any]) -> Snippet:
+    """The snippet of ``flag`` filled in for ``contract``, ``case`` and what the failing test
+    drew (``record``), its code led by the global order it reads, where it reads one."""
     found = SNIPPETS[flag]
     values = {
         "expected": contract.expected_length(case.dataset_size, case.world_size, case.drop_last),
         "rule": contract.length_words(case.drop_last),
         "allowed": contract.padding_size(case.dataset_size, case.world_size, case.drop_last),
+        "global_seed": drawn(record, "global RNG seed") or 0,
     }
     code = Template(found.code).substitute(values)
     if found.global_order:
         code = ORDERS["contiguous" if contract.layout == "contiguous" else "strided"] + "\n" + code
-    return Snippet(Template(found.promise).substitute(values), code, found.one_rank, found.global_order)
+    promise, reading = (Template(text).substitute(values) for text in (found.promise, found.reading))
+    return Snippet(promise, code, found.one_rank, found.global_order, reading, found.imports)
+
+
+def drawn(record: Mapping[str, Any], label: str) -> int | None:
+    """The integer the failing test drew under ``label`` ("Draw 6 (global RNG seed): 0"), or None."""
+    for line in record.get("draws") or ():
+        found = re.fullmatch(rf"Draw \d+ \({re.escape(label)}\): (-?\d+)", line)
+        if found:
+            return int(found.group(1))
+    return None
