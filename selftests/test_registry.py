@@ -15,7 +15,7 @@ from sampler_conformance import execution, subjects
 from sampler_conformance.core.contracts import Promise
 from sampler_conformance.core.invariants import Declared, Invariant, OneEpoch, Where
 from sampler_conformance.pytest_plugin.ranks import runs_in_groups, runs_in_process
-from sampler_conformance.subjects import CONTRACTS, REGISTRY, SUBJECTS, contract_named, subject_of
+from sampler_conformance.subjects import CONTRACTS, REGISTRY, SUBJECTS, contract_named, describe_contracts, subject_of
 from sampler_conformance.subjects.index_sampler.contracts import (
     BATCH,
     CONTIGUOUS,
@@ -188,6 +188,8 @@ def test_a_promise_two_extensions_make_together_comes_with_both_of_them_and_neit
         assert promise.flags <= contract_named(base + together).flags
         for alone in together.strip("+").split("+"):
             assert not promise.flags & contract_named(f"{base}+{alone}").flags, alone
+        listed = describe_contracts(together)  # --list-contracts=+elastic+resumable
+        assert listed.startswith(f"{together} (extensions together)") and promise.flags <= set(listed.split())
 
 
 def _declared_on_checks() -> list[Declared]:

@@ -153,8 +153,8 @@ def describe_contracts(only: str | None = None) -> str:
             for e in subject.extensions.values()
         ]
         listed += [
-            (name, f"{together} (extensions together): {promise.description}", (promise,))
-            for name, (together, promise) in subject.joint_promises.items()
+            (together.lstrip("+"), f"{together} (extensions together): {promise.description}", (promise,))
+            for together, promise in subject.joint_promises.values()
         ]
         for name, heading, promises in listed:
             whole = only is None or only.lstrip("+") in (name, subject.name)
