@@ -189,11 +189,13 @@ class PerRankShuffle(_GlobalOrderLoader):
 
 
 class _ResumableLoader(_GlobalOrderLoader):
-    """A conforming resumable loader, with olmo-core's bookkeeping (``DataLoaderBase.__iter__``
-    adds the global batch size to ``tokens_processed`` for every batch a rank yields, and
+    """A conforming resumable loader, with olmo-core's bookkeeping in instances (ai2-olmo-core
+    3.0.0, olmo_core/data/data_loader.py: ``TextDataLoaderBase.__iter__`` adds the global batch
+    size to ``tokens_processed`` for every batch a rank yields, line 313;
+    ``NumpyDataLoaderBase.state_dict`` stores it with the epoch, 441-449;
     ``NumpyFSLDataLoader.load_state_dict`` resumes at ``tokens_processed // global_batch_size``
-    global batches), in instances: its state is the epoch and the global instances processed in
-    it, which a resume turns back into global batches to skip. Cleared when a pass ends."""
+    global batches, 760): its state is the epoch and the global instances processed in it,
+    which a resume turns back into global batches to skip. Cleared when a pass ends."""
 
     def __init__(self, dataset_size, *, dp_rank, dp_world_size, global_batch_size, seed=0) -> None:
         super().__init__(
@@ -225,9 +227,9 @@ class _ResumableLoader(_GlobalOrderLoader):
 @rejected("test_loader_resume_continues", "loader_resume_continues", under=RESUMABLE)
 class CountsRankInstancesAsGlobal(_ResumableLoader):
     """Counts the instances of this rank's batches where olmo-core counts the global batch's
-    (``tokens_processed += global_batch_size`` in ``DataLoaderBase.__iter__``), and resumes at
-    that count over the global batch size, as ``NumpyFSLDataLoader.load_state_dict`` does: on W
-    ranks, a resume after k global batches starts at global batch k // W, and the batches
+    (``tokens_processed += global_batch_size`` in ``TextDataLoaderBase.__iter__``), and resumes
+    at that count over the global batch size, as ``NumpyFSLDataLoader.load_state_dict`` does: on
+    W ranks, a resume after k global batches starts at global batch k // W, and the batches
     between are trained twice."""
 
     def counted(self) -> int:
