@@ -17,6 +17,9 @@ olmo-core's loaders need ``reshuffle(epoch)`` before an epoch and ``reset()`` af
 (``reshuffle`` refuses 0): ``TrainerDriven`` makes those calls where ``Trainer._fit_epoch``
 makes them (olmo_core/train/trainer.py:1681 and 1759), the suite's epoch e being olmo-core's
 e + 1 and the first epoch, read without the hook, olmo-core's epoch 1, as the trainer starts.
+Its ``state_dict()`` and ``load_state_dict()`` are the loader's own, which the trainer
+checkpoints: under ``data_loader+elastic+resumable`` they hold the three resume invariants
+(docs/data-loaders.md), and the verdict is the one of ``+elastic``, ``loader_runs`` failed.
 """
 
 from __future__ import annotations
@@ -47,6 +50,12 @@ class TrainerDriven:
     def __iter__(self) -> Iterator[Any]:
         yield from self.loader
         self.loader.reset()
+
+    def state_dict(self) -> dict[str, Any]:
+        return self.loader.state_dict()
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.loader.load_state_dict(state)
 
 
 def _write_tokens(path: str, dataset_size: int) -> None:

@@ -1,7 +1,8 @@
 """The data loader's invariants: every rank's loader built for the drawn case, its epoch hook
-called before each epoch, its batches' instance ids read and judged together. Simulated ranks
-only in this slice (``harness.subjects.data_loader.scenarios``): real process groups, loader
-workers and resumes come later."""
+called before each epoch, its batches' instance ids read and judged together; under
+``+resumable``, a run checkpointed through the loader's own ``state_dict()`` and resumed in fresh
+loaders (``harness.subjects.data_loader.resume``). Simulated ranks only in this slice: real
+process groups and loader workers come later."""
 
 from __future__ import annotations
 
@@ -21,10 +22,18 @@ from sampler_conformance.subjects.data_loader.checks import (
 from sampler_conformance.subjects.data_loader.draws import (
     ELASTIC_WORLD_SIZES,
     MIN_COMPARED_BATCHES,
+    checkpoint_at,
     draw_loader_case,
     epochs,
+    saved_and_resumed_on,
 )
 from sampler_conformance.subjects.data_loader.fixtures import requires_parameter
+from sampler_conformance.subjects.data_loader.resume import resume_loader, resume_on_other_dp_size
+from sampler_conformance.subjects.data_loader.resume_checks import (
+    check_epoch_after_resume,
+    check_resume_continues,
+    check_resume_on_other_dp_size,
+)
 from sampler_conformance.subjects.data_loader.scenarios import read_epochs
 
 
@@ -91,3 +100,47 @@ def test_same_global_batches_at_every_dp_size(ranks, loader_plug, contract, data
         read_epochs(ranks, loader_plug, contract, case.with_(world_size=w), [epoch])[0] for w in ELASTIC_WORLD_SIZES
     ]
     expect_holds(read[-1].observation, check_same_global_batches(read))
+
+
+# A resumed epoch holds at least this many whole global batches, so that a cut can fall inside it.
+MIN_RESUMED_BATCHES = 2
+
+
+def _resumed(data, ranks, loader_plug, contract):
+    case = draw_loader_case(data, loader_plug, world_size=ranks.world_size, min_global_batches=MIN_RESUMED_BATCHES)
+    epoch = data.draw(epochs(), label="epoch")
+    cut = checkpoint_at(data, case.global_batches)
+    return resume_loader(ranks, loader_plug, contract, case, epoch=epoch, cut=cut)
+
+
+@pytest.mark.invariant("loader_resume_continues")
+@given(data=st.data())
+def test_loader_resume_continues(ranks, loader_plug, contract, data):
+    """Checkpointed after k batches of epoch e through the loader's own state_dict(), a fresh
+    loader given its epoch hook and the state (in either order) reads batch k + 1 on, exactly."""
+    run = _resumed(data, ranks, loader_plug, contract)
+    expect_holds(run.uninterrupted[0].observation, check_resume_continues(run))
+
+
+@pytest.mark.invariant("loader_epoch_after_resume")
+@given(data=st.data())
+def test_loader_epoch_after_resume(ranks, loader_plug, contract, data):
+    """The resumed loader's epoch e + 1, after its epoch hook, is the uninterrupted run's."""
+    run = _resumed(data, ranks, loader_plug, contract)
+    expect_holds(run.uninterrupted[1].observation, check_epoch_after_resume(run))
+
+
+@pytest.mark.invariant("loader_resume_on_other_dp_size")
+@given(data=st.data())
+def test_loader_resume_on_other_dp_size(ranks, loader_plug, contract, data):
+    """Rank 0's checkpoint after k global batches at DP size W1, loaded into every rank of DP
+    size W2 (W1, W2 in 1, 2, 4): the global batches from k + 1 on are the uninterrupted run's."""
+    largest = max(ELASTIC_WORLD_SIZES)
+    saved_on, resumed_on = saved_and_resumed_on(data)
+    case = draw_loader_case(
+        data, loader_plug, world_size=largest, batch_multiple_of=largest, min_global_batches=MIN_RESUMED_BATCHES
+    ).with_(world_size=resumed_on)
+    epoch = data.draw(epochs(), label="epoch")
+    cut = checkpoint_at(data, case.global_batches)
+    run = resume_on_other_dp_size(ranks, loader_plug, contract, case, epoch=epoch, cut=cut, saved_on=saved_on)
+    expect_holds(run.resumed.observation, check_resume_on_other_dp_size(run))

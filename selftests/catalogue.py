@@ -153,9 +153,11 @@ def invariant_tables() -> str:
             "| promise | what it promises | invariants | composed into |",
             "| --- | --- | --- | --- |",
         ]
-        for promise in [*subject.promises.values(), *subject.extensions.values()]:
+        joint = subject.joint_promises.values()
+        for promise in [*subject.promises.values(), *subject.extensions.values(), *(p for _, p in joint)]:
             flags = ", ".join(f"`{i.flag}`" for i in subject.invariants if i.flag in promise.flags)
             into = [f"`{c}`" for c, contract in subject.contracts.items() if promise in contract.composed_of]
+            into += [f"`{together}`, together" for together, p in joint if p is promise]
             rows.append(f"| `{promise.name}` | {promise.description} | {flags} | {', '.join(into) or 'an extension'} |")
         rows += [
             "",
@@ -165,6 +167,7 @@ def invariant_tables() -> str:
         for invariant in subject.invariants:
             promised = [f"`{c}`" for c, contract in subject.contracts.items() if invariant.flag in contract.flags]
             promised += [f"`+{e}`" for e, extension in subject.extensions.items() if invariant.flag in extension.flags]
+            promised += [f"`{together}`" for together, p in joint if invariant.flag in p.flags]
             known_bad = invariant.known_bad.rpartition(":")[2]
             rows.append(
                 f"| `{invariant.flag}`: {invariant.title} | {WHERE_WORDS[invariant.where]} | {', '.join(promised)} "
@@ -220,7 +223,8 @@ POISSON_CONTRACT = "poisson"
 POISSON_BAD: dict[str, Rejection] = rejections(batch_bad, under=POISSON_CONTRACT)
 
 # Known-bad data loaders (selftests/corpus/loader_bad.py), each under the contract its bug breaks:
-# data_loader, or data_loader+elastic for the world-size promise (selftests/test_loaders.py).
+# data_loader, data_loader+elastic for the world-size promise, +resumable for a resume (and
+# data_loader+elastic+resumable for a resume on another DP size; selftests/test_loaders.py).
 DATA_LOADER_CONTRACT = "data_loader"
 DATA_LOADER_BAD: dict[str, Rejection] = rejections(loader_bad)
 

@@ -195,6 +195,15 @@ COMMANDS: dict[str, Runs | tuple[Runs, ...] | LikeCommand | NotHere] = {
         "a factory's shape, around a library's sampler: selftests/corpus/fairchem.py is one, which test_resume "
         "certifies"
     ),
+    # docs/data-loaders.md
+    "sampler-conformance mypkg.loaders:make --contract=data_loader+elastic+resumable": LikeCommand(STREAM),
+    "pytest --sampler=sampler_conformance.adapters.torch_loader:make --contract=data_loader+resumable": NotHere(CLONE),
+    "pytest --sampler=sampler_conformance.adapters.torch_loader:make --contract=data_loader+elastic+resumable": NotHere(
+        CLONE
+    ),
+    "python: def make(dataset_size, *, dp_rank, dp_world_size, global_batch_size, seed, num_workers, workdir):": NotHere(
+        "a factory's signature, not a script"
+    ),
     # docs/streaming-datasets.md
     "pytest --pyargs sampler_conformance --contract=stream --sampler=mypkg.data:make": LikeCommand(
         "pytest --pyargs sampler_conformance --sampler=mypkg.samplers:MySampler"  # and mypkg.data:make runs above

@@ -12,9 +12,10 @@ from collections.abc import Callable
 import pytest
 
 from sampler_conformance import execution, subjects
+from sampler_conformance.core.contracts import Promise
 from sampler_conformance.core.invariants import Declared, Invariant, OneEpoch, Where
 from sampler_conformance.pytest_plugin.ranks import runs_in_groups, runs_in_process
-from sampler_conformance.subjects import CONTRACTS, REGISTRY, SUBJECTS, contract_named, subject_of
+from sampler_conformance.subjects import CONTRACTS, REGISTRY, SUBJECTS, contract_named, describe_contracts, subject_of
 from sampler_conformance.subjects.index_sampler.contracts import (
     BATCH,
     CONTIGUOUS,
@@ -61,7 +62,8 @@ def test_each_invariant_names_a_known_bad_sampler_that_a_selftest_proves_it_reje
 
 
 def test_every_invariant_is_promised_by_some_contract():
-    extensions = [e for subject in SUBJECTS.values() for e in subject.extensions.values()]
+    extensions: list[Promise] = [e for subject in SUBJECTS.values() for e in subject.extensions.values()]
+    extensions += [p for subject in SUBJECTS.values() for _, p in subject.joint_promises.values()]
     promised = set().union(*(c.flags for c in CONTRACTS.values()), *(e.flags for e in extensions))
     assert set(REGISTRY) - promised == set()
 
@@ -175,6 +177,19 @@ def test_an_extended_contract_is_its_base_and_its_extensions_promises():
                     continue  # they do not compose: tests of their own say why
                 assert extended.composed_of == (*base.composed_of, extension)
                 assert extended.flags == (base.flags | extension.flags) - extension.withdraws
+
+
+def test_a_promise_two_extensions_make_together_comes_with_both_of_them_and_neither_alone():
+    joint = [(subject, *made) for subject in SUBJECTS.values() for made in subject.joint_promises.values()]
+    assert joint, "no extension makes a promise beside another (data_loader's +resumable beside +elastic did)"
+    for subject, together, promise in joint:
+        base = next(iter(subject.contracts))
+        assert promise in contract_named(base + together).composed_of
+        assert promise.flags <= contract_named(base + together).flags
+        for alone in together.strip("+").split("+"):
+            assert not promise.flags & contract_named(f"{base}+{alone}").flags, alone
+        listed = describe_contracts(together)  # --list-contracts=+elastic+resumable
+        assert listed.startswith(f"{together} (extensions together)") and promise.flags <= set(listed.split())
 
 
 def _declared_on_checks() -> list[Declared]:

@@ -177,13 +177,18 @@ class Extension(Promise):
     # (empty: every extensible contract).
     bases: frozenset[str] = field(default_factory=frozenset)
     bases_why: str = ""
+    # Promises it makes only beside another extension, each with that extension's name: a data
+    # loader's +resumable beside +elastic promises a resume on another DP size too. ``compose``
+    # adds each where both extensions are composed.
+    beside: tuple[tuple[str, Promise], ...] = ()
 
     def composes_with(self, base: Contract) -> bool:
         return not base.why_not_extensible() and (not self.bases or any(p.name in self.bases for p in base.composed_of))
 
 
 def compose(base: C, extensions: Sequence[Extension]) -> C:
-    """``base`` extended with ``extensions``: their promises added, their withdrawals removed.
+    """``base`` extended with ``extensions``: their promises added (and those two of them make
+    together, ``Extension.beside``), their withdrawals removed.
     Raises ValueError, saying why, when one does not compose with ``base``."""
     if extensions and base.why_not_extensible():
         raise ValueError(base.why_not_extensible())
@@ -195,11 +200,13 @@ def compose(base: C, extensions: Sequence[Extension]) -> C:
             )
     if not extensions:
         return base
-    descriptions = "; ".join(f"{e.name}: {e.description}" for e in extensions)
+    names = {e.name for e in extensions}
+    joint = tuple(promise for e in extensions for other, promise in e.beside if other in names)
+    descriptions = "; ".join(f"{p.name}: {p.description}" for p in (*extensions, *joint))
     return replace(
         base,
         name="+".join([base.name, *(e.name for e in extensions)]),
         description=f"{base.description}; {descriptions}",
-        composed_of=(*base.composed_of, *extensions),
+        composed_of=(*base.composed_of, *extensions, *joint),
         withdrawn=base.withdrawn.union(*(e.withdraws for e in extensions)),
     )

@@ -126,6 +126,16 @@ class Subject:
         (the extensions are not among them: they compose with a whole contract)."""
         return {p.name: p for c in self.contracts.values() for p in c.composed_of}
 
+    @property
+    def joint_promises(self) -> dict[str, tuple[str, Promise]]:
+        """The promises its extensions make only beside another (``Extension.beside``), by
+        name, each with the contract's extensions that make it (``+elastic+resumable``)."""
+        return {
+            promise.name: ("+" + "+".join(sorted((e.name, other))), promise)
+            for e in self.extensions.values()
+            for other, promise in e.beside
+        }
+
     def _missing_foundation(self, contract: Contract) -> str:
         """Why ``contract`` cannot be certified: it does not promise the flags a fault or an
         invalid item is charged to (empty: it does)."""
@@ -169,7 +179,7 @@ class Subject:
             why = self._missing_foundation(contract)
             if why:
                 raise ValueError(f"contract {contract.name!r}: {why}")
-        own = [*self.promises.values(), *self.extensions.values()]
+        own = [*self.promises.values(), *self.extensions.values(), *(p for _, p in self.joint_promises.values())]
         for invariant in self.invariants:
             foreign = [p for p in invariant.promised_by if not any(p is promise for promise in own)]
             if foreign:

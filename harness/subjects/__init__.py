@@ -152,6 +152,10 @@ def describe_contracts(only: str | None = None) -> str:
             (e.name, f"+{e.name} (extension of {', '.join(_bases_of(subject, e))}): {e.description}", (e,))
             for e in subject.extensions.values()
         ]
+        listed += [
+            (together.lstrip("+"), f"{together} (extensions together): {promise.description}", (promise,))
+            for together, promise in subject.joint_promises.values()
+        ]
         for name, heading, promises in listed:
             whole = only is None or only.lstrip("+") in (name, subject.name)
             shown = [p for p in promises if whole or only in (p.name, *p.flags)]

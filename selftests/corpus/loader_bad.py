@@ -6,6 +6,8 @@ seed=s)``; ``selftests/test_loaders.py`` certifies each and asserts the exact se
 invariants its ``@rejected(...)`` declares. Most cut one global order into global batches
 (:class:`_GlobalOrderLoader`, a conforming base, rank r taking the r-th contiguous slice of
 each); the epoch-hook one is the reference (``adapters/torch_loader.py``) with its hook cut off.
+The resumable ones keep olmo-core's bookkeeping (:class:`_ResumableLoader`, conforming to
+``data_loader+elastic+resumable``), each with one bug in it.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from sampler_conformance.adapters.torch_loader import DistributedLoader
 from .rejections import rejected
 
 DATA_LOADER = "data_loader"
+RESUMABLE = f"{DATA_LOADER}+resumable"
 # The tokens of one instance, for a loader that yields token offsets for ids.
 SEQUENCE_LENGTH = 4
 
@@ -183,3 +186,97 @@ class PerRankShuffle(_GlobalOrderLoader):
         generator = torch.Generator().manual_seed(self.seed + self.epoch)
         shuffled = [share[i] for i in torch.randperm(len(share), generator=generator).tolist()]
         return [shuffled[start : start + self.per_rank] for start in range(0, len(shuffled), self.per_rank)]
+
+
+class _ResumableLoader(_GlobalOrderLoader):
+    """A conforming resumable loader, with olmo-core's bookkeeping in instances (ai2-olmo-core
+    3.0.0, olmo_core/data/data_loader.py: ``TextDataLoaderBase.__iter__`` adds the global batch
+    size to ``tokens_processed`` for every batch a rank yields, line 313;
+    ``NumpyDataLoaderBase.state_dict`` stores it with the epoch, 441-449;
+    ``NumpyFSLDataLoader.load_state_dict`` resumes at ``tokens_processed // global_batch_size``
+    global batches, 760): its state is the epoch and the global instances processed in it,
+    which a resume turns back into global batches to skip. Cleared when a pass ends."""
+
+    def __init__(self, dataset_size, *, dp_rank, dp_world_size, global_batch_size, seed=0) -> None:
+        super().__init__(
+            dataset_size, dp_rank=dp_rank, dp_world_size=dp_world_size, global_batch_size=global_batch_size, seed=seed
+        )
+        self.instances_processed = 0
+
+    def counted(self) -> int:
+        """What one batch this rank yields adds to the state."""
+        return self.global_batch_size
+
+    def batches_to_skip(self) -> int:
+        return self.instances_processed // self.global_batch_size
+
+    def __iter__(self) -> Iterator[list[int]]:
+        for batch in self.rank_batches()[self.batches_to_skip() :]:
+            self.instances_processed += self.counted()
+            yield batch
+        self.instances_processed = 0
+
+    def state_dict(self) -> dict[str, int]:
+        return {"epoch": self.epoch, "instances_processed": self.instances_processed}
+
+    def load_state_dict(self, state: dict[str, int]) -> None:
+        self.epoch = state["epoch"]
+        self.instances_processed = state["instances_processed"]
+
+
+@rejected("test_loader_resume_continues", "loader_resume_continues", under=RESUMABLE)
+class CountsRankInstancesAsGlobal(_ResumableLoader):
+    """Counts the instances of this rank's batches where olmo-core counts the global batch's
+    (``tokens_processed += global_batch_size`` in ``TextDataLoaderBase.__iter__``), and resumes
+    at that count over the global batch size, as ``NumpyFSLDataLoader.load_state_dict`` does: on
+    W ranks, a resume after k global batches starts at global batch k // W, and the batches
+    between are trained twice."""
+
+    def counted(self) -> int:
+        return self.per_rank
+
+
+@rejected("test_loader_resume_continues", "loader_resume_continues", under=RESUMABLE)
+class StateForgetsEpoch(_ResumableLoader):
+    """A state without the epoch: ``load_state_dict`` restores the epoch the state holds, none,
+    so epoch 0, over the one the epoch hook set before it (olmo-core restores ``epoch`` from its
+    state; torchdata's StatefulDistributedSampler kept none until meta-pytorch/data #1515): the
+    resumed epoch skips k batches of epoch 0's order."""
+
+    def state_dict(self) -> dict[str, int]:
+        return {"instances_processed": self.instances_processed}
+
+    def load_state_dict(self, state: dict[str, int]) -> None:
+        super().load_state_dict({"epoch": 0, **state})
+
+
+@rejected("test_loader_epoch_after_resume", "loader_epoch_after_resume", under=RESUMABLE)
+class SkipOutlivesEpoch(_ResumableLoader):
+    """Keeps the loaded count as the start of every pass, not only the resumed one: each epoch
+    after a resume skips its first k batches too (the offset re-applied every epoch,
+    NVIDIA-NeMo/Megatron-Bridge #4565)."""
+
+    loaded = 0
+
+    def load_state_dict(self, state: dict[str, int]) -> None:
+        super().load_state_dict(state)
+        self.loaded = self.instances_processed
+
+    def batches_to_skip(self) -> int:
+        return max(self.instances_processed, self.loaded) // self.global_batch_size
+
+
+@rejected(
+    "test_loader_resume_on_other_dp_size", "loader_resume_on_other_dp_size", under=f"{DATA_LOADER}+elastic+resumable"
+)
+class StateCountsRankInstances(_ResumableLoader):
+    """Counts this rank's instances and resumes at that count over its own batch size, as
+    torchdata's StatefulDistributedSampler counts the items its rank yielded: right on the same
+    number of ranks, but rank 0's state at DP size W1 loaded at W2 skips k * W2 / W1 batches
+    where k global batches were read."""
+
+    def counted(self) -> int:
+        return self.per_rank
+
+    def batches_to_skip(self) -> int:
+        return self.instances_processed // self.per_rank

@@ -11,11 +11,17 @@ number of batches; the batches are set by the seed and the epoch, and the epoch 
 
 ``+elastic`` adds the promise these loaders exist for: the global batches do not depend on the
 data-parallel world size, so a run can go on with another number of ranks (olmo-core builds its
-global instance order from the seed and the epoch alone). This first slice judges the same
-global batches at DP sizes 1, 2 and 4; a resume on another DP size comes with ``+resumable``.
+global instance order from the seed and the epoch alone): the same global batches at DP sizes
+1, 2 and 4.
 
-Judged on simulated ranks in-process in this slice; lock-step reading in real process groups,
-loader workers and resumes come later.
+``+resumable`` is the loader's own checkpoint, by batch count: ``state_dict()`` after k
+batches, ``load_state_dict(state)`` into a fresh loader, and it goes on with batch k + 1.
+Beside ``+elastic`` (``data_loader+elastic+resumable``) the two promise a resume on another
+DP size too: rank 0's state, loaded into every rank of the new size, goes on with the same
+global batches.
+
+Judged on simulated ranks in-process in this slice; lock-step reading in real process groups
+and loader workers come later.
 """
 
 from __future__ import annotations
@@ -66,8 +72,25 @@ DATA_LOADER = LoaderContract.of(
 SAME_GLOBAL_BATCHES = Extension(
     name="elastic",
     description="the global batches do not depend on the data-parallel world size: the same instances in global "
-    "batch g at DP sizes 1, 2 and 4 (a resume on another DP size comes with +resumable, in a later slice)",
+    "batch g at DP sizes 1, 2 and 4 (with +resumable, a resume on another DP size too)",
+)
+
+RESUMED_ON_OTHER_DP_SIZE = Promise(
+    "resumed_on_other_dp_size",
+    "a checkpoint taken after k global batches at DP size W1 goes on at DP size W2 (W1, W2 in 1, 2, 4) with the "
+    "same global batches, k + 1 onward: rank 0's state_dict() is loaded into every new rank (olmo-core's "
+    "checkpointer falls back to rank 0's state on another world size), so the state must be global: global "
+    "batches or instances processed, not this rank's",
+)
+
+RESUMABLE = Extension(
+    name="resumable",
+    description="the loader's own checkpoint resumes by batch count: state_dict() taken after k batches of an "
+    "epoch, a fresh loader built with the same arguments, given its epoch hook and load_state_dict(state) (in "
+    "either order), goes on with batch k + 1 exactly, to the end of the epoch; and the epoch after it is the "
+    "uninterrupted run's (docs/data-loaders.md, 'Resume')",
+    beside=((SAME_GLOBAL_BATCHES.name, RESUMED_ON_OTHER_DP_SIZE),),
 )
 
 CONTRACTS: dict[str, LoaderContract] = {DATA_LOADER.name: DATA_LOADER}
-EXTENSIONS: dict[str, Extension] = {SAME_GLOBAL_BATCHES.name: SAME_GLOBAL_BATCHES}
+EXTENSIONS: dict[str, Extension] = {e.name: e for e in (SAME_GLOBAL_BATCHES, RESUMABLE)}

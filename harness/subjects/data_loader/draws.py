@@ -47,3 +47,16 @@ def draw_loader_case(
     seed = data.draw(st.one_of(st.sampled_from([0, 1, SEED_LIMIT - 1]), st.integers(0, SEED_LIMIT - 1)), label="seed")
     seed = seed if plug.supports("seed") else 0
     return LoaderCase(dataset_size=size, world_size=world_size, seed=seed, global_batch_size=global_batch)
+
+
+def checkpoint_at(data: st.DataObject, batches: int) -> int:
+    """k, the batches read before the checkpoint: 0 and the epoch's last batch weighted."""
+    return data.draw(
+        st.one_of(st.sampled_from([0, batches]), st.integers(0, batches)), label="k (batches before the checkpoint)"
+    )
+
+
+def saved_and_resumed_on(data: st.DataObject) -> tuple[int, int]:
+    """W1, the DP size a checkpoint is taken at, and W2, another it is resumed on."""
+    pairs = [(w1, w2) for w1 in ELASTIC_WORLD_SIZES for w2 in ELASTIC_WORLD_SIZES if w1 != w2]
+    return data.draw(st.sampled_from(pairs), label="W1, W2 (DP sizes checkpointed at, resumed on)")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from sampler_conformance.core.invariants import Invariant
 
-from . import checks
+from . import checks, resume_checks
 from .checks import BAD, DATA_LOADER, ONE_EPOCH, SIMULATED
 from .contracts import LOADER_RUNS, SEED_AND_EPOCH
 
@@ -51,4 +51,5 @@ DECLARED: tuple[Invariant, ...] = (
         promised_by=(SEED_AND_EPOCH,),
     ),
     *checks.DECLARED.invariants,
+    *resume_checks.DECLARED.invariants,
 )

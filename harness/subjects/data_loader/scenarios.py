@@ -18,14 +18,13 @@ from typing import Any
 
 import numpy as np
 
-from sampler_conformance.core.case import NoLen, Observation
 from sampler_conformance.execution.scenario import BadItems, RankContext, Ranks, Scenario, ask
 from sampler_conformance.subjects.common.reading import BadIndex, batch_sizes, cut, read_limit
 
 from .case import LoaderCase
 from .contracts import LoaderContract
 from .plug import NOUN, LoaderPlug, batch_ids, epoch_hook, load_plug
-from .runs import LoaderEpoch
+from .runs import LoaderEpoch, concatenated
 
 
 class BadBatch(BadItems):
@@ -48,13 +47,26 @@ def _never_stops(limit: int) -> None:
 
 def read_epoch(rank: RankContext, loader: Any, limit: int) -> tuple[np.ndarray, ...]:
     """One epoch of one rank's batches, as instance ids."""
-    iterator: Iterator[Any] = rank.call("while starting an epoch", lambda: iter(loader))
+    return read_batches(rank, start_epoch(rank, loader), limit)
+
+
+def start_epoch(rank: RankContext, loader: Any) -> Iterator[Any]:
+    return rank.call("while starting an epoch", lambda: iter(loader))
+
+
+def read_batches(
+    rank: RankContext, iterator: Iterator[Any], limit: int, count: int | None = None
+) -> tuple[np.ndarray, ...]:
+    """The next ``count`` batches of a rank's running epoch (fewer where it ends first; None:
+    to its end), as instance ids."""
     batches: list[np.ndarray] = []
-    for step in range(limit + 1):
+    for step in range(limit + 1 if count is None else count):
         batch = rank.call(f"while reading batch {step} of an epoch", partial(next, iterator, None))
         if batch is None:
             return tuple(batches)
         batches.append(rank.call(f"in batch {step}", partial(checked_batch, batch, step)))
+    if count is not None:
+        return tuple(batches)
     rank.call("while iterating", partial(_never_stops, limit))
     raise AssertionError("unreachable")
 
@@ -67,7 +79,7 @@ class RankLoaderBatches:
 
     def __reduce__(self) -> tuple[Any, ...]:
         """Sent to the controller as each epoch's ids concatenated and the batches' sizes."""
-        packed = tuple((_concatenated(batches), batch_sizes(batches)) for batches in self.epochs)
+        packed = tuple((concatenated(batches), batch_sizes(batches)) for batches in self.epochs)
         return (_unpacked, (self.rank, packed, self.hook))
 
 
@@ -90,26 +102,31 @@ class ReadLoader(Scenario):
         case = self.case
         plug: LoaderPlug = rank.plug
         with tempfile.TemporaryDirectory(prefix="loader-workdir-") as workdir:
-            loader = rank.call(
-                f"in make({case.dataset_size}, dp_rank={rank.rank}, dp_world_size={case.world_size}, "
-                f"global_batch_size={case.global_batch_size}, ...)",
-                lambda: plug.build(
-                    case.dataset_size, rank.rank, case.world_size, **case.loader_options(), workdir=workdir
-                ),
-            )
+            loader = build_loader(rank, plug, case, rank.rank, workdir)
             hook = epoch_hook(loader)
             limit = read_limit(case.dataset_size)
             readings = []
             for epoch in self.epochs:
-                rank.epoch = epoch
-                if epoch is not None and hook is not None:
-                    rank.call(f"in {hook}({epoch})", partial(getattr(loader, hook), epoch))
+                call_hook(rank, loader, epoch)
                 readings.append(read_epoch(rank, loader, limit))
         return RankLoaderBatches(rank.rank, tuple(readings), hook)
 
 
-def _concatenated(batches: Sequence[np.ndarray]) -> np.ndarray:
-    return np.concatenate(batches) if batches else np.empty(0, dtype=np.int64)
+def build_loader(rank: RankContext, plug: LoaderPlug, case: LoaderCase, dp_rank: int, workdir: str) -> Any:
+    """Rank ``dp_rank``'s loader of ``case`` (of its DP size), built by the factory under test."""
+    return rank.call(
+        f"in make({case.dataset_size}, dp_rank={dp_rank}, dp_world_size={case.world_size}, "
+        f"global_batch_size={case.global_batch_size}, ...)",
+        lambda: plug.build(case.dataset_size, dp_rank, case.world_size, **case.loader_options(), workdir=workdir),
+    )
+
+
+def call_hook(rank: RankContext, loader: Any, epoch: int | None) -> None:
+    """The loader's epoch hook for ``epoch``, where it has one (None: no call)."""
+    rank.epoch = epoch
+    hook = epoch_hook(loader)
+    if epoch is not None and hook is not None:
+        rank.call(f"in {hook}({epoch})", partial(getattr(loader, hook), epoch))
 
 
 def read_epochs(
@@ -125,14 +142,6 @@ def read_epochs(
     __tracebackhide__ = True  # failures point at the loader, not the harness
     replies: list[RankLoaderBatches] = ask(ranks, ReadLoader(plug.spec, contract, case, tuple(epochs), reading))
     return tuple(
-        LoaderEpoch(
-            Observation(
-                case.with_(epoch=epoch),
-                tuple(_concatenated(reply.epochs[k]) for reply in replies),
-                tuple(NoLen.NOT_ASKED for _ in replies),  # len() is not part of this slice's contract
-                tuple(reply.epochs[k] for reply in replies),
-            ),
-            replies[0].hook,
-        )
+        LoaderEpoch.of(case.with_(epoch=epoch), [reply.epochs[k] for reply in replies], replies[0].hook)
         for k, epoch in enumerate(epochs)
     )
