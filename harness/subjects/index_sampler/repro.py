@@ -138,7 +138,7 @@ def script_for(plug: Plug, contract: Contract, record: Mapping[str, Any], filena
             f"N={case.dataset_size:,} is a numeric edge, which the suite reads on a few ranks only; a script that "
             f"reads every rank into Python lists is not written for it yet"
         )
-    filled = snippet(flag, contract, case, record)
+    filled = snippet(flag, contract, case, record, plug.world_size_name)
     spec = plug.spec
     module_part, attr = split_spec(spec, "")
     if is_file_module(module_part):  # the script may be run from elsewhere

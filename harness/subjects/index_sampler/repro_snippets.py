@@ -100,6 +100,18 @@ for epoch, order in zip(EPOCHS, orders):
     print(f"set_epoch({epoch}): {short(order)} (ranks concatenated)")
 """
 
+# ... no reading: one construction with the invalid arguments the test gave (validates_arguments).
+INVALID = """WORLD, RANK = $bad_world, $bad_rank  # invalid: rank outside range(num_replicas), or num_replicas <= 0
+print(f"{SPEC}: N={N}, {OPTIONS}, num_replicas={WORLD}, rank={RANK}")
+try:
+    built = Sampler(DATASET, $world_size_name=WORLD, rank=RANK, **OPTIONS)
+except Exception as exc:  # refused at once, as torch's DistributedSampler refuses: what the promise asks
+    built = None
+    print(f"refused: {type(exc).__name__}: {exc}")
+"""
+# The invalid arguments of a validates_arguments violation, in the words of its message.
+INVALID_ARGUMENTS = re.compile(r"constructing with num_replicas=(-?\d+), rank=(-?\d+)")
+
 
 @dataclass(frozen=True)
 class Snippet:
@@ -175,6 +187,11 @@ SNIPPETS = {
         reading=THREE_WAYS,
         imports=("pickle", "random", "numpy", "torch"),
     ),
+    "validates_arguments": Snippet(
+        "num_replicas <= 0, or a rank outside range(num_replicas), is refused when the sampler is built.",
+        'broken = built is not None\nshown = f"it returned a sampler for num_replicas={WORLD}, rank={RANK}"',
+        reading=INVALID,
+    ),
     "seed_effective": Snippet(
         "two seeds give two orders (where at least $least items are compared).",
         "broken = len(orders[0]) >= $least and orders[0] == orders[1]\n"
@@ -239,9 +256,12 @@ SNIPPETS = {
 }
 
 
-def snippet(flag: str, contract: SamplerContract, case: IndexCase, record: Mapping[str, Any]) -> Snippet:
+def snippet(
+    flag: str, contract: SamplerContract, case: IndexCase, record: Mapping[str, Any], world_size_name: str
+) -> Snippet:
     """The snippet of ``flag`` filled in for ``contract``, ``case`` and what the failing test
-    drew (``record``), its code led by the global order it reads, where it reads one."""
+    drew (``record``), its code led by the global order it reads, where it reads one
+    (``world_size_name``: what the sampler calls num_replicas)."""
     found = SNIPPETS[flag]
     values = {
         "expected": contract.expected_length(case.dataset_size, case.world_size, case.drop_last),
@@ -251,10 +271,13 @@ def snippet(flag: str, contract: SamplerContract, case: IndexCase, record: Mappi
         "seeds": drawn(record, "seeds"),
         "epochs": drawn(record, "epochs"),
         "least": least_comparable(contract),
+        "world_size_name": world_size_name,
     }
-    for name in ("seeds", "epochs"):
+    invalid = INVALID_ARGUMENTS.search(record.get("message", ""))
+    values["bad_world"], values["bad_rank"] = (int(g) for g in invalid.groups()) if invalid else (None, None)
+    for name in ("seeds", "epochs", "bad_world"):
         if f"${name}" in found.reading and values[name] is None:
-            raise CannotReproduce(f"the failing test drew no {name} (a case fixed in advance): nothing to read again")
+            raise CannotReproduce(f"the failing test's record holds no {name}: nothing to build again")
     code = Template(found.code).substitute(values)
     if found.global_order:
         code = ORDERS["contiguous" if contract.layout == "contiguous" else "strided"] + "\n" + code
