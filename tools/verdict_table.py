@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import importlib.util
+import importlib
 import json
 import os
 import platform
@@ -37,6 +37,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import types
 import venv
 from dataclasses import dataclass
 from pathlib import Path
@@ -62,11 +63,13 @@ STATUS_ORDER = ("held", "failed", "not judged", "not applicable", "turned off", 
 
 
 # The real samplers certified, each with the contract it claims: declared once, in the package's
-# adapters (loaded by path: this tool runs before the package is installed anywhere).
-_spec = importlib.util.spec_from_file_location("real_samplers", REPO / "adapters" / "catalogue.py")
-assert _spec is not None and _spec.loader is not None
-catalogue = sys.modules[_spec.name] = importlib.util.module_from_spec(_spec)  # dataclasses look it up there
-_spec.loader.exec_module(catalogue)
+# adapters, read from its folder as a bare package (this tool runs before the package is
+# installed anywhere; its __init__, which imports the package, is not run: the catalogue's
+# modules are plain data).
+_adapters = types.ModuleType("real_samplers")
+_adapters.__path__ = [str(REPO / "adapters")]
+sys.modules[_adapters.__name__] = _adapters
+catalogue = importlib.import_module(f"{_adapters.__name__}.catalogue")
 if TYPE_CHECKING:
     from sampler_conformance.adapters.catalogue import RealSampler as Row
 else:
