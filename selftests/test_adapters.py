@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -214,3 +215,21 @@ def test_every_record_of_the_catalogue_names_a_spec_that_loads_and_a_contract_th
         assert hasattr(importlib.import_module(module), attribute), record
         contract_named(record.contract)  # raises on a name no subject declares
         assert (record.version_of is None) == bool(record.origin) or record.version_of == "torch", record
+
+
+def test_the_verdict_table_tool_reads_the_whole_catalogue():
+    """tools/verdict_table.py reads the catalogue from the adapters folder, before the package is
+    installed anywhere (in a fresh interpreter that cannot import it): every row the table certifies."""
+    tool = Path(__file__).resolve().parents[1] / "tools" / "verdict_table.py"
+    code = (
+        "import importlib.util, sys\n"
+        "sys.modules['sampler_conformance'] = None  # not installed, as where the tool first runs\n"
+        f"spec = importlib.util.spec_from_file_location('verdict_table', {str(tool)!r})\n"
+        "tool = sys.modules['verdict_table'] = importlib.util.module_from_spec(spec)\n"
+        "spec.loader.exec_module(tool)\n"
+        "print('\\n'.join(f'{row.spec} {row.contract}' for row in tool.ROWS))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr[-3000:]
+    listed = [f"{row.spec} {row.contract}" for row in REAL_SAMPLERS if not row.not_in_table]
+    assert done.stdout.split("\n")[:-1] == listed, done.stdout
