@@ -12,7 +12,9 @@ contract it claims:
     python -m pytest -p no:cacheprovider --hypothesis-profile=dev \\
         --sampler=SPEC --contract=NAME --certificate=...
 
-The JSON certificates become a Markdown table, written between the markers below in
+Each failed invariant's reproduction script (docs/reproductions.md), where the run offers one,
+is kept under docs/repros/ROW/ with its issue body, and linked from the row's cell. The JSON
+certificates become a Markdown table, written between the markers below in
 docs/real-samplers.md (the prose around them is left alone), and also on its own to
 --output PATH when given. --only certifies some rows: its partial table goes to --output
 alone, so the doc's table stays whole. A package that cannot be installed here gets a row
@@ -33,6 +35,7 @@ import json
 import os
 import platform
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -48,6 +51,7 @@ TORCH_REQUIREMENT = "torch==2.13.0"
 HYPOTHESIS_PROFILE = "dev"
 HYPOTHESIS_SEED = "0"  # the same draws on every run: the table changes only when a sampler does
 DOC = REPO / "docs" / "real-samplers.md"  # the table lives between these markers there
+REPROS = REPO / "docs" / "repros"  # each row's reproduction scripts (and issue bodies), a folder per row
 TABLE_START, TABLE_END = "<!-- verdicts:start -->", "<!-- verdicts:end -->"
 SCALE_START, SCALE_END = "<!-- scale:start -->", "<!-- scale:end -->"
 PRODUCTION = (1e9, 1024)  # where --scale projects each row's cost
@@ -167,7 +171,10 @@ def certify(environment: Environment, row: Row, workdir: Path, timeout_s: float,
             return Outcome(row, row.requirement, "not installable here", [f"pip: {error}"])
     if row.version_of is not None:
         package = f"{row.version_of} {environment.version(row.version_of)}"
-    certificate = workdir / re.sub(r"[^A-Za-z0-9]+", "_", " ".join([row.spec, row.contract, *row.options, *more]))
+    slug = re.sub(r"[^A-Za-z0-9]+", "_", " ".join([row.spec, row.contract, *row.options, *more])).strip("_")
+    certificate = workdir / slug
+    scripts = REPROS / slug  # the row's reproduction scripts, kept in the docs and linked from its cell
+    shutil.rmtree(scripts, ignore_errors=True)  # an earlier run's, of failures that may be gone
     command = [
         str(environment.python),
         "-m",
@@ -182,6 +189,7 @@ def certify(environment: Environment, row: Row, workdir: Path, timeout_s: float,
         *row.options,
         *more,
         f"--certificate={certificate}",
+        f"--repro-dir={scripts}",
     ]
     progress(f"certifying {row.spec} under contract {row.contract!r} ({package})")
     started = time.monotonic()
@@ -222,8 +230,15 @@ def read_certificate(row: Row, package: str, certificate: dict) -> Outcome:
             flags_by_counterexample.setdefault(counterexample(invariant["counterexamples"]), []).append(
                 invariant["flag"]
             )
+    scripts = {  # each failed invariant's reproduction script, where the run offered one
+        i["flag"]: Path(i["reproduction"]["script"]).relative_to(DOC.parent).as_posix()
+        for i in certificate["invariants"]
+        if i["status"] == "failed" and (i.get("reproduction") or {}).get("script")
+    }
     failures = [
-        ", ".join(f"`{flag}`" for flag in flags) + f": {text}" for text, flags in flags_by_counterexample.items()
+        ", ".join(f"`{flag}`" + (f" ([script]({scripts[flag]}))" if flag in scripts else "") for flag in flags)
+        + f": {text}"
+        for text, flags in flags_by_counterexample.items()
     ]
     return Outcome(row, package, verdict, failures, certificate)
 
