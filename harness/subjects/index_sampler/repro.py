@@ -11,28 +11,25 @@ ranks, of a sampler that shards itself and yields indices of finite passes. The 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from sampler_conformance.core.contracts import Contract
 from sampler_conformance.core.subject import CannotReproduce, Plug
-from sampler_conformance.execution.file_modules import is_file_module
 from sampler_conformance.subjects.common.reading import read_limit
+from sampler_conformance.subjects.common.repro_script import LOAD, RAISED, SHORT, docstring, imports, script_spec, tail
 
-from ..specs import split_spec
 from .case import IndexCase
 from .contracts import SamplerContract
 from .plug import SamplerPlug
-from .repro_snippets import FAULT, RAISED, SNIPPETS, THIRD_PARTY, snippet
+from .repro_snippets import FAULT, SNIPPETS, snippet
 
 # The largest N a script reads every rank of, as Python lists: the drawn cases go to 10,000;
 # the numeric edges (2^24 + 1 and up, --scale) are read on a few ranks only (docs/scale.md).
 LARGEST_READ = 1_000_000
 
-# What every script is made of around its snippet; {name} is filled in, {{ }} stays a brace.
-HEAD = '''"""Reproduces [{title}] ({flag}) of {spec}
-without the sampler conformance suite, as its {test} found it.
-Run: python {filename} [MODULE:ATTR]; it exits 1 while the bug is there, 0 once it is fixed."""
+# What the script is made of around its snippet (and the parts every subject's script shares,
+# ``common/repro_script.py``); {name} is filled in, {{ }} stays a brace.
+HEAD = """{docstring}
 
 {imports}
 
@@ -43,15 +40,7 @@ DATASET = range(N)  # as the suite's dataset: N items, item i is i
 LIMIT = {limit}  # a rank that yields more indices than this never stops
 
 
-def load(spec):
-    """The sampler MODULE:ATTR (or FILE.py:ATTR) names."""
-    where, _, attr = spec.rpartition(":")
-    if where.endswith(".py"):  # imported from its folder, as python FILE.py runs it
-        sys.path.insert(0, os.path.dirname(os.path.abspath(where)))
-        where = os.path.basename(where)[:-3]
-    else:  # as python -m does: the module may lie in this folder
-        sys.path.insert(0, os.getcwd())
-    return functools.reduce(getattr, attr.split("."), importlib.import_module(where))
+{load}
 
 
 def length(sampler):
@@ -59,7 +48,7 @@ def length(sampler):
 
 
 def build(world, rank, epoch=EPOCH, **options):
-    """One rank's sampler, as the suite built it (``options`` in place of OPTIONS' own)."""
+    \"\"\"One rank's sampler, as the suite built it (``options`` in place of OPTIONS' own).\"\"\"
     sampler = Sampler(DATASET, {world_size_name}=world, rank=rank, **{{**OPTIONS, **options}})
     if epoch is not None:
         sampler.set_epoch(epoch)
@@ -67,45 +56,21 @@ def build(world, rank, epoch=EPOCH, **options):
 
 
 def read(world, rank, sampler=None):
-    """One rank's sampler (a new one, unless given), read once as the suite read it: len()
-    before the pass, the pass, len() after."""
+    \"\"\"One rank's sampler (a new one, unless given), read once as the suite read it: len()
+    before the pass, the pass, len() after.\"\"\"
     sampler = build(world, rank) if sampler is None else sampler
     before = length(sampler)
     indices = list(itertools.islice(sampler, LIMIT + 1))
     return indices, before, length(sampler)
 
 
-def short(values):
-    """A list, its middle left out where it is long."""
-    values = list(values)
-    if len(values) <= 16:
-        return str(values)
-    return f"{{str(values[:12])[:-1]}}, ... {{len(values) - 16}} more ..., {{str(values[-4:])[1:]}}"
+{short}
 
 
 Sampler = load(SPEC)
 {reading}
 # The promise: {promise}
-'''
-
-TAIL = """
-if broken:
-    print({words!r})
-    print(f"here: {{shown}}")
-    sys.exit(1)
-print({held!r})
 """
-
-
-STANDARD_MODULES = ("functools", "importlib", "itertools", "os", "sys")  # what every script imports
-
-
-def _imports(more: tuple[str, ...]) -> str:
-    """The script's import lines: the standard library's, then a blank line, then torch or numpy where its snippet needs them."""
-    standard = sorted({*STANDARD_MODULES, *(m for m in more if m not in THIRD_PARTY)})
-    third = [m for m in THIRD_PARTY if m in more]
-    lines = [f"import {m}" for m in standard]
-    return "\n".join(lines + ([""] + [f"import {m}" for m in third] if third else []))
 
 
 def case_of(parameters: Mapping[str, Any]) -> IndexCase:
@@ -139,25 +104,20 @@ def script_for(plug: Plug, contract: Contract, record: Mapping[str, Any], filena
             f"reads every rank into Python lists is not written for it yet"
         )
     filled = snippet(flag, contract, case, record, plug.world_size_name)
-    spec = plug.spec
-    module_part, attr = split_spec(spec, "")
-    if is_file_module(module_part):  # the script may be run from elsewhere
-        spec = f"{Path(module_part).resolve()}:{attr}"
+    spec = script_spec(plug)
     head = HEAD.format(
-        title=record["title"],
-        flag=flag,
+        docstring=docstring(record, spec, filename),
         spec=spec,
-        test=record["test"],
-        filename=filename,
         n=case.dataset_size,
         w=case.world_size,
         epoch=case.epoch,
         options=plug.options_taken(case.sampler_options(contract)),
         limit=read_limit(case.dataset_size),
         world_size_name=plug.world_size_name,
+        load=LOAD,
+        short=SHORT,
         promise=filled.promise,
         reading=filled.reading,
-        imports=_imports(filled.imports),
+        imports=imports(filled.imports),
     )
-    words = f"FAILED [{record['title']}] {record['message'].splitlines()[0]}"
-    return head + filled.code + "\n" + TAIL.format(words=words, held=f"held: {filled.promise}")
+    return head + filled.code + "\n" + tail(record, filled.promise)

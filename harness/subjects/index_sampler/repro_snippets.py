@@ -22,9 +22,6 @@ from .case import IndexCase
 from .contracts import SamplerContract
 from .order_checks import least_comparable
 
-THIRD_PARTY = ("numpy", "torch")  # imported after the standard library, where a snippet needs them
-RAISED = "the sampler raised"  # a fault's words where the sampler raised (not where it hung or died)
-
 # How the script reads the ranks before its promise: each rank's sampler once (the per-epoch
 # invariants), ``ranks`` holding each rank's (indices, len() before the pass, len() after).
 READ_ONCE = """ranks = [read(W, r) for r in range(W)]

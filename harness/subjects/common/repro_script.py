@@ -1,0 +1,74 @@
+"""What every subject's reproduction script (docs/reproductions.md) is made of around its own
+reading: the docstring, the imports, loading the spec, shortening a list, and the tail that
+prints the suite's words and exits 1 while the promise is broken. Each subject's ``repro.py``
+writes the reading and the promise; these parts are the same in every script."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from sampler_conformance.core.subject import Plug
+from sampler_conformance.execution.file_modules import is_file_module
+
+from ..specs import split_spec
+
+DOCSTRING = '''"""Reproduces [{title}] ({flag}) of {spec}
+without the sampler conformance suite, as its {test} found it.
+Run: python {filename} [MODULE:ATTR]; it exits 1 while the bug is there, 0 once it is fixed."""'''
+
+LOAD = '''def load(spec):
+    """The sampler or factory MODULE:ATTR (or FILE.py:ATTR) names."""
+    where, _, attr = spec.rpartition(":")
+    if where.endswith(".py"):  # imported from its folder, as python FILE.py runs it
+        sys.path.insert(0, os.path.dirname(os.path.abspath(where)))
+        where = os.path.basename(where)[:-3]
+    else:  # as python -m does: the module may lie in this folder
+        sys.path.insert(0, os.getcwd())
+    return functools.reduce(getattr, attr.split("."), importlib.import_module(where))'''
+
+SHORT = '''def short(values):
+    """A list, its middle left out where it is long."""
+    values = list(values)
+    if len(values) <= 16:
+        return str(values)
+    return f"{str(values[:12])[:-1]}, ... {len(values) - 16} more ..., {str(values[-4:])[1:]}"'''
+
+TAIL = """
+if broken:
+    print({words!r})
+    print(f"here: {{shown}}")
+    sys.exit(1)
+print({held!r})
+"""
+
+STANDARD_MODULES = ("functools", "importlib", "itertools", "os", "sys")  # what every script imports
+THIRD_PARTY = ("numpy", "torch")  # imported after the standard library, where a script needs them
+RAISED = "raised"  # a fault's words where the thing raised (not where it hung or its process died)
+
+
+def imports(more: tuple[str, ...]) -> str:
+    """The script's import lines: the standard library's, then torch or numpy where it needs them."""
+    standard = sorted({*STANDARD_MODULES, *(m for m in more if m not in THIRD_PARTY)})
+    third = [m for m in THIRD_PARTY if m in more]
+    lines = [f"import {m}" for m in standard]
+    return "\n".join(lines + ([""] + [f"import {m}" for m in third] if third else []))
+
+
+def script_spec(plug: Plug) -> str:
+    """The spec as the script names it: a file module by its absolute path (the script may run elsewhere)."""
+    module_part, attr = split_spec(plug.spec, "")
+    return f"{Path(module_part).resolve()}:{attr}" if is_file_module(module_part) else plug.spec
+
+
+def docstring(record: Mapping[str, Any], spec: str, filename: str) -> str:
+    return DOCSTRING.format(
+        title=record["title"], flag=record["flag"], spec=spec, test=record["test"], filename=filename
+    )
+
+
+def tail(record: Mapping[str, Any], promise: str) -> str:
+    """Prints the suite's words and the offending values, and exits 1, while the promise is broken."""
+    words = f"FAILED [{record['title']}] {record['message'].splitlines()[0]}"
+    return TAIL.format(words=words, held=f"held: {promise}")
