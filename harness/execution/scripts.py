@@ -36,7 +36,9 @@ def run_scripts(paths: Sequence[str], argv: Sequence[str] = (), timeout_s: float
     started = []
     for path in paths:
         receiving, sending = context.Pipe(duplex=False)
-        child = context.Process(target=_run_here, args=(sending, path, tuple(argv)), daemon=True)
+        # Not daemonic: a script may start processes of its own, as `python SCRIPT` may (a
+        # DataLoader's workers); each child is reaped below, killed past its bound.
+        child = context.Process(target=_run_here, args=(sending, path, tuple(argv)), daemon=False)
         child.start()
         sending.close()
         started.append((child, receiving))

@@ -15,6 +15,7 @@ from .contracts import CONTRACTS, EXTENSIONS
 from .edges import EDGE_SIZES, SAID
 from .invariants import DECLARED
 from .plug import DEFAULT_SPEC, build_for_cost, check_fit, load_plug
+from .repro import script_for
 
 SUBJECT = Subject(
     name="iterable_dataset",
@@ -34,4 +35,5 @@ SUBJECT = Subject(
     noun="dataset",
     invalid_items="yielded items without a valid id",
     yields=("item", "items"),
+    reproduce=script_for,
 )

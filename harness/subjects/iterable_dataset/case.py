@@ -3,6 +3,7 @@ the DataLoader the suite puts over each rank's dataset."""
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from itertools import accumulate
 from typing import Any
@@ -78,6 +79,12 @@ class StreamCase(Case):
         if self.source_sizes:
             options.update(sources=self.sources, weights=self.weights)
         return options
+
+    def loader_seed(self, rank: int, reading: int) -> int:
+        """The seed of rank ``rank``'s DataLoader generator in reading ``reading`` of this case
+        (``loading.loader_generator``): from its description, the same on every run."""
+        digest = hashlib.sha256(f"{self.describe()}, rank={rank}, reading={reading}".encode()).digest()
+        return int.from_bytes(digest[:8], "little")
 
     def describe(self) -> str:
         sizes = list(self.shard_sizes) if len(self.shard_sizes) <= 12 else f"{len(self.shard_sizes)} shards"

@@ -15,7 +15,6 @@ first is seen at the step it ran out, and the suite never waits on it.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import pickle
 import random
@@ -129,8 +128,7 @@ def loader_generator(case: StreamCase, rank: int, reading: int) -> torch.Generat
     reads the same way in every run. Another reading stands for another run of the training
     script, which draws other worker seeds unless it seeds torch: a stream that follows them
     rather than its ``seed`` fails ``stream_deterministic``."""
-    digest = hashlib.sha256(f"{case.describe()}, rank={rank}, reading={reading}".encode()).digest()
-    return torch.Generator().manual_seed(int.from_bytes(digest[:8], "little"))
+    return torch.Generator().manual_seed(case.loader_seed(rank, reading))
 
 
 def simulated_epoch(rank: RankContext, dataset: Any, case: StreamCase, generator: torch.Generator) -> EpochReading:

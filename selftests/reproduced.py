@@ -1,0 +1,66 @@
+"""Asserting a failed certification's reproduction scripts (docs/reproductions.md): each failed
+invariant its subject writes scripts for has one, which the run checked before it offered it;
+run here, in this interpreter, it exits 1 with the violation's words, and 0 against the
+contract's reference; its issue body holds the script and its output."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import runpy
+import sys
+from collections.abc import Collection
+from pathlib import Path
+
+import torch
+
+from .suite_run import SuiteRun
+
+LARGEST_READ = 1_000_000  # past it (a numeric edge) no script is written, and the summary says why
+
+
+def assert_reproduced(run: SuiteRun, covered: Collection[str], reference: str, flaky: Collection[str] = ()) -> None:
+    """Each failed invariant of ``covered`` (the flags the subject writes scripts for) is
+    reproduced, but those of ``flaky`` (a sampler that draws from a global RNG: no two runs of
+    its script print alike) and a numeric edge's, which are not offered, the summary saying why."""
+    failed = [i for i in run.written["invariants"] if i["status"] == "failed" and i["flag"] in covered]
+    for invariant in failed:
+        reproduction = invariant["reproduction"]
+        if all(c["parameters"]["dataset_size"] > LARGEST_READ for c in invariant["counterexamples"]):
+            assert "numeric edge" in reproduction["why_not"] and "no reproduction script: N=" in run.summary
+            continue
+        if invariant["flag"] in flaky:
+            why = reproduction["why_not"]
+            assert not reproduction["script"] and ("flaky" in why or "not deterministic" in why), reproduction
+            assert f"no reproduction script: {why}" in run.summary, run.summary
+            continue
+        assert reproduction["script"], f"{invariant['flag']}: {reproduction['why_not']}"
+        script = Path(reproduction["script"])
+        assert f"reproduce without the suite: python {script.parent.name}/{script.name}" in run.summary, run.summary
+        code, output = run_script(reproduction["script"])
+        # Its values may differ from the run's where the sampler reads the global RNG, whose state
+        # here is not a fresh interpreter's: the bug shows all the same. The violation's words:
+        # the invariant's title, or a fault's ("[sampler fault]").
+        assert code == 1 and f"[{invariant['counterexamples'][0]['title']}]" in output, output
+        code, output = run_script(reproduction["script"], reference)
+        assert code == 0 and "held: " in output, output
+        body = Path(reproduction["issue"]).read_text()  # ready to paste: the versions, the script, its output
+        assert f"**Versions:** torch {torch.__version__}" in body and script.read_text().rstrip() in body, body
+        assert reproduction["output"].rstrip() in body and "**The promise:** " in body, body
+
+
+def run_script(path: str, *argv: str) -> tuple[object, str]:
+    """``python path argv`` run in this interpreter (torch imported already): its exit code and
+    what it printed."""
+    printed = io.StringIO()
+    saved = sys.argv, list(sys.path)
+    sys.argv = [path, *argv]
+    try:
+        with contextlib.redirect_stdout(printed):
+            runpy.run_path(path, run_name="__main__")
+        code: object = 0
+    except SystemExit as stop:
+        code = stop.code
+    finally:
+        sys.argv, sys.path[:] = saved
+    return code, printed.getvalue()
