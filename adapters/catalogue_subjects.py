@@ -96,7 +96,7 @@ OTHER_SUBJECTS: tuple[RealSampler, ...] = (
     RealSampler(
         "NumpyFSLDataLoader over a token file, driven as olmo-core's Trainer drives it",
         "sampler_conformance.adapters.olmo_loader:numpy_fsl",
-        "data_loader+elastic",
+        "data_loader+elastic+resumable",
         "ai2-olmo-core",
         "ai2-olmo-core",
     ),

@@ -1,7 +1,7 @@
 """ai2-olmo-core (3.0.0) ``NumpyFSLDataLoader`` over a token file the factory writes, driven as
 olmo-core's ``Trainer`` drives it.
 
-    sampler_conformance.adapters.olmo_loader:numpy_fsl   contract data_loader+elastic
+    sampler_conformance.adapters.olmo_loader:numpy_fsl   contract data_loader+elastic+resumable
 
 The factory writes ``dataset_size`` instances of ``SEQUENCE_LENGTH`` uint16 tokens to a raw
 token file in the rank's ``workdir`` (the layout olmo-core memory-maps), builds a
