@@ -1,8 +1,10 @@
 """The data loader's invariants: every rank's loader built for the drawn case, its epoch hook
 called before each epoch, its batches' instance ids read and judged together; under
 ``+resumable``, a run checkpointed through the loader's own ``state_dict()`` and resumed in fresh
-loaders (``harness.subjects.data_loader.resume``). Simulated ranks only in this slice: real
-process groups and loader workers come later."""
+loaders (``harness.subjects.data_loader.resume``). Each test runs where its invariant is declared
+to (``ranks``): the one-epoch and epoch-order tests on simulated ranks and in real process
+groups, where each rank builds its own loader in its own process and the ranks read in lock
+step; the DP-size and resume tests on simulated ranks."""
 
 from __future__ import annotations
 
@@ -12,7 +14,6 @@ from hypothesis import strategies as st
 
 from sampler_conformance.core.comparing import fresh_epochs, reread_differs, two_epochs
 from sampler_conformance.core.evidence import expect_holds
-from sampler_conformance.pytest_plugin.ranks import simulated_only
 from sampler_conformance.subjects.data_loader.checks import (
     ONE_EPOCH,
     check_batches_differ,
@@ -52,7 +53,6 @@ def test_loader_runs(ranks, loader_plug, contract, data):
 
 
 @pytest.mark.parametrize("flag", [pytest.param(f, marks=pytest.mark.invariant(f), id=f) for f in ONE_EPOCH.flags])
-@simulated_only  # as each of its invariants is declared (checks.SIMULATED): a parametrized test reads no one's
 @given(data=st.data())
 def test_loader_epoch(ranks, loader_plug, contract, flag, data):
     """One epoch of every rank, judged together."""
