@@ -93,7 +93,12 @@ def test_same_global_batches_at_every_dp_size(ranks, loader_plug, contract, data
     batch g, every rank's batch g together, holds the same instances at each."""
     largest = max(ELASTIC_WORLD_SIZES)
     case = draw_loader_case(
-        data, loader_plug, world_size=largest, batch_multiple_of=largest, min_global_batches=MIN_COMPARED_BATCHES
+        data,
+        loader_plug,
+        world_size=largest,
+        batch_multiple_of=largest,
+        min_global_batches=MIN_COMPARED_BATCHES,
+        with_workers=False,  # workers change no DP size's order: read without them, 3 DP sizes a case
     )
     epoch = data.draw(epochs(), label="epoch")
     read = [
@@ -107,7 +112,13 @@ MIN_RESUMED_BATCHES = 2
 
 
 def _resumed(data, ranks, loader_plug, contract):
-    case = draw_loader_case(data, loader_plug, world_size=ranks.world_size, min_global_batches=MIN_RESUMED_BATCHES)
+    case = draw_loader_case(
+        data,
+        loader_plug,
+        world_size=ranks.world_size,
+        min_global_batches=MIN_RESUMED_BATCHES,
+        with_workers=False,  # a checkpoint through workers is not judged yet (docs/data-loaders.md)
+    )
     epoch = data.draw(epochs(), label="epoch")
     cut = checkpoint_at(data, case.global_batches)
     return resume_loader(ranks, loader_plug, contract, case, epoch=epoch, cut=cut)
@@ -138,7 +149,12 @@ def test_loader_resume_on_other_dp_size(ranks, loader_plug, contract, data):
     largest = max(ELASTIC_WORLD_SIZES)
     saved_on, resumed_on = saved_and_resumed_on(data)
     case = draw_loader_case(
-        data, loader_plug, world_size=largest, batch_multiple_of=largest, min_global_batches=MIN_RESUMED_BATCHES
+        data,
+        loader_plug,
+        world_size=largest,
+        batch_multiple_of=largest,
+        min_global_batches=MIN_RESUMED_BATCHES,
+        with_workers=False,
     ).with_(world_size=resumed_on)
     epoch = data.draw(epochs(), label="epoch")
     cut = checkpoint_at(data, case.global_batches)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import tempfile
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
 from itertools import count
@@ -21,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from sampler_conformance.execution.collectives import read_in_lockstep
+from sampler_conformance.execution.collectives import default_start_from_fork_server, read_in_lockstep
 from sampler_conformance.execution.scenario import BadItems, RankContext, Ranks, Scenario, ask
 from sampler_conformance.subjects.common.reading import BadIndex, batch_sizes, cut, read_limit
 
@@ -126,7 +127,7 @@ class ReadLoader(Scenario):
     def run(self, rank: RankContext) -> RankLoaderBatches:
         case = self.case
         plug: LoaderPlug = rank.plug
-        with tempfile.TemporaryDirectory(prefix="loader-workdir-") as workdir:
+        with rank_workdir(rank) as workdir:
             loader = build_loader(rank, plug, case, rank.rank, workdir)
             hook = epoch_hook(loader)
             limit = read_limit(case.dataset_size)
@@ -142,6 +143,15 @@ class ReadLoader(Scenario):
                     readings.append(batches)
                     counts.append(stepped)
         return RankLoaderBatches(rank.rank, tuple(readings), hook, tuple(counts))
+
+
+@contextmanager
+def rank_workdir(rank: RankContext) -> Iterator[str]:
+    """A fresh empty workdir of the rank's own; meanwhile its loaders start their workers from
+    the rank's fork server, whatever start method they would take by default."""
+    with tempfile.TemporaryDirectory(prefix="loader-workdir-") as workdir:
+        with default_start_from_fork_server(rank.plug.worker_modules):
+            yield workdir
 
 
 def build_loader(rank: RankContext, plug: LoaderPlug, case: LoaderCase, dp_rank: int, workdir: str) -> Any:
