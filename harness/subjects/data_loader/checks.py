@@ -155,7 +155,9 @@ def check_equal_batch_counts(epoch: LoaderEpoch, contract: LoaderContract | None
 def check_same_batches(first: LoaderEpoch, second: LoaderEpoch, flag: str, what: str) -> list[Violation]:
     for rank, (a, b) in enumerate(zip(first.batches, second.batches, strict=True)):
         if not _same_batches(a, b):
-            return [Violation(flag, f"{what}: on rank {rank}, {first_difference(a, b, 'batch')}")]
+            return [
+                Violation(flag, f"{what}: on rank {rank}, {first_difference(a, b, 'batch')}{_through_workers(second)}")
+            ]
     return []
 
 
@@ -171,8 +173,23 @@ def check_batches_differ(first: LoaderEpoch, second: LoaderEpoch, flag: str, wha
         ]
     if all(_same_batches(a, b) for a, b in zip(first.batches, second.batches, strict=True)):
         shown = ", ".join(shorten(batch) for batch in first.batches[0][:3])
-        return [Violation(flag, f"{what}: every rank read the same batches, rank 0's beginning {shown}")]
+        return [
+            Violation(
+                flag, f"{what}: every rank read the same batches, rank 0's beginning {shown}{_through_workers(second)}"
+            )
+        ]
     return []
+
+
+def _through_workers(epoch: LoaderEpoch) -> str:
+    """Where the loaders read through workers, what persistent ones keep (huggingface/datasets #6673)."""
+    workers = epoch.case.num_workers
+    if not workers:
+        return ""
+    return (
+        f"; read through num_workers={workers}: persistent workers keep the copy of the dataset, and the epoch, they "
+        f"started with, so an epoch hook that reaches the main process only leaves them on their first epoch's order"
+    )
 
 
 @DECLARED(
