@@ -22,7 +22,7 @@ MIN_COMPARED_BATCHES = 4
 # this many on all ranks of a case together (workers start each epoch, about 0.1 s a rank's
 # epoch on 2 cores, and simulated ranks start theirs in turn).
 MAX_WORKERS = 2
-MAX_CASE_WORKERS = 4
+MAX_CASE_WORKERS = 2
 
 
 def epochs() -> st.SearchStrategy[int]:
