@@ -216,7 +216,9 @@ def default_start_from_fork_server(preload: Sequence[str]) -> Iterator[None]:
     For loaders the suite did not build (a data loader under test): they start their
     workers by the default, fork on Linux before Python 3.14, which can deadlock in a rank of
     a group (see :func:`worker_start_method`). A rank is killed with its process group, and
-    the fork server and its workers with it (``processes.kill_rank``)."""
+    the fork server and its workers with it (``processes.kill_rank``); each worker lets go of
+    the server as it starts (``fork_server``'s after-fork hook, where the suite gives no
+    ``worker_init_fn``), so a rank that dies with its controller leaves none behind."""
     fork_server_context(["torch", *[module for module in preload if not is_file_module(module)]])
     before = multiprocessing.get_start_method(allow_none=True)
     multiprocessing.set_start_method(worker_start_method(), force=True)
