@@ -96,3 +96,7 @@ def numpy_fsl(dataset_size, *, dp_rank, dp_world_size, global_batch_size, seed, 
         target_device_type="cpu",
     )
     return TrainerDriven(loader)
+
+
+# What its loader workers unpickle: imported once in each rank's fork server, not in every worker.
+numpy_fsl.worker_modules = ("olmo_core.data",)  # type: ignore[attr-defined]

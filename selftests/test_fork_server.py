@@ -209,6 +209,37 @@ def test_a_killed_ranks_loader_workers_and_their_server_end_with_it(tmp_path):
     assert run.stdout.strip() == "[]", f"still running after the rank was killed: {run.stdout}{run.stderr}"
 
 
+DEFAULT_START_SCRIPT = """
+import multiprocessing
+from multiprocessing import forkserver
+from sampler_conformance.execution.fork_server import fork_server_context
+
+def report(queue):
+    queue.put(forkserver._forkserver._forkserver_alive_fd)
+
+if __name__ == "__main__":
+    context = fork_server_context(["json"])
+    multiprocessing.set_start_method("forkserver", force=True)  # as a loader the suite did not build starts
+    queue = context.Queue()
+    child = multiprocessing.Process(target=report, args=(queue,))
+    child.start()
+    child.join(60)
+    print(queue.get(timeout=10))
+"""
+
+
+def test_a_child_of_the_fork_server_started_by_the_default_method_lets_go_of_it(tmp_path):
+    """A loader under test starts its workers by the process's default start method, with no
+    worker_init_fn of the suite's (collectives.default_start_from_fork_server): each still lets
+    go of the server's "alive" pipe as it starts, so a rank killed with its controller leaves
+    neither server nor workers behind (as test_a_killed_ranks_loader_workers_and_their_server_end_with_it)."""
+    script = tmp_path / "default_start.py"
+    script.write_text(DEFAULT_START_SCRIPT)
+    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "None", f"the child holds the server's alive pipe: fd {run.stdout}{run.stderr}"
+
+
 LATE_MODULE_SCRIPT = """
 import sys
 from sampler_conformance.execution.collectives import modules_pickled

@@ -8,7 +8,8 @@ import io
 import multiprocessing
 import os
 import pickle
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from functools import partial
 from multiprocessing.reduction import ForkingPickler
 from types import FunctionType
@@ -18,7 +19,8 @@ import torch
 import torch.distributed as dist
 
 from .backend import rank_device
-from .fork_server import leave_the_parent_server, server_for_modules
+from .file_modules import is_file_module
+from .fork_server import fork_server_context, leave_the_parent_server, server_for_modules
 from .scenario import RankContext, StepFailed
 
 T = TypeVar("T")
@@ -203,3 +205,24 @@ def worker_start_method() -> str:
     on Linux, and as cheap per worker as fork once it runs.
     """
     return "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
+
+
+@contextmanager
+def default_start_from_fork_server(preload: Sequence[str]) -> Iterator[None]:
+    """While it runs, the process's default start method is :func:`worker_start_method`'s,
+    from this process's fork server (started now, with torch and ``preload`` imported, where
+    none runs yet and the process is still safe to fork: a simulated rank's).
+
+    For loaders the suite did not build (a data loader under test): they start their
+    workers by the default, fork on Linux before Python 3.14, which can deadlock in a rank of
+    a group (see :func:`worker_start_method`). A rank is killed with its process group, and
+    the fork server and its workers with it (``processes.kill_rank``); each worker lets go of
+    the server as it starts (``fork_server``'s after-fork hook, where the suite gives no
+    ``worker_init_fn``), so a rank that dies with its controller leaves none behind."""
+    fork_server_context(["torch", *[module for module in preload if not is_file_module(module)]])
+    before = multiprocessing.get_start_method(allow_none=True)
+    multiprocessing.set_start_method(worker_start_method(), force=True)
+    try:
+        yield
+    finally:
+        multiprocessing.set_start_method(before, force=True)

@@ -249,6 +249,9 @@ def _start_by_fork(preload: Sequence[str]) -> None:
             except ImportError:
                 pass
         resource_tracker.ensure_running()
+        # Copied into the server: every child it forks lets go of it as it starts, a loader's
+        # worker too whose loader the suite did not build (no worker_init_fn of the suite's).
+        util.register_after_fork(_CHILDREN_LET_GO, _let_go_as_a_child)
         with socket.socket(socket.AF_UNIX) as listener:
             address = connection.arbitrary_address("AF_UNIX")  # type: ignore[attr-defined]
             listener.bind(address)
@@ -265,6 +268,19 @@ def _start_by_fork(preload: Sequence[str]) -> None:
         server._forkserver_pid = pid
     global _FORKED_WITH, _FORKED_WITH_PRELOAD
     _FORKED_WITH, _FORKED_WITH_PRELOAD = frozenset(sys.modules), tuple(preload)
+
+
+class _ChildrenLetGo:
+    """The key of the after-fork hook below (multiprocessing keeps its hooks' keys weakly)."""
+
+
+_CHILDREN_LET_GO = _ChildrenLetGo()
+
+
+def _let_go_as_a_child(_: object) -> None:
+    """multiprocessing's after-fork hook, run in every child as it starts: leave the server it
+    came from (a no-op in a child of a process that started its own server)."""
+    leave_the_parent_server()
 
 
 def _let_go_of_the_parents_descriptors(keep: set[int]) -> None:

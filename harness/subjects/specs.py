@@ -172,6 +172,23 @@ def mesh_said(mesh: dict[str, Any]) -> str:
     return f", {MESH_GIVEN}" if mesh else ""
 
 
+# A factory may name the modules what it sends its loader workers needs, as a tuple in this
+# attribute: every worker then starts with them imported, instead of importing them itself.
+WORKER_MODULES_ATTRIBUTE = "worker_modules"
+
+
+def factory_worker_modules(spec: str, module_part: str, module: Any, factory: Any) -> tuple[str, ...]:
+    """What loader workers of ``factory``'s need imported: its module (a dotted name, or the path
+    of its .py file) and the modules it names (:data:`WORKER_MODULES_ATTRIBUTE`)."""
+    named = getattr(factory, WORKER_MODULES_ATTRIBUTE, ())
+    if isinstance(named, str) or not all(isinstance(name, str) for name in named):
+        raise SpecError(
+            f"--sampler={spec!r}: {WORKER_MODULES_ATTRIBUTE} must be a tuple of module names, not {named!r}"
+        )
+    own = str(Path(module_part).resolve()) if is_file_module(module_part) else module.__name__
+    return (own, *named)
+
+
 def source_file(factory: Any, module: Any) -> str | None:
     for obj in (factory, module):
         try:

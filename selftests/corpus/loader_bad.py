@@ -2,7 +2,7 @@
 pretraining loader can ship, named in its docstring.
 
 Each is called as ``Attr(dataset_size, dp_rank=r, dp_world_size=W, global_batch_size=B,
-seed=s)``; ``selftests/test_loaders.py`` certifies each and asserts the exact set of failed
+seed=s)`` (and ``num_workers=n``, where it starts loader workers); ``selftests/test_loaders.py`` certifies each and asserts the exact set of failed
 invariants its ``@rejected(...)`` declares. Most cut one global order into global batches
 (:class:`_GlobalOrderLoader`, a conforming base, rank r taking the r-th contiguous slice of
 each); the epoch-hook one is the reference (``adapters/torch_loader.py``) with its hook cut off.
@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import torch
+from torch.utils.data import DataLoader, IterableDataset, get_worker_info
 
 from sampler_conformance.adapters.torch_loader import DistributedLoader
 
@@ -186,6 +187,71 @@ class PerRankShuffle(_GlobalOrderLoader):
         generator = torch.Generator().manual_seed(self.seed + self.epoch)
         shuffled = [share[i] for i in torch.randperm(len(share), generator=generator).tolist()]
         return [shuffled[start : start + self.per_rank] for start in range(0, len(shuffled), self.per_rank)]
+
+
+class _RankInstances(IterableDataset):
+    """One rank's instances of an epoch, in the order its batches hold them, to every reader."""
+
+    def __init__(self, instances: list[int]) -> None:
+        self.instances = instances
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self.instances)  # no get_worker_info(): every worker reads them all
+
+
+@rejected("test_loader_epoch", "loader_each_instance_once", under=DATA_LOADER)
+class WorkersEachReadWholeShare(_GlobalOrderLoader):
+    """Streams the rank's share through a DataLoader's workers without splitting it between
+    them: each worker reads and batches the rank's whole share, so on 2 workers every instance
+    is trained on twice (an IterableDataset that never asks ``get_worker_info()``,
+    pytorch/pytorch #30599)."""
+
+    def __init__(self, dataset_size, *, dp_rank, dp_world_size, global_batch_size, seed=0, num_workers=0) -> None:
+        super().__init__(
+            dataset_size, dp_rank=dp_rank, dp_world_size=dp_world_size, global_batch_size=global_batch_size, seed=seed
+        )
+        self.num_workers = num_workers
+
+    def __iter__(self) -> Iterator[list[int]]:
+        share = _RankInstances([i for batch in self.rank_batches() for i in batch])
+        return iter(DataLoader(share, batch_size=self.per_rank, drop_last=True, num_workers=self.num_workers))
+
+
+class _EpochBatches(_GlobalOrderLoader, IterableDataset):
+    """The rank's batches of the epoch it was last told, each worker taking batches w, w +
+    num_workers, ...: a DataLoader yields them back in order, a worker at a time."""
+
+    def __iter__(self) -> Iterator[list[int]]:
+        batches = self.rank_batches()
+        worker = get_worker_info()
+        return iter(batches if worker is None else batches[worker.id :: worker.num_workers])
+
+
+@rejected(
+    "test_loader_reshuffles",
+    "loader_reshuffles",
+    {"loader_deterministic": "a loader that read another epoch first reads that epoch's batches again"},
+    under=DATA_LOADER,
+)
+class EpochReachesMainProcessOnly:
+    """Keeps its epoch in the dataset and its DataLoader's workers persistent: ``reshuffle``
+    sets the main process's copy, while the workers, started at the first epoch with a copy of
+    their own, read that epoch's order every epoch after (huggingface/datasets #6673). Right
+    without workers, and for a fresh loader's first epoch."""
+
+    def __init__(self, dataset_size, *, dp_rank, dp_world_size, global_batch_size, seed=0, num_workers=0) -> None:
+        self.dataset = _EpochBatches(
+            dataset_size, dp_rank=dp_rank, dp_world_size=dp_world_size, global_batch_size=global_batch_size, seed=seed
+        )
+        self.loader = DataLoader(
+            self.dataset, batch_size=None, num_workers=num_workers, persistent_workers=num_workers > 0
+        )
+
+    def reshuffle(self, epoch: int) -> None:
+        self.dataset.reshuffle(epoch)
+
+    def __iter__(self) -> Iterator[list[int]]:
+        return iter(self.loader)
 
 
 class _ResumableLoader(_GlobalOrderLoader):

@@ -25,7 +25,10 @@ from .runs import LoaderEpoch
 BAD = "selftests.corpus.loader_bad"  # the known-bad loaders that prove the checks can fail
 DATA_LOADER = "data_loader"
 ELASTIC = "data_loader+elastic"
-# Simulated ranks only in this slice (docs in contracts.py): real groups come later.
+# What one epoch of every rank shows is judged on simulated ranks and in real groups, each rank's
+# loader in its own process, read in lock step; what compares DP sizes or resumes, on simulated
+# ranks only (docs/data-loaders.md, "Where the ranks run").
+EVERYWHERE = Where.BOTH
 SIMULATED = Where.IN_PROCESS
 
 # What one epoch shows, each invariant declared on its check below: the tests are generated
@@ -43,7 +46,7 @@ DECLARED = Declared()
         "across epochs): the instance an id names is not the one trained on",
         f"{BAD}:TokenOffsetsAsIds",
         proven_under=DATA_LOADER,
-        where=SIMULATED,
+        where=EVERYWHERE,
         promised_by=(LOADER_RUNS,),
     )
 )
@@ -70,7 +73,7 @@ def check_batch_ids(epoch: LoaderEpoch, contract: LoaderContract | None = None) 
         "drop_last=False under a loader): trained on twice; or more than it left out",
         f"{BAD}:PadsLastGlobalBatch",
         proven_under=DATA_LOADER,
-        where=SIMULATED,
+        where=EVERYWHERE,
         promised_by=(EACH_INSTANCE_ONCE,),
     )
 )
@@ -110,7 +113,7 @@ def check_each_instance_once(epoch: LoaderEpoch, contract: LoaderContract | None
         "step, which change the step's loss scale and break a compiled step's fixed shapes",
         f"{BAD}:KeepsIncompleteGlobalBatch",
         proven_under=DATA_LOADER,
-        where=SIMULATED,
+        where=EVERYWHERE,
         promised_by=(RANK_SHARE,),
     )
 )
@@ -138,18 +141,23 @@ def check_rank_batch_size(epoch: LoaderEpoch, contract: LoaderContract | None = 
         "others: the ranks that have one more step wait forever in its gradient all-reduce",
         f"{BAD}:LastGlobalBatchToSomeRanks",
         proven_under=DATA_LOADER,
-        where=SIMULATED,
+        where=EVERYWHERE,
         promised_by=(EQUAL_BATCHES,),
     )
 )
 def check_equal_batch_counts(epoch: LoaderEpoch, contract: LoaderContract | None = None) -> list[Violation]:
-    return unequal_counts("loader_equal_batch_counts", epoch.batch_counts)
+    violations = unequal_counts("loader_equal_batch_counts", epoch.batch_counts)
+    if epoch.stepped is None:
+        return violations
+    return [Violation(v.flag, f"{v.message} (seen in lock step, in a real group)") for v in violations]
 
 
 def check_same_batches(first: LoaderEpoch, second: LoaderEpoch, flag: str, what: str) -> list[Violation]:
     for rank, (a, b) in enumerate(zip(first.batches, second.batches, strict=True)):
         if not _same_batches(a, b):
-            return [Violation(flag, f"{what}: on rank {rank}, {first_difference(a, b, 'batch')}")]
+            return [
+                Violation(flag, f"{what}: on rank {rank}, {first_difference(a, b, 'batch')}{_through_workers(second)}")
+            ]
     return []
 
 
@@ -165,8 +173,23 @@ def check_batches_differ(first: LoaderEpoch, second: LoaderEpoch, flag: str, wha
         ]
     if all(_same_batches(a, b) for a, b in zip(first.batches, second.batches, strict=True)):
         shown = ", ".join(shorten(batch) for batch in first.batches[0][:3])
-        return [Violation(flag, f"{what}: every rank read the same batches, rank 0's beginning {shown}")]
+        return [
+            Violation(
+                flag, f"{what}: every rank read the same batches, rank 0's beginning {shown}{_through_workers(second)}"
+            )
+        ]
     return []
+
+
+def _through_workers(epoch: LoaderEpoch) -> str:
+    """Where the loaders read through workers, what persistent ones keep (huggingface/datasets #6673)."""
+    workers = epoch.case.num_workers
+    if not workers:
+        return ""
+    return (
+        f"; read through num_workers={workers}: persistent workers keep the copy of the dataset, and the epoch, they "
+        f"started with, so an epoch hook that reaches the main process only leaves them on their first epoch's order"
+    )
 
 
 @DECLARED(

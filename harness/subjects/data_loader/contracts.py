@@ -20,8 +20,9 @@ Beside ``+elastic`` (``data_loader+elastic+resumable``) the two promise a resume
 DP size too: rank 0's state, loaded into every rank of the new size, goes on with the same
 global batches.
 
-Judged on simulated ranks in-process in this slice; lock-step reading in real process groups
-and loader workers come later.
+What one epoch of every rank shows, and the epoch order, is judged on simulated ranks and in
+real process groups (lock step); the DP-size and resume promises on simulated ranks
+(docs/data-loaders.md, "Where the ranks run").
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from typing import ClassVar
 from sampler_conformance.core.contracts import Contract, Extension, Promise
 
 # Parameters of the calling convention a loader lacks nothing without: a workdir is offered to a
-# loader that writes files; workers are 0 in this slice (real loader workers come later).
+# loader that writes files; workers are drawn for a loader that starts them.
 NOT_NEEDED = frozenset({"workdir", "num_workers"})
 
 

@@ -12,12 +12,12 @@ from __future__ import annotations
 from sampler_conformance.core.invariants import Invariant
 
 from . import checks, resume_checks
-from .checks import BAD, DATA_LOADER, ONE_EPOCH, SIMULATED
+from .checks import BAD, DATA_LOADER, EVERYWHERE, ONE_EPOCH
 from .contracts import LOADER_RUNS, SEED_AND_EPOCH
 
 
 def _declared(flag: str, title: str, guards: str, bad: str, **more) -> Invariant:
-    return Invariant(flag, title, guards, f"{BAD}:{bad}", proven_under=DATA_LOADER, where=SIMULATED, **more)
+    return Invariant(flag, title, guards, f"{BAD}:{bad}", proven_under=DATA_LOADER, where=EVERYWHERE, **more)
 
 
 DECLARED: tuple[Invariant, ...] = (

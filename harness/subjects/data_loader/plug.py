@@ -3,8 +3,10 @@
 The spec names a factory (or a class) called once per rank: ``make(dataset_size, *, dp_rank,
 dp_world_size, global_batch_size, seed, num_workers, workdir)``, of which it takes the last
 three where it names them. ``seed`` is optional: the invariants that need it are not
-applicable to a factory without one; ``num_workers`` is 0 in this slice; ``workdir`` is a
-fresh empty directory of the rank's own, for a loader that writes its index files.
+applicable to a factory without one; ``num_workers`` (drawn 0 to 2) is the loader workers it
+starts, which start from the rank's fork server (its module imported there, and those it names
+in a ``worker_modules`` attribute, so that they unpickle what it sends them); ``workdir`` is a fresh empty directory of the rank's own, for a
+loader that writes its index files.
 
 It returns that rank's loader: an iterable of batches, each carrying the ids of its instances
 (ints in ``range(dataset_size)``; :func:`batch_ids` says which shapes are read), with an epoch
@@ -20,7 +22,15 @@ from typing import Any, ClassVar
 
 from sampler_conformance.subjects.common.reading import BadIndex, batch_array
 
-from ..specs import FactoryConvention, FactoryPlug, import_module, resolve_attribute, source_file, split_spec
+from ..specs import (
+    FactoryConvention,
+    FactoryPlug,
+    factory_worker_modules,
+    import_module,
+    resolve_attribute,
+    source_file,
+    split_spec,
+)
 
 DEFAULT_SPEC = "sampler_conformance.adapters.torch_loader:make"
 NOUN = "data loader"  # what is tested, in a fault's words
@@ -49,7 +59,7 @@ CONVENTION = FactoryConvention(
 class LoaderPlug(FactoryPlug):
     """The data loader factory under test and the optional parameters it takes."""
 
-    worker_modules: tuple[str, ...] = ()  # no suite-made dataset crosses into its workers
+    worker_modules: tuple[str, ...] = ()  # the factory's module and those it names (specs.factory_worker_modules)
     needs_process_group: bool = False
     optional: ClassVar[tuple[str, ...]] = OPTIONAL_PARAMETERS
     called: ClassVar[str] = "data loader factory"
@@ -91,4 +101,5 @@ def load_plug(spec: str) -> LoaderPlug:
     module = import_module(spec, module_part, SPEC_HELP)
     factory = resolve_attribute(spec, module, attr_part, CONVENTION.described)
     accepted = CONVENTION.accepted(spec, factory)
-    return LoaderPlug(spec, factory, source_file(factory, module), accepted)
+    workers_need = factory_worker_modules(spec, module_part, module, factory)
+    return LoaderPlug(spec, factory, source_file(factory, module), accepted, worker_modules=workers_need)

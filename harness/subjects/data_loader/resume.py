@@ -23,7 +23,6 @@ the checks charge that to every resume invariant.
 from __future__ import annotations
 
 import copy
-import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import partial
@@ -39,7 +38,7 @@ from .case import LoaderCase
 from .contracts import LoaderContract
 from .plug import NOUN, LoaderPlug, epoch_hook, load_plug
 from .runs import LoaderEpoch, LoaderResume, LoaderResumeElsewhere
-from .scenarios import build_loader, call_hook, read_batches, read_epoch, start_epoch
+from .scenarios import build_loader, call_hook, rank_workdir, read_batches, read_epoch, start_epoch
 
 Batches = tuple[np.ndarray, ...]
 # The orders a fresh loader is given the epoch hook and the state in: a trainer loads the
@@ -98,7 +97,7 @@ class ResumeLoader(_Checkpointing):
     def run(self, rank: RankContext) -> ResumedRank:
         e, case = self.epoch, self.case
         limit = read_limit(case.dataset_size)
-        with tempfile.TemporaryDirectory(prefix="loader-workdir-") as workdir:
+        with rank_workdir(rank) as workdir:
             loader = build_loader(rank, rank.plug, case, rank.rank, workdir)
             hook, missing = epoch_hook(loader), missing_methods(loader)
             if missing:
@@ -132,7 +131,7 @@ class ResumeOnOtherDpSize(_Checkpointing):
 
     def run(self, rank: RankContext) -> ResumedElsewhereRank:
         case = self.case
-        with tempfile.TemporaryDirectory(prefix="loader-workdir-") as workdir:
+        with rank_workdir(rank) as workdir:
             loader = build_loader(rank, rank.plug, case, rank.rank, workdir)
             hook, missing = epoch_hook(loader), missing_methods(loader)
             if missing:

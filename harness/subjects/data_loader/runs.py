@@ -16,14 +16,22 @@ from .case import LoaderCase
 
 @dataclass(frozen=True)
 class LoaderEpoch:
-    """Every rank's batches of one epoch (their instance ids), and the epoch hook the loaders
-    have (``reshuffle`` or ``set_epoch``; None: neither)."""
+    """Every rank's batches of one epoch (their instance ids), the epoch hook the loaders have
+    (``reshuffle`` or ``set_epoch``; None: neither), and in a real group every rank's batch
+    count as the lock step saw it (None: simulated ranks, read in turn)."""
 
     observation: Observation[LoaderCase]
     hook: str | None
+    stepped: tuple[int, ...] | None = None
 
     @classmethod
-    def of(cls, case: LoaderCase, batches: Sequence[tuple[np.ndarray, ...]], hook: str | None) -> LoaderEpoch:
+    def of(
+        cls,
+        case: LoaderCase,
+        batches: Sequence[tuple[np.ndarray, ...]],
+        hook: str | None,
+        stepped: tuple[int, ...] | None = None,
+    ) -> LoaderEpoch:
         """The epoch ``case`` names, from each rank's batches."""
         return cls(
             Observation(
@@ -33,6 +41,7 @@ class LoaderEpoch:
                 tuple(batches),
             ),
             hook,
+            stepped,
         )
 
     @property
@@ -48,6 +57,9 @@ class LoaderEpoch:
 
     @property
     def batch_counts(self) -> tuple[int, ...]:
+        """Each rank's batches: as the lock step counted them in a real group, else as read."""
+        if self.stepped is not None:
+            return self.stepped
         return tuple(len(batches) for batches in self.batches)
 
     def global_batch(self, step: int) -> np.ndarray:

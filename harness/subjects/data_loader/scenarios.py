@@ -4,20 +4,25 @@
 global_batch_size=B, ...)``), then reads the epochs asked for, calling its epoch hook
 (``reshuffle(e)`` or ``set_epoch(e)``) before each, as a training loop does, and keeps each
 batch's instance ids (``plug.batch_ids``). ``reading`` asks for an independent second reading
-(``ask`` runs each distinct request once per session). Simulated ranks only in this slice: in a
-real group the ranks will read in lock step, as the batch sampler's do.
+(``ask`` runs each distinct request once per session). Simulated ranks read their epochs in
+turn; in a real group each rank builds its own loader in its own process and the ranks read in
+lock step (``execution.collectives.read_in_lockstep``), so a rank that runs out first is seen at
+the step it ran out, as DDP's gradient all-reduce would meet it.
 """
 
 from __future__ import annotations
 
 import tempfile
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
+from itertools import count
 from typing import Any
 
 import numpy as np
 
+from sampler_conformance.execution.collectives import default_start_from_fork_server, read_in_lockstep
 from sampler_conformance.execution.scenario import BadItems, RankContext, Ranks, Scenario, ask
 from sampler_conformance.subjects.common.reading import BadIndex, batch_sizes, cut, read_limit
 
@@ -50,6 +55,21 @@ def read_epoch(rank: RankContext, loader: Any, limit: int) -> tuple[np.ndarray, 
     return read_batches(rank, start_epoch(rank, loader), limit)
 
 
+def lockstep_epoch(rank: RankContext, loader: Any, limit: int) -> tuple[tuple[np.ndarray, ...], tuple[int, ...]]:
+    """One epoch of one rank's batches in a real group, the ranks in lock step, and every
+    rank's batch count as the lock step saw it."""
+    positions = count()
+    return read_in_lockstep(
+        rank,
+        lambda: iter(loader),
+        lambda batch: checked_batch(batch, next(positions)),
+        limit,
+        partial(_never_stops, limit),
+        what="an epoch",
+        read_on_after_bad=True,  # a loader's workers left mid-epoch take seconds to shut down
+    )
+
+
 def start_epoch(rank: RankContext, loader: Any) -> Iterator[Any]:
     return rank.call("while starting an epoch", lambda: iter(loader))
 
@@ -76,15 +96,21 @@ class RankLoaderBatches:
     rank: int
     epochs: tuple[tuple[np.ndarray, ...], ...]  # per epoch, the batches' ids
     hook: str | None
+    counts: tuple[tuple[int, ...] | None, ...] = ()  # per epoch, every rank's batches as the lock step saw them
 
     def __reduce__(self) -> tuple[Any, ...]:
         """Sent to the controller as each epoch's ids concatenated and the batches' sizes."""
         packed = tuple((concatenated(batches), batch_sizes(batches)) for batches in self.epochs)
-        return (_unpacked, (self.rank, packed, self.hook))
+        return (_unpacked, (self.rank, packed, self.hook, self.counts))
 
 
-def _unpacked(rank: int, packed: tuple[tuple[np.ndarray, np.ndarray], ...], hook: str | None) -> RankLoaderBatches:
-    return RankLoaderBatches(rank, tuple(cut(items, sizes) for items, sizes in packed), hook)
+def _unpacked(
+    rank: int,
+    packed: tuple[tuple[np.ndarray, np.ndarray], ...],
+    hook: str | None,
+    counts: tuple[tuple[int, ...] | None, ...],
+) -> RankLoaderBatches:
+    return RankLoaderBatches(rank, tuple(cut(items, sizes) for items, sizes in packed), hook, counts)
 
 
 @dataclass(frozen=True)
@@ -101,15 +127,31 @@ class ReadLoader(Scenario):
     def run(self, rank: RankContext) -> RankLoaderBatches:
         case = self.case
         plug: LoaderPlug = rank.plug
-        with tempfile.TemporaryDirectory(prefix="loader-workdir-") as workdir:
+        with rank_workdir(rank) as workdir:
             loader = build_loader(rank, plug, case, rank.rank, workdir)
             hook = epoch_hook(loader)
             limit = read_limit(case.dataset_size)
-            readings = []
+            readings: list[tuple[np.ndarray, ...]] = []
+            counts: list[tuple[int, ...] | None] = []
             for epoch in self.epochs:
                 call_hook(rank, loader, epoch)
-                readings.append(read_epoch(rank, loader, limit))
-        return RankLoaderBatches(rank.rank, tuple(readings), hook)
+                if rank.backend is None:
+                    readings.append(read_epoch(rank, loader, limit))
+                    counts.append(None)
+                else:
+                    batches, stepped = lockstep_epoch(rank, loader, limit)
+                    readings.append(batches)
+                    counts.append(stepped)
+        return RankLoaderBatches(rank.rank, tuple(readings), hook, tuple(counts))
+
+
+@contextmanager
+def rank_workdir(rank: RankContext) -> Iterator[str]:
+    """A fresh empty workdir of the rank's own; meanwhile its loaders start their workers from
+    the rank's fork server, whatever start method they would take by default."""
+    with tempfile.TemporaryDirectory(prefix="loader-workdir-") as workdir:
+        with default_start_from_fork_server(rank.plug.worker_modules):
+            yield workdir
 
 
 def build_loader(rank: RankContext, plug: LoaderPlug, case: LoaderCase, dp_rank: int, workdir: str) -> Any:
@@ -142,6 +184,8 @@ def read_epochs(
     __tracebackhide__ = True  # failures point at the loader, not the harness
     replies: list[RankLoaderBatches] = ask(ranks, ReadLoader(plug.spec, contract, case, tuple(epochs), reading))
     return tuple(
-        LoaderEpoch.of(case.with_(epoch=epoch), [reply.epochs[k] for reply in replies], replies[0].hook)
+        LoaderEpoch.of(
+            case.with_(epoch=epoch), [reply.epochs[k] for reply in replies], replies[0].hook, replies[0].counts[k]
+        )
         for k, epoch in enumerate(epochs)
     )

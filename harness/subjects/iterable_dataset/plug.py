@@ -25,12 +25,10 @@ from __future__ import annotations
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, ClassVar
 
 from sampler_conformance.core.contracts import Contract
 from sampler_conformance.core.subject import Plug, SpecError
-from sampler_conformance.execution.file_modules import is_file_module
 from sampler_conformance.execution.scenario import RankContext
 
 from ..common.cost import at_epoch_zero
@@ -38,6 +36,7 @@ from ..specs import (
     GROUP_ATTRIBUTE,
     FactoryConvention,
     FactoryPlug,
+    factory_worker_modules,
     import_module,
     keyword_parameters,
     mesh_said,
@@ -59,9 +58,6 @@ SPEC_HELP = (
 # A factory sets GROUP_ATTRIBUTE (specs) when its dataset reads its rank from the environment
 # (RANK, WORLD_SIZE) or the process group, whatever rank it is told, as webdataset's
 # split_by_node does: only real process groups can run it.
-# A factory may name the modules its dataset needs in DataLoader workers, as a tuple in this
-# attribute: every worker then starts with them imported, instead of importing them itself.
-WORKER_MODULES_ATTRIBUTE = "worker_modules"
 # What every worker needs of the suite's own: the items' checks, and torchdata's loader for resumes.
 SUITE_WORKER_MODULES = ("sampler_conformance.subjects.iterable_dataset.items", "torchdata.stateful_dataloader")
 CONVENTION = FactoryConvention(
@@ -79,7 +75,7 @@ class StreamPlug(FactoryPlug):
     """The dataset factory under test and the parameters it takes."""
 
     # The suite's (SUITE_WORKER_MODULES), the factory's module (a dotted name, or the path of its
-    # .py file) and those it names (WORKER_MODULES_ATTRIBUTE).
+    # .py file) and those it names (specs.WORKER_MODULES_ATTRIBUTE).
     worker_modules: tuple[str, ...] = ()
     needs_process_group: bool = False  # GROUP_ATTRIBUTE: in-process tests are not applicable
     optional: ClassVar[tuple[str, ...]] = OPTIONAL_PARAMETERS
@@ -115,18 +111,12 @@ def load_plug(spec: str) -> StreamPlug:
     module_part, attr_part = split_spec(spec, SPEC_HELP)
     module = import_module(spec, module_part, SPEC_HELP)
     factory = resolve_attribute(spec, module, attr_part, CONVENTION.described)
-    named = getattr(factory, WORKER_MODULES_ATTRIBUTE, ())
-    if isinstance(named, str) or not all(isinstance(name, str) for name in named):
-        raise SpecError(
-            f"--sampler={spec!r}: {WORKER_MODULES_ATTRIBUTE} must be a tuple of module names, not {named!r}"
-        )
-    own = (str(Path(module_part).resolve()),) if is_file_module(module_part) else (module.__name__,)
     return StreamPlug(
         spec,
         factory,
         source_file(factory, module),
         CONVENTION.accepted(spec, factory),
-        (*SUITE_WORKER_MODULES, *own, *named),
+        (*SUITE_WORKER_MODULES, *factory_worker_modules(spec, module_part, module, factory)),
         getattr(factory, GROUP_ATTRIBUTE, False) is True,
     )
 
