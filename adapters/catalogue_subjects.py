@@ -107,6 +107,15 @@ OTHER_SUBJECTS: tuple[RealSampler, ...] = (
         "torchtitan",
         "torchtitan",
     ),
+    RealSampler(
+        "LightningDataModule's train loader, as the Trainer prepares it under DDP",
+        "sampler_conformance.adapters.lightning_datamodule:train_loader",
+        "data_loader",
+        "pytorch-lightning==2.6.6",
+        "pytorch-lightning",
+        alone="litdata's rows install a torchvision that does not import beside torch 2.13.0's CPU build, and "
+        "pytorch_lightning imports it (through torchmetrics)",
+    ),
     *(
         RealSampler(loader, spec, "data_loader+elastic", None, None, MEGATRON_ORIGIN)
         for loader, spec in (

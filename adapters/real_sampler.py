@@ -17,6 +17,9 @@ class RealSampler:
     # Why the verdict table cannot certify it in its environment (the docs say where it was); "": it does.
     not_in_table: str = ""
     options: tuple[str, ...] = ()  # more options of its certification, as the table shows them (--meshes=...)
+    # Why the table certifies it in a virtual environment of its own (what another row installs breaks its
+    # import); "": in the table's shared one.
+    alone: str = ""
 
 
 MEGATRON_ORIGIN = "Megatron-LM cd55b7a (not on PyPI; ported in selftests/corpus/megatron.py)"

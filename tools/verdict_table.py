@@ -18,7 +18,8 @@ certificates become a Markdown table, written between the markers below in
 docs/real-samplers.md (the prose around them is left alone), and also on its own to
 --output PATH when given. --only certifies some rows: its partial table goes to --output
 alone, so the doc's table stays whole. A package that cannot be installed here gets a row
-saying so, with the last line of pip's error.
+saying so, with the last line of pip's error. A row the catalogue marks ``alone`` (what another row
+installs breaks its import) gets a virtual environment of its own beside the shared one.
 
 --scale certifies the rows the catalogue lists AT_SCALE (or those of --only among them) again,
 on simulated ranks, with ``--scale --production-size=1e9 --production-world=1024``: one rank's
@@ -161,6 +162,16 @@ class Environment:
             text=True,
         )
         return done.stdout.strip() if done.returncode == 0 else "version unknown"
+
+
+def environment_of(row: Row, shared: Environment) -> Environment:
+    """The shared environment, or for a row certified alone (``RealSampler.alone``) one of its own beside it."""
+    if not row.alone:
+        return shared
+    progress(f"{row.sampler}: in an environment of its own: {row.alone}")
+    own = Environment(shared.directory.with_name(f"{shared.directory.name}-{re.sub(r'[^A-Za-z0-9]+', '_', row.spec)}"))
+    own.create()
+    return own
 
 
 def certify(environment: Environment, row: Row, workdir: Path, timeout_s: float, more: tuple[str, ...] = ()) -> Outcome:
@@ -387,7 +398,9 @@ def main(argv: list[str] | None = None) -> int:
         environment = Environment(arguments.venv or Path(scratch) / "venv")
         environment.create()
         more = SCALE_OPTIONS if arguments.scale else ()
-        outcomes = [certify(environment, row, Path(scratch), arguments.timeout, more) for row in rows]
+        outcomes = [
+            certify(environment_of(row, environment), row, Path(scratch), arguments.timeout, more) for row in rows
+        ]
         table = (render_scale_table if arguments.scale else render_table)(outcomes, environment)
     write_outputs(table, arguments.output, update_doc=not arguments.only, markers=markers)
     print(table)
