@@ -20,32 +20,16 @@ instances from its start, whatever the loader's ``drop_last`` says.
 
 from __future__ import annotations
 
-import contextlib
-import os
 from collections.abc import Iterator
 from typing import Any
 
+from sampler_conformance.subjects.common.exported import exported
 from sampler_conformance.subjects.common.index_dataset import IndexDataset
 
 from . import needs, require
 
 ADAPTER = f"{__name__}:train_loader"
 DISTRIBUTION = "pytorch-lightning"
-
-
-@contextlib.contextmanager
-def _exported(**variables: str) -> Iterator[None]:
-    """The environment variables set while the Trainer and its sampler are built, then as they were."""
-    saved = {name: os.environ.get(name) for name in variables}
-    os.environ.update(variables)
-    try:
-        yield
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
 
 
 class TrainLoader:
@@ -86,7 +70,7 @@ def train_loader(dataset_size, *, dp_rank, dp_world_size, global_batch_size, see
                 drop_last=True,
             )
 
-    with _exported(LOCAL_RANK=str(dp_rank), PL_GLOBAL_SEED=str(seed)):
+    with exported({"LOCAL_RANK": dp_rank, "PL_GLOBAL_SEED": seed}):
         trainer = pl.Trainer(
             accelerator="cpu",
             devices=dp_world_size,

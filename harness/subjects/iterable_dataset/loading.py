@@ -15,7 +15,6 @@ first is seen at the step it ran out, and the suite never waits on it.
 
 from __future__ import annotations
 
-import os
 import pickle
 import random
 import warnings
@@ -33,6 +32,7 @@ from torch.utils.data._utils import worker as torch_worker
 
 from sampler_conformance.execution.collectives import loader_worker_options, read_in_lockstep
 from sampler_conformance.execution.scenario import RankContext
+from sampler_conformance.subjects.common.exported import exported
 from sampler_conformance.subjects.common.reading import read_limit
 
 from .case import StreamCase
@@ -109,17 +109,8 @@ def torchrun_environment(rank: int, world_size: int) -> Iterator[None]:
     take the rank from the environment (webdataset's ``split_by_node``) read the one it
     plays. A real group's rank processes export them themselves (``harness.execution.rank_body``).
     LOCAL_RANK stays: it names the rank's GPU, which the suite's collectives use."""
-    values = {"RANK": rank, "WORLD_SIZE": world_size}
-    before = {name: os.environ.get(name) for name in values}
-    os.environ.update({name: str(value) for name, value in values.items()})
-    try:
+    with exported({"RANK": rank, "WORLD_SIZE": world_size}):
         yield
-    finally:
-        for name, value in before.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
 
 
 def loader_generator(case: StreamCase, rank: int, reading: int) -> torch.Generator:
