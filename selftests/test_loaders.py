@@ -20,10 +20,12 @@ from sampler_conformance.execution.rank_pool import RankPool
 from sampler_conformance.report.certificate import SCHEMA_PATH
 from sampler_conformance.subjects import contract_named
 from sampler_conformance.subjects.common.reading import BadIndex
+from sampler_conformance.subjects.data_loader import SUBJECT
 from sampler_conformance.subjects.data_loader.case import LoaderCase
 from sampler_conformance.subjects.data_loader.checks import check_each_instance_once, check_equal_batch_counts
 from sampler_conformance.subjects.data_loader.contracts import DATA_LOADER
 from sampler_conformance.subjects.data_loader.plug import batch_ids, load_plug
+from sampler_conformance.subjects.data_loader.repro import SNIPPETS
 from sampler_conformance.subjects.data_loader.resume_checks import (
     check_epoch_after_resume,
     check_resume_continues,
@@ -33,6 +35,7 @@ from sampler_conformance.subjects.data_loader.runs import LoaderEpoch, LoaderRes
 from sampler_conformance.subjects.data_loader.scenarios import read_epochs
 
 from .catalogue import DATA_LOADER_BAD, DATA_LOADER_CONTRACT
+from .reproduced import assert_reproduced
 from .suite_run import certify, certify_rejected
 from .test_rank_pool import POOL_TIMEOUT_S, REAP_GRACE_S
 
@@ -54,7 +57,8 @@ def test_the_reference_holds_every_invariant_of_data_loader_elastic_resumable(py
 @pytest.mark.parametrize("spec", list(DATA_LOADER_BAD), ids=lambda spec: spec.rpartition(":")[2])
 def test_each_loader_bug_fails_exactly_its_invariants(pytester, spec):
     rejection = DATA_LOADER_BAD[spec]
-    certify_rejected(pytester, spec, rejection, f"--contract={rejection.under}")
+    run = certify_rejected(pytester, spec, rejection, f"--contract={rejection.under}", "--repro=on")
+    assert_reproduced(run, SNIPPETS, contract_named(rejection.under).reference or SUBJECT.default_spec)
 
 
 @pytest.mark.parametrize(

@@ -5,6 +5,8 @@ writes the reading and the promise; these parts are the same in every script."""
 
 from __future__ import annotations
 
+import ast
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -34,6 +36,14 @@ SHORT = '''def short(values):
     if len(values) <= 16:
         return str(values)
     return f"{str(values[:12])[:-1]}, ... {len(values) - 16} more ..., {str(values[-4:])[1:]}"'''
+
+# Of the options the suite gives, those the factory under test names; {{ }} since it is formatted.
+TAKEN = '''def taken(options):
+    """Of ``options``, those the factory names (all of them, where it takes **kwargs)."""
+    parameters = inspect.signature(Factory).parameters
+    if any(p.kind is p.VAR_KEYWORD for p in parameters.values()):
+        return options
+    return {{name: value for name, value in options.items() if name in parameters}}'''
 
 TAIL = """
 if broken:
@@ -72,3 +82,13 @@ def tail(record: Mapping[str, Any], promise: str) -> str:
     """Prints the suite's words and the offending values, and exits 1, while the promise is broken."""
     words = f"FAILED [{record['title']}] {record['message'].splitlines()[0]}"
     return TAIL.format(words=words, held=f"held: {promise}")
+
+
+def drawn(record: Mapping[str, Any], label: str) -> Any:
+    """What the failing test drew under ``label`` ("Draw 6 (global RNG seed): 0", "Draw 7
+    (epochs): [0, 3]"), or None."""
+    for line in record.get("draws") or ():
+        found = re.fullmatch(rf"Draw \d+ \({re.escape(label)}\): (.*)", line)
+        if found:
+            return ast.literal_eval(found.group(1))
+    return None

@@ -14,6 +14,7 @@ from sampler_conformance.core.subject import Subject
 from .contracts import CONTRACTS, EXTENSIONS
 from .invariants import DECLARED
 from .plug import DEFAULT_SPEC, NOUN, load_plug
+from .repro import script_for
 
 SUBJECT = Subject(
     name="data_loader",
@@ -29,4 +30,5 @@ SUBJECT = Subject(
     noun=NOUN,
     invalid_items="yielded batches that carry no instance ids",
     yields=("batch", "batches"),
+    reproduce=script_for,
 )

@@ -7,6 +7,9 @@ from typing import Any
 
 from sampler_conformance.core.case import Case
 
+# The DP sizes +elastic reads the same case at: each divides a global batch drawn a multiple of their largest.
+ELASTIC_WORLD_SIZES = (1, 2, 4)
+
 
 @dataclass(frozen=True)
 class LoaderCase(Case):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from .case import LoaderCase
+from .case import ELASTIC_WORLD_SIZES, LoaderCase
 from .plug import LoaderPlug
 
 MAX_DATASET_SIZE = 200
@@ -13,8 +13,6 @@ MAX_SIMULATED_WORLD_SIZE = 8
 # Each rank's batch holds 1 to this many instances.
 MAX_RANK_BATCH = 8
 SEED_LIMIT = 2**32
-# The DP sizes +elastic reads the same case at: each divides a global batch drawn a multiple of their largest.
-ELASTIC_WORLD_SIZES = (1, 2, 4)
 # Epochs compared for a difference hold at least this many whole global batches: two shuffled
 # orders of them are then equal by chance with a probability too small to matter.
 MIN_COMPARED_BATCHES = 4

@@ -9,7 +9,6 @@ A template's ``$name`` is filled from the contract and the case (:func:`snippet`
 
 from __future__ import annotations
 
-import ast
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -17,6 +16,7 @@ from string import Template
 from typing import Any
 
 from sampler_conformance.core.subject import CannotReproduce
+from sampler_conformance.subjects.common.repro_script import drawn
 
 from .case import IndexCase
 from .contracts import SamplerContract
@@ -280,13 +280,3 @@ def snippet(
         code = ORDERS["contiguous" if contract.layout == "contiguous" else "strided"] + "\n" + code
     promise, reading = (Template(text).substitute(values) for text in (found.promise, found.reading))
     return Snippet(promise, code, found.one_rank, found.global_order, reading, found.imports)
-
-
-def drawn(record: Mapping[str, Any], label: str) -> Any:
-    """What the failing test drew under ``label`` ("Draw 6 (global RNG seed): 0", "Draw 7
-    (epochs): [0, 3]"), or None."""
-    for line in record.get("draws") or ():
-        found = re.fullmatch(rf"Draw \d+ \({re.escape(label)}\): (.*)", line)
-        if found:
-            return ast.literal_eval(found.group(1))
-    return None

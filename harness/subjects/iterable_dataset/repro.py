@@ -19,7 +19,16 @@ from typing import Any
 from sampler_conformance.core.contracts import Contract
 from sampler_conformance.core.subject import CannotReproduce, Plug
 from sampler_conformance.subjects.common.reading import read_limit
-from sampler_conformance.subjects.common.repro_script import LOAD, RAISED, SHORT, docstring, imports, script_spec, tail
+from sampler_conformance.subjects.common.repro_script import (
+    LOAD,
+    RAISED,
+    SHORT,
+    TAKEN,
+    docstring,
+    imports,
+    script_spec,
+    tail,
+)
 
 from .case import StreamCase
 from .contracts import StreamContract
@@ -53,12 +62,7 @@ def item_id(item):
     return item.item() if isinstance(item, torch.Tensor) else int(item)
 
 
-def taken(options):
-    \"\"\"Of ``options``, those the factory names (all of them, where it takes **kwargs).\"\"\"
-    parameters = inspect.signature(Factory).parameters
-    if any(p.kind is p.VAR_KEYWORD for p in parameters.values()):
-        return options
-    return {{name: value for name, value in options.items() if name in parameters}}
+{taken}
 
 
 def read(rank):
@@ -204,6 +208,7 @@ def script_for(plug: Plug, contract: Contract, record: Mapping[str, Any], filena
         seeds=[case.loader_seed(rank, reading=0) for rank in range(case.world_size)],
         limit=read_limit(case.dataset_size),
         load=LOAD,
+        taken=TAKEN.format(),
         short=SHORT,
     )
     main = MAIN.format(reading=found.reading, promise=found.promise, code=found.code, tail=tail(record, found.promise))

@@ -1,0 +1,264 @@
+"""A plain-Python script that reproduces one counterexample of a data loader without the suite
+(docs/reproductions.md): it imports the factory the spec names (and torch), builds every rank's
+loader of the case with the arguments the suite built it with (a fresh workdir a rank), calls its
+epoch hook before each epoch and reads its batches' instance ids as the suite read them, asserts
+the promise, prints the suite's words and exits 1 while the bug is there.
+
+Covered: the one-epoch invariants, a fault charged to ``loader_runs`` where the loader raised,
+``loader_deterministic``, ``loader_reshuffles`` and ``loader_same_global_batches``. A failure
+found in real process groups is read here in one process, rank after rank, and the script says
+so: the loaders the suite certifies take their rank as told, so the nearest in-process reading is
+the same reading, and the suite offers the script only where it fails there too. The resume
+invariants raise :class:`CannotReproduce`, saying why."""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from typing import Any
+
+from sampler_conformance.core.contracts import Contract
+from sampler_conformance.core.subject import CannotReproduce, Plug
+from sampler_conformance.subjects.common.reading import read_limit
+from sampler_conformance.subjects.common.repro_script import (
+    LOAD,
+    RAISED,
+    SHORT,
+    TAKEN,
+    docstring,
+    drawn,
+    imports,
+    script_spec,
+    tail,
+)
+
+from .case import ELASTIC_WORLD_SIZES, LoaderCase
+from .contracts import LoaderContract
+from .plug import EPOCH_HOOKS, ID_KEYS, LoaderPlug
+
+LARGEST_READ = 1_000_000  # every rank read into Python lists
+
+# {name} is filled in, {{ }} stays a brace.
+HEAD = """{docstring}
+
+{imports}
+
+SPEC = sys.argv[1] if len(sys.argv) > 1 else {spec!r}  # or another data loader factory, to compare
+N, W, B, EPOCH = {n}, {w}, {b}, {epoch}  # instances, DP ranks, global batch size, epoch
+OPTIONS = {options!r}  # those the factory takes are given, and a fresh workdir a rank
+LIMIT = {limit}  # a rank that yields more batches than this never stops
+
+
+{load}
+
+
+{taken}
+
+
+def ids(batch):
+    \"\"\"The instance ids a batch carries: the batch itself, or its {keys} entry.\"\"\"
+    if isinstance(batch, dict):
+        batch = next(batch[key] for key in {id_keys!r} if key in batch)
+    return [int(i) for i in (batch.tolist() if hasattr(batch, "tolist") else batch)]
+
+
+def build(world, rank, workdir):
+    \"\"\"Rank ``rank``'s loader of DP size ``world``, as the suite built it.\"\"\"
+    return Factory(N, dp_rank=rank, dp_world_size=world, global_batch_size=B, **taken({{**OPTIONS, "workdir": workdir}}))
+
+
+def hook_of(loader):
+    \"\"\"The loader's epoch hook, {hook_names}; None where it has neither.\"\"\"
+    return next((getattr(loader, name) for name in {hooks!r} if callable(getattr(loader, name, None))), None)
+
+
+def read_rank(world, rank, epochs):
+    \"\"\"Rank ``rank``'s loader of DP size ``world``, built afresh, its epoch hook called before
+    each of ``epochs`` (None: not called): per epoch, its batches' ids.\"\"\"
+    with tempfile.TemporaryDirectory() as workdir:
+        loader = build(world, rank, workdir)
+        read = []
+        for epoch in epochs:
+            if epoch is not None and hook_of(loader) is not None:
+                hook_of(loader)(epoch)
+            read.append([ids(batch) for batch in itertools.islice(loader, LIMIT + 1)])
+        return read
+
+
+{short}
+
+
+"""
+# The script's main part, run only as __main__: loader workers started by forkserver or spawn
+# (macOS, Python 3.14) import the script again, and must not read again.
+MAIN = """Factory = load(SPEC)
+print(f"{{SPEC}}: N={{N}}, W={{W}}, global_batch_size={{B}}, epoch={{EPOCH}}, {{OPTIONS}}")
+{where}{reading}
+# The promise: {promise}
+{code}
+{tail}"""
+IN_GROUPS = "# Found in real process groups; read here in one process, rank after rank.\n"
+
+# How the script reads the ranks: one epoch of every rank, each rank's batches.
+ONE_EPOCH = """ranks = [read_rank(W, r, [EPOCH])[0] for r in range(W)]
+for r, batches in enumerate(ranks):
+    print(f"rank {r} ({len(batches)} batches): {short(batches)}")
+"""
+# ... each rank in turn, up to the first that raises: its exception is the fault.
+FAULT = """fault = ""
+for r in range(W):
+    try:
+        (batches,) = read_rank(W, r, [EPOCH])
+    except Exception as exc:  # the loader's own: in the factory, its epoch hook, or its reading
+        fault = f"rank {r}: {type(exc).__name__}: {exc}"
+        traceback.print_exc(file=sys.stdout)
+        break
+    print(f"rank {r} ({len(batches)} batches): {short(batches)}")
+"""
+# ... a loader that read another epoch first, and a fresh one (loader_deterministic).
+TWICE = """BEFORE = $before  # the epoch the first loaders read before EPOCH, as the suite's test drew it
+first = [read_rank(W, r, [BEFORE, EPOCH])[-1] for r in range(W)]
+with tempfile.TemporaryDirectory() as workdir:
+    hooked = hook_of(build(W, 0, workdir)) is not None
+# A fresh loader reads EPOCH alone, as a run resumed there does; one without an epoch hook, its passes again.
+fresh = [read_rank(W, r, [EPOCH] if hooked else [BEFORE, EPOCH])[-1] for r in range(W)]
+for r in range(W):
+    print(f"rank {r}: after epoch {BEFORE}: {short(first[r])}; fresh: {short(fresh[r])}")
+"""
+# ... one loader a rank, its hook called before each of two epochs (loader_reshuffles).
+TWO_EPOCHS = """EPOCHS = $epochs  # as the suite's test drew them
+ranks = [read_rank(W, r, EPOCHS) for r in range(W)]
+for r, (first, second) in enumerate(ranks):
+    print(f"rank {r}: epoch {EPOCHS[0]}: {short(first)}; epoch {EPOCHS[1]}: {short(second)}")
+"""
+# ... the same case at several DP sizes (loader_same_global_batches).
+DP_SIZES = """DP_SIZES = $dp_sizes
+global_batches = {}
+for world in DP_SIZES:
+    ranks = [read_rank(world, r, [EPOCH])[0] for r in range(world)]
+    steps = max(len(batches) for batches in ranks)
+    global_batches[world] = [sorted(i for batches in ranks if g < len(batches) for i in batches[g]) for g in range(steps)]
+    print(f"DP size {world}: global batches {short(global_batches[world])}")
+"""
+
+
+@dataclass(frozen=True)
+class Snippet:
+    promise: str
+    code: str  # sets broken and shown
+    reading: str = ONE_EPOCH
+    imports: tuple[str, ...] = ()
+
+
+SNIPPETS = {
+    "loader_runs": Snippet(
+        "every rank's loader is built, given its epoch and read to the epoch's end without raising.",
+        "broken = bool(fault)\nshown = fault",
+        reading=FAULT,
+        imports=("traceback",),
+    ),
+    "loader_batch_ids": Snippet(
+        "every batch carries the ids of its instances, in range(N).",
+        "outside = [i for batches in ranks for batch in batches for i in batch if not 0 <= i < N]\n"
+        'broken = bool(outside)\nshown = f"ids outside range({N}): {short(outside)}"',
+    ),
+    "loader_each_instance_once": Snippet(
+        "each instance is in exactly one rank's batch of the epoch, only an incomplete final global batch "
+        "(fewer than B instances) left out.",
+        "counts = collections.Counter(i for batches in ranks for batch in batches for i in batch)\n"
+        "twice = sorted(i for i, n in counts.items() if n > 1)\n"
+        "missing = [i for i in range(N) if not counts[i]]\n"
+        "broken = bool(twice) or len(missing) >= B\n"
+        'shown = f"read more than once: {short(twice)}; never read: {short(missing)} (fewer than B={B} may be)"',
+        imports=("collections",),
+    ),
+    "loader_rank_batch_size": Snippet(
+        "each rank's batch holds B // W instances.",
+        "wrong = [(r, step, len(batch)) for r, batches in enumerate(ranks) for step, batch in enumerate(batches)\n"
+        "         if len(batch) != B // W]\n"
+        'broken = bool(wrong)\nshown = f"(rank, batch, size) where the size is not {B // W}: {short(wrong)}"',
+    ),
+    "loader_equal_batch_counts": Snippet(
+        "every rank reads the same number of batches in the epoch (DDP's all-reduce waits for the others).",
+        'broken = len({len(batches) for batches in ranks}) > 1\nshown = f"batches per rank: {[len(b) for b in ranks]}"',
+    ),
+    "loader_deterministic": Snippet(
+        "the batches of an epoch are set by the seed and the epoch: a loader that read another epoch first, and "
+        "a fresh one, read the same.",
+        'broken = first != fresh\nshown = f"rank 0 after epoch {BEFORE}: {short(first[0])}; fresh: {short(fresh[0])}"',
+        reading=TWICE,
+    ),
+    "loader_reshuffles": Snippet(
+        "the epoch hook gives the next epoch other batches.",
+        "broken = all(first == second for first, second in ranks) or (any(f for f, _ in ranks) and not any(s for _, s in ranks))\n"
+        'shown = f"rank 0: epoch {EPOCHS[0]}: {short(ranks[0][0])}; epoch {EPOCHS[1]}: {short(ranks[0][1])}"',
+        reading=TWO_EPOCHS,
+    ),
+    "loader_same_global_batches": Snippet(
+        "global batch g, every rank's batch g together, holds the same instances at every DP size.",
+        "broken = any(global_batches[w] != global_batches[DP_SIZES[0]] for w in DP_SIZES)\n"
+        'shown = "; ".join(f"DP size {w}: {short(global_batches[w])}" for w in DP_SIZES)',
+        reading=DP_SIZES,
+    ),
+}
+
+
+def case_of(parameters: Mapping[str, Any]) -> LoaderCase:
+    """The case a violation record's ``parameters`` hold."""
+    known = {f.name for f in fields(LoaderCase)}
+    return LoaderCase(**{k: v for k, v in parameters.items() if k in known})
+
+
+def script_for(plug: Plug, contract: Contract, record: Mapping[str, Any], filename: str) -> str:
+    """The script that reproduces ``record``, to be saved as ``filename``; CannotReproduce says why not."""
+    assert isinstance(plug, LoaderPlug) and isinstance(contract, LoaderContract)
+    flag = record["flag"]
+    if flag not in SNIPPETS:
+        raise CannotReproduce(f"no plain-Python reading of {flag} yet (covered: {', '.join(SNIPPETS)})")
+    found = SNIPPETS[flag]
+    if found.reading == FAULT and RAISED not in record["message"]:
+        raise CannotReproduce("the loader hung or its process died: a script would hang or die with it")
+    if not record.get("parameters"):
+        raise CannotReproduce("it holds on no case in particular: no case to build")
+    case = case_of(record["parameters"])
+    if case.dataset_size > LARGEST_READ:
+        raise CannotReproduce(
+            f"N={case.dataset_size:,} is a numeric edge: a script reading it into lists is not written"
+        )
+    drawn_epochs = drawn(record, "epochs")
+    if found.reading in (TWICE, TWO_EPOCHS) and not drawn_epochs:
+        raise CannotReproduce("the failing test's record holds no epochs: nothing to read again")
+    before = drawn_epochs[0] if drawn_epochs else None
+    reading = (
+        found.reading.replace("$before", repr(before))
+        .replace("$epochs", repr(drawn_epochs))
+        .replace("$dp_sizes", repr(list(ELASTIC_WORLD_SIZES)))
+    )
+    spec = script_spec(plug)
+    head = HEAD.format(
+        docstring=docstring(record, spec, filename),
+        imports=imports(("inspect", "tempfile", *found.imports)),
+        spec=spec,
+        n=case.dataset_size,
+        w=case.world_size,
+        b=case.global_batch_size,
+        epoch=case.epoch,
+        options={"seed": case.seed, "num_workers": case.num_workers},
+        limit=read_limit(case.dataset_size),
+        load=LOAD,
+        taken=TAKEN.format(),
+        keys=" or ".join(f'"{key}"' for key in ID_KEYS),
+        id_keys=ID_KEYS,
+        hooks=EPOCH_HOOKS,
+        hook_names=" or ".join(f"{name}(epoch)" for name in EPOCH_HOOKS),
+        short=SHORT,
+    )
+    main = MAIN.format(
+        where=IN_GROUPS if record.get("in_groups") else "",
+        reading=reading,
+        promise=found.promise,
+        code=found.code,
+        tail=tail(record, found.promise),
+    )
+    return head + 'if __name__ == "__main__":\n' + textwrap.indent(main, "    ")
