@@ -240,6 +240,9 @@ MESH_LOCAL_SHUFFLE_BAD: dict[str, Rejection] = rejections(mesh_bad, under=MESH_L
 # ...and the streams' bugs, under stream+mesh.
 MESH_STREAM_CONTRACT = "stream+mesh"
 MESH_STREAM_BAD: dict[str, Rejection] = rejections(mesh_bad, under=MESH_STREAM_CONTRACT)
+# ...and the data loaders', under data_loader+mesh.
+MESH_LOADER_CONTRACT = "data_loader+mesh"
+MESH_LOADER_BAD: dict[str, Rejection] = rejections(mesh_bad, under=MESH_LOADER_CONTRACT)
 
 # Every table of expected verdicts, each run by its own selftest: a known-bad counts as
 # proven (test_registry) only through one of them.
@@ -266,6 +269,7 @@ TABLES: tuple[dict[str, Rejection], ...] = (
     MESH_BAD,
     MESH_LOCAL_SHUFFLE_BAD,
     MESH_STREAM_BAD,
+    MESH_LOADER_BAD,
 )
 
 

@@ -17,12 +17,14 @@ from sampler_conformance.adapters import (  # noqa: F401
     accelerate,
     catalyst,
     lightning,
+    lightning_datamodule,
     mmengine,
     torchdata,
     transformers,
 )
 from sampler_conformance.adapters.catalogue import REAL_SAMPLERS
 from sampler_conformance.core.subject import SpecError
+from sampler_conformance.report.issue_body import versions
 from sampler_conformance.subjects import contract_named
 from sampler_conformance.subjects.common.index_dataset import IndexDataset
 from sampler_conformance.subjects.index_sampler.plug import load_plug
@@ -233,3 +235,13 @@ def test_the_verdict_table_tool_reads_the_whole_catalogue():
     assert done.returncode == 0, done.stderr[-3000:]
     listed = [f"{row.spec} {row.contract}" for row in REAL_SAMPLERS if not row.not_in_table]
     assert done.stdout.split("\n")[:-1] == listed, done.stdout
+
+
+def test_an_issue_body_names_each_distribution_once_and_the_package_an_adapter_adapts():
+    """An adapter's scripts report a bug of the package it adapts: its issue body's versions name
+    that package (its ``needs``), and the adapter's own distribution once."""
+    factory = lightning_datamodule.train_loader
+    adapted = [distribution for _, distribution in getattr(factory, PACKAGE_ATTRIBUTE)]
+    text = versions(f"{lightning_datamodule.__name__}:train_loader", adapted)
+    assert adapted == ["pytorch-lightning"] and text.count("sampler-conformance ") == 1, text
+    assert text.startswith("sampler-conformance ") and ", pytorch-lightning " in text and ", torch " in text, text

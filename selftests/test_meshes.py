@@ -34,6 +34,8 @@ from sampler_conformance.subjects.iterable_dataset.plug import StreamPlug
 from .catalogue import (
     MESH_BAD,
     MESH_CONTRACT,
+    MESH_LOADER_BAD,
+    MESH_LOADER_CONTRACT,
     MESH_LOCAL_SHUFFLE_BAD,
     MESH_STREAM_BAD,
     MESH_STREAM_CONTRACT,
@@ -42,7 +44,7 @@ from .catalogue import (
 from .suite_run import PROPERTIES, certify, certify_rejected
 
 # Every known-bad of a meshed job, each certified under the contract it declares.
-MESH_BADS = {**MESH_BAD, **MESH_LOCAL_SHUFFLE_BAD, **MESH_STREAM_BAD}
+MESH_BADS = {**MESH_BAD, **MESH_LOCAL_SHUFFLE_BAD, **MESH_STREAM_BAD, **MESH_LOADER_BAD}
 # A known-bad's proof runs on the two fixed meshes unless it names its own (Rejection.meshes):
 # each shows on one of them, and a drawn mesh costs the group a DeviceMesh per layout drawn.
 FIXED_MESHES = "--meshes=dp2.tp2,tp2.dp2"
@@ -139,6 +141,17 @@ def test_mesh_bug_fails_exactly_its_invariants_in_the_whole_suite(pytester, spec
     options = (f"--contract={rejection.under}", f"--world-sizes={MESH_WORLD_SIZES}")
     meshes = () if rejection.meshes else (FIXED_MESHES,)
     certify_rejected(pytester, spec, rejection, *options, *meshes, ranks="all")
+
+
+def test_the_data_loader_reference_built_with_the_data_coordinates_reads_alike_on_a_mesh(pytester):
+    """The mesh variants of the data loader's group tests alone: its known-bad's whole-suite run
+    (LoaderAssumesTensorParallelInnermost, the reference on dp2.tp2) proves the rest."""
+    options = (f"--contract={MESH_LOADER_CONTRACT}", "--meshes=tp2.dp2", "-k", "mesh")
+    run = certify(
+        pytester, "sampler_conformance.adapters.torch_loader:make", *options, ranks="groups", paths=(PROPERTIES,)
+    )
+    assert run.exit_code == pytest.ExitCode.OK and not run.failed_invariants, run.explain()
+    assert run.statuses["replicas_read_alike"] == "held", run.explain()
 
 
 def test_replicas_that_read_apart_are_shown_where_their_replies_first_differ():

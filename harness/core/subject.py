@@ -52,6 +52,10 @@ class Plug(Protocol):
         ...
 
     @property
+    def factory(self) -> Any:  # the class or function the spec names
+        ...
+
+    @property
     def source_file(self) -> str | None: ...
 
     @property

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import platform
+from collections.abc import Sequence
 from pathlib import Path
 
 from sampler_conformance.core.contracts import Contract
@@ -13,8 +14,11 @@ from sampler_conformance.core.contracts import Contract
 PROMISE_LINE = "# The promise: "  # how a script states the promise it asserts (one comment)
 
 
-def issue_body(spec: str, contract: Contract, title: str, script: Path, output: str) -> str:
-    """The body of an issue reporting that ``spec`` breaks the promise ``script`` asserts."""
+def issue_body(
+    spec: str, contract: Contract, title: str, script: Path, output: str, adapted: Sequence[str] = ()
+) -> str:
+    """The body of an issue reporting that ``spec`` breaks the promise ``script`` asserts;
+    ``adapted``: the distributions whose code the spec builds (an adapter's ``needs``)."""
     text = script.read_text()
     promise = next(
         (line.removeprefix(PROMISE_LINE) for line in text.splitlines() if line.startswith(PROMISE_LINE)), title
@@ -22,7 +26,7 @@ def issue_body(spec: str, contract: Contract, title: str, script: Path, output: 
     return (
         f"### `{spec}` breaks a promise of its contract: {title}\n\n"
         f"**The promise:** {promise}\n\n"
-        f"**Versions:** {versions(spec)}\n\n"
+        f"**Versions:** {versions(spec, adapted)}\n\n"
         f"**To reproduce** (plain Python: it needs only the sampler's package and torch): save the script as "
         f"`{script.name}` and run `python {script.name}`; it exits 1 while the bug is there, 0 once it is fixed.\n\n"
         f"```python\n{text.rstrip()}\n```\n\n"
@@ -31,12 +35,12 @@ def issue_body(spec: str, contract: Contract, title: str, script: Path, output: 
     )
 
 
-def versions(spec: str) -> str:
-    """The sampler's distribution and version (where it comes from one), torch's, Python's and the platform."""
+def versions(spec: str, adapted: Sequence[str] = ()) -> str:
+    """The sampler's distribution and version (where it comes from one), those of the packages it
+    adapts, torch's, Python's and the platform."""
     top = spec.partition(":")[0].split(".")[0]
-    found = []
-    for distribution in importlib.metadata.packages_distributions().get(top, []):
-        found.append(f"{distribution} {importlib.metadata.version(distribution)}")
+    distributions = dict.fromkeys([*importlib.metadata.packages_distributions().get(top, []), *adapted])
+    found = [f"{distribution} {_version(distribution)}" for distribution in distributions]
     if "torch" not in {name.split()[0] for name in found}:
         found.append(f"torch {_version('torch')}")
     found += [f"Python {platform.python_version()}", platform.platform(terse=True)]

@@ -16,6 +16,7 @@ from typing import Any
 from sampler_conformance.core.contracts import Contract
 from sampler_conformance.core.subject import CannotReproduce, Plug, Subject
 from sampler_conformance.execution.scripts import ScriptRun, run_scripts
+from sampler_conformance.subjects.specs import PACKAGE_ATTRIBUTE
 
 from .certificate import certificate_paths
 from .counterexamples import shown_first
@@ -79,7 +80,8 @@ def reproduce(
             found[flag] = Reproduction(None, why, first.output)
             continue
         issue = path.with_suffix(".md")
-        issue.write_text(issue_body(plug.spec, contract, record["title"], path, first.output))
+        adapted = [distribution for _, distribution in getattr(plug.factory, PACKAGE_ATTRIBUTE, ())]
+        issue.write_text(issue_body(plug.spec, contract, record["title"], path, first.output, adapted))
         found[flag] = Reproduction(str(path.resolve()), "", first.output, str(issue.resolve()))
     return found
 

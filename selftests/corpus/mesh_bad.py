@@ -1,8 +1,9 @@
-"""Known-bad samplers and streams of a meshed job (``+mesh``, docs/meshes.md): each runs with
+"""Known-bad samplers, streams and data loaders of a meshed job (``+mesh``, docs/meshes.md): each runs with
 data parallelism as one dimension of a device mesh, and breaks what the mesh asks of it.
 
 Imports nothing from the suite (see ``rejections.py``) but the stream reference its stream
-deviates from (``adapters/torch_iterable.py``), as ``streams_bad.py`` does."""
+deviates from (``adapters/torch_iterable.py``), as ``streams_bad.py`` does, and the data loader
+reference its loader is built on (``adapters/torch_loader.py``), as ``loader_bad.py`` does."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from torch.utils.data import Sampler
 from torch.utils.data.distributed import DistributedSampler
 
 from sampler_conformance.adapters.torch_iterable import RankWorkerSplit
+from sampler_conformance.adapters.torch_loader import DistributedLoader
 
 from .rejections import rejected
 
@@ -139,3 +141,22 @@ class SplitsByGlobalRankAndWorker(RankWorkerSplit):
     def reader_items(self) -> list[int]:
         worker, workers = self.worker()
         return self.order()[self.rank * workers + worker :: self.world_size * workers]
+
+
+@rejected("test_loader_epoch", "replicas_read_alike", under="data_loader+mesh", whole_suite=True, meshes="tp2.dp2")
+def LoaderAssumesTensorParallelInnermost(
+    dataset_size, *, dp_rank, dp_world_size, global_batch_size, seed=0, device_mesh=None
+):
+    """``AssumesTensorParallelInnermost``'s arithmetic in a data loader that takes the job's mesh,
+    as torchtitan's and olmo-core's trainers hand their loaders the data coordinates they read off
+    their own mesh: the global rank divided by the ``tp`` size for its DP rank. Right on dp2.tp2; on
+    tp2.dp2 the two ranks of one replica read two DP ranks' parts of each global batch, so the
+    tensor-parallel shards of one model replica train on different instances. Without a mesh it
+    is the reference."""
+    if device_mesh is not None:
+        tensor_parallel = device_mesh["tp"].size() if "tp" in device_mesh.mesh_dim_names else 1
+        dp_world_size = dist.get_world_size() // tensor_parallel
+        dp_rank = dist.get_rank() // tensor_parallel
+    return DistributedLoader(
+        dataset_size, dp_rank=dp_rank, dp_world_size=dp_world_size, global_batch_size=global_batch_size, seed=seed
+    )

@@ -25,6 +25,7 @@ import numpy as np
 from sampler_conformance.execution.collectives import default_start_from_fork_server, read_in_lockstep
 from sampler_conformance.execution.scenario import BadItems, RankContext, Ranks, Scenario, ask
 from sampler_conformance.subjects.common.reading import BadIndex, batch_sizes, cut, read_limit
+from sampler_conformance.subjects.specs import mesh_said
 
 from .case import LoaderCase
 from .contracts import LoaderContract
@@ -155,11 +156,14 @@ def rank_workdir(rank: RankContext) -> Iterator[str]:
 
 
 def build_loader(rank: RankContext, plug: LoaderPlug, case: LoaderCase, dp_rank: int, workdir: str) -> Any:
-    """Rank ``dp_rank``'s loader of ``case`` (of its DP size), built by the factory under test."""
+    """Rank ``dp_rank``'s loader of ``case`` (of its DP size), built by the factory under test; on a
+    device mesh, one that names ``device_mesh`` is given the mesh and the global rank and size
+    (``FactoryPlug.placed``), and finds its data coordinates there."""
+    given_rank, size, mesh = plug.placed(rank, dp_rank, case.world_size)
     return rank.call(
-        f"in make({case.dataset_size}, dp_rank={dp_rank}, dp_world_size={case.world_size}, "
-        f"global_batch_size={case.global_batch_size}, ...)",
-        lambda: plug.build(case.dataset_size, dp_rank, case.world_size, **case.loader_options(), workdir=workdir),
+        f"in make({case.dataset_size}, dp_rank={given_rank}, dp_world_size={size}, "
+        f"global_batch_size={case.global_batch_size}{mesh_said(mesh)}, ...)",
+        lambda: plug.build(case.dataset_size, given_rank, size, **case.loader_options(), workdir=workdir, **mesh),
     )
 
 
