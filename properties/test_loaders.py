@@ -2,9 +2,9 @@
 called before each epoch, its batches' instance ids read and judged together; under
 ``+resumable``, a run checkpointed through the loader's own ``state_dict()`` and resumed in fresh
 loaders (``harness.subjects.data_loader.resume``). Each test runs where its invariant is declared
-to (``ranks``): the one-epoch and epoch-order tests on simulated ranks and in real process
-groups, where each rank builds its own loader in its own process and the ranks read in lock
-step; the DP-size and resume tests on simulated ranks."""
+to (``ranks``): the one-epoch, epoch-order and resume tests on simulated ranks and in real
+process groups, where each rank builds its own loader in its own process (and the ranks read an
+epoch in lock step); the DP-size tests, and a resume on another DP size, on simulated ranks."""
 
 from __future__ import annotations
 
@@ -117,7 +117,6 @@ def _resumed(data, ranks, loader_plug, contract):
         loader_plug,
         world_size=ranks.world_size,
         min_global_batches=MIN_RESUMED_BATCHES,
-        with_workers=False,  # a checkpoint through workers is not judged yet (docs/data-loaders.md)
     )
     epoch = data.draw(epochs(), label="epoch")
     cut = checkpoint_at(data, case.global_batches)

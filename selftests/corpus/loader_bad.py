@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import torch
-from torch.utils.data import DataLoader, IterableDataset, get_worker_info
+from torch.utils.data import BatchSampler, DataLoader, IterableDataset, get_worker_info
 
 from sampler_conformance.adapters.torch_loader import DistributedLoader
 
@@ -346,3 +346,33 @@ class StateCountsRankInstances(_ResumableLoader):
 
     def batches_to_skip(self) -> int:
         return self.instances_processed // self.per_rank
+
+
+class _Counted:
+    """A batch sampler that counts, in ``loader.global_batches_read``, each batch as it is sampled."""
+
+    def __init__(self, batches: BatchSampler, loader: DistributedLoader) -> None:
+        self.batches = batches
+        self.loader = loader
+
+    def __iter__(self) -> Iterator[list[int]]:
+        for batch in self.batches:
+            self.loader.global_batches_read += 1
+            yield batch
+
+
+@rejected("test_loader_resume_continues", "loader_resume_continues", under=RESUMABLE)
+class CountsBatchesAsSampled(DistributedLoader):
+    """The reference, its count of the epoch's batches kept where the DataLoader asks its batch
+    sampler for the next batch, not where a batch reaches the training loop. Without workers the
+    two are one step; through workers the DataLoader samples ``prefetch_factor x num_workers``
+    batches ahead of those it has handed over, so a checkpoint after k batches counts up to 2 x
+    num_workers more, and the resume skips them (why torchdata's ``StatefulDataLoader`` keeps
+    the state of the batches handed over, not of its sampler). It fails only where workers are
+    drawn."""
+
+    def __iter__(self) -> Iterator[torch.Tensor]:
+        rest = list(self.sampler)[self.global_batches_read * self.rank_batch_size :]
+        batches = _Counted(BatchSampler(rest, self.rank_batch_size, drop_last=True), self)
+        yield from DataLoader(self.dataset, batch_sampler=batches, num_workers=self.num_workers)
+        self.global_batches_read = 0

@@ -25,9 +25,9 @@ from .runs import LoaderEpoch
 BAD = "selftests.corpus.loader_bad"  # the known-bad loaders that prove the checks can fail
 DATA_LOADER = "data_loader"
 ELASTIC = "data_loader+elastic"
-# What one epoch of every rank shows is judged on simulated ranks and in real groups, each rank's
-# loader in its own process, read in lock step; what compares DP sizes or resumes, on simulated
-# ranks only (docs/data-loaders.md, "Where the ranks run").
+# What one epoch of every rank shows, and a resume on the same DP size, is judged on simulated ranks
+# and in real groups, each rank's loader in its own process (an epoch read in lock step); what
+# compares DP sizes, on simulated ranks only (docs/data-loaders.md, "Where the ranks run").
 EVERYWHERE = Where.BOTH
 SIMULATED = Where.IN_PROCESS
 

@@ -20,9 +20,9 @@ Beside ``+elastic`` (``data_loader+elastic+resumable``) the two promise a resume
 DP size too: rank 0's state, loaded into every rank of the new size, goes on with the same
 global batches.
 
-What one epoch of every rank shows, and the epoch order, is judged on simulated ranks and in
-real process groups (lock step); the DP-size and resume promises on simulated ranks
-(docs/data-loaders.md, "Where the ranks run").
+What one epoch of every rank shows, the epoch order and a resume on the same DP size are judged
+on simulated ranks and in real process groups (an epoch read in lock step); the DP-size promises
+on simulated ranks (docs/data-loaders.md, "Where the ranks run").
 """
 
 from __future__ import annotations

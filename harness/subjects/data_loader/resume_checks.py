@@ -11,7 +11,7 @@ from sampler_conformance.core.comparing import first_difference
 from sampler_conformance.core.evidence import Violation, shorten
 from sampler_conformance.core.invariants import Declared, Invariant
 
-from .checks import BAD, SIMULATED
+from .checks import BAD, EVERYWHERE, SIMULATED
 from .contracts import RESUMABLE, RESUMED_ON_OTHER_DP_SIZE
 from .runs import LoaderEpoch, LoaderResume, LoaderResumeElsewhere
 
@@ -59,14 +59,16 @@ def _resumed_text(run: LoaderResume, order: str) -> str:
 
 
 def _resume_invariant(flag: str, title: str, guards: str, bad: str, *, elsewhere: bool = False) -> Invariant:
-    """A resume invariant, judged on simulated ranks from orders (one instance cannot show them)."""
+    """A resume invariant, judged from orders (one instance cannot show them): on the same DP size
+    on simulated ranks and in real groups, each rank resuming its own state in its own process; on
+    another, on simulated ranks (every rank is given rank 0's state of another DP size)."""
     return Invariant(
         flag,
         title,
         guards,
         f"{BAD}:{bad}",
         proven_under=ELSEWHERE_UNDER if elsewhere else RESUMABLE_UNDER,
-        where=SIMULATED,
+        where=SIMULATED if elsewhere else EVERYWHERE,
         judged_from=2,
         promised_by=(RESUMED_ON_OTHER_DP_SIZE if elsewhere else RESUMABLE,),
     )
