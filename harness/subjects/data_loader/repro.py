@@ -4,18 +4,21 @@ loader of the case with the arguments the suite built it with (a fresh workdir a
 epoch hook before each epoch and reads its batches' instance ids as the suite read them, asserts
 the promise, prints the suite's words and exits 1 while the bug is there.
 
-Covered: the one-epoch invariants, a fault charged to ``loader_runs`` where the loader raised,
-``loader_deterministic``, ``loader_reshuffles`` and ``loader_same_global_batches``. A failure
-found in real process groups is read here in one process, rank after rank, and the script says
-so: the loaders the suite certifies take their rank as told, so the nearest in-process reading is
-the same reading, and the suite offers the script only where it fails there too. The resume
-invariants raise :class:`CannotReproduce`, saying why."""
+Covered: every invariant of the data loader's contracts but ``replicas_read_alike`` (meshes):
+the one-epoch invariants, a fault charged to ``loader_runs`` where the loader raised,
+``loader_deterministic``, ``loader_reshuffles``, ``loader_same_global_batches``, and the resume
+protocol (``state_dict()`` after k batches, ``load_state_dict`` into a fresh loader, the rest). A
+failure found in real process groups is read here in one process, rank after rank, and the
+script says so: the loaders the suite certifies take their rank as told, so the nearest
+in-process reading is the same reading, and the suite offers the script only where it fails
+there too."""
 
 from __future__ import annotations
 
 import textwrap
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
+from string import Template
 from typing import Any
 
 from sampler_conformance.core.contracts import Contract
@@ -142,6 +145,66 @@ for world in DP_SIZES:
     print(f"DP size {world}: global batches {short(global_batches[world])}")
 """
 
+# ... the loader's own checkpoint after K batches of EPOCH, resumed by a fresh loader of each rank
+# in both orders of the epoch hook and load_state_dict, beside the uninterrupted run (+resumable).
+RESUMED = """K = $cut  # batches read before state_dict(), as the suite's test drew it
+uninterrupted = [read_rank(W, r, [EPOCH, EPOCH + 1]) for r in range(W)]
+resumed = {}  # (rank, order): epoch EPOCH (its K batches, then the resumed loader's rest) and EPOCH + 1
+for r in range(W):
+    with tempfile.TemporaryDirectory() as workdir:
+        loader = build(W, r, workdir)
+        if hook_of(loader):
+            hook_of(loader)(EPOCH)
+        batches = iter(loader)  # the epoch under way while the state is taken
+        before = [ids(batch) for batch in itertools.islice(batches, K)]
+        state = copy.deepcopy(loader.state_dict())  # the checkpoint
+        for order in ("hook, then load_state_dict", "load_state_dict, then hook"):
+            fresh = build(W, r, workdir)
+            if order.startswith("load"):
+                fresh.load_state_dict(copy.deepcopy(state))
+            if hook_of(fresh):
+                hook_of(fresh)(EPOCH)
+            if order.startswith("hook"):
+                fresh.load_state_dict(copy.deepcopy(state))
+            rest = [ids(batch) for batch in itertools.islice(fresh, LIMIT + 1)]
+            if hook_of(fresh):
+                hook_of(fresh)(EPOCH + 1)
+            resumed[r, order] = before + rest, [ids(batch) for batch in itertools.islice(fresh, LIMIT + 1)]
+for (r, order), (epoch, after) in resumed.items():
+    print(f"rank {r}, {order}: epoch {EPOCH} {short(epoch)}; epoch {EPOCH + 1} {short(after)}")
+print(f"uninterrupted, rank 0: epoch {EPOCH} {short(uninterrupted[0][0])}; epoch {EPOCH + 1} {short(uninterrupted[0][1])}")
+"""
+# ... rank 0's checkpoint at DP size W1, loaded into every rank of DP size W (+elastic+resumable).
+RESUMED_ELSEWHERE = """W1, K = $saved_on, $cut  # the DP size the checkpoint was taken at, and its global batches before it
+with tempfile.TemporaryDirectory() as workdir:
+    loader = build(W1, 0, workdir)
+    if hook_of(loader):
+        hook_of(loader)(EPOCH)
+    batches = iter(loader)  # the epoch under way while the state is taken
+    before = [ids(batch) for batch in itertools.islice(batches, K)]
+    state = copy.deepcopy(loader.state_dict())  # rank 0's checkpoint: every rank of DP size W loads it
+rests = []
+for r in range(W):
+    with tempfile.TemporaryDirectory() as workdir:
+        fresh = build(W, r, workdir)
+        fresh.load_state_dict(copy.deepcopy(state))
+        if hook_of(fresh):
+            hook_of(fresh)(EPOCH)
+        rests.append([ids(batch) for batch in itertools.islice(fresh, LIMIT + 1)])
+ranks = [read_rank(W, r, [EPOCH])[0] for r in range(W)]
+expected, got = (
+    [sorted(i for batches in read if g < len(batches) for i in batches[g]) for g in range(max(map(len, read)))]
+    for read in (ranks, rests)
+)
+print(f"uninterrupted at W={W}, global batches {K} on: {short(expected[K:])}")
+print(f"resumed at W={W} from rank 0's state at W1={W1}: {short(got)}")
+"""
+# What a resume failure shows: the first (rank, order) whose epoch ($which: 0, EPOCH; 1, EPOCH + 1) differs.
+RESUME_SHOWN = """wrong = [(r, order) for (r, order), read in resumed.items() if read[$which] != uninterrupted[r][$which]]
+broken = bool(wrong)
+r, order = (wrong or list(resumed))[0]
+shown = f"rank {r}, {order}: resumed {short(resumed[r, order][$which])}, uninterrupted {short(uninterrupted[r][$which])}\""""
+
 
 @dataclass(frozen=True)
 class Snippet:
@@ -195,6 +258,27 @@ SNIPPETS = {
         'shown = f"rank 0: epoch {EPOCHS[0]}: {short(ranks[0][0])}; epoch {EPOCHS[1]}: {short(ranks[0][1])}"',
         reading=TWO_EPOCHS,
     ),
+    "loader_resume_continues": Snippet(
+        "checkpointed after K batches (state_dict()), a fresh loader given the state and its epoch hook, in "
+        "either order, goes on with batch K + 1: the epoch is the uninterrupted run's, batch for batch.",
+        RESUME_SHOWN.replace("$which", "0"),
+        reading=RESUMED,
+        imports=("copy",),
+    ),
+    "loader_epoch_after_resume": Snippet(
+        "the epoch after a resume is the uninterrupted run's, batch for batch.",
+        RESUME_SHOWN.replace("$which", "1"),
+        reading=RESUMED,
+        imports=("copy",),
+    ),
+    "loader_resume_on_other_dp_size": Snippet(
+        "rank 0's checkpoint after K global batches at DP size W1, loaded into every rank at DP size W, goes on "
+        "with the same global batches: K + 1 onward, to the epoch's end.",
+        'broken = got != expected[K:]\nshown = f"resumed: {short(got)}; uninterrupted from global batch {K}: '
+        '{short(expected[K:])}"',
+        reading=RESUMED_ELSEWHERE,
+        imports=("copy",),
+    ),
     "loader_same_global_batches": Snippet(
         "global batch g, every rank's batch g together, holds the same instances at every DP size.",
         "broken = any(global_batches[w] != global_batches[DP_SIZES[0]] for w in DP_SIZES)\n"
@@ -208,6 +292,26 @@ def case_of(parameters: Mapping[str, Any]) -> LoaderCase:
     """The case a violation record's ``parameters`` hold."""
     known = {f.name for f in fields(LoaderCase)}
     return LoaderCase(**{k: v for k, v in parameters.items() if k in known})
+
+
+# What each reading names of the failing test's draws: its $name, the draw's label; of a pair, the first.
+DRAWS = {
+    "epochs": "epochs",
+    "before": "epochs",
+    "cut": "k (batches before the checkpoint)",
+    "saved_on": "W1, W2 (DP sizes checkpointed at, resumed on)",
+}
+FIRST_OF_PAIR = ("before", "saved_on")
+
+
+def filled(reading: str, record: Mapping[str, Any]) -> str:
+    """``reading`` with the failing test's draws it names written in (the epochs, the checkpoint's
+    k, the DP size it was taken at) and the DP sizes +elastic compares."""
+    values = {name: drawn(record, label) for name, label in DRAWS.items() if f"${name}" in reading}
+    if None in values.values():
+        raise CannotReproduce("the failing test's record holds no draws to build its reading again")
+    values.update({name: values[name][0] for name in FIRST_OF_PAIR if name in values})
+    return Template(reading).substitute({**values, "dp_sizes": list(ELASTIC_WORLD_SIZES)})
 
 
 def script_for(plug: Plug, contract: Contract, record: Mapping[str, Any], filename: str) -> str:
@@ -226,15 +330,7 @@ def script_for(plug: Plug, contract: Contract, record: Mapping[str, Any], filena
         raise CannotReproduce(
             f"N={case.dataset_size:,} is a numeric edge: a script reading it into lists is not written"
         )
-    drawn_epochs = drawn(record, "epochs")
-    if found.reading in (TWICE, TWO_EPOCHS) and not drawn_epochs:
-        raise CannotReproduce("the failing test's record holds no epochs: nothing to read again")
-    before = drawn_epochs[0] if drawn_epochs else None
-    reading = (
-        found.reading.replace("$before", repr(before))
-        .replace("$epochs", repr(drawn_epochs))
-        .replace("$dp_sizes", repr(list(ELASTIC_WORLD_SIZES)))
-    )
+    reading = filled(found.reading, record)
     spec = script_spec(plug)
     head = HEAD.format(
         docstring=docstring(record, spec, filename),
