@@ -18,6 +18,7 @@ from sampler_conformance.subjects import contract_named
 from sampler_conformance.subjects.batch_sampler.case import BatchCase
 from sampler_conformance.subjects.batch_sampler.checks import check_equal_counts
 from sampler_conformance.subjects.batch_sampler.plug import check_fit, load_plug
+from sampler_conformance.subjects.batch_sampler.repro import SNIPPETS
 from sampler_conformance.subjects.batch_sampler.runs import PlannedEpoch
 
 from .catalogue import (
@@ -28,6 +29,7 @@ from .catalogue import (
     POISSON_BAD,
     POISSON_CONTRACT,
 )
+from .reproduced import assert_reproduced
 from .suite_run import SELFTEST_EXAMPLES, certify, certify_rejected
 from .test_adapters import assert_missing_package_is_named
 
@@ -63,19 +65,28 @@ def test_dynamic_batch_bug_fails_exactly_its_invariants(pytester, spec):
     # A bug of the numeric edge is proven on simulated ranks, where the edge is read: its
     # arithmetic is the same in every process, and the groups' cases are those at N <= 200.
     ranks = "simulated" if "--scale" in rejection.options else "all"
-    certify_rejected(pytester, spec, rejection, f"--contract={DYNAMIC_BATCHES_CONTRACT}", GROUP_OPTION, ranks=ranks)
+    _certified_and_reproduced(pytester, spec, rejection, DYNAMIC_BATCHES_CONTRACT, ranks)
 
 
 @pytest.mark.parametrize("spec", list(MICRO_BATCHES_BAD), ids=lambda spec: spec.rpartition(":")[2])
 def test_micro_batch_bug_fails_exactly_its_invariants(pytester, spec):
-    certify_rejected(
-        pytester, spec, MICRO_BATCHES_BAD[spec], f"--contract={MICRO_BATCHES_CONTRACT}", GROUP_OPTION, ranks="all"
-    )
+    _certified_and_reproduced(pytester, spec, MICRO_BATCHES_BAD[spec], MICRO_BATCHES_CONTRACT)
 
 
 @pytest.mark.parametrize("spec", list(POISSON_BAD), ids=lambda spec: spec.rpartition(":")[2])
 def test_poisson_bug_fails_exactly_its_invariants(pytester, spec):
-    certify_rejected(pytester, spec, POISSON_BAD[spec], f"--contract={POISSON_CONTRACT}", GROUP_OPTION, ranks="all")
+    _certified_and_reproduced(pytester, spec, POISSON_BAD[spec], POISSON_CONTRACT)
+
+
+def _certified_and_reproduced(pytester, spec, rejection, contract, ranks="all"):
+    """The exact verdict, and each failed invariant's script (docs/reproductions.md): exit 1
+    with the violation's words, and 0 against the contract's reference."""
+    run = certify_rejected(pytester, spec, rejection, f"--contract={contract}", GROUP_OPTION, "--repro=on", ranks=ranks)
+    assert_reproduced(run, SNIPPETS, contract_named(contract).reference, flaky=FLAKY.get(spec, ()))
+
+
+# The batch known-bads whose scripts no two runs print alike, by the flags they fail so: the run says why.
+FLAKY = {"selftests.corpus.batch_bad:PlanCachedPerProcess": ("batches_deterministic",)}
 
 
 def test_unequal_batch_counts_name_the_ranks_that_had_the_step_the_others_never_join():

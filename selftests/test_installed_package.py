@@ -234,7 +234,7 @@ def test_turning_off_what_a_sampler_breaks_by_design_leaves_nothing_to_fail(venv
     off, as a user typed it: PARTIAL, exit 0, no FAILED line. Before, the seed 001
     experiment's batch sizes charged equal_length anyway, and the run exited 1."""
     (venv.empty / "factories.py").write_text(ALWAYS_DROPS_THE_TAIL)
-    run = _console_script(venv, "factories.py:shard_sampler", "--without=covers,equal_length", "-rs")
+    run = _console_script(venv, "factories.py:shard_sampler", "--without=covers,equal_length", "-rs", *draws())
     output = run.stdout + run.stderr
     assert run.returncode == 0, output[-5000:]
     assert "PARTIAL: no failure" in run.stdout and "turned off: " in run.stdout, output[-3000:]
@@ -246,7 +246,7 @@ def test_a_sampler_that_always_drops_the_tail_conforms_to_truncated(venv):
     """The same design, certified as what it is: --contract=truncated, exit 0, "conforms",
     a state the documented gate accepts (with --without it can only be PARTIAL)."""
     (venv.empty / "factories.py").write_text(ALWAYS_DROPS_THE_TAIL)
-    run = _console_script(venv, "factories.py:shard_sampler", "--contract=truncated")
+    run = _console_script(venv, "factories.py:shard_sampler", "--contract=truncated", *draws())
     output = run.stdout + run.stderr
     assert run.returncode == 0, output[-5000:]
     assert "VERDICT: factories.py:shard_sampler conforms to contract 'truncated'" in run.stdout, output[-3000:]

@@ -475,8 +475,14 @@ def test_a_sampler_on_the_global_rng_parts_the_ranks_once_one_rank_draws_more(py
 
 
 def test_torch_sampler_passes_every_test_in_real_groups(pytester, tag):
+    # Groups of 2: test_contracts certifies the reference through the whole suite too.
     run = _suite(
-        pytester, str(REPO / "properties"), str(REPO / "conformance"), f"--sampler={DEFAULT_SPEC}", "--ranks=groups"
+        pytester,
+        str(REPO / "properties"),
+        str(REPO / "conformance"),
+        f"--sampler={DEFAULT_SPEC}",
+        "--ranks=groups",
+        "--world-sizes=2",
     )
     assert run.exit_code == pytest.ExitCode.OK, run.explain()
     assert not run.failed_tests, run.explain()

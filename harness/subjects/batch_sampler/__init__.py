@@ -15,6 +15,7 @@ from .contracts import CONTRACTS
 from .edges import EDGE_SIZES, SAID
 from .invariants import DECLARED
 from .plug import DEFAULT_SPEC, build_for_cost, check_fit, load_plug
+from .repro import script_for
 
 SUBJECT = Subject(
     name="batch_sampler",
@@ -33,4 +34,5 @@ SUBJECT = Subject(
     cost_noun="batch",
     edges=EDGE_SIZES,
     edges_said=SAID,
+    reproduce=script_for,
 )

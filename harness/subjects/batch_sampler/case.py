@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sampler_conformance.core.case import Case
+from sampler_conformance.subjects.common.reading import read_limit as limit_for
 
 # The parameters a contract about another leaves at 0 (BatchContract.parameter): not sizes judged.
 UNSET_WHEN_ZERO = ("max_tokens", "batch_size")
@@ -49,3 +50,10 @@ class BatchCase(Case):
         else:
             made = f"lengths={shown}, max_tokens={self.max_tokens}"
         return f"N={self.dataset_size}, W={self.world_size}, {made}, seed={self.seed}, epoch={self.epoch}"
+
+
+def read_limit(case: BatchCase) -> int:
+    """Batches one rank may yield in an epoch before it counts as never stopping: every item in
+    a batch of its own, or every Poisson step, four times over."""
+    steps = round(1 / case.sample_rate) if case.sample_rate else 0
+    return limit_for(case.dataset_size + steps)

@@ -23,10 +23,9 @@ from sampler_conformance.core.case import Observation, ReportedLength
 from sampler_conformance.execution.collectives import read_in_lockstep
 from sampler_conformance.execution.scenario import BadItems, RankContext, Ranks, Scenario, ask
 from sampler_conformance.subjects.common.reading import BadIndex, batch_array, batch_sizes, cut, lens_around
-from sampler_conformance.subjects.common.reading import read_limit as limit_for
 from sampler_conformance.subjects.specs import mesh_said
 
-from .case import BatchCase
+from .case import BatchCase, read_limit
 from .contracts import BatchContract
 from .plug import BatchPlug, load_plug
 from .runs import PlannedEpoch
@@ -36,13 +35,6 @@ class BadBatch(BadItems):
     """A batch that is not a list of int indices, or more batches than the bound allows."""
 
     flag = "batch_items"
-
-
-def read_limit(case: BatchCase) -> int:
-    """Batches one rank may yield in an epoch before it counts as never stopping: every item in
-    a batch of its own, or every Poisson step, four times over."""
-    steps = round(1 / case.sample_rate) if case.sample_rate else 0
-    return limit_for(case.dataset_size + steps)
 
 
 def checked_batch(batch: Any) -> np.ndarray:

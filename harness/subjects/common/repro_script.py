@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from sampler_conformance.core.subject import Plug
+from sampler_conformance.core.subject import CannotReproduce, Plug
 from sampler_conformance.execution.file_modules import is_file_module
 
 from ..specs import split_spec
@@ -56,6 +56,9 @@ print({held!r})
 STANDARD_MODULES = ("functools", "importlib", "itertools", "os", "sys")  # what every script imports
 THIRD_PARTY = ("numpy", "torch")  # imported after the standard library, where a script needs them
 RAISED = "raised"  # a fault's words where the thing raised (not where it hung or its process died)
+# The largest N a script reads every rank of, as Python lists: the drawn cases go to 10,000; the
+# numeric edges (2^24 + 1 and up, --scale) are read on a few ranks only (docs/scale.md).
+LARGEST_READ = 1_000_000
 
 
 def imports(more: tuple[str, ...]) -> str:
@@ -92,3 +95,21 @@ def drawn(record: Mapping[str, Any], label: str) -> Any:
         if found:
             return ast.literal_eval(found.group(1))
     return None
+
+
+def snippet_for(record: Mapping[str, Any], snippets: Mapping[str, Any], fault: str, noun: str) -> Any:
+    """Of ``snippets`` (a subject's, each with its ``reading``), the one that reproduces
+    ``record``; CannotReproduce where none does: no reading of its flag yet, a fault (read by
+    ``fault``) where the thing hung or its process died, no case to build, or a numeric edge."""
+    flag = record["flag"]
+    if flag not in snippets:
+        raise CannotReproduce(f"no plain-Python reading of {flag} yet (covered: {', '.join(snippets)})")
+    found = snippets[flag]
+    if found.reading == fault and RAISED not in record["message"]:
+        raise CannotReproduce(f"the {noun} hung or its process died: a script would hang or die with it")
+    if not record.get("parameters"):
+        raise CannotReproduce("it holds on no case in particular: no case to build")
+    size = record["parameters"]["dataset_size"]
+    if size > LARGEST_READ:
+        raise CannotReproduce(f"N={size:,} is a numeric edge: a script reading it into lists is not written")
+    return found

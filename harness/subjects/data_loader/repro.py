@@ -26,21 +26,19 @@ from sampler_conformance.core.subject import CannotReproduce, Plug
 from sampler_conformance.subjects.common.reading import read_limit
 from sampler_conformance.subjects.common.repro_script import (
     LOAD,
-    RAISED,
     SHORT,
     TAKEN,
     docstring,
     drawn,
     imports,
     script_spec,
+    snippet_for,
     tail,
 )
 
 from .case import ELASTIC_WORLD_SIZES, LoaderCase
 from .contracts import LoaderContract
 from .plug import EPOCH_HOOKS, ID_KEYS, LoaderPlug
-
-LARGEST_READ = 1_000_000  # every rank read into Python lists
 
 # {name} is filled in, {{ }} stays a brace.
 HEAD = """{docstring}
@@ -317,19 +315,8 @@ def filled(reading: str, record: Mapping[str, Any]) -> str:
 def script_for(plug: Plug, contract: Contract, record: Mapping[str, Any], filename: str) -> str:
     """The script that reproduces ``record``, to be saved as ``filename``; CannotReproduce says why not."""
     assert isinstance(plug, LoaderPlug) and isinstance(contract, LoaderContract)
-    flag = record["flag"]
-    if flag not in SNIPPETS:
-        raise CannotReproduce(f"no plain-Python reading of {flag} yet (covered: {', '.join(SNIPPETS)})")
-    found = SNIPPETS[flag]
-    if found.reading == FAULT and RAISED not in record["message"]:
-        raise CannotReproduce("the loader hung or its process died: a script would hang or die with it")
-    if not record.get("parameters"):
-        raise CannotReproduce("it holds on no case in particular: no case to build")
+    found = snippet_for(record, SNIPPETS, FAULT, "loader")
     case = case_of(record["parameters"])
-    if case.dataset_size > LARGEST_READ:
-        raise CannotReproduce(
-            f"N={case.dataset_size:,} is a numeric edge: a script reading it into lists is not written"
-        )
     reading = filled(found.reading, record)
     spec = script_spec(plug)
     head = HEAD.format(

@@ -16,16 +16,21 @@ from typing import Any
 from sampler_conformance.core.contracts import Contract
 from sampler_conformance.core.subject import CannotReproduce, Plug
 from sampler_conformance.subjects.common.reading import read_limit
-from sampler_conformance.subjects.common.repro_script import LOAD, RAISED, SHORT, docstring, imports, script_spec, tail
+from sampler_conformance.subjects.common.repro_script import (
+    LARGEST_READ,
+    LOAD,
+    RAISED,
+    SHORT,
+    docstring,
+    imports,
+    script_spec,
+    tail,
+)
 
 from .case import IndexCase
 from .contracts import SamplerContract
 from .plug import SamplerPlug
 from .repro_snippets import FAULT, SNIPPETS, snippet
-
-# The largest N a script reads every rank of, as Python lists: the drawn cases go to 10,000;
-# the numeric edges (2^24 + 1 and up, --scale) are read on a few ranks only (docs/scale.md).
-LARGEST_READ = 1_000_000
 
 # What the script is made of around its snippet (and the parts every subject's script shares,
 # ``common/repro_script.py``); {name} is filled in, {{ }} stays a brace.

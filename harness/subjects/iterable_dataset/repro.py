@@ -21,20 +21,18 @@ from sampler_conformance.core.subject import CannotReproduce, Plug
 from sampler_conformance.subjects.common.reading import read_limit
 from sampler_conformance.subjects.common.repro_script import (
     LOAD,
-    RAISED,
     SHORT,
     TAKEN,
     docstring,
     imports,
     script_spec,
+    snippet_for,
     tail,
 )
 
 from .case import StreamCase
 from .contracts import StreamContract
 from .plug import StreamPlug
-
-LARGEST_READ = 1_000_000  # every rank read into Python lists: the numeric edge (2^24 + 1 ids) is not
 
 # {name} is filled in, {{ }} stays a brace.
 HEAD = """{docstring}
@@ -172,21 +170,12 @@ def case_of(parameters: Mapping[str, Any]) -> StreamCase:
 def script_for(plug: Plug, contract: Contract, record: Mapping[str, Any], filename: str) -> str:
     """The script that reproduces ``record``, to be saved as ``filename``; CannotReproduce says why not."""
     assert isinstance(plug, StreamPlug) and isinstance(contract, StreamContract)
-    flag = record["flag"]
-    if flag not in SNIPPETS:
-        raise CannotReproduce(f"no plain-Python reading of {flag} yet (covered: {', '.join(SNIPPETS)})")
-    found = SNIPPETS[flag]
-    if found.reading == FAULT and RAISED not in record["message"]:
-        raise CannotReproduce("the dataset hung or its process died: a script would hang or die with it")
     if plug.needs_process_group or plug.takes_mesh:
         raise CannotReproduce("the dataset takes its rank from the process group or a device mesh")
-    if record.get("in_groups") or not record.get("parameters"):
+    if record.get("in_groups"):
         raise CannotReproduce("it was found in real process groups only, which scripts do not reproduce yet")
+    found = snippet_for(record, SNIPPETS, FAULT, "dataset")
     case = case_of(record["parameters"])
-    if case.dataset_size > LARGEST_READ:
-        raise CannotReproduce(
-            f"N={case.dataset_size:,} is a numeric edge: a script reading it into lists is not written"
-        )
     options = {name: value for name, value in case.factory_options("").items() if name != "workdir"}
     loader: dict[str, Any] = {
         "num_workers": case.num_workers,

@@ -1,0 +1,284 @@
+"""A plain-Python script that reproduces one counterexample of a batch sampler without the suite
+(docs/reproductions.md): it imports the factory the spec names (and so torch), builds every
+rank's batch sampler of the case with the arguments the suite built it with (the items'
+lengths, the budget, the step's size or the rate, the seed), calls ``set_epoch`` before each
+epoch and reads its batches as the suite read them, asserts the promise, prints the suite's
+words and exits 1 while the bug is there.
+
+Covered: a fault charged to ``batches_run`` where the sampler raised, ``batch_items``,
+``equal_batch_counts``, ``within_budget``, ``each_item_once``, ``poisson_shards_disjoint``,
+``batch_len_matches``, ``batches_deterministic`` and ``batches_reshuffle``, found on simulated
+ranks (a failure found in a real group only is read in one process, rank after rank, and the
+script says so; the suite offers it only where it fails there too). ``poisson_rate`` (a
+statistical test over a thousand epochs), ``batch_plan_agrees`` (processes that plan apart) and
+``replicas_read_alike`` (meshes) raise :class:`CannotReproduce`, saying why."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from string import Template
+from typing import Any
+
+from sampler_conformance.core.contracts import Contract
+from sampler_conformance.core.subject import CannotReproduce, Plug
+from sampler_conformance.subjects.common.repro_script import (
+    LOAD,
+    SHORT,
+    TAKEN,
+    docstring,
+    drawn,
+    imports,
+    script_spec,
+    snippet_for,
+    tail,
+)
+
+from .case import BatchCase, read_limit
+from .contracts import BatchContract
+from .plug import BatchPlug
+
+# {name} is filled in, {{ }} stays a brace.
+HEAD = """{docstring}
+
+{imports}
+
+SPEC = sys.argv[1] if len(sys.argv) > 1 else {spec!r}  # or another batch sampler factory, to compare
+N, W, EPOCH = {n}, {w}, {epoch}
+LENGTHS = {lengths!r}  # item i's length
+OPTIONS = {options!r}  # those the factory takes are given
+COST = {cost!r}  # a batch's cost against max_tokens: "sum" of its lengths, or "padded" (longest x count)
+EMPTY_BATCHES = {empty!r}  # whether the contract counts an empty batch as a step (Poisson)
+LIMIT = {limit}  # a rank that yields more batches than this never stops
+
+
+{load}
+
+
+{taken}
+
+
+def indices(batch):
+    \"\"\"A batch's indices: a list or tuple of them, or a 1-D integer tensor or array; None for anything else.\"\"\"
+    if isinstance(batch, (list, tuple)):
+        return list(batch)
+    if getattr(batch, "ndim", None) == 1 and "int" in str(batch.dtype):
+        return batch.tolist()
+    return None
+
+
+def length(sampler):
+    \"\"\"len(sampler), or what stood in its way.\"\"\"
+    if not hasattr(type(sampler), "__len__"):
+        return "no __len__"
+    try:
+        return len(sampler)
+    except Exception as exc:  # the sampler's: batch_len_matches is charged with it, the rest read on
+        return f"len() raised {{type(exc).__name__}}"
+
+
+def read_rank(world, rank, epochs):
+    \"\"\"Rank ``rank``'s batch sampler of ``world``, built afresh, set_epoch(e) before each of
+    ``epochs`` (None: not called): per epoch, its batches, len() before the pass and after it.\"\"\"
+    sampler = Factory(LENGTHS, num_replicas=world, rank=rank, **taken(OPTIONS))
+    read = []
+    for epoch in epochs:
+        if epoch is not None and callable(getattr(sampler, "set_epoch", None)):
+            sampler.set_epoch(epoch)
+        before = length(sampler)
+        batches = [indices(batch) for batch in itertools.islice(sampler, LIMIT + 1)]
+        read.append((batches, before, length(sampler)))
+    return read
+
+
+{short}
+
+
+"""
+# The script's main part.
+MAIN = """Factory = load(SPEC)
+print(f"{{SPEC}}: N={{N}}, W={{W}}, epoch={{EPOCH}}, {{OPTIONS}}, lengths {{short(LENGTHS)}}")
+{where}{reading}
+# The promise: {promise}
+{code}
+{tail}"""
+IN_GROUPS = "# Found in real process groups; read here in one process, rank after rank.\n"
+
+# How the script reads the ranks: one epoch of every rank, each rank's batches.
+ONE_EPOCH = """ranks = [read_rank(W, r, [EPOCH])[0][0] for r in range(W)]
+for r, batches in enumerate(ranks):
+    print(f"rank {r} ({len(batches)} batches): {short(batches)}")
+"""
+# ... each rank in turn, up to the first that raises: its exception is the fault.
+FAULT = """fault = ""
+for r in range(W):
+    try:
+        ((batches, _, _),) = read_rank(W, r, [EPOCH])
+    except Exception as exc:  # the sampler's own: in the factory, set_epoch, len() or its pass
+        fault = f"rank {r}: {type(exc).__name__}: {exc}"
+        traceback.print_exc(file=sys.stdout)
+        break
+    print(f"rank {r} ({len(batches)} batches): {short(batches)}")
+"""
+# ... len() before and after each of the epochs the test drew (batch_len_matches).
+LENS = """EPOCHS = $epochs  # as the suite's test drew them
+ranks = [read_rank(W, r, EPOCHS) for r in range(W)]
+wrong = [(r, e, len(batches), before, after) for r, read in enumerate(ranks)
+         for e, (batches, before, after) in zip(EPOCHS, read) if len(batches) != before or len(batches) != after]
+for r, read in enumerate(ranks):
+    print(f"rank {r}: (batches, len() before, len() after) per epoch {EPOCHS}: {[(len(b), x, y) for b, x, y in read]}")
+"""
+# ... a sampler that read another epoch first, and a fresh one (batches_deterministic).
+TWICE = """BEFORE = $before  # the epoch the first samplers read before EPOCH, as the suite's test drew it
+first = [read_rank(W, r, [BEFORE, EPOCH])[-1][0] for r in range(W)]
+hooked = callable(getattr(Factory(LENGTHS, num_replicas=W, rank=0, **taken(OPTIONS)), "set_epoch", None))
+# A fresh sampler reads EPOCH alone, as a run resumed there does; one without set_epoch, its passes again.
+fresh = [read_rank(W, r, [EPOCH] if hooked else [BEFORE, EPOCH])[-1][0] for r in range(W)]
+for r in range(W):
+    print(f"rank {r}: after epoch {BEFORE}: {short(first[r])}; fresh: {short(fresh[r])}")
+"""
+# ... one sampler a rank, set_epoch before each of two epochs (batches_reshuffle).
+TWO_EPOCHS = """EPOCHS = $epochs  # as the suite's test drew them
+ranks = [[batches for batches, _, _ in read_rank(W, r, EPOCHS)] for r in range(W)]
+for r, (first, second) in enumerate(ranks):
+    print(f"rank {r}: epoch {EPOCHS[0]}: {short(first)}; epoch {EPOCHS[1]}: {short(second)}")
+"""
+
+
+@dataclass(frozen=True)
+class Snippet:
+    promise: str
+    code: str  # sets broken and shown
+    reading: str = ONE_EPOCH
+    imports: tuple[str, ...] = ()
+
+
+SNIPPETS = {
+    "batches_run": Snippet(
+        "every rank's batch sampler is built, set to its epoch and read to the epoch's end without raising.",
+        "broken = bool(fault)\nshown = fault",
+        reading=FAULT,
+        imports=("traceback",),
+    ),
+    "batch_items": Snippet(
+        "every batch is a list of int indices in range(N) (a 1-D integer tensor will do), and not empty where "
+        "the contract has no empty steps.",
+        "wrong = [(r, step, batch) for r, batches in enumerate(ranks) for step, batch in enumerate(batches)\n"
+        "         if batch is None or (not batch and not EMPTY_BATCHES)\n"
+        "         or not all(isinstance(i, numbers.Integral) and not isinstance(i, bool) and 0 <= i < N for i in batch)]\n"
+        'broken = bool(wrong)\nshown = f"(rank, batch, its indices) that are not: {short(wrong)}"',
+        imports=("numbers",),
+    ),
+    "equal_batch_counts": Snippet(
+        "every rank yields the same number of batches in the epoch (DDP's all-reduce waits for the others).",
+        'broken = len({len(batches) for batches in ranks}) > 1\nshown = f"batches per rank: {[len(b) for b in ranks]}"',
+    ),
+    "within_budget": Snippet(
+        "every batch costs at most max_tokens, an item longer than the budget alone.",
+        "def cost(batch):  # as the sampler declares it (COST), of the indices in range(N)\n"
+        "    batch = [i for i in batch if 0 <= i < N]\n"
+        "    if not batch:\n"
+        "        return 0\n"
+        '    return max(LENGTHS[i] for i in batch) * len(batch) if COST == "padded" else sum(LENGTHS[i] for i in batch)\n'
+        "\n\n"
+        "over = [(r, step, batch, cost(batch)) for r, batches in enumerate(ranks) for step, batch in "
+        'enumerate(batches)\n        if len(batch) > 1 and cost(batch) > OPTIONS["max_tokens"]]\n'
+        'broken = bool(over)\nshown = f"(rank, batch, its indices, its {COST} cost) over max_tokens: {short(over)}"',
+    ),
+    "each_item_once": Snippet(
+        "each item at most once in the epoch across ranks; those left out fit in an incomplete last round "
+        "(W - 1 batches of max_tokens, or fewer than batch_size items).",
+        "counts = collections.Counter(i for batches in ranks for batch in batches for i in batch)\n"
+        "twice = sorted(i for i, n in counts.items() if n > 1)\n"
+        "missing = [i for i in range(N) if not counts[i]]\n"
+        'if OPTIONS.get("batch_size"):\n'
+        '    left_out, allowed = len(missing), OPTIONS["batch_size"] - 1\n'
+        "else:\n"
+        '    left_out = sum(min(LENGTHS[i], OPTIONS["max_tokens"]) for i in missing)\n'
+        '    allowed = (W - 1) * OPTIONS["max_tokens"]\n'
+        "broken = bool(twice) or left_out > allowed\n"
+        'shown = f"yielded more than once: {short(twice)}; never yielded: {short(missing)} ({left_out}, where at '
+        'most {allowed} may be)"',
+        imports=("collections",),
+    ),
+    "poisson_shards_disjoint": Snippet(
+        "no item is drawn by two ranks in one epoch: the ranks draw from disjoint shards.",
+        "owners = collections.defaultdict(set)\n"
+        "for r, batches in enumerate(ranks):\n"
+        "    for batch in batches:\n"
+        "        for i in batch:\n"
+        "            owners[i].add(r)\n"
+        "shared = sorted((i, sorted(rs)) for i, rs in owners.items() if len(rs) > 1)\n"
+        'broken = bool(shared)\nshown = f"(item, the ranks that drew it): {short(shared)}"',
+        imports=("collections",),
+    ),
+    "batch_len_matches": Snippet(
+        "len(), before and after each epoch, counts the batches the rank yields.",
+        'broken = bool(wrong)\nshown = f"(rank, epoch, batches, len() before, len() after): {short(wrong)}"',
+        reading=LENS,
+    ),
+    "batches_deterministic": Snippet(
+        "the batches of an epoch are set by the seed and the epoch: a sampler that read another epoch first, and "
+        "a fresh one, plan the same.",
+        'broken = first != fresh\nshown = f"rank 0 after epoch {BEFORE}: {short(first[0])}; fresh: {short(fresh[0])}"',
+        reading=TWICE,
+    ),
+    "batches_reshuffle": Snippet(
+        "set_epoch gives the next epoch other batches.",
+        "broken = all(first == second for first, second in ranks)\n"
+        'shown = f"rank 0: epoch {EPOCHS[0]}: {short(ranks[0][0])}; epoch {EPOCHS[1]}: {short(ranks[0][1])}"',
+        reading=TWO_EPOCHS,
+    ),
+}
+NOT_YET = {
+    "poisson_rate": "a statistical test over a thousand epochs of every rank: no plain-Python reading of it yet",
+    "batch_plan_agrees": "it is found where processes plan apart, which one process cannot show",
+}
+
+
+def case_of(parameters: Mapping[str, Any]) -> BatchCase:
+    """The case a violation record's ``parameters`` hold, its lengths a tuple again."""
+    known = {f.name for f in fields(BatchCase)}
+    values: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in parameters.items() if k in known}
+    return BatchCase(**values)
+
+
+def script_for(plug: Plug, contract: Contract, record: Mapping[str, Any], filename: str) -> str:
+    """The script that reproduces ``record``, to be saved as ``filename``; CannotReproduce says why not."""
+    assert isinstance(plug, BatchPlug) and isinstance(contract, BatchContract)
+    if record["flag"] in NOT_YET:
+        raise CannotReproduce(NOT_YET[record["flag"]])
+    if plug.needs_process_group or plug.takes_mesh:
+        raise CannotReproduce("the sampler takes its rank from the process group or a device mesh")
+    found = snippet_for(record, SNIPPETS, FAULT, "sampler")
+    case = case_of(record["parameters"])
+    epochs = drawn(record, "epochs")
+    if "$" in found.reading and not epochs:
+        raise CannotReproduce("the failing test's record holds no epochs: nothing to read again")
+    reading = Template(found.reading).substitute(epochs=epochs, before=(epochs or [None])[0])
+    options = {name: value for name, value in case.sampler_options().items() if value or name == "seed"}
+    spec = script_spec(plug)
+    head = HEAD.format(
+        docstring=docstring(record, spec, filename),
+        imports=imports(("inspect", *found.imports)),
+        spec=spec,
+        n=case.dataset_size,
+        w=case.world_size,
+        epoch=case.epoch,
+        lengths=list(case.lengths),
+        options=options,
+        cost=plug.cost,
+        empty=contract.empty_batches,
+        limit=read_limit(case),
+        load=LOAD,
+        taken=TAKEN.format(),
+        short=SHORT,
+    )
+    main = MAIN.format(
+        where=IN_GROUPS if record.get("in_groups") else "",
+        reading=reading,
+        promise=found.promise,
+        code=found.code,
+        tail=tail(record, found.promise),
+    )
+    return head + main
