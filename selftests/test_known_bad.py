@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import pytest
 
+from sampler_conformance.execution.scripts import run_scripts
+from sampler_conformance.report.reproductions import _why_not_offered
 from sampler_conformance.subjects import GROUP_ONLY, REGISTRY
 from sampler_conformance.subjects.index_sampler.checks import PER_EPOCH
 from sampler_conformance.subjects.index_sampler.contracts import TORCH
@@ -44,3 +46,30 @@ def test_a_counterexample_is_shrunk_to_the_smallest_case_under_dev(pytester):
     assert not drawn.counterexamples("pads_from_head")[0]["case"].startswith("N=3, W=2,"), (
         "the selftests' profile shrank"
     )
+
+
+# Scripts that stand for the cases a run meets: the bug shown, a fix, no words, no two runs alike.
+CHECKED_SCRIPTS = {
+    "shows": 'import sys\nprint("FAILED [union coverage] 1 index is never yielded")\nsys.exit(1)\n',
+    "holds": 'print("held: the ranks together cover range(N).")\n',
+    "no_words": "import sys\nsys.exit(1)\n",
+    "flaky": 'import random, sys\nprint("FAILED [union coverage]", random.random())\nsys.exit(1)\n',
+}
+
+
+def test_a_script_is_offered_only_where_two_runs_exit_1_alike_with_the_violations_words(tmp_path):
+    """What a run checks before it offers a script (report/reproductions.py), on real runs of
+    scripts as `python SCRIPT` runs them: what assert_reproduced takes from the run's record."""
+    paths = []
+    for name, text in CHECKED_SCRIPTS.items():
+        (tmp_path / f"{name}.py").write_text(text)
+        paths.append(str(tmp_path / f"{name}.py"))
+    runs = run_scripts(paths * 2)
+    first = dict(zip(CHECKED_SCRIPTS, runs[: len(paths)], strict=True))
+    second = dict(zip(CHECKED_SCRIPTS, runs[len(paths) :], strict=True))
+    record = {"title": "union coverage"}
+    why = {name: _why_not_offered(first[name], second[name], record) for name in CHECKED_SCRIPTS}
+    assert why["shows"] == "" and first["shows"].exit_code == 1, first["shows"]
+    assert why["holds"].startswith("the script exits 0 on the counterexample's case"), why
+    assert why["no_words"] == "the script exits 1 without the violation's words", why
+    assert why["flaky"].startswith("two runs of the script printed different things"), why

@@ -14,6 +14,7 @@ from .contracts import CONTRACTS
 from .edges import EDGE_SIZES, SAID
 from .invariants import DECLARED
 from .plug import DEFAULT_SPEC, build_for_cost, load_plug
+from .repro import script_for
 
 SUBJECT = Subject(
     name="weighted_sampler",
@@ -30,4 +31,5 @@ SUBJECT = Subject(
     cost_probe=build_for_cost,
     edges=EDGE_SIZES,
     edges_said=SAID,
+    reproduce=script_for,
 )

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from sampler_conformance.core.case import Case
+from sampler_conformance.subjects.common.reading import read_limit as limit_for
 
 # The most items whose inclusion probabilities WeightedCase computes exactly (2^N sets of items).
 MAX_EXACT_INCLUSION_ITEMS = 12
@@ -74,3 +75,10 @@ class WeightedCase(Case):
             f"N={self.dataset_size}, W={self.world_size}, weights={shown}, num_samples={self.num_samples}, "
             f"seed={self.seed}, epoch={self.epoch}"
         )
+
+
+def read_limit(case: WeightedCase) -> int:
+    """Draws one rank may yield in an epoch before it counts as never stopping: four times
+    num_samples or the dataset, whichever is larger (a sampler that ignores num_samples and
+    draws a share of the dataset, or all of it, stops within it), and 64 more."""
+    return limit_for(max(case.num_samples, case.dataset_size))

@@ -22,10 +22,9 @@ from sampler_conformance.core.case import Observation, ReportedLength
 from sampler_conformance.execution.global_rng import seed_global_rngs
 from sampler_conformance.execution.scenario import BadItems, RankContext, Ranks, Scenario, ask
 from sampler_conformance.subjects.common.reading import BadIndex, as_index_array, lens_around
-from sampler_conformance.subjects.common.reading import read_limit as limit_for
 from sampler_conformance.subjects.specs import mesh_said
 
-from .case import WeightedCase
+from .case import WeightedCase, read_limit
 from .contracts import WeightedContract
 from .plug import WeightedPlug, load_plug
 from .runs import DrawnEpoch
@@ -42,13 +41,6 @@ class EndlessDraws(BadItems):
     wrong whatever it draws, so it is draw_counts' to charge, as too many draws that stop are."""
 
     flag = "draw_counts"
-
-
-def read_limit(case: WeightedCase) -> int:
-    """Draws one rank may yield in an epoch before it counts as never stopping: four times
-    num_samples or the dataset, whichever is larger (a sampler that ignores num_samples and
-    draws a share of the dataset, or all of it, stops within it), and 64 more."""
-    return limit_for(max(case.num_samples, case.dataset_size))
 
 
 def read_draws(sampler: Any, limit: int) -> np.ndarray:

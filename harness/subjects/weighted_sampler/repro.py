@@ -1,0 +1,294 @@
+"""A plain-Python script that reproduces one counterexample of a weighted sampler without the
+suite (docs/reproductions.md): it imports the factory the spec names (and so torch), builds every
+rank's sampler of the case with the arguments the suite built it with (the weights,
+``num_samples``, the seed), calls ``set_epoch`` before each epoch and reads its draws as the
+suite read them, asserts the promise, prints the suite's words and exits 1 while the bug is there.
+
+Covered, under the contracts that draw with replacement over the whole dataset's weights: a fault
+charged to ``weighted_runs`` where the sampler raised, ``drawn_indices``,
+``zero_weight_never_drawn``, ``draw_counts``, ``weighted_deterministic``, and, with the chance
+that a conforming sampler's streams are alike written out, ``ranks_draw_apart``,
+``weighted_reshuffles`` and ``weighted_seed_effective``; and the statistical
+``frequencies_match_weights``, its per-item bound and the suite's threshold written out. Found on
+simulated ranks (a failure found in a real group only is read in one process and the script says
+so; the suite offers it only where it fails there too). The rest raise :class:`CannotReproduce`."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from string import Template
+from typing import Any
+
+from sampler_conformance.core.contracts import Contract
+from sampler_conformance.core.subject import CannotReproduce, Plug
+from sampler_conformance.subjects.common.repro_script import (
+    LOAD,
+    SHORT,
+    TAKEN,
+    docstring,
+    drawn,
+    imports,
+    script_spec,
+    snippet_for,
+    tail,
+)
+
+from .case import WeightedCase, read_limit
+from .chance import SAME_BY_CHANCE
+from .contracts import WeightedContract
+from .plug import WeightedPlug
+
+# {name} is filled in, {{ }} stays a brace.
+HEAD = """{docstring}
+
+{imports}
+
+SPEC = sys.argv[1] if len(sys.argv) > 1 else {spec!r}  # or another weighted sampler factory, to compare
+W, EPOCH = {w}, {epoch}
+WEIGHTS = {weights!r}  # item i's weight
+OPTIONS = {options!r}  # those the factory takes are given
+LIMIT = {limit}  # a rank that draws more than this in an epoch never stops
+
+
+{load}
+
+
+{taken}
+
+
+def read_rank(world, rank, epochs, **options):
+    \"\"\"Rank ``rank``'s sampler of ``world``, built afresh (``options`` in place of OPTIONS' own),
+    set_epoch(e) before each of ``epochs`` (None: not called): per epoch, its draws, and len()
+    after the pass.\"\"\"
+    sampler = Factory(WEIGHTS, num_replicas=world, rank=rank, **taken({{**OPTIONS, **options}}))
+    read = []
+    for epoch in epochs:
+        if epoch is not None and callable(getattr(sampler, "set_epoch", None)):
+            sampler.set_epoch(epoch)
+        draws = list(itertools.islice(sampler, LIMIT + 1))
+        read.append((draws, len(sampler) if hasattr(type(sampler), "__len__") else "no __len__"))
+    return read
+
+
+{short}
+
+
+"""
+MAIN = """Factory = load(SPEC)
+print(f"{{SPEC}}: W={{W}}, epoch={{EPOCH}}, {{OPTIONS}}, weights {{short(WEIGHTS)}}")
+{where}{reading}
+# The promise: {promise}
+{code}
+{tail}"""
+IN_GROUPS = "# Found in real process groups; read here in one process, rank after rank.\n"
+
+# One epoch of every rank: its draws, and len() after the pass.
+ONE_EPOCH = """ranks = [read_rank(W, r, [EPOCH])[0] for r in range(W)]
+for r, (draws, length) in enumerate(ranks):
+    print(f"rank {r} ({len(draws)} draws, len()={length}): {short(draws)}")
+"""
+# ... each rank in turn, up to the first that raises: its exception is the fault.
+FAULT = """fault = ""
+for r in range(W):
+    try:
+        ((draws, _),) = read_rank(W, r, [EPOCH])
+    except Exception as exc:  # the sampler's own: in the factory, set_epoch, len() or its pass
+        fault = f"rank {r}: {type(exc).__name__}: {exc}"
+        traceback.print_exc(file=sys.stdout)
+        break
+    print(f"rank {r} ({len(draws)} draws): {short(draws)}")
+"""
+# ... a sampler that read another epoch first, and a fresh one (weighted_deterministic).
+TWICE = """BEFORE = $before  # the epoch the first samplers read before EPOCH, as the suite's test drew it
+first = [read_rank(W, r, [BEFORE, EPOCH])[-1][0] for r in range(W)]
+hooked = callable(getattr(Factory(WEIGHTS, num_replicas=W, rank=0, **taken(OPTIONS)), "set_epoch", None))
+# A fresh sampler reads EPOCH alone, as a run resumed there does; one without set_epoch, its passes again.
+fresh = [read_rank(W, r, [EPOCH] if hooked else [BEFORE, EPOCH])[-1][0] for r in range(W)]
+for r in range(W):
+    print(f"rank {r}: after epoch {BEFORE}: {short(first[r])}; fresh: {short(fresh[r])}")
+"""
+# The chance that a conforming sampler's two streams of n draws, with replacement over the
+# weights, are alike: (sum_i p_i^2)^n; a pair is judged only where it is below its share of
+# SAME_BY_CHANCE, as the suite judges.
+CHANCE = """P = [w / sum(WEIGHTS) for w in WEIGHTS]
+SHARE = $same_by_chance / max(W * (W - 1) // 2, W)  # each comparison's share of the chance allowed
+
+
+def alike_by_chance(a, b):
+    \"\"\"Streams a and b are equal, and a conforming sampler's would be so with a chance below SHARE.\"\"\"
+    return a == b and sum(p * p for p in P) ** len(a) <= SHARE
+
+
+"""
+# ... every pair of ranks (ranks_draw_apart).
+PAIRS = (
+    CHANCE
+    + """ranks = [read_rank(W, r, [EPOCH])[0][0] for r in range(W)]
+for r, draws in enumerate(ranks):
+    print(f"rank {r}: {short(draws)}")
+alike = [(a, b) for a in range(W) for b in range(a + 1, W) if alike_by_chance(ranks[a], ranks[b])]
+"""
+)
+# ... one sampler a rank, set_epoch before each of two epochs (weighted_reshuffles).
+TWO_EPOCHS = (
+    CHANCE
+    + """EPOCHS = $epochs  # as the suite's test drew them
+ranks = [[draws for draws, _ in read_rank(W, r, EPOCHS)] for r in range(W)]
+for r, (first, second) in enumerate(ranks):
+    print(f"rank {r}: epoch {EPOCHS[0]}: {short(first)}; epoch {EPOCHS[1]}: {short(second)}")
+alike = [r for r, (first, second) in enumerate(ranks) if alike_by_chance(first, second)]
+"""
+)
+# ... every rank under the case's seed and another the test drew (weighted_seed_effective).
+TWO_SEEDS = (
+    CHANCE
+    + """SEEDS = [$first_seed, OPTIONS["seed"]]  # the case's seed, and the other the suite's test drew
+ranks = [[read_rank(W, r, [EPOCH], seed=seed)[0][0] for seed in SEEDS] for r in range(W)]
+for r, (first, second) in enumerate(ranks):
+    print(f"rank {r}: seed {SEEDS[0]}: {short(first)}; seed {SEEDS[1]}: {short(second)}")
+alike = [r for r, (first, second) in enumerate(ranks) if alike_by_chance(first, second)]
+"""
+)
+# ... all ranks' draws together against the weights (frequencies_match_weights), by the suite's
+# test: each item's count against Binomial(D, p_i), the p-value bounded by 2 exp(-D KL(count/D || p_i)).
+FREQUENCIES = """THRESHOLD = $threshold  # the suite's: this test's share of the false-alarm rate 1e-6, over the items tested
+ranks = [read_rank(W, r, [EPOCH])[0][0] for r in range(W)]
+P = [w / sum(WEIGHTS) for w in WEIGHTS]
+counts = collections.Counter(i for draws in ranks for i in draws if 0 <= i < len(P) and P[i] > 0)
+D = sum(counts.values())
+
+
+def kl(a, b):
+    \"\"\"KL(a || b) between Bernoulli distributions.\"\"\"
+    return sum(x * math.log(x / y) for x, y in ((a, b), (1 - a, 1 - b)) if x > 0 and y > 0)
+
+
+bounds = {i: min(1.0, 2 * math.exp(-D * kl(counts[i] / D, p))) for i, p in enumerate(P) if p > 0 and D}
+worst = min(bounds, key=bounds.get) if bounds else None
+print(f"{D} draws; item {worst} drawn {counts[worst]} times where {D * P[worst]:.1f} were expected" if bounds else "no draws")
+"""
+
+
+@dataclass(frozen=True)
+class Snippet:
+    promise: str
+    code: str  # sets broken and shown
+    reading: str = ONE_EPOCH
+    imports: tuple[str, ...] = ()
+
+
+SNIPPETS = {
+    "weighted_runs": Snippet(
+        "every rank's sampler is built, set to its epoch and draws its epoch without raising.",
+        "broken = bool(fault)\nshown = fault",
+        reading=FAULT,
+        imports=("traceback",),
+    ),
+    "drawn_indices": Snippet(
+        "every draw is an int index in range(N).",
+        "bad = [(r, d) for r, (draws, _) in enumerate(ranks) for d in draws\n"
+        "       if not isinstance(d, numbers.Integral) or isinstance(d, bool) or not 0 <= d < len(WEIGHTS)]\n"
+        'broken = bool(bad)\nshown = f"(rank, draw) that are not: {short(bad)}"',
+        imports=("numbers",),
+    ),
+    "zero_weight_never_drawn": Snippet(
+        "an item of weight 0 is never drawn.",
+        "banned = sorted({(r, d) for r, (draws, _) in enumerate(ranks) for d in draws\n"
+        "                 if isinstance(d, numbers.Integral) and 0 <= d < len(WEIGHTS) and WEIGHTS[d] == 0})\n"
+        'broken = bool(banned)\nshown = f"(rank, item of weight 0) drawn: {short(banned)}"',
+        imports=("numbers",),
+    ),
+    "draw_counts": Snippet(
+        "each rank draws num_samples indices per epoch, and len() says so.",
+        "wrong = [(r, len(draws), length) for r, (draws, length) in enumerate(ranks)\n"
+        '         if len(draws) != OPTIONS["num_samples"] or length not in (OPTIONS["num_samples"], "no __len__")]\n'
+        "broken = bool(wrong)\nshown = f\"(rank, draws, len()) where num_samples={OPTIONS['num_samples']}: {short(wrong)}\"",
+    ),
+    "weighted_deterministic": Snippet(
+        "the draws of an epoch are set by the seed and the epoch: a sampler that read another epoch first, and "
+        "a fresh one, draw the same.",
+        'broken = first != fresh\nshown = f"rank 0 after epoch {BEFORE}: {short(first[0])}; fresh: {short(fresh[0])}"',
+        reading=TWICE,
+    ),
+    "ranks_draw_apart": Snippet(
+        "the ranks draw different streams (two alike only by a chance below the suite's share of 1e-12).",
+        'broken = bool(alike)\nshown = f"pairs of ranks that drew the same stream: {alike}"',
+        reading=PAIRS,
+    ),
+    "weighted_reshuffles": Snippet(
+        "set_epoch gives each rank another stream (alike only by a chance below the suite's share of 1e-12).",
+        'broken = bool(alike)\nshown = f"ranks that drew the same stream in both epochs: {alike}"',
+        reading=TWO_EPOCHS,
+    ),
+    "weighted_seed_effective": Snippet(
+        "another seed gives each rank another stream (alike only by a chance below the suite's share of 1e-12).",
+        'broken = bool(alike)\nshown = f"ranks that drew the same stream under both seeds: {alike}"',
+        reading=TWO_SEEDS,
+    ),
+    "frequencies_match_weights": Snippet(
+        "all ranks' draws together follow the weights: no item's count is so far from D x its probability that "
+        "its p-value bound falls to the suite's threshold.",
+        "broken = worst is not None and bounds[worst] <= THRESHOLD\n"
+        'shown = f"item {worst}: p-value at most {bounds[worst]:.3g}, threshold {THRESHOLD:.3g}" if bounds else ""',
+        reading=FREQUENCIES,
+        imports=("collections", "math"),
+    ),
+}
+THRESHOLD = re.compile(r"against a threshold of ([0-9.e+-]+)")
+
+
+def case_of(parameters: Mapping[str, Any]) -> WeightedCase:
+    """The case a violation record's ``parameters`` hold, its weights a tuple again."""
+    known = {f.name for f in fields(WeightedCase)}
+    values: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in parameters.items() if k in known}
+    return WeightedCase(**values)
+
+
+def filled(reading: str, record: Mapping[str, Any]) -> str:
+    """``reading`` with what the failing test drew written in (its epochs, the other seed) and the
+    threshold of its frequency test (from its words)."""
+    values: dict[str, Any] = {"same_by_chance": SAME_BY_CHANCE}
+    epochs, seed, threshold = drawn(record, "epochs"), drawn(record, "seed"), THRESHOLD.search(record["message"])
+    for name, value in (("epochs", epochs), ("first_seed", seed), ("threshold", threshold and threshold.group(1))):
+        if f"${name}" in reading and value is None:
+            raise CannotReproduce(f"the failing test's record holds no {name.replace('_', ' ')}: nothing to draw again")
+        values[name] = value
+    values["before"] = epochs[0] if epochs else None
+    return Template(reading).substitute(values)
+
+
+def script_for(plug: Plug, contract: Contract, record: Mapping[str, Any], filename: str) -> str:
+    """The script that reproduces ``record``, to be saved as ``filename``; CannotReproduce says why not."""
+    assert isinstance(plug, WeightedPlug) and isinstance(contract, WeightedContract)
+    if not contract.replacement or contract.partitioned:
+        raise CannotReproduce(
+            f"contract {contract.name!r} draws without replacement or over partitions: not covered yet"
+        )
+    if plug.needs_process_group or plug.takes_mesh:
+        raise CannotReproduce("the sampler takes its rank from the process group or a device mesh")
+    found = snippet_for(record, SNIPPETS, FAULT, "sampler")
+    case = case_of(record["parameters"])
+    spec = script_spec(plug)
+    head = HEAD.format(
+        docstring=docstring(record, spec, filename),
+        imports=imports(("inspect", *found.imports)),
+        spec=spec,
+        w=case.world_size,
+        epoch=case.epoch,
+        weights=list(case.weights),
+        options=case.sampler_options(),
+        limit=read_limit(case),
+        load=LOAD,
+        taken=TAKEN.format(),
+        short=SHORT,
+    )
+    main = MAIN.format(
+        where=IN_GROUPS if record.get("in_groups") else "",
+        reading=filled(found.reading, record),
+        promise=found.promise,
+        code=found.code,
+        tail=tail(record, found.promise),
+    )
+    return head + main
