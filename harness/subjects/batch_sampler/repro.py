@@ -29,9 +29,9 @@ from sampler_conformance.subjects.common.repro_script import (
     docstring,
     drawn,
     imports,
+    main_part,
     script_spec,
     snippet_for,
-    tail,
 )
 
 from .case import BatchCase, read_limit
@@ -95,14 +95,7 @@ def read_rank(world, rank, epochs):
 
 
 """
-# The script's main part.
-MAIN = """Factory = load(SPEC)
-print(f"{{SPEC}}: N={{N}}, W={{W}}, epoch={{EPOCH}}, {{OPTIONS}}, lengths {{short(LENGTHS)}}")
-{where}{reading}
-# The promise: {promise}
-{code}
-{tail}"""
-IN_GROUPS = "# Found in real process groups; read here in one process, rank after rank.\n"
+SAID = "{SPEC}: N={N}, W={W}, epoch={EPOCH}, {OPTIONS}, lengths {short(LENGTHS)}"  # the case, as the script prints it
 
 # How the script reads the ranks: one epoch of every rank, each rank's batches.
 ONE_EPOCH = """ranks = [read_rank(W, r, [EPOCH])[0][0] for r in range(W)]
@@ -274,11 +267,5 @@ def script_for(plug: Plug, contract: Contract, record: Mapping[str, Any], filena
         taken=TAKEN.format(),
         short=SHORT,
     )
-    main = MAIN.format(
-        where=IN_GROUPS if record.get("in_groups") else "",
-        reading=reading,
-        promise=found.promise,
-        code=found.code,
-        tail=tail(record, found.promise),
-    )
+    main = main_part(SAID, record, reading, found.promise, found.code)
     return head + main

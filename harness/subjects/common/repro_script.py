@@ -45,6 +45,16 @@ TAKEN = '''def taken(options):
         return options
     return {{name: value for name, value in options.items() if name in parameters}}'''
 
+# A script's main part: the factory loaded, the case said ({said}: an f-string's text), the reading,
+# the promise and the tail.
+MAIN = """Factory = load(SPEC)
+print(f"{said}")
+{where}{reading}
+# The promise: {promise}
+{code}
+{tail}"""
+IN_GROUPS = "# Found in real process groups; read here in one process, rank after rank.\n"
+
 TAIL = """
 if broken:
     print({words!r})
@@ -113,3 +123,16 @@ def snippet_for(record: Mapping[str, Any], snippets: Mapping[str, Any], fault: s
     if size > LARGEST_READ:
         raise CannotReproduce(f"N={size:,} is a numeric edge: a script reading it into lists is not written")
     return found
+
+
+def main_part(said: str, record: Mapping[str, Any], reading: str, promise: str, code: str) -> str:
+    """The script's main part (:data:`MAIN`) for ``record``: a failure found in real groups only is
+    read in one process, rank after rank, and the script says so."""
+    return MAIN.format(
+        said=said,
+        where=IN_GROUPS if record.get("in_groups") else "",
+        reading=reading,
+        promise=promise,
+        code=code,
+        tail=tail(record, promise),
+    )

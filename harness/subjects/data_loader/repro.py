@@ -31,9 +31,9 @@ from sampler_conformance.subjects.common.repro_script import (
     docstring,
     drawn,
     imports,
+    main_part,
     script_spec,
     snippet_for,
-    tail,
 )
 
 from .case import ELASTIC_WORLD_SIZES, LoaderCase
@@ -91,15 +91,7 @@ def read_rank(world, rank, epochs):
 
 
 """
-# The script's main part, run only as __main__: loader workers started by forkserver or spawn
-# (macOS, Python 3.14) import the script again, and must not read again.
-MAIN = """Factory = load(SPEC)
-print(f"{{SPEC}}: N={{N}}, W={{W}}, global_batch_size={{B}}, epoch={{EPOCH}}, {{OPTIONS}}")
-{where}{reading}
-# The promise: {promise}
-{code}
-{tail}"""
-IN_GROUPS = "# Found in real process groups; read here in one process, rank after rank.\n"
+SAID = "{SPEC}: N={N}, W={W}, global_batch_size={B}, epoch={EPOCH}, {OPTIONS}"  # the case, as the script prints it
 
 # How the script reads the ranks: one epoch of every rank, each rank's batches.
 ONE_EPOCH = """ranks = [read_rank(W, r, [EPOCH])[0] for r in range(W)]
@@ -337,11 +329,7 @@ def script_for(plug: Plug, contract: Contract, record: Mapping[str, Any], filena
         hook_names=" or ".join(f"{name}(epoch)" for name in EPOCH_HOOKS),
         short=SHORT,
     )
-    main = MAIN.format(
-        where=IN_GROUPS if record.get("in_groups") else "",
-        reading=reading,
-        promise=found.promise,
-        code=found.code,
-        tail=tail(record, found.promise),
-    )
+    main = main_part(SAID, record, reading, found.promise, found.code)
+    # Its main part runs only as __main__: loader workers started by forkserver or spawn (macOS,
+    # Python 3.14) import the script again, and must not read again.
     return head + 'if __name__ == "__main__":\n' + textwrap.indent(main, "    ")

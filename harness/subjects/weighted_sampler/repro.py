@@ -30,9 +30,9 @@ from sampler_conformance.subjects.common.repro_script import (
     docstring,
     drawn,
     imports,
+    main_part,
     script_spec,
     snippet_for,
-    tail,
 )
 
 from .case import WeightedCase, read_limit
@@ -76,13 +76,7 @@ def read_rank(world, rank, epochs, **options):
 
 
 """
-MAIN = """Factory = load(SPEC)
-print(f"{{SPEC}}: W={{W}}, epoch={{EPOCH}}, {{OPTIONS}}, weights {{short(WEIGHTS)}}")
-{where}{reading}
-# The promise: {promise}
-{code}
-{tail}"""
-IN_GROUPS = "# Found in real process groups; read here in one process, rank after rank.\n"
+SAID = "{SPEC}: W={W}, epoch={EPOCH}, {OPTIONS}, weights {short(WEIGHTS)}"  # the case, as the script prints it
 
 # One epoch of every rank: its draws, and len() after the pass.
 ONE_EPOCH = """ranks = [read_rank(W, r, [EPOCH])[0] for r in range(W)]
@@ -284,11 +278,5 @@ def script_for(plug: Plug, contract: Contract, record: Mapping[str, Any], filena
         taken=TAKEN.format(),
         short=SHORT,
     )
-    main = MAIN.format(
-        where=IN_GROUPS if record.get("in_groups") else "",
-        reading=filled(found.reading, record),
-        promise=found.promise,
-        code=found.code,
-        tail=tail(record, found.promise),
-    )
+    main = main_part(SAID, record, filled(found.reading, record), found.promise, found.code)
     return head + main
