@@ -15,7 +15,10 @@ from hypothesis import strategies as st
 from sampler_conformance.core.case import Observation
 from sampler_conformance.core.evidence import FAULT, SamplerFault, Violation, expect_holds, note_judged_with
 from sampler_conformance.pytest_plugin import crashes
+from sampler_conformance.subjects.batch_sampler.case import BatchCase
+from sampler_conformance.subjects.data_loader.case import LoaderCase
 from sampler_conformance.subjects.index_sampler.case import IndexCase
+from sampler_conformance.subjects.weighted_sampler.case import WeightedCase
 
 from .suite_run import certify
 
@@ -114,3 +117,18 @@ def test_an_example_counts_as_judged_only_if_it_read_enough_items_to_fail(flag, 
     assert 0 in ran and crashes.examples() == len(ran)
     assert crashes.judged() == sum(size >= judged_from for size in ran) == 12  # the profile's examples
     assert crashes.too_few_items() == sum(size < judged_from for size in ran)
+
+
+def test_a_case_is_built_again_from_the_parameters_its_record_holds():
+    """What the reproduction scripts rebuild a counterexample from: a case's recorded
+    parameters, its sequences as lists and a long one as runs of equal values, give it back."""
+    weighted = WeightedCase(dataset_size=1_500, world_size=2, weights=(1.0,) * 1_000 + (0.0,) * 500, num_samples=3)
+    assert isinstance(weighted.parameters()["weights"], dict)  # recorded as runs
+    cases = [
+        weighted,
+        IndexCase(dataset_size=7, world_size=3, label_counts=(4, 3), epoch=2),
+        BatchCase(dataset_size=3, world_size=2, lengths=(1, 2, 3), max_tokens=4),
+        LoaderCase(dataset_size=9, world_size=2, global_batch_size=4, num_workers=1),
+    ]
+    for case in cases:
+        assert type(case).from_parameters(case.parameters()) == case, case

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import itertools
+from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from enum import Enum
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Self, TypeVar
 
 import numpy as np
 
@@ -73,6 +74,13 @@ def _compact(value: Any) -> Any:
     return {"runs": runs}
 
 
+def _expanded(value: Any) -> Any:
+    """What :func:`_compact` recorded, as the case holds it: a list as a tuple, runs as the tuple they stand for."""
+    if isinstance(value, dict) and set(value) == {"runs"}:
+        return tuple(item for item, count in value["runs"] for _ in range(count))
+    return tuple(value) if isinstance(value, list) else value
+
+
 @dataclass(frozen=True)
 class Case:
     """What every subject's drawn configuration has: the data's size, the ranks, the seed and
@@ -88,6 +96,13 @@ class Case:
 
     def describe(self) -> str:
         return f"N={self.dataset_size}, W={self.world_size}, seed={self.seed}, epoch={self.epoch}"
+
+    @classmethod
+    def from_parameters(cls, parameters: Mapping[str, Any]) -> Self:
+        """The case a record's ``parameters`` hold (:meth:`parameters` undone); a field of
+        another case is left out."""
+        known = {field.name for field in fields(cls)}
+        return cls(**{name: _expanded(value) for name, value in parameters.items() if name in known})
 
     def parameters(self) -> dict[str, Any]:
         """Its fields as plain data for a record (the certificate's counterexample): a long

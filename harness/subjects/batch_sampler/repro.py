@@ -16,7 +16,7 @@ statistical test over a thousand epochs), ``batch_plan_agrees`` (processes that 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from string import Template
 from typing import Any
 
@@ -229,13 +229,6 @@ NOT_YET = {
 }
 
 
-def case_of(parameters: Mapping[str, Any]) -> BatchCase:
-    """The case a violation record's ``parameters`` hold, its lengths a tuple again."""
-    known = {f.name for f in fields(BatchCase)}
-    values: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in parameters.items() if k in known}
-    return BatchCase(**values)
-
-
 def script_for(plug: Plug, contract: Contract, record: Mapping[str, Any], filename: str) -> str:
     """The script that reproduces ``record``, to be saved as ``filename``; CannotReproduce says why not."""
     assert isinstance(plug, BatchPlug) and isinstance(contract, BatchContract)
@@ -244,7 +237,7 @@ def script_for(plug: Plug, contract: Contract, record: Mapping[str, Any], filena
     if plug.needs_process_group or plug.takes_mesh:
         raise CannotReproduce("the sampler takes its rank from the process group or a device mesh")
     found = snippet_for(record, SNIPPETS, FAULT, "sampler")
-    case = case_of(record["parameters"])
+    case = BatchCase.from_parameters(record["parameters"])
     epochs = drawn(record, "epochs")
     if "$" in found.reading and not epochs:
         raise CannotReproduce("the failing test's record holds no epochs: nothing to read again")

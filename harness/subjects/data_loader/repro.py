@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import textwrap
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from string import Template
 from typing import Any
 
@@ -278,12 +278,6 @@ SNIPPETS = {
 }
 
 
-def case_of(parameters: Mapping[str, Any]) -> LoaderCase:
-    """The case a violation record's ``parameters`` hold."""
-    known = {f.name for f in fields(LoaderCase)}
-    return LoaderCase(**{k: v for k, v in parameters.items() if k in known})
-
-
 # What each reading names of the failing test's draws: its $name, the draw's label; of a pair, the first.
 DRAWS = {
     "epochs": "epochs",
@@ -308,7 +302,7 @@ def script_for(plug: Plug, contract: Contract, record: Mapping[str, Any], filena
     """The script that reproduces ``record``, to be saved as ``filename``; CannotReproduce says why not."""
     assert isinstance(plug, LoaderPlug) and isinstance(contract, LoaderContract)
     found = snippet_for(record, SNIPPETS, FAULT, "loader")
-    case = case_of(record["parameters"])
+    case = LoaderCase.from_parameters(record["parameters"])
     reading = filled(found.reading, record)
     spec = script_spec(plug)
     head = HEAD.format(

@@ -78,13 +78,6 @@ Sampler = load(SPEC)
 """
 
 
-def case_of(parameters: Mapping[str, Any]) -> IndexCase:
-    """The case a violation record's ``parameters`` hold (``Evidence.records``: the case's fields)."""
-    fields = dict(parameters)
-    fields["label_counts"] = tuple(fields.get("label_counts") or ())
-    return IndexCase(**fields)
-
-
 def script_for(plug: Plug, contract: Contract, record: Mapping[str, Any], filename: str) -> str:
     """The script that reproduces ``record`` (a violation record of a failed invariant, its
     case among its ``parameters``), to be saved as ``filename``; CannotReproduce says why not."""
@@ -102,7 +95,7 @@ def script_for(plug: Plug, contract: Contract, record: Mapping[str, Any], filena
         raise CannotReproduce("it holds on no case in particular (a method the sampler lacks): no case to build")
     if record.get("in_groups"):
         raise CannotReproduce("it was found in real process groups only, which scripts do not reproduce yet")
-    case = case_of(record["parameters"])
+    case = IndexCase.from_parameters(record["parameters"])
     if case.dataset_size > LARGEST_READ:
         raise CannotReproduce(
             f"N={case.dataset_size:,} is a numeric edge, which the suite reads on a few ranks only; a script that "

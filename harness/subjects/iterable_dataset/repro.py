@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import textwrap
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any
 
 from sampler_conformance.core.contracts import Contract
@@ -160,13 +160,6 @@ SNIPPETS = {
 }
 
 
-def case_of(parameters: Mapping[str, Any]) -> StreamCase:
-    """The case a violation record's ``parameters`` hold, its sequences as tuples again."""
-    known = {f.name for f in fields(StreamCase)}
-    values: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in parameters.items() if k in known}
-    return StreamCase(**values)
-
-
 def script_for(plug: Plug, contract: Contract, record: Mapping[str, Any], filename: str) -> str:
     """The script that reproduces ``record``, to be saved as ``filename``; CannotReproduce says why not."""
     assert isinstance(plug, StreamPlug) and isinstance(contract, StreamContract)
@@ -175,7 +168,7 @@ def script_for(plug: Plug, contract: Contract, record: Mapping[str, Any], filena
     if record.get("in_groups"):
         raise CannotReproduce("it was found in real process groups only, which scripts do not reproduce yet")
     found = snippet_for(record, SNIPPETS, FAULT, "dataset")
-    case = case_of(record["parameters"])
+    case = StreamCase.from_parameters(record["parameters"])
     options = {name: value for name, value in case.factory_options("").items() if name != "workdir"}
     loader: dict[str, Any] = {
         "num_workers": case.num_workers,

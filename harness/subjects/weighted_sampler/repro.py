@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from string import Template
 from typing import Any
 
@@ -233,13 +233,6 @@ SNIPPETS = {
 THRESHOLD = re.compile(r"against a threshold of ([0-9.e+-]+)")
 
 
-def case_of(parameters: Mapping[str, Any]) -> WeightedCase:
-    """The case a violation record's ``parameters`` hold, its weights a tuple again."""
-    known = {f.name for f in fields(WeightedCase)}
-    values: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in parameters.items() if k in known}
-    return WeightedCase(**values)
-
-
 def filled(reading: str, record: Mapping[str, Any]) -> str:
     """``reading`` with what the failing test drew written in (its epochs, the other seed) and the
     threshold of its frequency test (from its words)."""
@@ -263,7 +256,7 @@ def script_for(plug: Plug, contract: Contract, record: Mapping[str, Any], filena
     if plug.needs_process_group or plug.takes_mesh:
         raise CannotReproduce("the sampler takes its rank from the process group or a device mesh")
     found = snippet_for(record, SNIPPETS, FAULT, "sampler")
-    case = case_of(record["parameters"])
+    case = WeightedCase.from_parameters(record["parameters"])
     spec = script_spec(plug)
     head = HEAD.format(
         docstring=docstring(record, spec, filename),
