@@ -141,12 +141,19 @@ RANK_KILLED_SCRIPT = """
 import os, signal, sys, time
 import torch
 from torch.utils.data import IterableDataset
+from sampler_conformance.execution.collectives import loader_worker_options, release_fork_server
 from sampler_conformance.execution.fork_server import fork_server_context, leave_the_parent_server
 
 class Endless(IterableDataset):  # at module level: a worker started by a fork server unpickles it
     def __iter__(self):
         while True:
             yield torch.zeros(1)
+
+def released_late(worker_id):
+    # The rank is killed while its workers start: the last worker to let go of the server
+    # ends it at once, the race that left a worker running.
+    time.sleep(1)
+    release_fork_server(worker_id)
 
 def rank(queue):
     # What a rank does (harness.execution.rank_body): let go of the server it came from, start
@@ -155,10 +162,9 @@ def rank(queue):
     fork_server_context(["torch"])
     from multiprocessing import forkserver
     from torch.utils.data import DataLoader
-    from sampler_conformance.execution.collectives import loader_worker_options
 
-    batches = iter(DataLoader(Endless(), batch_size=1, num_workers=2, **loader_worker_options(2)))
-    next(batches)
+    options = dict(loader_worker_options(2), worker_init_fn=released_late)
+    batches = iter(DataLoader(Endless(), batch_size=1, num_workers=2, **options))
     queue.put([forkserver._forkserver._forkserver_pid] + [worker.pid for worker in batches._workers])
     time.sleep(600)
 
@@ -198,10 +204,10 @@ if __name__ == "__main__":
 
 @pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads process states from /proc")
 def test_a_killed_ranks_loader_workers_and_their_server_end_with_it(tmp_path):
-    """A rank killed mid-epoch (its controller killed) leaves no loader worker and no fork
-    server behind: the workers let go of their server's "alive" pipe as they start
-    (collectives.loader_worker_options), so the server ends with the rank, and the workers,
-    whose parent it is, with the server."""
+    """A rank killed as its loader workers start (its controller killed) leaves no loader
+    worker and no fork server behind: the workers let go of their server's "alive" pipe as
+    they start (collectives.loader_worker_options), so the server ends with the rank, and the
+    workers, whose parent it is, with the server, even the one whose letting go ended it."""
     script = tmp_path / "rank_killed.py"
     script.write_text(RANK_KILLED_SCRIPT)
     run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=180)

@@ -147,7 +147,7 @@ def loader_worker_options(num_workers: int, dataset: Any = None) -> dict[str, An
     """How the suite's DataLoaders start their workers (``DataLoader(**options)``): from a fork
     server (:func:`worker_start_method`; for a ``dataset`` whose pickle names modules the
     rank's server had not imported, a server that has, ``fork_server.server_for_modules``),
-    each worker letting go of that server's "alive" pipe as it starts
+    each worker set to die with that server and letting go of its "alive" pipe as it starts
     (:func:`release_fork_server`). A worker's parent is the fork server, not the rank, so
     torch's watchdog in the worker watches the server; and a server runs while any holder of
     its pipe lives. A worker that kept it would keep the server alive, and the server the
@@ -187,7 +187,8 @@ class _ModuleRecorder(pickle.Pickler):
 
 
 def release_fork_server(worker_id: int) -> None:
-    """A DataLoader's ``worker_init_fn``: stop holding the fork server that started the worker open."""
+    """A DataLoader's ``worker_init_fn``: die with the fork server that started the worker, and
+    stop holding it open (``fork_server.leave_the_parent_server``)."""
     leave_the_parent_server()
 
 

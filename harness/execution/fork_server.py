@@ -26,6 +26,7 @@ instead of importing torch in every rank again.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import faulthandler
 import functools
 import gc
@@ -45,6 +46,8 @@ from typing import Any
 
 from .file_modules import is_loaded_from_file
 from .hash_seeds import HASH_SEED_VARIABLE, hash_seed_for
+
+_PR_SET_PDEATHSIG = 1  # prctl(2)
 
 # forkserver.main's parameters in the Python versions this was checked against (3.10 to
 # 3.14; 3.14 adds authkey_r, which may stay unset).
@@ -79,15 +82,24 @@ def server_for_modules(modules: Iterable[str]) -> BaseContext | None:
     return separate_fork_server_context(("modules", *missing), [*_FORKED_WITH_PRELOAD, *missing])
 
 
-def leave_the_parent_server() -> None:
-    """In a process a fork server started: stop holding that server open.
+def leave_the_parent_server(parent_pid: int | None = None) -> None:
+    """In a process a fork server started: die with the parent, then stop holding that server open.
 
     Every child inherits its server's "alive" pipe, and a server runs until the last holder
-    closes it. So a child that dies with its parent (PR_SET_PDEATHSIG, as ranks do) would
-    keep its server, and therefore itself, alive after the controller is gone: a rank hung
-    in the sampler would outlive a controller stopped before it tore the pool down. Once
-    the child lets go, the server exits with the controller, and the child with the server.
+    closes it. So a child that dies with its parent would keep its server, and therefore
+    itself, alive after the controller is gone: a rank hung in the sampler would outlive a
+    controller stopped before it tore the pool down. Once the child lets go, the server
+    exits with the controller, and the child with the server.
+
+    The order matters. Holding the pipe, the child cannot outlive a server that has not yet
+    exited, so the kernel is told to kill it with its parent (:func:`die_with_parent`) before
+    it lets go. Letting go first, a loader worker could be the last holder: the server would
+    exit at once, before torch's watchdog in the worker noted its parent's pid, and the
+    watchdog would then watch init (seen: a killed rank's worker left running, under load).
+    ``parent_pid``, where the process was started by another than a server: see
+    :func:`die_with_parent`.
     """
+    die_with_parent(parent_pid)
     server: Any = getattr(forkserver, "_forkserver", None)
     if server is None or server._forkserver_pid is not None:
         return  # a server this process started itself, not its parent's
@@ -95,6 +107,23 @@ def leave_the_parent_server() -> None:
     if alive_fd is not None:
         os.close(alive_fd)
         server._forkserver_alive_fd = None
+
+
+def die_with_parent(parent_pid: int | None) -> None:
+    """On Linux, have the kernel SIGKILL this process when its parent dies, even by SIGKILL.
+
+    ``parent_pid`` is the parent expected (a rank's controller), checked after the call in
+    case it died before; ``None`` where the parent is the fork server that started this
+    process, which cannot exit while this process holds its "alive" pipe."""
+    if sys.platform != "linux":
+        return
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):
+        return
+    if parent_pid is not None and os.getppid() != parent_pid:  # it died before prctl took effect
+        os._exit(1)
 
 
 def separate_fork_server_context(key: object, preload: Sequence[str]) -> BaseContext | None:

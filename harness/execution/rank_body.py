@@ -9,7 +9,6 @@ sent with the same checkers as ``properties/``.
 
 from __future__ import annotations
 
-import ctypes
 import faulthandler
 import gc
 import ipaddress
@@ -35,16 +34,13 @@ from .fork_server import fork_server_context, leave_the_parent_server
 from .messages import RankError, RankSetup, Ready, Reply, Shutdown, Simulated
 from .scenario import RankContext, Scenario, StepFailed
 
-_PR_SET_PDEATHSIG = 1
-
 # How long a leftover loader worker gets to stop on SIGTERM before SIGKILL, and then to be reaped.
 WORKER_STOP_S = 2.0
 
 
 def main(setup: RankSetup, conn: Connection) -> None:
     """Entry point of a rank process (the target of the started Process)."""
-    _die_with_parent(setup.controller_pid)
-    leave_the_parent_server()
+    leave_the_parent_server(setup.controller_pid)
     memory_budget.apply(setup.memory_budget)
     # Its own process group: a terminal's Ctrl-C reaches only the controller, which
     # tears the pool down in order, and killpg() reaches this rank's loader workers too.
@@ -186,19 +182,3 @@ def _loopback_interface() -> str | None:
     except OSError:
         return None
     return next((name for name in names if name in ("lo", "lo0")), None)
-
-
-def _die_with_parent(controller_pid: int | None) -> None:
-    """On Linux, have the kernel SIGKILL this process when its parent dies, even by SIGKILL.
-
-    The parent is the controller, or (``controller_pid=None``) the fork server that
-    started it, which exits when the controller does (``leave_the_parent_server``)."""
-    if sys.platform != "linux":
-        return
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-    except (OSError, AttributeError):
-        return
-    if controller_pid is not None and os.getppid() != controller_pid:  # it died before prctl took effect
-        os._exit(1)
