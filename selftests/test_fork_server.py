@@ -341,3 +341,65 @@ def test_the_group_ranks_fork_servers_start_before_the_groups(tmp_path):
     run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=180)
     assert run.returncode == 0, run.stderr
     assert run.stdout.split() == ["[1,", "2,", "3]", "True"], run.stdout + run.stderr
+
+
+SHARED_SCRIPT = """
+import json, os, subprocess, sys
+from dataclasses import dataclass
+from sampler_conformance.subjects.index_sampler.case import IndexCase
+from sampler_conformance.execution.scenario import Scenario
+
+SEED = 7
+
+@dataclass(frozen=True)
+class Report(Scenario):  # each rank: its parent, its hash of a str, and a mark of the controller's environment
+    def load(self):
+        return None
+
+    def run(self, rank):
+        return os.getppid(), hash("a str"), os.environ.get("MARK")
+
+def descendant(seed):
+    from sampler_conformance.execution.hash_seeds import seed_hashes
+    from sampler_conformance.execution.rank_pool import RankPool
+    seed_hashes(seed)
+    os.environ["MARK"] = "the controller's"
+    pool = RankPool(2, "gloo", 60)
+    pool.start()
+    replies = pool.request(Report("", None, IndexCase(dataset_size=4, world_size=2)))
+    pool.close()
+    print(json.dumps(replies[1]))
+
+if __name__ == "__main__":
+    if sys.argv[1:]:
+        descendant(int(sys.argv[1]))
+        sys.exit(0)
+    from sampler_conformance.execution.fork_server import SHARED_SERVERS_VARIABLE, _SEPARATE_SERVERS, share_separate_fork_servers
+    from sampler_conformance.execution.hash_seeds import derived_hash_seed
+    from sampler_conformance.execution.processes import FORK_SERVER_PRELOAD
+    shared = share_separate_fork_servers([1], SEED, FORK_SERVER_PRELOAD)
+    server = _SEPARATE_SERVERS[("shared", 1)]._forkserver_pid
+    expected_hash = int(subprocess.run([sys.executable, "-c", "print(hash('a str'))"], capture_output=True, text=True,
+                       env={**os.environ, "PYTHONHASHSEED": str(derived_hash_seed(SEED, 1))}).stdout)
+    for seed in (SEED, SEED + 1):  # the same certification seed uses the shared server; another starts its own
+        env = {**os.environ, SHARED_SERVERS_VARIABLE: shared, "PYTHONHASHSEED": str(derived_hash_seed(seed, 0))}
+        run = subprocess.run([sys.executable, __file__, str(seed)], env=env, capture_output=True, text=True, timeout=120)
+        parent, hashed, mark = json.loads(run.stdout.splitlines()[-1])
+        print(seed == SEED, parent == server, hashed == expected_hash, mark)
+"""
+
+
+def test_a_shared_fork_server_serves_the_certifications_that_would_start_the_same_one(tmp_path):
+    """share_separate_fork_servers (the selftests' warm pytest shares the group ranks' servers
+    with every certification it runs): a descendant whose certification seed gives the same
+    hash seed forks its rank from the shared server, which hashes as that position should;
+    one of another seed starts its own. Either way the rank runs in its controller's
+    environment, not in the environment its server started with."""
+    script = tmp_path / "shared.py"
+    script.write_text(SHARED_SCRIPT)
+    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=240)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.splitlines() == [
+        "True True True the controller's",
+        "False False False the controller's",
+    ], run.stdout + run.stderr

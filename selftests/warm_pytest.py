@@ -9,8 +9,13 @@ there: it enters pytester's directory with the test's environment and its own ou
 runs ``pytest.main`` with the same arguments, and exits as the console script does. Its exit
 code, output and timeout mean what ``Pytester.runpytest_subprocess``'s do.
 
+A run's ranks past the first come from fork servers shared the same way: each position's,
+seeded as the selftests' seed seeds it, started once per selftest process
+(``share_separate_fork_servers``), where a run would start one of its own a position (about
+150 of them in the selftests, each a fresh interpreter importing torch).
+
 Nothing of a run survives into the next: each is a new child of the server, which only ever
-imported modules. A run's own imports (the samplers of ``selftests.corpus``, the test
+imported modules, and so is each rank. A run's own imports (the samplers of ``selftests.corpus``, the test
 modules) happen in the child. The tests that exercise the interpreter itself (installation,
 console scripts, signals, torchrun) start their own interpreters, without pytester.
 """
@@ -18,6 +23,7 @@ console scripts, signals, torchrun) start their own interpreters, without pytest
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
 import os
 import sys
@@ -29,8 +35,13 @@ from pathlib import Path
 import pytest
 
 from sampler_conformance.cli import exit_without_finalising
-from sampler_conformance.execution.fork_server import separate_fork_server_context
+from sampler_conformance.execution.fork_server import (
+    SHARED_SERVERS_VARIABLE,
+    separate_fork_server_context,
+    share_separate_fork_servers,
+)
 from sampler_conformance.execution.hash_seeds import HASH_SEED_VARIABLE, derived_hash_seed
+from sampler_conformance.execution.processes import FORK_SERVER_PRELOAD
 
 from .suite_run import HYPOTHESIS_SEED
 
@@ -49,6 +60,7 @@ PRELOAD = (
 KILL_JOIN_TIMEOUT_S = 10
 DEFAULT_TIMEOUT_S = 600.0  # a run given no timeout: the longest whole-suite certification is under a minute
 SERVER_KEY = "selftests-pytest"
+SHARED_POSITIONS = 4  # the largest group the selftests' certifications start: its positions past the first are shared
 # Taken when the selftests load this module, before any test sets its own variables. The
 # hash seed is the one a certification under the selftests' seed gives its first ranks, so
 # that their runs fork those ranks from the warm pytest (execution/hash_seeds.py).
@@ -76,7 +88,7 @@ def runpytest_subprocess(
     # Not inside basetemp, which pytest empties when a run first asks for a tmp_path (xdist's workers do).
     outputs = Path(tempfile.mkdtemp(prefix="runpytest-output-", dir=pytester.path))
     stdout, stderr = outputs / "stdout", outputs / "stderr"
-    environ = dict(os.environ)
+    environ = {**os.environ, SHARED_SERVERS_VARIABLE: _shared_rank_servers()}
     # As Pytester.popen sets it: the test's directory first on the child's PYTHONPATH.
     environ["PYTHONPATH"] = os.pathsep.join(filter(None, [os.getcwd(), environ.get("PYTHONPATH", "")]))
     start = time.monotonic()
@@ -96,6 +108,15 @@ def runpytest_subprocess(
         stderr.read_text(errors="replace").splitlines(),
         time.monotonic() - start,
     )
+
+
+@functools.cache
+def _shared_rank_servers() -> str:
+    """The fork servers that a certification's ranks past the first come from, started once
+    in this process and shared with every run (``fork_server.share_separate_fork_servers``):
+    a run would otherwise start one a position, each a fresh interpreter importing torch."""
+    with _server_environment():
+        return share_separate_fork_servers(range(1, SHARED_POSITIONS), HYPOTHESIS_SEED, FORK_SERVER_PRELOAD)
 
 
 @contextlib.contextmanager

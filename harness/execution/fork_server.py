@@ -32,6 +32,7 @@ import functools
 import gc
 import inspect
 import io
+import json
 import multiprocessing
 import os
 import signal
@@ -45,9 +46,11 @@ from multiprocessing.context import BaseContext, ForkServerContext, ForkServerPr
 from typing import Any
 
 from .file_modules import is_loaded_from_file
-from .hash_seeds import HASH_SEED_VARIABLE, hash_seed_for
+from .hash_seeds import HASH_SEED_VARIABLE, derived_hash_seed, hash_seed_for
 
 _PR_SET_PDEATHSIG = 1  # prctl(2)
+# Separate fork servers an ancestor process shares with its descendants (share_separate_fork_servers).
+SHARED_SERVERS_VARIABLE = "SAMPLER_CONFORMANCE_SHARED_FORK_SERVERS"
 
 # forkserver.main's parameters in the Python versions this was checked against (3.10 to
 # 3.14; 3.14 adds authkey_r, which may stay unset).
@@ -153,10 +156,73 @@ def _separate_server(key: object, preload: Sequence[str]) -> Any | None:
     if not _interface_known():
         return None
     if key not in _SEPARATE_SERVERS:
-        server = _SeededServer(hash_seed_for(key) if isinstance(key, int) else None)
-        server.set_forkserver_preload(list(preload))
+        hash_seed = hash_seed_for(key) if isinstance(key, int) else None
+        server = _shared_server(key, hash_seed, preload)
+        if server is None:
+            server = _SeededServer(hash_seed)
+            server.set_forkserver_preload(list(preload))
         _SEPARATE_SERVERS[key] = server
     return _SEPARATE_SERVERS[key]
+
+
+def share_separate_fork_servers(positions: Iterable[int], certification_seed: int, preload: Sequence[str]) -> str:
+    """Start, in this process, the separate fork servers that a certification drawn from
+    ``certification_seed`` starts for these group positions, and return the value of
+    :data:`SHARED_SERVERS_VARIABLE` under which this process's descendants use them instead of
+    starting their own (the selftests, which certify some 150 times, each run importing torch
+    once a position: 1.4 s of CPU each). A descendant uses one only where its own certification
+    would start the same server: same position, hash seed and preload. Empty where this
+    interpreter's fork servers authenticate their clients (Python 3.14), which a descendant
+    could not do without the key.
+
+    What a shared server forks lives as long as the server, not as the certification that
+    asked for it: a rank ends when its controller's pipe closes, or with the server, which
+    ends with this process."""
+    if not _interface_known() or "authkey_r" in inspect.signature(forkserver.main).parameters:
+        return ""
+    shared = {}
+    for position in positions:
+        hash_seed = derived_hash_seed(certification_seed, position)
+        server = _SEPARATE_SERVERS.setdefault(("shared", position), _SeededServer(hash_seed))
+        server.set_forkserver_preload(list(preload))
+        server.ensure_running()
+        shared[str(position)] = {
+            "address": server._forkserver_address,
+            "hash_seed": hash_seed,
+            "preload": list(preload),
+        }
+    return json.dumps(shared)
+
+
+def _shared_server(key: object, hash_seed: int | None, preload: Sequence[str]) -> Any | None:
+    """The server an ancestor shares for ``key`` (:func:`share_separate_fork_servers`), if it
+    is the one this process would start and still listens."""
+    try:
+        offered = json.loads(os.environ.get(SHARED_SERVERS_VARIABLE) or "{}").get(str(key))
+    except (ValueError, AttributeError):
+        return None
+    if (
+        hash_seed is None
+        or not isinstance(offered, dict)
+        or (offered.get("hash_seed"), offered.get("preload")) != (hash_seed, list(preload))
+        or not os.path.exists(offered.get("address", ""))
+    ):
+        return None
+    return _SharedServer(offered["address"])
+
+
+class _SharedServer(forkserver.ForkServer):
+    """A separate fork server an ancestor started and shares: this process only asks it for children."""
+
+    def __init__(self, address: str) -> None:
+        super().__init__()
+        self._forkserver_address = address
+        # Sent to every child as the server's "alive" pipe, which each lets go of as it starts
+        # (leave_the_parent_server): this process holds no pipe of that server.
+        self._forkserver_alive_fd = os.open(os.devnull, os.O_RDONLY)
+
+    def ensure_running(self) -> None:
+        pass  # its owner's to run
 
 
 class _SeededServer(forkserver.ForkServer):

@@ -8,7 +8,7 @@ scenarios of ``harness.execution.scenario`` (each subject's, such as
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from .scenario import CallWatch
@@ -46,6 +46,8 @@ class RankSetup:
     # names, as ``Plug.worker_modules``): a worker that must import them itself pays seconds.
     worker_modules: tuple[str, ...] = ()
     memory_budget: int | None = None  # bytes it may allocate above its start (execution.memory_budget)
+    # The controller's environment as it started the rank, which the rank takes (rank_body.main).
+    environ: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,7 @@ from . import memory_budget
 from .blame import readable_traceback
 from .file_modules import is_file_module, preload_file_modules
 from .fork_server import fork_server_context, leave_the_parent_server
+from .hash_seeds import HASH_SEED_VARIABLE
 from .messages import RankError, RankSetup, Ready, Reply, Shutdown, Simulated
 from .scenario import RankContext, Scenario, StepFailed
 
@@ -41,6 +42,7 @@ WORKER_STOP_S = 2.0
 def main(setup: RankSetup, conn: Connection) -> None:
     """Entry point of a rank process (the target of the started Process)."""
     leave_the_parent_server(setup.controller_pid)
+    _take_the_controllers_environment(setup.environ)
     memory_budget.apply(setup.memory_budget)
     # Its own process group: a terminal's Ctrl-C reaches only the controller, which
     # tears the pool down in order, and killpg() reaches this rank's loader workers too.
@@ -182,3 +184,20 @@ def _loopback_interface() -> str | None:
     except OSError:
         return None
     return next((name for name in names if name in ("lo", "lo0")), None)
+
+
+def _take_the_controllers_environment(environ: dict[str, str]) -> None:
+    """Run in the controller's environment, as a process torchrun starts runs in the launcher's.
+
+    A rank is forked from a server, which has the environment it started with: the controller's
+    some time before, or, for a server shared by an ancestor (the selftests'), another process's.
+    The rank keeps its own hash seed, its position's (``hash_seeds``), which the processes it
+    starts from a fresh interpreter (loader workers, where there is no fork server) inherit."""
+    if not environ:
+        return
+    hash_seed = os.environ.get(HASH_SEED_VARIABLE)
+    os.environ.clear()
+    os.environ.update(environ)
+    os.environ.pop(HASH_SEED_VARIABLE, None)
+    if hash_seed is not None:
+        os.environ[HASH_SEED_VARIABLE] = hash_seed

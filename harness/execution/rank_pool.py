@@ -189,6 +189,7 @@ class RankPool:
                 store=self.rendezvous,
                 worker_modules=self.worker_modules,
                 memory_budget=memory_budget.budget(),
+                environ=dict(os.environ),
             )
             ours, theirs = context.Pipe(duplex=True)
             process = context.Process(
