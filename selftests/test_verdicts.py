@@ -68,15 +68,17 @@ def test_a_keyboard_interrupt_raised_by_the_sampler_is_its_fault_and_the_run_goe
 
 
 def test_rank_timeout_bounds_one_ranks_pass_not_all_ranks_together():
-    """W=51 simulated ranks of a correct sampler that takes 0.15 s per pass: 7.7 s for the
-    observation, 0.15 s per rank, well inside a 5 s --rank-timeout."""
-    simulator.configure(timeout_s=5.0)
+    """W=21 simulated ranks of a correct sampler that takes 0.15 s per pass: 3.2 s for the
+    observation, 0.15 s per rank, well inside a 2 s --rank-timeout."""
+    timeout_s, world_size = 2.0, 21
+    simulator.configure(timeout_s=timeout_s)
     try:
-        observation = observe(load_plug(f"{FAULTY}:SlowPass"), IndexCase(dataset_size=102, world_size=51), TORCH)
+        case = IndexCase(dataset_size=2 * world_size, world_size=world_size)
+        observation = observe(load_plug(f"{FAULTY}:SlowPass"), case, TORCH)
     finally:
         simulator.configure(timeout_s=simulator.DEFAULT_TIMEOUT_S)
-    assert [len(indices) for indices in observation.indices] == [2] * 51
-    assert 51 * SlowPass.SECONDS_PER_PASS > 5.0
+    assert [len(indices) for indices in observation.indices] == [2] * world_size
+    assert world_size * SlowPass.SECONDS_PER_PASS > timeout_s
 
 
 def test_each_failed_line_names_the_invariant_it_is_charged_to(pytester):

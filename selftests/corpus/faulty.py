@@ -85,7 +85,7 @@ class LateEpochCoverageBug(PartsSampler):
 
 
 class SlowPass(PartsSampler):
-    """Correct, but each pass takes SECONDS_PER_PASS: at W=51 one observation of all ranks
+    """Correct, but each pass takes SECONDS_PER_PASS: at W=21 one observation of all ranks
     takes far longer than one rank's --rank-timeout, which bounds one rank's pass only."""
 
     SECONDS_PER_PASS = 0.15
