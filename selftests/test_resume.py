@@ -8,9 +8,11 @@ import pytest
 
 from sampler_conformance.subjects import GROUP_ONLY, REGISTRY, contract_named
 from sampler_conformance.subjects.index_sampler.contracts import RESUMABLE, TORCH, SamplerContract
+from sampler_conformance.subjects.index_sampler.repro import COVERED
 from sampler_conformance.subjects.index_sampler.resume_checks import LEN_COUNTS_THE_EPOCH
 
 from .catalogue import GROUP_WORLD_SIZES, RESUMABLE_CONTRACT, RESUME_BAD, RESUME_GROUP_BAD
+from .reproduced import assert_reproduced
 from .suite_run import CONFORMANCE, PROPERTIES, certify, certify_rejected
 
 CONTRACT_OPTION = f"--contract={RESUMABLE_CONTRACT}"
@@ -34,7 +36,8 @@ def test_a_conforming_resumable_sampler_holds_every_invariant_in_the_whole_suite
 
 @pytest.mark.parametrize("spec", list(RESUME_BAD), ids=lambda spec: spec.rpartition(":")[2])
 def test_resume_bug_fails_exactly_its_invariants(pytester, spec):
-    certify_rejected(pytester, spec, RESUME_BAD[spec], CONTRACT_OPTION)
+    run = certify_rejected(pytester, spec, RESUME_BAD[spec], CONTRACT_OPTION, "--repro=on")
+    assert_reproduced(run, COVERED, GOOD_RESUMABLE)
 
 
 @pytest.mark.parametrize("spec", list(RESUME_GROUP_BAD), ids=lambda spec: spec.rpartition(":")[2])

@@ -4,8 +4,9 @@ case with the arguments the suite built it with, reads each once as the test did
 promise (``repro_snippets.py``), prints the suite's words and the offending values, and exits
 1 while the bug is there, 0 once it is fixed (docs/reproductions.md).
 
-Covered so far: the per-epoch invariants of ``repro_snippets.SNIPPETS``, found on simulated
-ranks, of a sampler that shards itself and yields indices of finite passes. The rest raise
+Covered so far: the per-epoch invariants of ``repro_snippets.SNIPPETS`` and the resume
+invariants of ``repro_resume.RESUME_SNIPPETS``, found on simulated ranks, of a sampler that
+shards itself and yields indices of finite passes. The rest raise
 :class:`CannotReproduce`, saying why."""
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from sampler_conformance.subjects.common.repro_script import (
     RAISED,
     SHORT,
     docstring,
+    drawn,
     imports,
     script_spec,
     tail,
@@ -30,7 +32,12 @@ from sampler_conformance.subjects.common.repro_script import (
 from .case import IndexCase
 from .contracts import SamplerContract
 from .plug import SamplerPlug
+from .repro_resume import RESUME_SNIPPETS
 from .repro_snippets import FAULT, SNIPPETS, snippet
+from .resume_labels import EPOCH_LABEL
+
+# Every invariant a script reproduces: one epoch's (repro_snippets) and a resume's (repro_resume).
+COVERED = {**SNIPPETS, **RESUME_SNIPPETS}
 
 # What the script is made of around its snippet (and the parts every subject's script shares,
 # ``common/repro_script.py``); {name} is filled in, {{ }} stays a brace.
@@ -83,9 +90,9 @@ def script_for(plug: Plug, contract: Contract, record: Mapping[str, Any], filena
     case among its ``parameters``), to be saved as ``filename``; CannotReproduce says why not."""
     assert isinstance(plug, SamplerPlug) and isinstance(contract, SamplerContract)
     flag = record["flag"]
-    if flag not in SNIPPETS:
-        raise CannotReproduce(f"no plain-Python reading of {flag} yet (covered: {', '.join(SNIPPETS)})")
-    if SNIPPETS[flag].reading == FAULT and RAISED not in record["message"]:
+    if flag not in COVERED:
+        raise CannotReproduce(f"no plain-Python reading of {flag} yet (covered: {', '.join(COVERED)})")
+    if COVERED[flag].reading == FAULT and RAISED not in record["message"]:
         raise CannotReproduce("the sampler hung or its process died: a script would hang or die with it")
     if contract.yields_batches or not contract.finite:
         raise CannotReproduce(f"contract {contract.name!r}'s samplers yield batches or never stop: not covered yet")
@@ -101,14 +108,16 @@ def script_for(plug: Plug, contract: Contract, record: Mapping[str, Any], filena
             f"N={case.dataset_size:,} is a numeric edge, which the suite reads on a few ranks only; a script that "
             f"reads every rank into Python lists is not written for it yet"
         )
-    filled = snippet(flag, contract, case, record, plug.world_size_name)
+    filled = snippet(COVERED[flag], contract, case, record, plug.world_size_name)
+    # A resume's epoch is drawn apart from the case's (resume_draws.drawn).
+    epoch = drawn(record, EPOCH_LABEL) if flag in RESUME_SNIPPETS else case.epoch
     spec = script_spec(plug)
     head = HEAD.format(
         docstring=docstring(record, spec, filename),
         spec=spec,
         n=case.dataset_size,
         w=case.world_size,
-        epoch=case.epoch,
+        epoch=epoch,
         options=plug.options_taken(case.sampler_options(contract)),
         limit=read_limit(case.dataset_size),
         world_size_name=plug.world_size_name,

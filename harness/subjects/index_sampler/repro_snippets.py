@@ -21,6 +21,7 @@ from sampler_conformance.subjects.common.repro_script import drawn
 from .case import IndexCase
 from .contracts import SamplerContract
 from .order_checks import least_comparable
+from .resume_labels import CHECKPOINT_LABEL
 
 # How the script reads the ranks before its promise: each rank's sampler once (the per-epoch
 # invariants), ``ranks`` holding each rank's (indices, len() before the pass, len() after).
@@ -254,12 +255,11 @@ SNIPPETS = {
 
 
 def snippet(
-    flag: str, contract: SamplerContract, case: IndexCase, record: Mapping[str, Any], world_size_name: str
+    found: Snippet, contract: SamplerContract, case: IndexCase, record: Mapping[str, Any], world_size_name: str
 ) -> Snippet:
-    """The snippet of ``flag`` filled in for ``contract``, ``case`` and what the failing test
+    """The snippet ``found`` filled in for ``contract``, ``case`` and what the failing test
     drew (``record``), its code led by the global order it reads, where it reads one
     (``world_size_name``: what the sampler calls num_replicas)."""
-    found = SNIPPETS[flag]
     values = {
         "expected": contract.expected_length(case.dataset_size, case.world_size, case.drop_last),
         "rule": contract.length_words(case.drop_last),
@@ -267,12 +267,13 @@ def snippet(
         "global_seed": drawn(record, "global RNG seed") or 0,
         "seeds": drawn(record, "seeds"),
         "epochs": drawn(record, "epochs"),
+        "k": drawn(record, CHECKPOINT_LABEL),
         "least": least_comparable(contract),
         "world_size_name": world_size_name,
     }
     invalid = INVALID_ARGUMENTS.search(record.get("message", ""))
     values["bad_world"], values["bad_rank"] = (int(g) for g in invalid.groups()) if invalid else (None, None)
-    for name in ("seeds", "epochs", "bad_world"):
+    for name in ("seeds", "epochs", "bad_world", "k"):
         if f"${name}" in found.reading and values[name] is None:
             raise CannotReproduce(f"the failing test's record holds no {name}: nothing to build again")
     code = Template(found.code).substitute(values)

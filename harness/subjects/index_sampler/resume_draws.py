@@ -14,6 +14,7 @@ from .case import IndexCase
 from .contracts import SamplerContract
 from .draws import MAX_WORLD_SIZE, draw_case, epochs, world_sizes
 from .plug import SamplerPlug
+from .resume_labels import CHECKPOINT_LABEL, EPOCH_LABEL
 
 GLOBAL_SEEDS = st.integers(0, 2**32 - 2)
 # Every rank reads three to six passes per example: the dataset sizes stop at 2,000 here (edges
@@ -30,7 +31,7 @@ def pass_items(contract: SamplerContract, case: IndexCase) -> int:
 
 
 def checkpoint_at(
-    data: st.DataObject, length: int, label: str = "k (items before the checkpoint)", *, ends_weighted: bool = True
+    data: st.DataObject, length: int, label: str = CHECKPOINT_LABEL, *, ends_weighted: bool = True
 ) -> int:
     """A position in a pass of ``length`` items; its start and its end weighted, unless the
     test's bugs live in between (an elastic cursor: a resume at 0 is a fresh start)."""
@@ -50,7 +51,7 @@ def drawn(
     case = draw_case(
         data, plug, drop_last=drop_last, contract=contract, world_size=world_size, max_dataset_size=max_dataset_size
     )
-    return case, data.draw(epochs(), label="epoch")
+    return case, data.draw(epochs(), label=EPOCH_LABEL)
 
 
 def leg_items(contract: SamplerContract, case: IndexCase, world_size: int, consumed: int) -> int:
