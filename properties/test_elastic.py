@@ -32,10 +32,9 @@ from sampler_conformance.subjects.index_sampler.resume_draws import (
     other_world_size,
     pass_items,
 )
+from sampler_conformance.subjects.index_sampler.resume_labels import NEW_WORLD_LABEL
 from sampler_conformance.subjects.index_sampler.runs import ElasticRun
 from sampler_conformance.subjects.index_sampler.scenarios.elastic import elastic_run
-
-NEW_WORLD = "W' (world size resumed on)"
 
 
 def _one_change(data, resized_ranks: ResizedRanks, plug, contract, drop_last) -> ElasticRun:
@@ -43,7 +42,7 @@ def _one_change(data, resized_ranks: ResizedRanks, plug, contract, drop_last) ->
     old, new = resized_ranks.sizes or (None, None)
     case, epoch = drawn(data, plug, contract, drop_last, world_size=old)
     k = checkpoint_at(data, pass_items(contract, case), ends_weighted=False)
-    new_world = new or other_world_size(data, case.world_size, NEW_WORLD)
+    new_world = new or other_world_size(data, case.world_size, NEW_WORLD_LABEL)
     return elastic_run(
         resized_ranks.at, plug, contract, case, epoch=epoch, legs=((case.world_size, k),), last_world_size=new_world
     )
@@ -83,7 +82,7 @@ def test_world_size_changes_compose(resized_ranks, sampler_plug, contract, drop_
     old, new = resized_ranks.sizes or (None, None)
     case, epoch = drawn(data, sampler_plug, contract, drop_last, world_size=old)
     k = checkpoint_at(data, pass_items(contract, case), ends_weighted=False)
-    middle = new or other_world_size(data, case.world_size, NEW_WORLD)
+    middle = new or other_world_size(data, case.world_size, NEW_WORLD_LABEL)
     j = checkpoint_at(
         data,
         leg_items(contract, case, middle, k * case.world_size),

@@ -8,8 +8,10 @@ import pytest
 
 from sampler_conformance.subjects import REGISTRY, contract_named
 from sampler_conformance.subjects.index_sampler.contracts import ELASTIC, RESUMABLE, TORCH
+from sampler_conformance.subjects.index_sampler.repro import COVERED
 
 from .catalogue import ELASTIC_BAD, ELASTIC_CONTRACT, ELASTIC_WORLD_SIZES
+from .reproduced import assert_reproduced
 from .suite_run import certify, certify_rejected
 
 OPTIONS = (f"--contract={ELASTIC_CONTRACT}", f"--world-sizes={ELASTIC_WORLD_SIZES}")
@@ -26,7 +28,8 @@ def test_a_conforming_elastic_sampler_holds_every_invariant_in_the_whole_suite(p
 
 @pytest.mark.parametrize("spec", list(ELASTIC_BAD), ids=lambda spec: spec.rpartition(":")[2])
 def test_elastic_bug_fails_exactly_its_invariants_in_the_whole_suite(pytester, spec):
-    certify_rejected(pytester, spec, ELASTIC_BAD[spec], *OPTIONS, ranks="all")
+    run = certify_rejected(pytester, spec, ELASTIC_BAD[spec], *OPTIONS, "--repro=on", ranks="all")
+    assert_reproduced(run, COVERED, GOOD_ELASTIC)
 
 
 def test_a_resumable_sampler_refusing_other_world_sizes_crashes_once_and_no_elastic_invariant_is_judged(pytester):

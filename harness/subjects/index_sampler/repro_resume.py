@@ -1,7 +1,8 @@
-"""The resumable invariants a reproduction script asserts (``+resumable``, ``+elastic``): the
-resume protocol of ``scenarios/resume.py`` in plain Python, one checkpoint taken after the k
-items the test drew, and the promise that failed. The same promises as ``resume_checks.py``
-says them, for a reader without the suite.
+"""The resumable and elastic invariants a reproduction script asserts (``+resumable``,
+``+elastic``): the resume protocol of ``scenarios/resume.py`` in plain Python, one checkpoint
+taken after the k items the test drew, and the promise that failed; and the elastic protocol
+of ``scenarios/elastic.py``, one change of world size (``ELASTIC``). The same promises as
+``resume_checks.py`` and ``elastic_checks.py`` say them, for a reader without the suite.
 
 Each rank, as the suite reads it: the uninterrupted run (a sampler built, ``set_epoch(e)``,
 one pass, then each later epoch on the same object); then a fresh sampler, ``set_epoch(e)``,
@@ -14,10 +15,9 @@ from __future__ import annotations
 
 from .repro_snippets import Snippet
 
-# $k: the items each rank read before its checkpoint; LATER, the epochs read after the resumed one,
-# is each snippet's own (resumed()).
-RESUMED = """K, LATER = $k, {later}  # items each rank read before its checkpoint (as drawn); epochs read after
-GLOBAL_SEED = 0  # torch's, numpy's and random's global RNGs are seeded with it before every build
+# What both readings share: the global RNGs seeded before every build, a guarded set_epoch, and a
+# state carried as a checkpoint carries it.
+HELPERS = """GLOBAL_SEED = 0  # torch's, numpy's and random's global RNGs are seeded with it before every build
 
 
 def seed_global_rngs():
@@ -42,7 +42,14 @@ def through_checkpoint(state):
         return state
 
 
-uninterrupted, taken, resumed = [], [], []
+"""
+# $k: the items each rank read before its checkpoint; LATER, the epochs read after the resumed one,
+# is each snippet's own (resumed()).
+RESUMED = (
+    """K, LATER = $k, {later}  # items each rank read before its checkpoint (as drawn); epochs read after
+"""
+    + HELPERS
+    + """uninterrupted, taken, resumed = [], [], []
 for r in range(W):
     seed_global_rngs()
     sampler = build(W, r, epoch=None)
@@ -69,6 +76,55 @@ for r in range(W):
     print(f"rank {r}: uninterrupted {short(uninterrupted[r][0])}; before the checkpoint {short(taken[r])}; "
           f"resumed {short(resumed[r][0])}")
 """
+)
+# ... W ranks take k items each of the epoch and save; W' fresh ranks load rank 0's state and
+# read the rest (scenarios/elastic.py); the epoch read whole on W ranks gives its global order,
+# and, with drop_last, the whole order read without it, whose tail W' ranks may drop otherwise.
+ELASTIC = (
+    """K, W2 = $k, $new_world  # items each of the W ranks read before the checkpoint (as drawn); ranks resumed on
+"""
+    + HELPERS
+    + """def interleaved(shares):
+    \"\"\"The global order the ranks take turns through: item i of rank r at position i * W + r.\"\"\"
+    longest = max(map(len, shares), default=0)
+    return [share[i] for i in range(longest) for share in shares if i < len(share)]
+
+
+def whole_epoch(**options):
+    passes = []
+    for r in range(W):
+        seed_global_rngs()
+        sampler = build(W, r, epoch=None, **options)
+        set_epoch(sampler, EPOCH)
+        passes.append(read(W, r, sampler)[0])
+    return passes
+
+
+whole = whole_epoch()
+order = interleaved(whole)[:N]  # the epoch's global order, its padding cut off
+DROP_LAST = OPTIONS.get("drop_last", False)
+undropped = interleaved(whole_epoch(drop_last=False))[:N] if DROP_LAST else order
+taken = []
+for r in range(W):
+    seed_global_rngs()
+    sampler = build(W, r, epoch=None)
+    set_epoch(sampler, EPOCH)
+    taken.append(list(itertools.islice(iter(sampler), min(K, len(whole[r])))))
+    if r == 0:
+        state = through_checkpoint(sampler.state_dict())  # rank 0's state is the one resumed on W' ranks
+rest = []
+for r in range(W2):
+    seed_global_rngs()
+    sampler = build(W2, r, epoch=None)
+    sampler.load_state_dict(state)
+    set_epoch(sampler, EPOCH)
+    rest.append(read(W2, r, sampler)[0])
+at = min(len(order), sum(map(len, taken)))  # the global cursor: items the W ranks took in all
+got = interleaved(rest)
+print(f"{SPEC}: N={N}, {OPTIONS}, epoch {EPOCH}: {K} items on each of W={W} ranks, then resumed on W'={W2}")
+print(f"global order {short(order)}; taken {short(taken)}; the new ranks, interleaved: {short(got)}")
+"""
+)
 IMPORTS = ("io", "random", "numpy", "torch")
 
 
@@ -108,5 +164,35 @@ RESUME_SNIPPETS = {
         '                  f"resumed {short(resumed[r][e - EPOCH])}" for e, r in wrong[:2])',
         reading=resumed(2),
         imports=IMPORTS,
+    ),
+    "elastic_cursor": Snippet(
+        "resumed on W' ranks after k items on each of W, the new ranks, interleaved, go on with the rest of "
+        "the epoch's global order, then fewer than W' padding items of the epoch (with drop_last: a prefix of "
+        "the whole order's rest, short of the epoch's rest by fewer than W' items).",
+        "due = order[at:]\n"
+        "if DROP_LAST:\n"
+        "    broken = got != undropped[at:][: len(got)] or len(got) < len(due) - (W2 - 1)\n"
+        "else:\n"
+        "    padding = got[len(due) :]\n"
+        "    broken = (got[: len(due)] != due or len(padding) > -len(due) % W2\n"
+        "              or not set(padding) <= set(order))\n"
+        'shown = f"after {at} items the rest is {short(due)}; the new ranks yield {short(got)}"',
+        reading=ELASTIC,
+        imports=IMPORTS,
+    ),
+    "elastic_exactly_once": Snippet(
+        "across the change of world size, no item repeats beyond the padding W' ranks need and none is lost "
+        "(with drop_last: none repeats, and fewer than W' are lost).",
+        "due = collections.Counter(i for share in whole for i in share)\n"
+        "counts = collections.Counter(i for share in taken + rest for i in share)\n"
+        "left = len(order) - at\n"
+        "beyond = {i: 1 for i in range(N)} if DROP_LAST else due\n"
+        "surplus = sum(max(n - beyond.get(i, 0), 0) for i, n in counts.items())\n"
+        "lost = sorted(i for i in due if not counts[i])\n"
+        "broken = surplus > (0 if DROP_LAST else -left % W2) or len(lost) > (W2 - 1 if DROP_LAST else 0)\n"
+        "repeated = sorted(i for i, n in counts.items() if n > beyond.get(i, 0))\n"
+        'shown = f"{surplus} items repeated: {short(repeated)}; never yielded: {short(lost)}"',
+        reading=ELASTIC,
+        imports=(*IMPORTS, "collections"),
     ),
 }

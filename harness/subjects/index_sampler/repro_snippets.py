@@ -21,7 +21,7 @@ from sampler_conformance.subjects.common.repro_script import drawn
 from .case import IndexCase
 from .contracts import SamplerContract
 from .order_checks import least_comparable
-from .resume_labels import CHECKPOINT_LABEL
+from .resume_labels import CHECKPOINT_LABEL, NEW_WORLD_LABEL
 
 # How the script reads the ranks before its promise: each rank's sampler once (the per-epoch
 # invariants), ``ranks`` holding each rank's (indices, len() before the pass, len() after).
@@ -268,12 +268,13 @@ def snippet(
         "seeds": drawn(record, "seeds"),
         "epochs": drawn(record, "epochs"),
         "k": drawn(record, CHECKPOINT_LABEL),
+        "new_world": drawn(record, NEW_WORLD_LABEL),
         "least": least_comparable(contract),
         "world_size_name": world_size_name,
     }
     invalid = INVALID_ARGUMENTS.search(record.get("message", ""))
     values["bad_world"], values["bad_rank"] = (int(g) for g in invalid.groups()) if invalid else (None, None)
-    for name in ("seeds", "epochs", "bad_world", "k"):
+    for name in ("seeds", "epochs", "bad_world", "k", "new_world"):
         if f"${name}" in found.reading and values[name] is None:
             raise CannotReproduce(f"the failing test's record holds no {name}: nothing to build again")
     code = Template(found.code).substitute(values)
