@@ -403,3 +403,50 @@ def test_a_shared_fork_server_serves_the_certifications_that_would_start_the_sam
         "True True True the controller's",
         "False False False the controller's",
     ], run.stdout + run.stderr
+
+
+REAPED_SCRIPT = r"""
+import os, time
+from sampler_conformance.execution.fork_server import stop_fork_servers
+from sampler_conformance.execution.rank_pool import RankPool
+
+
+def others_in_session():
+    # Every other process of this session, a zombie too: what it is, or "defunct" once it ended unreaped.
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+            with open(f"/proc/{entry}/cmdline", "rb") as cmdline:
+                command = cmdline.read().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if int(fields[3]) == os.getsid(0) and "resource_tracker" not in command:
+            found.append("defunct" if fields[0] == "Z" else command[:80])
+    return found
+
+
+if __name__ == "__main__":
+    pool = RankPool(1, "gloo", 60)
+    pool.start()  # its rank forks its loader workers' fork server as it starts
+    pool.close()
+    stop_fork_servers()
+    print(others_in_session())
+"""
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads process states from /proc")
+def test_a_closed_pool_leaves_no_process_of_its_session_not_even_a_zombie(tmp_path):
+    """A rank stops and reaps its loader workers' fork server before it exits: left to exit
+    after the rank, the server was a zombie that whatever adopted it had to reap (seen: one
+    per rank, after a certification had ended). The script runs in a session of its own."""
+    script = tmp_path / "reaped.py"
+    script.write_text(REAPED_SCRIPT)
+    run = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=120, start_new_session=True
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "[]", run.stdout + run.stderr

@@ -30,7 +30,7 @@ from sampler_conformance.core.evidence import FAULT
 from . import memory_budget
 from .blame import readable_traceback
 from .file_modules import is_file_module, preload_file_modules
-from .fork_server import fork_server_context, leave_the_parent_server
+from .fork_server import fork_server_context, leave_the_parent_server, stop_fork_servers
 from .hash_seeds import HASH_SEED_VARIABLE
 from .messages import RankError, RankSetup, Ready, Reply, Shutdown, Simulated
 from .scenario import RankContext, Scenario, StepFailed
@@ -74,6 +74,7 @@ def main(setup: RankSetup, conn: Connection) -> None:
         except Exception as exc:
             summary = f"joining the {setup.backend} process group failed: {type(exc).__name__}: {exc}"
             conn.send(RankError(setup.rank, FAULT, summary, traceback.format_exc()))
+            stop_fork_servers()
             return
     conn.send(Ready(rank=setup.rank, pid=os.getpid()))
     plugs: dict[str, Any] = {}
@@ -91,6 +92,9 @@ def main(setup: RankSetup, conn: Connection) -> None:
     finally:
         if setup.backend is not None:
             dist.destroy_process_group()
+    # Its loader workers' fork server, killed and reaped here: left to exit after the rank, it
+    # would be a zombie until whatever adopts it reaps it (seen: one a rank, after the run ended).
+    stop_fork_servers()
     sys.stdout.flush()
     sys.stderr.flush()
     # Skip interpreter finalisation: garbage-collecting torch takes seconds per rank on
