@@ -4,9 +4,9 @@ case with the arguments the suite built it with, reads each once as the test did
 promise (``repro_snippets.py``), prints the suite's words and the offending values, and exits
 1 while the bug is there, 0 once it is fixed (docs/reproductions.md).
 
-Covered so far: the per-epoch invariants of ``repro_snippets.SNIPPETS`` and the resume
-invariants of ``repro_resume.RESUME_SNIPPETS``, found on simulated ranks, of a sampler that
-shards itself and yields indices of finite passes. The rest raise
+Covered so far: the per-epoch invariants of ``repro_snippets.SNIPPETS`` and the resume and
+elastic invariants of ``repro_resume.RESUME_SNIPPETS``, found on simulated ranks, of a sampler
+that shards itself and yields indices of finite passes. The rest raise
 :class:`CannotReproduce`, saying why."""
 
 from __future__ import annotations
@@ -36,7 +36,8 @@ from .repro_resume import RESUME_SNIPPETS
 from .repro_snippets import FAULT, SNIPPETS, snippet
 from .resume_labels import EPOCH_LABEL
 
-# Every invariant a script reproduces: one epoch's (repro_snippets) and a resume's (repro_resume).
+# Every invariant a script reproduces: one epoch's (repro_snippets), a resume's and an elastic
+# resume's (repro_resume).
 COVERED = {**SNIPPETS, **RESUME_SNIPPETS}
 
 # What the script is made of around its snippet (and the parts every subject's script shares,
