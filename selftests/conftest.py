@@ -14,27 +14,6 @@ from .suite_run import REPO
 
 pytest_plugins = ["pytester"]
 
-
-def _draw_without_local_constants() -> None:
-    """The selftests' own property tests draw without the constants of the local modules.
-
-    On a process's first draws, Hypothesis (6.131 and later) reads the source of every module
-    it has imported from outside site-packages for constants to draw, and caches them under
-    .hypothesis/. In a fresh clone nothing is cached, and by the time a selftest worker reaches
-    test_meshes it has imported hundreds of the corpus's and the suite's modules: one test of
-    that file took 10 s in every fresh-clone CI run, a different one each time, and 0.03 s
-    anywhere else. The certifications run in their own processes, and keep the constants.
-    The function is private; where it is missing, this does nothing."""
-    try:
-        from hypothesis.internal.conjecture import providers
-    except ImportError:
-        return
-    if hasattr(providers, "_get_local_constants") and hasattr(providers, "_local_constants"):
-        providers._get_local_constants = lambda: providers._local_constants
-
-
-_draw_without_local_constants()
-
 # Settings of the outer run that must not leak into the suite under test.
 _LEAKY_PREFIXES = ("CONFORMANCE_", "PYTEST_XDIST_", "HYPOTHESIS_")
 
