@@ -29,9 +29,10 @@ from sampler_conformance.subjects.data_loader.draws import (
     saved_and_resumed_on,
 )
 from sampler_conformance.subjects.data_loader.fixtures import requires_parameter
-from sampler_conformance.subjects.data_loader.resume import resume_loader, resume_on_other_dp_size
+from sampler_conformance.subjects.data_loader.resume import checkpoint_loader, resume_loader, resume_on_other_dp_size
 from sampler_conformance.subjects.data_loader.resume_checks import (
     check_epoch_after_resume,
+    check_plain_state,
     check_resume_continues,
     check_resume_on_other_dp_size,
 )
@@ -111,7 +112,8 @@ def test_same_global_batches_at_every_dp_size(ranks, loader_plug, contract, data
 MIN_RESUMED_BATCHES = 2
 
 
-def _resumed(data, ranks, loader_plug, contract):
+def _checkpointed(data, ranks, loader_plug, contract, take=resume_loader):
+    """``take``'s run of a drawn case whose epoch e holds at least two global batches, cut after k of them."""
     case = draw_loader_case(
         data,
         loader_plug,
@@ -120,7 +122,7 @@ def _resumed(data, ranks, loader_plug, contract):
     )
     epoch = data.draw(epochs(), label="epoch")
     cut = checkpoint_at(data, case.global_batches)
-    return resume_loader(ranks, loader_plug, contract, case, epoch=epoch, cut=cut)
+    return take(ranks, loader_plug, contract, case, epoch=epoch, cut=cut)
 
 
 @pytest.mark.invariant("loader_resume_continues")
@@ -128,7 +130,7 @@ def _resumed(data, ranks, loader_plug, contract):
 def test_loader_resume_continues(ranks, loader_plug, contract, data):
     """Checkpointed after k batches of epoch e through the loader's own state_dict(), a fresh
     loader given its epoch hook and the state (in either order) reads batch k + 1 on, exactly."""
-    run = _resumed(data, ranks, loader_plug, contract)
+    run = _checkpointed(data, ranks, loader_plug, contract)
     expect_holds(run.uninterrupted[0].observation, check_resume_continues(run))
 
 
@@ -136,8 +138,16 @@ def test_loader_resume_continues(ranks, loader_plug, contract, data):
 @given(data=st.data())
 def test_loader_epoch_after_resume(ranks, loader_plug, contract, data):
     """The resumed loader's epoch e + 1, after its epoch hook, is the uninterrupted run's."""
-    run = _resumed(data, ranks, loader_plug, contract)
+    run = _checkpointed(data, ranks, loader_plug, contract)
     expect_holds(run.uninterrupted[1].observation, check_epoch_after_resume(run))
+
+
+@pytest.mark.invariant("loader_plain_state")
+@given(data=st.data())
+def test_loader_plain_state(ranks, loader_plug, contract, data):
+    """Each rank's state_dict() after k batches goes through torch.save and torch.load(weights_only=True)."""
+    run = _checkpointed(data, ranks, loader_plug, contract, take=checkpoint_loader)
+    expect_holds(run.before.observation, check_plain_state(run))
 
 
 @pytest.mark.invariant("loader_resume_on_other_dp_size")

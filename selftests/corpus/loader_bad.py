@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+import numpy as np
 import torch
 from torch.utils.data import BatchSampler, DataLoader, IterableDataset, get_worker_info
 
@@ -269,7 +270,7 @@ class _ResumableLoader(_GlobalOrderLoader):
         )
         self.instances_processed = 0
 
-    def counted(self) -> int:
+    def counted(self) -> int | np.integer:
         """What one batch this rank yields adds to the state."""
         return self.global_batch_size
 
@@ -330,6 +331,17 @@ class SkipOutlivesEpoch(_ResumableLoader):
 
     def batches_to_skip(self) -> int:
         return max(self.instances_processed, self.loaded) // self.global_batch_size
+
+
+@rejected("test_loader_plain_state", "loader_plain_state", under=RESUMABLE)
+class CountsInNumpy(_ResumableLoader):
+    """Counts the instances processed as numpy does arithmetic, ``np.prod(batch.shape)`` (a
+    token count from a numpy batch's shape, say): the count is a ``numpy.int64``, which
+    ``torch.save`` pickles as a numpy scalar and ``torch.load(weights_only=True)``, torch's
+    default since 2.6, refuses. The trainer saves its checkpoint and cannot load it."""
+
+    def counted(self) -> np.integer:
+        return np.prod(np.array([self.global_batch_size]))
 
 
 @rejected(

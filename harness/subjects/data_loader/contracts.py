@@ -88,8 +88,9 @@ RESUMABLE = Extension(
     name="resumable",
     description="the loader's own checkpoint resumes by batch count: state_dict() taken after k batches of an "
     "epoch, a fresh loader built with the same arguments, given its epoch hook and load_state_dict(state) (in "
-    "either order), goes on with batch k + 1 exactly, to the end of the epoch; and the epoch after it is the "
-    "uninterrupted run's (docs/data-loaders.md, 'Resume')",
+    "either order), goes on with batch k + 1 exactly, to the end of the epoch; the epoch after it is the "
+    "uninterrupted run's; and the state is plain data, which torch.load(weights_only=True) loads once "
+    "torch.save saved it (docs/data-loaders.md, 'Resume')",
     beside=((SAME_GLOBAL_BATCHES.name, RESUMED_ON_OTHER_DP_SIZE),),
 )
 

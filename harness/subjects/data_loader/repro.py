@@ -7,7 +7,8 @@ the promise, prints the suite's words and exits 1 while the bug is there.
 Covered: every invariant of the data loader's contracts but ``replicas_read_alike`` (meshes):
 the one-epoch invariants, a fault charged to ``loader_runs`` where the loader raised,
 ``loader_deterministic``, ``loader_reshuffles``, ``loader_same_global_batches``, and the resume
-protocol (``state_dict()`` after k batches, ``load_state_dict`` into a fresh loader, the rest). A
+protocol (``state_dict()`` after k batches, ``load_state_dict`` into a fresh loader, the rest; the
+state saved and loaded as a checkpoint file, ``loader_plain_state``). A
 failure found in real process groups is read here in one process, rank after rank, and the
 script says so: the loaders the suite certifies take their rank as told, so the nearest
 in-process reading is the same reading, and the suite offers the script only where it fails
@@ -135,19 +136,26 @@ for world in DP_SIZES:
     print(f"DP size {world}: global batches {short(global_batches[world])}")
 """
 
-# ... the loader's own checkpoint after K batches of EPOCH, resumed by a fresh loader of each rank
-# in both orders of the epoch hook and load_state_dict, beside the uninterrupted run (+resumable).
-RESUMED = """K = $cut  # batches read before state_dict(), as the suite's test drew it
-uninterrupted = [read_rank(W, r, [EPOCH, EPOCH + 1]) for r in range(W)]
-resumed = {}  # (rank, order): epoch EPOCH (its K batches, then the resumed loader's rest) and EPOCH + 1
-for r in range(W):
-    with tempfile.TemporaryDirectory() as workdir:
-        loader = build(W, r, workdir)
+# Rank r's loader of the case, its epoch hook for EPOCH and K batches of it, in a workdir of its own:
+# where a resume's and a checkpoint's reading take the state.
+K_BATCHES = """        loader = build(W, r, workdir)
         if hook_of(loader):
             hook_of(loader)(EPOCH)
         batches = iter(loader)  # the epoch under way while the state is taken
         before = [ids(batch) for batch in itertools.islice(batches, K)]
-        state = copy.deepcopy(loader.state_dict())  # the checkpoint
+"""
+
+# ... the loader's own checkpoint after K batches of EPOCH, resumed by a fresh loader of each rank
+# in both orders of the epoch hook and load_state_dict, beside the uninterrupted run (+resumable).
+RESUMED = (
+    """K = $cut  # batches read before state_dict(), as the suite's test drew it
+uninterrupted = [read_rank(W, r, [EPOCH, EPOCH + 1]) for r in range(W)]
+resumed = {}  # (rank, order): epoch EPOCH (its K batches, then the resumed loader's rest) and EPOCH + 1
+for r in range(W):
+    with tempfile.TemporaryDirectory() as workdir:
+"""
+    + K_BATCHES
+    + """        state = copy.deepcopy(loader.state_dict())  # the checkpoint
         for order in ("hook, then load_state_dict", "load_state_dict, then hook"):
             fresh = build(W, r, workdir)
             if order.startswith("load"):
@@ -164,6 +172,7 @@ for (r, order), (epoch, after) in resumed.items():
     print(f"rank {r}, {order}: epoch {EPOCH} {short(epoch)}; epoch {EPOCH + 1} {short(after)}")
 print(f"uninterrupted, rank 0: epoch {EPOCH} {short(uninterrupted[0][0])}; epoch {EPOCH + 1} {short(uninterrupted[0][1])}")
 """
+)
 # ... rank 0's checkpoint at DP size W1, loaded into every rank of DP size W (+elastic+resumable).
 RESUMED_ELSEWHERE = """W1, K = $saved_on, $cut  # the DP size the checkpoint was taken at, and its global batches before it
 with tempfile.TemporaryDirectory() as workdir:
@@ -189,6 +198,26 @@ expected, got = (
 print(f"uninterrupted at W={W}, global batches {K} on: {short(expected[K:])}")
 print(f"resumed at W={W} from rank 0's state at W1={W1}: {short(got)}")
 """
+# ... each rank's state after K batches of EPOCH, saved and loaded as a checkpoint file (loader_plain_state).
+CHECKPOINTED = (
+    """K = $cut  # batches read before state_dict(), as the suite's test drew it
+not_plain = []
+for r in range(W):
+    with tempfile.TemporaryDirectory() as workdir:
+"""
+    + K_BATCHES
+    + """        state = loader.state_dict()
+    print(f"rank {r}: state_dict() after {K} batches: {state!r}")
+    try:  # as a trainer saves its checkpoint, and loads it (weights_only=True: torch's default since 2.6)
+        saved = io.BytesIO()
+        torch.save(state, saved)
+        saved.seek(0)
+        torch.load(saved, weights_only=True)
+    except Exception as exc:
+        lines = str(exc).splitlines()
+        not_plain.append((r, next((line.strip() for line in lines if "Unsupported global" in line), lines[0])))
+"""
+)
 # What a resume failure shows: the first (rank, order) whose epoch ($which: 0, EPOCH; 1, EPOCH + 1) differs.
 RESUME_SHOWN = """wrong = [(r, order) for (r, order), read in resumed.items() if read[$which] != uninterrupted[r][$which]]
 broken = bool(wrong)
@@ -268,6 +297,12 @@ SNIPPETS = {
         '{short(expected[K:])}"',
         reading=RESUMED_ELSEWHERE,
         imports=("copy",),
+    ),
+    "loader_plain_state": Snippet(
+        "each rank's state_dict() is plain data: saved by torch.save, it loads with torch.load(weights_only=True).",
+        'broken = bool(not_plain)\nshown = f"rank {not_plain[0][0]}: {not_plain[0][1]}" if not_plain else ""',
+        reading=CHECKPOINTED,
+        imports=("io", "torch"),
     ),
     "loader_same_global_batches": Snippet(
         "global batch g, every rank's batch g together, holds the same instances at every DP size.",

@@ -15,9 +15,15 @@ on every rank), reads k batches of it and takes its ``state_dict()``: the checkp
 rank is given, as olmo-core's checkpointer falls back to rank 0's state on another world
 size. Its own fresh loader at W2, given the hook and that state, reads the rest of epoch e.
 
-Each state is deep-copied before it is loaded, so that no loader shares a mutable object with
-the one that took it. A loader without ``state_dict``/``load_state_dict`` is read no further:
-the checks charge that to every resume invariant.
+``CheckpointLoader``: every rank's loader reads k batches of epoch e and its ``state_dict()``
+goes through a checkpoint file (``torch.save``, then ``torch.load(weights_only=True)``, torch's
+default since 2.6), the one thing ``loader_plain_state`` judges.
+
+Each state is carried as a checkpoint file carries it before it is loaded, so that no loader
+shares a mutable object with the one that took it; one that cannot make the trip is deep-copied
+instead, and charged to ``loader_plain_state`` alone. A loader without
+``state_dict``/``load_state_dict`` is read no further: the checks charge that to every resume
+invariant.
 """
 
 from __future__ import annotations
@@ -30,14 +36,14 @@ from typing import Any
 
 import numpy as np
 
-from sampler_conformance.execution.checkpoint import missing_methods
+from sampler_conformance.execution.checkpoint import missing_methods, through_checkpoint
 from sampler_conformance.execution.scenario import RankContext, Ranks, Scenario, ask
 from sampler_conformance.subjects.common.reading import read_limit
 
 from .case import LoaderCase
 from .contracts import LoaderContract
 from .plug import NOUN, LoaderPlug, epoch_hook, load_plug
-from .runs import LoaderEpoch, LoaderResume, LoaderResumeElsewhere
+from .runs import LoaderCheckpoint, LoaderEpoch, LoaderResume, LoaderResumeElsewhere
 from .scenarios import build_loader, call_hook, rank_workdir, read_batches, read_epoch, start_epoch
 
 Batches = tuple[np.ndarray, ...]
@@ -61,14 +67,20 @@ class _Checkpointing(Scenario):
     def load(self) -> LoaderPlug:
         return load_plug(self.spec)
 
-    def interrupted(self, rank: RankContext, case: LoaderCase, dp_rank: int, workdir: str) -> tuple[Batches, Any]:
-        """Rank ``dp_rank``'s loader of ``case``: its first k batches of the epoch and its state after them."""
-        loader = build_loader(rank, rank.plug, case, dp_rank, workdir)
+    def interrupted(
+        self, rank: RankContext, case: LoaderCase, dp_rank: int, workdir: str, loader: Any = None
+    ) -> tuple[Batches, Any, str | None]:
+        """Rank ``dp_rank``'s loader of ``case`` (a fresh one, unless given): its first k batches of
+        the epoch, its state after them as a checkpoint file carries it, and why the state
+        could not make that trip (None where it could)."""
+        if loader is None:
+            loader = build_loader(rank, rank.plug, case, dp_rank, workdir)
         call_hook(rank, loader, self.epoch)
         iterator: Iterator[Any] = start_epoch(rank, loader)
         before = read_batches(rank, iterator, read_limit(case.dataset_size), self.cut)
         state = rank.call(f"in state_dict() after {len(before)} batches", loader.state_dict)
-        return before, copy.deepcopy(state)
+        carried, not_plain = through_checkpoint(state)
+        return before, copy.deepcopy(carried) if not_plain else carried, not_plain
 
     def resumed(self, rank: RankContext, state: Any, order: str, workdir: str) -> tuple[Any, Batches]:
         """A fresh loader of this rank given the epoch hook and ``state`` in ``order``, and the rest of the epoch."""
@@ -106,7 +118,7 @@ class ResumeLoader(_Checkpointing):
             for epoch in (e, e + 1):
                 call_hook(rank, loader, epoch)
                 uninterrupted.append(read_epoch(rank, loader, limit))
-            before, state = self.interrupted(rank, case, rank.rank, workdir)
+            before, state, _ = self.interrupted(rank, case, rank.rank, workdir)
             resumed = []
             for order in ORDERS:
                 loader, rest = self.resumed(rank, copy.deepcopy(state), order, workdir)
@@ -138,9 +150,30 @@ class ResumeOnOtherDpSize(_Checkpointing):
                 return ResumedElsewhereRank(rank.rank, (), (), (), hook, missing)
             call_hook(rank, loader, self.epoch)
             uninterrupted = read_epoch(rank, loader, read_limit(case.dataset_size))
-            before, state = self.interrupted(rank, case.with_(world_size=self.saved_on), 0, workdir)
+            before, state, _ = self.interrupted(rank, case.with_(world_size=self.saved_on), 0, workdir)
             _, rest = self.resumed(rank, state, LOAD_THEN_HOOK, workdir)
         return ResumedElsewhereRank(rank.rank, uninterrupted, before, rest, hook)
+
+
+@dataclass(frozen=True)
+class CheckpointedRank:
+    rank: int
+    before: Batches  # the k batches before the checkpoint
+    not_plain: str | None  # why its state could not go through a checkpoint file; None: it could
+    hook: str | None
+    missing: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class CheckpointLoader(_Checkpointing):
+    def run(self, rank: RankContext) -> CheckpointedRank:
+        with rank_workdir(rank) as workdir:
+            loader = build_loader(rank, rank.plug, self.case, rank.rank, workdir)
+            hook, missing = epoch_hook(loader), missing_methods(loader)
+            if missing:
+                return CheckpointedRank(rank.rank, (), None, hook, missing)
+            before, _, not_plain = self.interrupted(rank, self.case, rank.rank, workdir, loader)
+        return CheckpointedRank(rank.rank, before, not_plain, hook)
 
 
 def resume_loader(
@@ -187,5 +220,19 @@ def resume_on_other_dp_size(
         cut=len(replies[0].before),
         uninterrupted=LoaderEpoch.of(at_epoch, [r.uninterrupted for r in replies], hook),
         resumed=LoaderEpoch.of(at_epoch, [r.rest for r in replies], hook),
+        missing=replies[0].missing,
+    )
+
+
+def checkpoint_loader(
+    ranks: Ranks, plug: LoaderPlug, contract: LoaderContract, case: LoaderCase, *, epoch: int, cut: int
+) -> LoaderCheckpoint:
+    """Every rank's state after k batches of ``case``'s epoch, and whether it went through a checkpoint file."""
+    __tracebackhide__ = True  # failures point at the loader, not the harness
+    replies: list[CheckpointedRank] = ask(ranks, CheckpointLoader(plug.spec, contract, case, epoch, cut))
+    return LoaderCheckpoint(
+        cut=max((len(reply.before) for reply in replies), default=0),
+        before=LoaderEpoch.of(case.with_(epoch=epoch), [r.before for r in replies], replies[0].hook),
+        not_plain=tuple((r.rank, r.not_plain) for r in replies if r.not_plain),
         missing=replies[0].missing,
     )

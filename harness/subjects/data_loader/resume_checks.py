@@ -13,7 +13,7 @@ from sampler_conformance.core.invariants import Declared, Invariant
 
 from .checks import BAD, EVERYWHERE, SIMULATED
 from .contracts import RESUMABLE, RESUMED_ON_OTHER_DP_SIZE
-from .runs import LoaderEpoch, LoaderResume, LoaderResumeElsewhere
+from .runs import LoaderCheckpoint, LoaderEpoch, LoaderResume, LoaderResumeElsewhere
 
 RESUMABLE_UNDER = "data_loader+resumable"
 ELSEWHERE_UNDER = "data_loader+elastic+resumable"
@@ -152,3 +152,31 @@ def check_resume_on_other_dp_size(run: LoaderResumeElsewhere) -> list[Violation]
                 )
             ]
     return []
+
+
+@DECLARED(
+    Invariant(
+        "loader_plain_state",
+        "the state is plain data",
+        "a state that torch.load(weights_only=True), torch's default since 2.6, refuses (numpy scalars, "
+        "generators, objects): a checkpoint the trainer saves and cannot load",
+        f"{BAD}:CountsInNumpy",
+        proven_under=RESUMABLE_UNDER,
+        where=SIMULATED,  # a property of each rank's state alone: no group shows more
+        promised_by=(RESUMABLE,),
+    )
+)
+def check_plain_state(run: LoaderCheckpoint) -> list[Violation]:
+    """Every rank's state_dict() after k batches went through torch.save and torch.load(weights_only=True)."""
+    flag = "loader_plain_state"
+    if run.missing:
+        return missing_protocol(flag, run.missing)
+    return [
+        Violation(
+            flag,
+            f"rank {rank}: state_dict() after {_batches(run.cut)} of epoch {run.before.case.epoch} does not load "
+            f"with torch.load(weights_only=True) once saved, as trainers load checkpoints ({why}); a loader's "
+            f"state must hold plain data: ints, floats, strings, tensors, and lists, tuples and dicts of them",
+        )
+        for rank, why in run.not_plain[:1]
+    ]

@@ -102,3 +102,14 @@ class LoaderResumeElsewhere:
     uninterrupted: LoaderEpoch
     resumed: LoaderEpoch  # the rest of the epoch, from the resume on
     missing: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class LoaderCheckpoint:
+    """Every rank's ``state_dict()`` after ``cut`` batches of an epoch, carried through a
+    checkpoint file (``resume.checkpoint_loader``)."""
+
+    cut: int
+    before: LoaderEpoch  # the batches read before the checkpoint
+    not_plain: tuple[tuple[int, str], ...]  # (rank, why) for each state that could not make the trip
+    missing: tuple[str, ...] = ()
