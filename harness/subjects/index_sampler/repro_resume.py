@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from .repro_snippets import Snippet
 
-# What both readings share: the global RNGs seeded before every build, a guarded set_epoch, and a
-# state carried as a checkpoint carries it.
-HELPERS = """GLOBAL_SEED = $global_seed  # torch's, numpy's and random's global RNGs are seeded with it before every build
+# What every resume's reading shares: the global RNGs seeded before every build (SEEDED), a
+# guarded set_epoch and a state carried as a checkpoint carries it (CARRIED).
+SEEDED = """GLOBAL_SEED = $global_seed  # torch's, numpy's and random's global RNGs are seeded with it before every build
 
 
 def seed_global_rngs(seed=GLOBAL_SEED):
@@ -26,7 +26,8 @@ def seed_global_rngs(seed=GLOBAL_SEED):
     random.seed(seed)
 
 
-def set_epoch(sampler, epoch):
+"""
+CARRIED = """def set_epoch(sampler, epoch):
     if callable(getattr(sampler, "set_epoch", None)):
         sampler.set_epoch(epoch)
 
@@ -43,6 +44,7 @@ def through_checkpoint(state):
 
 
 """
+HELPERS = SEEDED + CARRIED
 # $k: the items each rank read before its checkpoint; LATER, the epochs read after the resumed one,
 # is each snippet's own (resumed()).
 RESUMED = (

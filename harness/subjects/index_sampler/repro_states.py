@@ -14,7 +14,7 @@ from sampler_conformance.core.subject import CannotReproduce
 from sampler_conformance.subjects.common.repro_script import drawn
 
 from .repro_compose import DIFFERING, STEPS, compared, first_parts, part_for
-from .repro_resume import HELPERS, IMPORTS
+from .repro_resume import CARRIED, IMPORTS
 from .repro_snippets import Snippet
 from .resume_labels import CHANGED_LABEL, OTHER_SEED_LABEL, OTHER_SIZE_LABEL, OTHER_WORLD_LABEL
 
@@ -75,8 +75,10 @@ print(f"{SPEC}: N={N}, W={W}, {OPTIONS}, a fresh sampler loaded the state of ano
 FOREIGN = (
     """K = $k  # items rank 0 read before its checkpoint (as drawn)
 OTHER_N, OTHER_W, OTHER_OPTIONS = $other_n, $other_w, $other_options  # the resumed run's: $changed
+
+
 """
-    + HELPERS
+    + CARRIED
     + """def rank_0(n, world, options):
     sampler = Sampler(range(n), $world_size_name=world, rank=0, **options)
     set_epoch(sampler, EPOCH)
@@ -135,20 +137,20 @@ PARTS: dict[str, dict[str, Snippet]] = {
     },
     "stale_state_refused": {
         "another": Snippet(
-            "a state saved under another dataset size, seed, shuffle or drop_last raises at load_state_dict or at "
-            "the first item, where rank 0's pass differs there.",
+            "a state saved under other arguments (here: $changed) raises at load_state_dict or at the first item, "
+            "where rank 0's pass of the epoch differs under them.",
             FOREIGN_CODE,
             reading=FOREIGN,
-            imports=IMPORTS,
+            imports=("io", "torch"),
         ),
     },
     "other_world_size_refused": {
         "was loaded by": Snippet(
             "a sampler that is not elastic refuses a state saved under another world size, at load_state_dict or at "
-            "the first item, where rank 0's pass differs there.",
+            "the first item, where rank 0's pass of the epoch differs on it.",
             FOREIGN_CODE,
             reading=FOREIGN,
-            imports=IMPORTS,
+            imports=("io", "torch"),
         ),
     },
 }
