@@ -23,8 +23,9 @@ from .repro_snippets import Snippet
 from .resume_labels import BETWEEN_CHECKPOINTS_LABEL, FIRST_CHECKPOINT_LABEL, LAST_WORLD_LABEL, MIDDLE_TAKEN_LABEL
 
 # A rank's runs as the resume protocol reads them: an uninterrupted one (``passes`` of a
-# ``fresh`` sampler), and one interrupted at each cut and resumed into a fresh sampler.
-STEPS = (
+# ``fresh`` sampler, UNINTERRUPTED), and one interrupted at each cut and resumed into a fresh
+# sampler (STEPS).
+UNINTERRUPTED = (
     HELPERS
     + """def fresh(r, seed=GLOBAL_SEED):
     \"\"\"Rank r's sampler, built once the global RNGs are seeded with ``seed``.\"\"\"
@@ -41,7 +42,11 @@ def passes(sampler, r, epochs):
     return read_passes
 
 
-def resumed(r, cuts, seed=GLOBAL_SEED):
+"""
+)
+STEPS = (
+    UNINTERRUPTED
+    + """def resumed(r, cuts, seed=GLOBAL_SEED):
     \"\"\"Rank r's epoch EPOCH, checkpointed once it has taken each cut's items in all, each
     state loaded into a fresh sampler (the global RNGs seeded with ``seed``): the items taken
     before the checkpoints, and the last sampler.\"\"\"
@@ -174,7 +179,7 @@ PARTS: dict[str, dict[str, Snippet]] = {
         ),
     },
     "elastic_hops_compose": {
-        "": Snippet(
+        "from rank 0's state": Snippet(
             "resumed on W' ranks after K items on each of W, then on W'' after J more on each of W', the last ranks, "
             "interleaved, go on with the rest of the epoch's global order after both legs, then fewer than W'' "
             "padding items (with drop_last: a prefix of the whole order's rest, short of the epoch's rest by fewer "

@@ -13,7 +13,7 @@ from typing import Any
 from sampler_conformance.core.subject import CannotReproduce
 from sampler_conformance.subjects.common.repro_script import drawn
 
-from .repro_compose import DIFFERING, STEPS, compared, first_parts, part_for
+from .repro_compose import DIFFERING, STEPS, UNINTERRUPTED, compared, first_parts, part_for
 from .repro_resume import CARRIED, IMPORTS
 from .repro_snippets import Snippet
 from .resume_labels import CHANGED_LABEL, OTHER_SEED_LABEL, OTHER_SIZE_LABEL, OTHER_WORLD_LABEL
@@ -22,14 +22,14 @@ from .resume_labels import CHANGED_LABEL, OTHER_SEED_LABEL, OTHER_SIZE_LABEL, OT
 THROUGH = (
     """K = $k  # items each rank read before its checkpoint (as drawn)
 """
-    + STEPS
+    + UNINTERRUPTED
     + """print(f"{SPEC}: N={N}, W={W}, {OPTIONS}, each rank's state through torch.save and torch.load(weights_only=True)")
 refused = []
 for r in range(W):
-    length = len(passes(fresh(r), r, [EPOCH])[0])  # no checkpoint goes past the rank's pass
+    taken = min(K, len(passes(fresh(r), r, [EPOCH])[0]))  # no checkpoint goes past the rank's pass
     sampler = fresh(r)
     set_epoch(sampler, EPOCH)
-    list(itertools.islice(iter(sampler), min(K, length)))
+    list(itertools.islice(iter(sampler), taken))
     state = sampler.state_dict()
     buffer = io.BytesIO()
     try:
@@ -38,8 +38,9 @@ for r in range(W):
         torch.load(buffer, weights_only=True)  # as a checkpoint is loaded: plain data only
     except Exception as exc:  # torch's long message names what it refused on one line
         why = next((line for line in str(exc).splitlines() if "Unsupported global" in line), str(exc))
+        why = why.split("Unsupported global: ", 1)[-1].split(". Please use", 1)[0]
         refused.append(f"rank {r}: {type(exc).__name__}: {' '.join(why.split())[:300]}")
-    print(f"rank {r}: state_dict() after {K} items of epoch {EPOCH}: {str(state)[:200]}")
+    print(f"rank {r}: state_dict() after {taken} items of epoch {EPOCH}: {str(state)[:200]}")
 """
 )
 # Each rank resumed after k items twice, the global RNGs seeded otherwise before the second resume.
