@@ -32,7 +32,11 @@ from sampler_conformance.subjects.index_sampler.resume_draws import (
     other_world_size,
     pass_items,
 )
-from sampler_conformance.subjects.index_sampler.resume_labels import NEW_WORLD_LABEL
+from sampler_conformance.subjects.index_sampler.resume_labels import (
+    LAST_WORLD_LABEL,
+    MIDDLE_TAKEN_LABEL,
+    NEW_WORLD_LABEL,
+)
 from sampler_conformance.subjects.index_sampler.runs import ElasticRun
 from sampler_conformance.subjects.index_sampler.scenarios.elastic import elastic_run
 
@@ -86,10 +90,10 @@ def test_world_size_changes_compose(resized_ranks, sampler_plug, contract, drop_
     j = checkpoint_at(
         data,
         leg_items(contract, case, middle, k * case.world_size),
-        label="j (items on each of W' before saving)",
+        label=MIDDLE_TAKEN_LABEL,
         ends_weighted=False,
     )
-    last = old or other_world_size(data, middle, "W'' (world size resumed on last)")
+    last = old or other_world_size(data, middle, LAST_WORLD_LABEL)
     run = elastic_run(
         resized_ranks.at,
         sampler_plug,

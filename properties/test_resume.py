@@ -35,6 +35,16 @@ from sampler_conformance.subjects.index_sampler.resume_draws import (
     other_world_size,
     pass_items,
 )
+from sampler_conformance.subjects.index_sampler.resume_labels import (
+    BETWEEN_CHECKPOINTS_LABEL,
+    CHANGED_LABEL,
+    CHECKPOINT_LABEL,
+    FIRST_CHECKPOINT_LABEL,
+    GLOBAL_SEED_LABEL,
+    OTHER_SEED_LABEL,
+    OTHER_SIZE_LABEL,
+    OTHER_WORLD_LABEL,
+)
 from sampler_conformance.subjects.index_sampler.scenarios.resume import foreign_state_refusal, resume
 from sampler_conformance.subjects.index_sampler.seed_range import seed_limit
 
@@ -118,8 +128,8 @@ def test_two_resumes_compose(sampler_plug, contract, drop_last, data):
     case, epoch = drawn(data, sampler_plug, contract, drop_last)
     length = pass_items(contract, case)
     judge_only_if(length >= 1)
-    first = checkpoint_at(data, length - 1, label="k (items before the first checkpoint)")
-    more = data.draw(st.integers(1, length - first), label="j (items between the two checkpoints)")
+    first = checkpoint_at(data, length - 1, label=FIRST_CHECKPOINT_LABEL)
+    more = data.draw(st.integers(1, length - first), label=BETWEEN_CHECKPOINTS_LABEL)
     twice = resume(SIMULATED, sampler_plug, contract, case, epoch=epoch, cuts=(first, first + more))
     expect_stateful(twice, "resumes_compose")
     once = resume(SIMULATED, sampler_plug, contract, case, epoch=epoch, cuts=(first + more,))
@@ -142,7 +152,7 @@ def test_state_is_plain_data(sampler_plug, contract, drop_last, data):
     sampler's state changes nothing; a resume does not depend on the global RNGs."""
     case, epoch = drawn(data, sampler_plug, contract, drop_last)
     k = checkpoint_at(data, pass_items(contract, case))
-    global_seed = data.draw(GLOBAL_SEEDS, label="global RNG seed")
+    global_seed = data.draw(GLOBAL_SEEDS, label=GLOBAL_SEED_LABEL)
     run = resume(SIMULATED, sampler_plug, contract, case, epoch=epoch, cuts=(k,), global_seed=global_seed)
     expect_stateful(run, "plain_state")
     expect_holds(run.uninterrupted[0], check_not_plain(run))
@@ -185,11 +195,11 @@ _STALE_CHANGES = {
     "dataset size": lambda case, data, plug: case.with_(
         dataset_size=data.draw(
             st.integers(max(case.world_size, 1), case.dataset_size + 64).filter(lambda n: n != case.dataset_size),
-            label="N of the resumed run",
+            label=OTHER_SIZE_LABEL,
         )
     ),
     "seed": lambda case, data, plug: case.with_(
-        seed=data.draw(small_seeds(seed_limit(plug)).filter(lambda s: s != case.seed), label="seed of the resumed run")
+        seed=data.draw(small_seeds(seed_limit(plug)).filter(lambda s: s != case.seed), label=OTHER_SEED_LABEL)
     ),
     "shuffle": lambda case, data, plug: case.with_(shuffle=not case.shuffle),
     "drop_last": lambda case, data, plug: case.with_(drop_last=not case.drop_last),
@@ -205,9 +215,9 @@ def test_stale_state_refused(sampler_plug, contract, drop_last, data):
     length = pass_items(contract, case)
     judge_only_if(length >= 1)
     changes = [name for name in _STALE_CHANGES if name == "dataset size" or sampler_plug.supports(name)]
-    changed = data.draw(st.sampled_from(changes), label="argument changed on resume")
+    changed = data.draw(st.sampled_from(changes), label=CHANGED_LABEL)
     other = _STALE_CHANGES[changed](case, data, sampler_plug)
-    taken = data.draw(st.integers(1, length), label="k (items before the checkpoint)")
+    taken = data.draw(st.integers(1, length), label=CHECKPOINT_LABEL)
     reply = foreign_state_refusal(SIMULATED, sampler_plug, contract, case, other, epoch, taken)
     _judge_refusal(
         "stale_state_refused",
@@ -228,8 +238,8 @@ def test_state_from_another_world_size_refused(sampler_plug, contract, drop_last
     case, epoch = drawn(data, sampler_plug, contract, drop_last)
     length = pass_items(contract, case)
     judge_only_if(length >= 1)
-    new_world = other_world_size(data, case.world_size, "W of the resumed run")
-    taken = data.draw(st.integers(1, length), label="k (items before the checkpoint)")
+    new_world = other_world_size(data, case.world_size, OTHER_WORLD_LABEL)
+    taken = data.draw(st.integers(1, length), label=CHECKPOINT_LABEL)
     other = case.with_(world_size=new_world)
     reply = foreign_state_refusal(SIMULATED, sampler_plug, contract, case, other, epoch, taken)
     _judge_refusal(

@@ -32,13 +32,17 @@ from sampler_conformance.subjects.common.repro_script import (
 from .case import IndexCase
 from .contracts import SamplerContract
 from .plug import SamplerPlug
+from .repro_compose import COMPOSE_SNIPPETS, compose_part
 from .repro_resume import RESUME_SNIPPETS
 from .repro_snippets import FAULT, SNIPPETS, snippet
+from .repro_states import STATE_SNIPPETS, state_part
 from .resume_labels import EPOCH_LABEL
 
 # Every invariant a script reproduces: one epoch's (repro_snippets), a resume's and an elastic
-# resume's (repro_resume).
-COVERED = {**SNIPPETS, **RESUME_SNIPPETS}
+# resume's (repro_resume), their edges and compositions (repro_compose) and the state's own (repro_states).
+COVERED = {**SNIPPETS, **RESUME_SNIPPETS, **COMPOSE_SNIPPETS, **STATE_SNIPPETS}
+# Those whose test reads several ways: the script reads the one the failing record names.
+PART_OF = {**dict.fromkeys(COMPOSE_SNIPPETS, compose_part), **dict.fromkeys(STATE_SNIPPETS, state_part)}
 
 # What the script is made of around its snippet (and the parts every subject's script shares,
 # ``common/repro_script.py``); {name} is filled in, {{ }} stays a brace.
@@ -109,9 +113,10 @@ def script_for(plug: Plug, contract: Contract, record: Mapping[str, Any], filena
             f"N={case.dataset_size:,} is a numeric edge, which the suite reads on a few ranks only; a script that "
             f"reads every rank into Python lists is not written for it yet"
         )
-    filled = snippet(COVERED[flag], contract, case, record, plug.world_size_name)
+    found = PART_OF[flag](record) if flag in PART_OF else COVERED[flag]
+    filled = snippet(found, contract, case, record, plug.world_size_name)
     # A resume's epoch is drawn apart from the case's (resume_draws.drawn).
-    epoch = drawn(record, EPOCH_LABEL) if flag in RESUME_SNIPPETS else case.epoch
+    epoch = drawn(record, EPOCH_LABEL) if flag in RESUME_SNIPPETS or flag in PART_OF else case.epoch
     spec = script_spec(plug)
     head = HEAD.format(
         docstring=docstring(record, spec, filename),

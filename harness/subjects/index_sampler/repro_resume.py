@@ -15,18 +15,19 @@ from __future__ import annotations
 
 from .repro_snippets import Snippet
 
-# What both readings share: the global RNGs seeded before every build, a guarded set_epoch, and a
-# state carried as a checkpoint carries it.
-HELPERS = """GLOBAL_SEED = 0  # torch's, numpy's and random's global RNGs are seeded with it before every build
+# What every resume's reading shares: the global RNGs seeded before every build (SEEDED), a
+# guarded set_epoch and a state carried as a checkpoint carries it (CARRIED).
+SEEDED = """GLOBAL_SEED = $global_seed  # torch's, numpy's and random's global RNGs are seeded with it before every build
 
 
-def seed_global_rngs():
-    torch.manual_seed(GLOBAL_SEED)
-    numpy.random.seed(GLOBAL_SEED)
-    random.seed(GLOBAL_SEED)
+def seed_global_rngs(seed=GLOBAL_SEED):
+    torch.manual_seed(seed)
+    numpy.random.seed(seed % 2**32)
+    random.seed(seed)
 
 
-def set_epoch(sampler, epoch):
+"""
+CARRIED = """def set_epoch(sampler, epoch):
     if callable(getattr(sampler, "set_epoch", None)):
         sampler.set_epoch(epoch)
 
@@ -43,6 +44,7 @@ def through_checkpoint(state):
 
 
 """
+HELPERS = SEEDED + CARRIED
 # $k: the items each rank read before its checkpoint; LATER, the epochs read after the resumed one,
 # is each snippet's own (resumed()).
 RESUMED = (
@@ -77,14 +79,9 @@ for r in range(W):
           f"resumed {short(resumed[r][0])}")
 """
 )
-# ... W ranks take k items each of the epoch and save; W' fresh ranks load rank 0's state and
-# read the rest (scenarios/elastic.py); the epoch read whole on W ranks gives its global order,
-# and, with drop_last, the whole order read without it, whose tail W' ranks may drop otherwise.
-ELASTIC = (
-    """K, W2 = $k, $new_world  # items each of the W ranks read before the checkpoint (as drawn); ranks resumed on
-"""
-    + HELPERS
-    + """def interleaved(shares):
+# The epoch read whole on W ranks gives its global order, and, with drop_last, the whole order
+# read without it, whose tail W' ranks may drop otherwise.
+EPOCH_ORDER = """def interleaved(shares):
     \"\"\"The global order the ranks take turns through: item i of rank r at position i * W + r.\"\"\"
     longest = max(map(len, shares), default=0)
     return [share[i] for i in range(longest) for share in shares if i < len(share)]
@@ -104,7 +101,15 @@ whole = whole_epoch()
 order = interleaved(whole)[:N]  # the epoch's global order, its padding cut off
 DROP_LAST = OPTIONS.get("drop_last", False)
 undropped = interleaved(whole_epoch(drop_last=False))[:N] if DROP_LAST else order
-taken = []
+"""
+# ... W ranks take k items each of the epoch and save; W' fresh ranks load rank 0's state and
+# read the rest (scenarios/elastic.py).
+ELASTIC = (
+    """K, W2 = $k, $new_world  # items each of the W ranks read before the checkpoint (as drawn); ranks resumed on
+"""
+    + HELPERS
+    + EPOCH_ORDER
+    + """taken = []
 for r in range(W):
     seed_global_rngs()
     sampler = build(W, r, epoch=None)
@@ -122,7 +127,7 @@ for r in range(W2):
 at = min(len(order), sum(map(len, taken)))  # the global cursor: items the W ranks took in all
 got = interleaved(rest)
 print(f"{SPEC}: N={N}, {OPTIONS}, epoch {EPOCH}: {K} items on each of W={W} ranks, then resumed on W'={W2}")
-print(f"global order {short(order)}; taken {short(taken)}; the new ranks, interleaved: {short(got)}")
+print(f"global order {short(order)}; taken {short(interleaved(taken))}; the new ranks, interleaved: {short(got)}")
 """
 )
 IMPORTS = ("io", "random", "numpy", "torch")
