@@ -4,9 +4,10 @@ case with the arguments the suite built it with, reads each once as the test did
 promise (``repro_snippets.py``), prints the suite's words and the offending values, and exits
 1 while the bug is there, 0 once it is fixed (docs/reproductions.md).
 
-Covered so far: the per-epoch invariants of ``repro_snippets.SNIPPETS`` and the resume and
-elastic invariants of ``repro_resume.RESUME_SNIPPETS``, found on simulated ranks, of a sampler
-that shards itself and yields indices of finite passes. The rest raise
+Covered so far: the per-epoch invariants of ``repro_snippets.SNIPPETS``, the resume and
+elastic invariants of ``repro_resume.RESUME_SNIPPETS``, and those of batches and endless
+streams of ``repro_batches.BATCH_SNIPPETS``, found on simulated ranks, of a sampler that
+shards itself. The rest raise
 :class:`CannotReproduce`, saying why."""
 
 from __future__ import annotations
@@ -32,13 +33,14 @@ from sampler_conformance.subjects.common.repro_script import (
 from .case import IndexCase
 from .contracts import SamplerContract
 from .plug import SamplerPlug
+from .repro_batches import BATCH_SNIPPETS, family_snippet, reads_batches
 from .repro_resume import RESUME_SNIPPETS
 from .repro_snippets import FAULT, SNIPPETS, snippet
 from .resume_labels import EPOCH_LABEL
 
 # Every invariant a script reproduces: one epoch's (repro_snippets), a resume's and an elastic
 # resume's (repro_resume).
-COVERED = {**SNIPPETS, **RESUME_SNIPPETS}
+COVERED = {**BATCH_SNIPPETS, **SNIPPETS, **RESUME_SNIPPETS}
 
 # What the script is made of around its snippet (and the parts every subject's script shares,
 # ``common/repro_script.py``); {name} is filled in, {{ }} stays a brace.
@@ -95,8 +97,6 @@ def script_for(plug: Plug, contract: Contract, record: Mapping[str, Any], filena
         raise CannotReproduce(f"no plain-Python reading of {flag} yet (covered: {', '.join(COVERED)})")
     if COVERED[flag].reading == FAULT and RAISED not in record["message"]:
         raise CannotReproduce("the sampler hung or its process died: a script would hang or die with it")
-    if contract.yields_batches or not contract.finite:
-        raise CannotReproduce(f"contract {contract.name!r}'s samplers yield batches or never stop: not covered yet")
     if plug.wrapper is not None or plug.needs_process_group:
         raise CannotReproduce("the sampler is sharded by a library's wrapper, or takes its rank from the group")
     if not record.get("parameters"):
@@ -109,7 +109,10 @@ def script_for(plug: Plug, contract: Contract, record: Mapping[str, Any], filena
             f"N={case.dataset_size:,} is a numeric edge, which the suite reads on a few ranks only; a script that "
             f"reads every rank into Python lists is not written for it yet"
         )
-    filled = snippet(COVERED[flag], contract, case, record, plug.world_size_name)
+    if reads_batches(flag, contract):  # batches, an endless stream, or batch counts (repro_batches)
+        filled = family_snippet(flag, contract, case, record, plug.world_size_name)
+    else:
+        filled = snippet(COVERED[flag], contract, case, record, plug.world_size_name)
     # A resume's epoch is drawn apart from the case's (resume_draws.drawn).
     epoch = drawn(record, EPOCH_LABEL) if flag in RESUME_SNIPPETS else case.epoch
     spec = script_spec(plug)
