@@ -34,13 +34,14 @@ from .case import IndexCase
 from .contracts import SamplerContract
 from .plug import SamplerPlug
 from .repro_batches import BATCH_SNIPPETS, family_snippet, reads_batches
+from .repro_cost import COST_SNIPPETS, cost_script
 from .repro_resume import RESUME_SNIPPETS
 from .repro_snippets import FAULT, SNIPPETS, snippet
 from .resume_labels import EPOCH_LABEL
 
 # Every invariant a script reproduces: one epoch's (repro_snippets), a resume's and an elastic
 # resume's (repro_resume).
-COVERED = {**BATCH_SNIPPETS, **SNIPPETS, **RESUME_SNIPPETS}
+COVERED = {**BATCH_SNIPPETS, **SNIPPETS, **RESUME_SNIPPETS, **COST_SNIPPETS}
 
 # What the script is made of around its snippet (and the parts every subject's script shares,
 # ``common/repro_script.py``); {name} is filled in, {{ }} stays a brace.
@@ -99,6 +100,8 @@ def script_for(plug: Plug, contract: Contract, record: Mapping[str, Any], filena
         raise CannotReproduce("the sampler hung or its process died: a script would hang or die with it")
     if plug.wrapper is not None or plug.needs_process_group:
         raise CannotReproduce("the sampler is sharded by a library's wrapper, or takes its rank from the group")
+    if flag in COST_SNIPPETS:  # a measured cost, not a reading of ranks (repro_cost)
+        return cost_script(plug, contract, record, filename)
     if not record.get("parameters"):
         raise CannotReproduce("it holds on no case in particular (a method the sampler lacks): no case to build")
     if record.get("in_groups"):
