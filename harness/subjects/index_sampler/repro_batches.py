@@ -26,8 +26,10 @@ from .repro_snippets import SNIPPETS, Snippet, snippet
 SAID = """print(f"{SPEC}: N={N}, W={W}, epoch={EPOCH}, " + ", ".join(
     f"{name}={short(value) if isinstance(value, list) else value}" for name, value in OPTIONS.items()))
 """
-# Each batch shortened, where the script prints a rank's batches.
-BATCHES_SHOWN = """def batches_shown(batches):
+# Each batch shortened, where the script prints a rank's batches (after "Sampler = load(SPEC)").
+BATCHES_SHOWN = """
+
+def batches_shown(batches):
     \"\"\"The batches, each shortened, the middle ones left out where there are many.\"\"\"
     parts = [short(batch) for batch in batches]
     parts = parts if len(parts) <= 6 else [*parts[:4], f"... {len(parts) - 5} more ...", parts[-1]]
