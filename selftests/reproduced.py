@@ -26,7 +26,10 @@ def assert_reproduced(run: SuiteRun, covered: Collection[str], reference: str, f
     failed = [i for i in run.written["invariants"] if i["status"] == "failed" and i["flag"] in covered]
     for invariant in failed:
         reproduction = invariant["reproduction"]
-        if all(c["parameters"]["dataset_size"] > LARGEST_READ for c in invariant["counterexamples"]):
+        # A numeric edge is read on a few ranks only: no script (a measured cost's script measures it again).
+        if not reproduction["script"] and all(
+            c["parameters"]["dataset_size"] > LARGEST_READ for c in invariant["counterexamples"]
+        ):
             assert "numeric edge" in reproduction["why_not"] and "no reproduction script: N=" in run.summary
             continue
         if not reproduction["script"] and all(c.get("in_groups") for c in invariant["counterexamples"]):

@@ -40,10 +40,12 @@ from sampler_conformance.subjects.index_sampler.group_checks import (
     check_selected_once,
 )
 from sampler_conformance.subjects.index_sampler.order_checks import check_ranks_agree
-from sampler_conformance.subjects.index_sampler.plug import check_fit, load_plug
+from sampler_conformance.subjects.index_sampler.plug import DEFAULT_SPEC, check_fit, load_plug
+from sampler_conformance.subjects.index_sampler.repro import COVERED
 
 from .catalogue import CONFORMANCE_BAD, FAMILIES_BAD, GROUP_WORLD_SIZES
 from .corpus.families import ShardedBatches, SplitBatches
+from .reproduced import assert_reproduced
 from .suite_run import CONFORMANCE, PROPERTIES, REPO, RUN_TIMEOUT_S, certify, certify_rejected
 
 FAMILIES = "selftests.corpus.families"
@@ -84,10 +86,12 @@ def test_contract_certifies_its_known_good_sampler(pytester, contract, sampler, 
 @pytest.mark.parametrize("spec", list(FAMILIES_BAD), ids=lambda spec: spec.rpartition(":")[2])
 def test_contract_rejects_its_known_bad_sampler(pytester, spec, tmp_path):
     """The exact invariants its ``@rejected(...)`` declares, each titled, with its case and
-    draws in the certificate, under the contract the sampler breaks."""
+    draws in the certificate, under the contract the sampler breaks; each failure's script
+    (docs/reproductions.md) exits 1 on it and 0 on the contract's reference."""
     rejection = FAMILIES_BAD[spec]
     failed = rejection.failed
-    run = certify(pytester, spec, f"--contract={rejection.under}", f"--certificate={tmp_path / 'cert'}")
+    repro = ("--repro=on", "--repro-dir=repros")  # in the run's folder: the summary names them by a relative path
+    run = certify(pytester, spec, f"--contract={rejection.under}", f"--certificate={tmp_path / 'cert'}", *repro)
     assert run.exit_code == 1, run.explain()
     assert rejection.test in run.failed_tests, run.explain()
     certificate = _load_certificate(tmp_path / "cert")
@@ -101,6 +105,13 @@ def test_contract_rejects_its_known_bad_sampler(pytester, spec, tmp_path):
         assert "Draw 1 (W (num_replicas)): " in "\n".join(first["draws"]) or first["test"].startswith("test_edge_sizes")
         assert first["case"].startswith("N="), first
         assert f"`{flag}`) | **failed**" in (tmp_path / "cert.md").read_text()
+    assert_reproduced(run, COVERED, _reference(rejection.under))
+
+
+def _reference(contract: str) -> str:
+    """The sampler a contract's scripts hold on: its reference, or its known-good sampler here."""
+    good = {param.values[0]: f"{FAMILIES}:{param.values[1]}" for param in GOOD}
+    return INDEX_CONTRACTS[contract].reference or good.get(contract, DEFAULT_SPEC)
 
 
 def test_a_contract_of_ones_own_promises_is_certified_and_named_by_them(pytester, tmp_path):

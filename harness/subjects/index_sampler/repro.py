@@ -4,10 +4,11 @@ case with the arguments the suite built it with, reads each once as the test did
 promise (``repro_snippets.py``), prints the suite's words and the offending values, and exits
 1 while the bug is there, 0 once it is fixed (docs/reproductions.md).
 
-Covered so far: the per-epoch invariants of ``repro_snippets.SNIPPETS`` and the resume and
-elastic invariants of ``repro_resume.RESUME_SNIPPETS``, found on simulated ranks, of a sampler
-that shards itself and yields indices of finite passes. The rest raise
-:class:`CannotReproduce`, saying why."""
+Covered so far: the per-epoch invariants of ``repro_snippets.SNIPPETS``; the resume and
+elastic invariants of ``repro_resume.RESUME_SNIPPETS``, their edges and compositions
+(``repro_compose``) and the state's own (``repro_states``); those of batches and endless
+streams (``repro_batches``); and a measured cost (``repro_cost``); each found on simulated
+ranks, of a sampler that shards itself. The rest raise :class:`CannotReproduce`, saying why."""
 
 from __future__ import annotations
 
@@ -32,15 +33,18 @@ from sampler_conformance.subjects.common.repro_script import (
 from .case import IndexCase
 from .contracts import SamplerContract
 from .plug import SamplerPlug
+from .repro_batches import BATCH_SNIPPETS, family_snippet, reads_batches
 from .repro_compose import COMPOSE_SNIPPETS, compose_part
+from .repro_cost import COST_SNIPPETS, cost_script
 from .repro_resume import RESUME_SNIPPETS
 from .repro_snippets import FAULT, SNIPPETS, snippet
 from .repro_states import STATE_SNIPPETS, state_part
 from .resume_labels import EPOCH_LABEL
 
 # Every invariant a script reproduces: one epoch's (repro_snippets), a resume's and an elastic
-# resume's (repro_resume), their edges and compositions (repro_compose) and the state's own (repro_states).
-COVERED = {**SNIPPETS, **RESUME_SNIPPETS, **COMPOSE_SNIPPETS, **STATE_SNIPPETS}
+# resume's (repro_resume), their edges and compositions (repro_compose), the state's own (repro_states),
+# those of batches and endless streams (repro_batches) and a measured cost (repro_cost).
+COVERED = {**BATCH_SNIPPETS, **SNIPPETS, **RESUME_SNIPPETS, **COMPOSE_SNIPPETS, **STATE_SNIPPETS, **COST_SNIPPETS}
 # Those whose test reads several ways: the script reads the one the failing record names.
 PART_OF = {**dict.fromkeys(COMPOSE_SNIPPETS, compose_part), **dict.fromkeys(STATE_SNIPPETS, state_part)}
 
@@ -99,10 +103,10 @@ def script_for(plug: Plug, contract: Contract, record: Mapping[str, Any], filena
         raise CannotReproduce(f"no plain-Python reading of {flag} yet (covered: {', '.join(COVERED)})")
     if COVERED[flag].reading == FAULT and RAISED not in record["message"]:
         raise CannotReproduce("the sampler hung or its process died: a script would hang or die with it")
-    if contract.yields_batches or not contract.finite:
-        raise CannotReproduce(f"contract {contract.name!r}'s samplers yield batches or never stop: not covered yet")
     if plug.wrapper is not None or plug.needs_process_group:
         raise CannotReproduce("the sampler is sharded by a library's wrapper, or takes its rank from the group")
+    if flag in COST_SNIPPETS:  # a measured cost, not a reading of ranks (repro_cost)
+        return cost_script(plug, contract, record, filename)
     if not record.get("parameters"):
         raise CannotReproduce("it holds on no case in particular (a method the sampler lacks): no case to build")
     if record.get("in_groups"):
@@ -113,8 +117,11 @@ def script_for(plug: Plug, contract: Contract, record: Mapping[str, Any], filena
             f"N={case.dataset_size:,} is a numeric edge, which the suite reads on a few ranks only; a script that "
             f"reads every rank into Python lists is not written for it yet"
         )
-    found = PART_OF[flag](record) if flag in PART_OF else COVERED[flag]
-    filled = snippet(found, contract, case, record, plug.world_size_name)
+    if reads_batches(flag, contract):  # batches, an endless stream, or batch counts (repro_batches)
+        filled = family_snippet(flag, contract, case, record, plug.world_size_name)
+    else:
+        found = PART_OF[flag](record) if flag in PART_OF else COVERED[flag]
+        filled = snippet(found, contract, case, record, plug.world_size_name)
     # A resume's epoch is drawn apart from the case's (resume_draws.drawn).
     epoch = drawn(record, EPOCH_LABEL) if flag in RESUME_SNIPPETS or flag in PART_OF else case.epoch
     spec = script_spec(plug)
