@@ -37,6 +37,20 @@ SHORT = '''def short(values):
         return str(values)
     return f"{str(values[:12])[:-1]}, ... {len(values) - 16} more ..., {str(values[-4:])[1:]}"'''
 
+# The suite's bound on a count's two-sided p-value (harness.core.frequencies.two_sided_bound), for
+# a statistical script, which imports math.
+BOUND = '''def bound(count, trials, p):
+    """A bound on the chance that Binomial(trials, p) falls as far from trials x p as count: 2 exp(-trials KL)."""
+    if trials == 0:
+        return 1.0
+    kl = 0.0  # KL(count / trials || p) between Bernoulli distributions
+    for a, b in ((count / trials, p), (1 - count / trials, 1 - p)):
+        if a > 0:
+            if b <= 0:
+                return 0.0  # a count that p rules out
+            kl += a * math.log(a / b)
+    return min(1.0, 2 * math.exp(-trials * max(kl, 0.0)))'''
+
 # Of the options the suite gives, those the factory under test names; {{ }} since it is formatted.
 TAKEN = '''def taken(options):
     """Of ``options``, those the factory names (all of them, where it takes **kwargs)."""

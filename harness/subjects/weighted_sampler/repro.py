@@ -4,14 +4,17 @@ rank's sampler of the case with the arguments the suite built it with (the weigh
 ``num_samples``, the seed), calls ``set_epoch`` before each epoch and reads its draws as the
 suite read them, asserts the promise, prints the suite's words and exits 1 while the bug is there.
 
-Covered, under the contracts that draw with replacement over the whole dataset's weights: a fault
-charged to ``weighted_runs`` where the sampler raised, ``drawn_indices``,
-``zero_weight_never_drawn``, ``draw_counts``, ``weighted_deterministic``, and, with the chance
-that a conforming sampler's streams are alike written out, ``ranks_draw_apart``,
-``weighted_reshuffles`` and ``weighted_seed_effective``; and the statistical
-``frequencies_match_weights``, its per-item bound and the suite's threshold written out. Found on
-simulated ranks (a failure found in a real group only is read in one process and the script says
-so; the suite offers it only where it fails there too). The rest raise :class:`CannotReproduce`."""
+Covered, under every weighted contract: a fault charged to ``weighted_runs`` where the sampler
+raised, ``drawn_indices``, ``zero_weight_never_drawn``, ``draw_counts`` and
+``weighted_deterministic``. Under the contracts that draw with replacement over the whole
+dataset's weights, with the chance that a conforming sampler's streams are alike written out,
+``ranks_draw_apart``, ``weighted_reshuffles`` and ``weighted_seed_effective``, and the statistical
+``frequencies_match_weights``; under ``weighted_partition``, the statistical
+``frequencies_in_partition``; under ``weighted_without_replacement``, ``draws_distinct`` and the
+statistical ``inclusion_follows_weights`` (``repro_frequencies``: each draws what the suite's test
+drew and writes out its bound and threshold). Found on simulated ranks (a failure found in a
+real group only is read in one process and the script says so; the suite offers it only where it
+fails there too). The rest raise :class:`CannotReproduce`."""
 
 from __future__ import annotations
 
@@ -21,7 +24,10 @@ from dataclasses import dataclass
 from string import Template
 from typing import Any
 
+from hypothesis import settings
+
 from sampler_conformance.core.contracts import Contract
+from sampler_conformance.core.frequencies import FalseAlarmBudget
 from sampler_conformance.core.subject import CannotReproduce, Plug
 from sampler_conformance.subjects.common.repro_script import (
     LOAD,
@@ -38,7 +44,16 @@ from sampler_conformance.subjects.common.repro_script import (
 from .case import WeightedCase, read_limit
 from .chance import SAME_BY_CHANCE
 from .contracts import WeightedContract
+from .draws import MAX_SIMULATED_WORLD_SIZE
 from .plug import WeightedPlug
+from .repro_frequencies import (
+    FREQUENCIES,
+    FREQUENCIES_CODE,
+    IN_PARTITION,
+    IN_PARTITION_CODE,
+    INCLUSION,
+    INCLUSION_CODE,
+)
 
 # {name} is filled in, {{ }} stays a brace.
 HEAD = """{docstring}
@@ -145,24 +160,6 @@ for r, (first, second) in enumerate(ranks):
 alike = [r for r, (first, second) in enumerate(ranks) if alike_by_chance(first, second)]
 """
 )
-# ... all ranks' draws together against the weights (frequencies_match_weights), by the suite's
-# test: each item's count against Binomial(D, p_i), the p-value bounded by 2 exp(-D KL(count/D || p_i)).
-FREQUENCIES = """THRESHOLD = $threshold  # the suite's: this test's share of the false-alarm rate 1e-6, over the items tested
-ranks = [read_rank(W, r, [EPOCH])[0][0] for r in range(W)]
-P = [w / sum(WEIGHTS) for w in WEIGHTS]
-counts = collections.Counter(i for draws in ranks for i in draws if 0 <= i < len(P) and P[i] > 0)
-D = sum(counts.values())
-
-
-def kl(a, b):
-    \"\"\"KL(a || b) between Bernoulli distributions.\"\"\"
-    return sum(x * math.log(x / y) for x, y in ((a, b), (1 - a, 1 - b)) if x > 0 and y > 0)
-
-
-bounds = {i: min(1.0, 2 * math.exp(-D * kl(counts[i] / D, p))) for i, p in enumerate(P) if p > 0 and D}
-worst = min(bounds, key=bounds.get) if bounds else None
-print(f"{D} draws; item {worst} drawn {counts[worst]} times where {D * P[worst]:.1f} were expected" if bounds else "no draws")
-"""
 
 
 @dataclass(frozen=True)
@@ -224,21 +221,67 @@ SNIPPETS = {
     "frequencies_match_weights": Snippet(
         "all ranks' draws together follow the weights: no item's count is so far from D x its probability that "
         "its p-value bound falls to the suite's threshold.",
-        "broken = worst is not None and bounds[worst] <= THRESHOLD\n"
-        'shown = f"item {worst}: p-value at most {bounds[worst]:.3g}, threshold {THRESHOLD:.3g}" if bounds else ""',
+        FREQUENCIES_CODE,
         reading=FREQUENCIES,
         imports=("collections", "math"),
     ),
+    "frequencies_in_partition": Snippet(
+        "each rank draws only from its DistributedSampler partition, each item as often as its share of the "
+        "partition's weight: no count so far off that its p-value bound falls to the suite's threshold.",
+        IN_PARTITION_CODE,
+        reading=IN_PARTITION,
+        imports=("collections", "math", "torch"),
+    ),
+    "draws_distinct": Snippet(
+        "without replacement, no item is drawn twice in an epoch, by one rank or by two.",
+        "counts = collections.Counter(i for draws, _ in ranks for i in draws)\n"
+        "again = sorted(i for i, n in counts.items() if n > 1)\n"
+        'broken = bool(again)\nshown = f"drawn more than once: {short([(i, counts[i]) for i in again])} (item, times)"',
+        imports=("collections",),
+    ),
+    "inclusion_follows_weights": Snippet(
+        "each item is among an epoch's draws as often as successive sampling by the weights includes it: no "
+        "item's count of epochs so far off that its p-value bound falls to the suite's threshold.",
+        INCLUSION_CODE,
+        reading=INCLUSION,
+        imports=("collections", "math"),
+    ),
 }
+# The flags whose scripts hold under every weighted contract; the others under those that promise them.
+EVERY_CONTRACT = frozenset(
+    {"weighted_runs", "drawn_indices", "zero_weight_never_drawn", "draw_counts", "weighted_deterministic"}
+)
+# The chance that two streams are alike is written for draws with replacement over the whole dataset.
+WITH_REPLACEMENT = frozenset(
+    {"ranks_draw_apart", "weighted_reshuffles", "weighted_seed_effective", "frequencies_match_weights"}
+)
+
+
+def covered(contract: Contract) -> frozenset[str]:
+    """The flags a script is written for under ``contract`` (a weighted one)."""
+    assert isinstance(contract, WeightedContract)
+    if contract.partitioned:
+        return EVERY_CONTRACT | {"frequencies_in_partition"}
+    if not contract.replacement:
+        return EVERY_CONTRACT | {"draws_distinct", "inclusion_follows_weights"}
+    return EVERY_CONTRACT | WITH_REPLACEMENT
+
+
 THRESHOLD = re.compile(r"against a threshold of ([0-9.e+-]+)")
 
 
 def filled(reading: str, record: Mapping[str, Any]) -> str:
-    """``reading`` with what the failing test drew written in (its epochs, the other seed) and the
-    threshold of its frequency test (from its words)."""
-    values: dict[str, Any] = {"same_by_chance": SAME_BY_CHANCE}
-    epochs, seed, threshold = drawn(record, "epochs"), drawn(record, "seed"), THRESHOLD.search(record["message"])
-    for name, value in (("epochs", epochs), ("first_seed", seed), ("threshold", threshold and threshold.group(1))):
+    """``reading`` with what the failing test drew written in (its epochs, the other seed, the
+    first epoch it counted) and the threshold of its frequency test (from its words), or the
+    false-alarm rate of one rank's test where the threshold depends on the rank."""
+    values: dict[str, Any] = {"same_by_chance": SAME_BY_CHANCE, "alpha": partition_alpha()}
+    epochs, threshold = drawn(record, "epochs"), THRESHOLD.search(record["message"])
+    for name, value in (
+        ("epochs", epochs),
+        ("first_seed", drawn(record, "seed")),
+        ("first_epoch", drawn(record, "first epoch")),
+        ("threshold", threshold and threshold.group(1)),
+    ):
         if f"${name}" in reading and value is None:
             raise CannotReproduce(f"the failing test's record holds no {name.replace('_', ' ')}: nothing to draw again")
         values[name] = value
@@ -246,12 +289,19 @@ def filled(reading: str, record: Mapping[str, Any]) -> str:
     return Template(reading).substitute(values)
 
 
+def partition_alpha() -> float:
+    """The false-alarm rate of one rank's test of frequencies_in_partition, as its test shares
+    the budget: a test per rank of at most MAX_SIMULATED_WORLD_SIZE, each example."""
+    return FalseAlarmBudget(tests=settings().max_examples * MAX_SIMULATED_WORLD_SIZE).per_test
+
+
 def script_for(plug: Plug, contract: Contract, record: Mapping[str, Any], filename: str) -> str:
     """The script that reproduces ``record``, to be saved as ``filename``; CannotReproduce says why not."""
     assert isinstance(plug, WeightedPlug) and isinstance(contract, WeightedContract)
-    if not contract.replacement or contract.partitioned:
+    if record["flag"] in SNIPPETS and record["flag"] not in covered(contract):
         raise CannotReproduce(
-            f"contract {contract.name!r} draws without replacement or over partitions: not covered yet"
+            f"under contract {contract.name!r} (without replacement or over partitions) a script of "
+            f"{record['flag']} is not written: its chance that streams are alike is that of draws with replacement"
         )
     if plug.needs_process_group or plug.takes_mesh:
         raise CannotReproduce("the sampler takes its rank from the process group or a device mesh")
