@@ -9,20 +9,20 @@ Covered: a fault charged to ``batches_run`` where the sampler raised, ``batch_it
 ``equal_batch_counts``, ``within_budget``, ``each_item_once``, ``poisson_shards_disjoint``,
 ``batch_len_matches``, ``batches_deterministic`` and ``batches_reshuffle``, found on simulated
 ranks (a failure found in a real group only is read in one process, rank after rank, and the
-script says so; the suite offers it only where it fails there too). ``poisson_rate`` (a
-statistical test over a thousand epochs), ``batch_plan_agrees`` (processes that plan apart) and
-``replicas_read_alike`` (meshes) raise :class:`CannotReproduce`, saying why."""
+script says so; the suite offers it only where it fails there too), and the statistical
+``poisson_rate``, over the epochs the suite's test pooled, its bound and threshold written out.
+``batch_plan_agrees`` (processes that plan apart) and ``replicas_read_alike`` (meshes) raise :class:`CannotReproduce`, saying why."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from string import Template
 from typing import Any
 
 from sampler_conformance.core.contracts import Contract
 from sampler_conformance.core.subject import CannotReproduce, Plug
 from sampler_conformance.subjects.common.repro_script import (
+    BOUND,
     LOAD,
     SHORT,
     TAKEN,
@@ -32,10 +32,13 @@ from sampler_conformance.subjects.common.repro_script import (
     main_part,
     script_spec,
     snippet_for,
+    threshold,
+    written_in,
 )
 
 from .case import BatchCase, read_limit
 from .contracts import BatchContract
+from .draws import MAX_RATE_EPOCHS, RATE_STEPS
 from .plug import BatchPlug
 
 # {name} is filled in, {{ }} stays a brace.
@@ -137,6 +140,50 @@ for r, (first, second) in enumerate(ranks):
     print(f"rank {r}: epoch {EPOCHS[0]}: {short(first)}; epoch {EPOCHS[1]}: {short(second)}")
 """
 
+# ... every rank over the epochs the suite's rate test pooled (poisson_rate): its first epoch
+# read alone for the steps an epoch, then epochs from it until every item had RATE_STEPS steps
+# to be drawn at; each item's count against Binomial(steps, q), and all items' together.
+RATE = (
+    """THRESHOLD = $threshold  # the suite's: this test's share of the false-alarm rate 1e-6, over the items and their total
+FIRST, RATE = $first_epoch, OPTIONS["sample_rate"]  # the first epoch, as the suite's test drew it
+
+
+def steps_of(read):
+    \"\"\"The steps every rank ran in an epoch (each rank's batches, len() before, len() after): their
+    common len(), else their common count of batches; None where they differ.\"\"\"
+    lengths = {after for _, _, after in read}
+    if len(lengths) == 1 and isinstance(next(iter(lengths)), int):
+        return lengths.pop()
+    counts = {len(batches) for batches, _, _ in read}
+    return counts.pop() if len(counts) == 1 else None
+
+
+STEPS = steps_of([read_rank(W, r, [FIRST])[0] for r in range(W)])
+EPOCHS = range(FIRST, FIRST + min($max_epochs, -(-$rate_steps // STEPS)) if STEPS else FIRST)
+ranks = [read_rank(W, r, EPOCHS) for r in range(W)]
+# Judged where every epoch ran STEPS steps on every rank (else it is equal_batch_counts' case).
+judged = bool(STEPS) and all(steps_of([read[e] for read in ranks]) == STEPS for e in range(len(EPOCHS)))
+S = STEPS * len(EPOCHS) if judged else 0  # the steps at which each item was drawn or not
+counts = [0] * N
+for read in ranks:
+    for batches, _, _ in read:
+        for i in itertools.chain.from_iterable(batch or () for batch in batches):
+            if 0 <= i < N:
+                counts[i] += 1
+
+
+"""
+    + BOUND
+    + """
+
+
+bounds = {f"item {i}": bound(count, S, RATE) for i, count in enumerate(counts)}
+bounds["all items together"] = bound(sum(counts), S * N, RATE)
+worst = min(bounds, key=bounds.get)
+print(f"{len(EPOCHS)} epochs from {FIRST}, {STEPS} steps each; each item's draws: {short(counts)}, {S * RATE:.1f} expected")
+"""
+)
+
 
 @dataclass(frozen=True)
 class Snippet:
@@ -222,9 +269,16 @@ SNIPPETS = {
         'shown = f"rank 0: epoch {EPOCHS[0]}: {short(ranks[0][0])}; epoch {EPOCHS[1]}: {short(ranks[0][1])}"',
         reading=TWO_EPOCHS,
     ),
+    "poisson_rate": Snippet(
+        "each item is drawn at each step with probability sample_rate: no item's count over the steps, nor all "
+        "items' together, so far from steps x sample_rate that its p-value bound falls to the suite's threshold.",
+        "broken = judged and 0 < RATE <= 1 and bounds[worst] <= THRESHOLD\n"
+        'shown = f"{worst}: p-value at most {bounds[worst]:.3g}, threshold {THRESHOLD:.3g}" if judged else "not judged"',
+        reading=RATE,
+        imports=("math",),
+    ),
 }
 NOT_YET = {
-    "poisson_rate": "a statistical test over a thousand epochs of every rank: no plain-Python reading of it yet",
     "batch_plan_agrees": "it is found where processes plan apart, which one process cannot show",
 }
 
@@ -239,9 +293,15 @@ def script_for(plug: Plug, contract: Contract, record: Mapping[str, Any], filena
     found = snippet_for(record, SNIPPETS, FAULT, "sampler")
     case = BatchCase.from_parameters(record["parameters"])
     epochs = drawn(record, "epochs")
-    if "$" in found.reading and not epochs:
-        raise CannotReproduce("the failing test's record holds no epochs: nothing to read again")
-    reading = Template(found.reading).substitute(epochs=epochs, before=(epochs or [None])[0])
+    values = {
+        "epochs": epochs,
+        "before": epochs[0] if epochs else None,
+        "first_epoch": drawn(record, "first epoch"),
+        "threshold": threshold(record),
+        "rate_steps": RATE_STEPS,
+        "max_epochs": MAX_RATE_EPOCHS,
+    }
+    reading = written_in(found.reading, values)
     options = {name: value for name, value in case.sampler_options().items() if value or name == "seed"}
     spec = script_spec(plug)
     head = HEAD.format(

@@ -9,6 +9,7 @@ import ast
 import re
 from collections.abc import Mapping
 from pathlib import Path
+from string import Template
 from typing import Any
 
 from sampler_conformance.core.subject import CannotReproduce, Plug
@@ -119,6 +120,24 @@ def drawn(record: Mapping[str, Any], label: str) -> Any:
         if found:
             return ast.literal_eval(found.group(1))
     return None
+
+
+THRESHOLD = re.compile(r"against a threshold of ([0-9.e+-]+)")  # a frequency test's words (FrequencyVerdict)
+
+
+def threshold(record: Mapping[str, Any]) -> str | None:
+    """The threshold of the failing frequency test, as its words give it, or None."""
+    found = THRESHOLD.search(record["message"])
+    return found and found.group(1)
+
+
+def written_in(reading: str, values: Mapping[str, Any]) -> str:
+    """``reading`` (a ``string.Template``) with ``values`` written in: what the failing test drew,
+    where its record holds it; CannotReproduce where one the reading names is None."""
+    for name, value in values.items():
+        if f"${name}" in reading and value is None:
+            raise CannotReproduce(f"the failing test's record holds no {name.replace('_', ' ')}: nothing to draw again")
+    return Template(reading).substitute(values)
 
 
 def snippet_for(record: Mapping[str, Any], snippets: Mapping[str, Any], fault: str, noun: str) -> Any:

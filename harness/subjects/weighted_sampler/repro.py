@@ -18,10 +18,8 @@ fails there too). The rest raise :class:`CannotReproduce`."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from string import Template
 from typing import Any
 
 from hypothesis import settings
@@ -39,6 +37,8 @@ from sampler_conformance.subjects.common.repro_script import (
     main_part,
     script_spec,
     snippet_for,
+    threshold,
+    written_in,
 )
 
 from .case import WeightedCase, read_limit
@@ -267,26 +267,21 @@ def covered(contract: Contract) -> frozenset[str]:
     return EVERY_CONTRACT | WITH_REPLACEMENT
 
 
-THRESHOLD = re.compile(r"against a threshold of ([0-9.e+-]+)")
-
-
 def filled(reading: str, record: Mapping[str, Any]) -> str:
     """``reading`` with what the failing test drew written in (its epochs, the other seed, the
     first epoch it counted) and the threshold of its frequency test (from its words), or the
     false-alarm rate of one rank's test where the threshold depends on the rank."""
-    values: dict[str, Any] = {"same_by_chance": SAME_BY_CHANCE, "alpha": partition_alpha()}
-    epochs, threshold = drawn(record, "epochs"), THRESHOLD.search(record["message"])
-    for name, value in (
-        ("epochs", epochs),
-        ("first_seed", drawn(record, "seed")),
-        ("first_epoch", drawn(record, "first epoch")),
-        ("threshold", threshold and threshold.group(1)),
-    ):
-        if f"${name}" in reading and value is None:
-            raise CannotReproduce(f"the failing test's record holds no {name.replace('_', ' ')}: nothing to draw again")
-        values[name] = value
-    values["before"] = epochs[0] if epochs else None
-    return Template(reading).substitute(values)
+    epochs = drawn(record, "epochs")
+    values = {
+        "same_by_chance": SAME_BY_CHANCE,
+        "alpha": partition_alpha(),
+        "epochs": epochs,
+        "before": epochs[0] if epochs else None,
+        "first_seed": drawn(record, "seed"),
+        "first_epoch": drawn(record, "first epoch"),
+        "threshold": threshold(record),
+    }
+    return written_in(reading, values)
 
 
 def partition_alpha() -> float:
