@@ -9,9 +9,10 @@ Covered: a fault charged to ``batches_run`` where the sampler raised, ``batch_it
 ``equal_batch_counts``, ``within_budget``, ``each_item_once``, ``poisson_shards_disjoint``,
 ``batch_len_matches``, ``batches_deterministic`` and ``batches_reshuffle``, found on simulated
 ranks (a failure found in a real group only is read in one process, rank after rank, and the
-script says so; the suite offers it only where it fails there too), and the statistical
-``poisson_rate``, over the epochs the suite's test pooled, its bound and threshold written out.
-``batch_plan_agrees`` (processes that plan apart) and ``replicas_read_alike`` (meshes) raise :class:`CannotReproduce`, saying why."""
+script says so; the suite offers it only where it fails there too); the statistical
+``poisson_rate``, over the epochs the suite's test pooled, its bound and threshold written out;
+and ``batch_plan_agrees``, in a fresh process per rank (the script starts itself once a rank).
+``replicas_read_alike`` (meshes) raises :class:`CannotReproduce`, saying why."""
 
 from __future__ import annotations
 
@@ -40,6 +41,10 @@ from .case import BatchCase, read_limit
 from .contracts import BatchContract
 from .draws import MAX_RATE_EPOCHS, RATE_STEPS
 from .plug import BatchPlug
+
+# The epochs whose plans a batch_plan_agrees script compares: two processes that plan one
+# epoch of two items apart at random agree on all of them with a chance of 2^-32.
+PLAN_EPOCHS = 32
 
 # {name} is filled in, {{ }} stays a brace.
 HEAD = """{docstring}
@@ -184,6 +189,36 @@ print(f"{len(EPOCHS)} epochs from {FIRST}, {STEPS} steps each; each item's draws
 """
 )
 
+# ... rank AS_RANK's sampler built in this process, rank 0's, and in a fresh one for each other
+# rank, as torchrun starts a job's (batch_plan_agrees): the script runs itself once a rank, each
+# child printing its plans. It reads more epochs than the test did: one epoch of a few items is
+# planned alike by chance.
+PROCESSES = """AS_RANK = $as_rank  # the rank whose sampler every process builds, as the suite's test drew it
+EPOCHS = range(EPOCH, EPOCH + $plan_epochs)
+
+
+def plans():
+    \"\"\"Rank AS_RANK's batches at each of EPOCHS, as this process plans them, as JSON.\"\"\"
+    return json.dumps([batches for batches, _, _ in read_rank(W, AS_RANK, EPOCHS)], default=int)
+
+
+if os.environ.get("PLAN_OF_RANK"):  # a child: that rank's process, its plans on its last line
+    print(plans())
+    sys.exit(0)
+env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, sys.path))}  # the children import as this one does
+children = [subprocess.Popen([sys.executable, __file__, SPEC], env={**env, "PLAN_OF_RANK": str(r)},
+                             stdout=subprocess.PIPE, text=True) for r in range(1, W)]
+mine = plans()
+apart = []
+for r, child in enumerate(children, start=1):
+    out, _ = child.communicate(timeout=120)
+    if child.returncode:
+        raise RuntimeError(f"rank {r}'s process exited {child.returncode}")
+    if out.splitlines()[-1] != mine:
+        apart.append(r)
+print(f"rank {AS_RANK}'s sampler, built in rank 0's process and {W - 1} fresh ones, epochs {EPOCHS[0]} to {EPOCHS[-1]}")
+"""
+
 
 @dataclass(frozen=True)
 class Snippet:
@@ -277,17 +312,19 @@ SNIPPETS = {
         reading=RATE,
         imports=("math",),
     ),
-}
-NOT_YET = {
-    "batch_plan_agrees": "it is found where processes plan apart, which one process cannot show",
+    "batch_plan_agrees": Snippet(
+        "every process that builds a rank's sampler for the same case plans the same batches, at every epoch.",
+        "broken = bool(apart)\n"
+        'shown = f"the processes of ranks {apart} planned other batches than rank 0\'s, in at least one epoch"',
+        reading=PROCESSES,
+        imports=("json", "subprocess"),
+    ),
 }
 
 
 def script_for(plug: Plug, contract: Contract, record: Mapping[str, Any], filename: str) -> str:
     """The script that reproduces ``record``, to be saved as ``filename``; CannotReproduce says why not."""
     assert isinstance(plug, BatchPlug) and isinstance(contract, BatchContract)
-    if record["flag"] in NOT_YET:
-        raise CannotReproduce(NOT_YET[record["flag"]])
     if plug.needs_process_group or plug.takes_mesh:
         raise CannotReproduce("the sampler takes its rank from the process group or a device mesh")
     found = snippet_for(record, SNIPPETS, FAULT, "sampler")
@@ -300,6 +337,8 @@ def script_for(plug: Plug, contract: Contract, record: Mapping[str, Any], filena
         "threshold": threshold(record),
         "rate_steps": RATE_STEPS,
         "max_epochs": MAX_RATE_EPOCHS,
+        "as_rank": drawn(record, "rank built in every process"),
+        "plan_epochs": PLAN_EPOCHS,
     }
     reading = written_in(found.reading, values)
     options = {name: value for name, value in case.sampler_options().items() if value or name == "seed"}
@@ -320,5 +359,7 @@ def script_for(plug: Plug, contract: Contract, record: Mapping[str, Any], filena
         taken=TAKEN.format(),
         short=SHORT,
     )
+    if found.reading == PROCESSES:  # read in processes of its own, not in one process rank after rank
+        record = {**record, "in_groups": False}
     main = main_part(SAID, record, reading, found.promise, found.code)
     return head + main
