@@ -24,13 +24,16 @@ from sampler_conformance.core.contracts import Contract
 from sampler_conformance.core.subject import CannotReproduce, Plug
 from sampler_conformance.subjects.common.repro_script import (
     BOUND,
+    FAULT_TEMPLATE,
     LOAD,
+    SAMPLER_RAISES,
     SHORT,
     TAKEN,
     docstring,
     drawn,
     imports,
     main_part,
+    sampler_twice,
     script_spec,
     snippet_for,
     threshold,
@@ -111,16 +114,7 @@ for r, batches in enumerate(ranks):
     print(f"rank {r} ({len(batches)} batches): {short(batches)}")
 """
 # ... each rank in turn, up to the first that raises: its exception is the fault.
-FAULT = """fault = ""
-for r in range(W):
-    try:
-        ((batches, _, _),) = read_rank(W, r, [EPOCH])
-    except Exception as exc:  # the sampler's own: in the factory, set_epoch, len() or its pass
-        fault = f"rank {r}: {type(exc).__name__}: {exc}"
-        traceback.print_exc(file=sys.stdout)
-        break
-    print(f"rank {r} ({len(batches)} batches): {short(batches)}")
-"""
+FAULT = FAULT_TEMPLATE.format(unpacked="((batches, _, _),)", name="batches", thing="sampler", own=SAMPLER_RAISES)
 # ... len() before and after each of the epochs the test drew (batch_len_matches).
 LENS = """EPOCHS = $epochs  # as the suite's test drew them
 ranks = [read_rank(W, r, EPOCHS) for r in range(W)]
@@ -130,14 +124,7 @@ for r, read in enumerate(ranks):
     print(f"rank {r}: (batches, len() before, len() after) per epoch {EPOCHS}: {[(len(b), x, y) for b, x, y in read]}")
 """
 # ... a sampler that read another epoch first, and a fresh one (batches_deterministic).
-TWICE = """BEFORE = $before  # the epoch the first samplers read before EPOCH, as the suite's test drew it
-first = [read_rank(W, r, [BEFORE, EPOCH])[-1][0] for r in range(W)]
-hooked = callable(getattr(Factory(LENGTHS, num_replicas=W, rank=0, **taken(OPTIONS)), "set_epoch", None))
-# A fresh sampler reads EPOCH alone, as a run resumed there does; one without set_epoch, its passes again.
-fresh = [read_rank(W, r, [EPOCH] if hooked else [BEFORE, EPOCH])[-1][0] for r in range(W)]
-for r in range(W):
-    print(f"rank {r}: after epoch {BEFORE}: {short(first[r])}; fresh: {short(fresh[r])}")
-"""
+TWICE = sampler_twice("LENGTHS")
 # ... one sampler a rank, set_epoch before each of two epochs (batches_reshuffle).
 TWO_EPOCHS = """EPOCHS = $epochs  # as the suite's test drew them
 ranks = [[batches for batches, _, _ in read_rank(W, r, EPOCHS)] for r in range(W)]

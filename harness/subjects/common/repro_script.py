@@ -60,6 +60,39 @@ TAKEN = '''def taken(options):
         return options
     return {{name: value for name, value in options.items() if name in parameters}}'''
 
+# A reading of each rank in turn, up to the first that raises: its exception is the fault.
+# {unpacked}: what read_rank gives of one epoch; {name}: its items; {own}: where the subject's
+# code runs. {{ }} since it is formatted.
+FAULT_TEMPLATE = """fault = ""
+for r in range(W):
+    try:
+        {unpacked} = read_rank(W, r, [EPOCH])
+    except Exception as exc:  # the {thing}'s own: {own}
+        fault = f"rank {{r}}: {{type(exc).__name__}}: {{exc}}"
+        traceback.print_exc(file=sys.stdout)
+        break
+    print(f"rank {{r}} ({{len({name})}} {name}): {{short({name})}}")
+"""
+# A reading of a {thing} that read another epoch first, and a fresh one (the *_deterministic
+# invariants): {pick} takes the items of read_rank's epoch, {hooked} sets whether the {thing}
+# takes its epoch ({hook}). $before is the string.Template's.
+TWICE_TEMPLATE = """BEFORE = $before  # the epoch the first {thing}s read before EPOCH, as the suite's test drew it
+first = [read_rank(W, r, [BEFORE, EPOCH])[-1]{pick} for r in range(W)]
+{hooked}
+# A fresh {thing} reads EPOCH alone, as a run resumed there does; one without {hook}, its passes again.
+fresh = [read_rank(W, r, [EPOCH] if hooked else [BEFORE, EPOCH])[-1]{pick} for r in range(W)]
+for r in range(W):
+    print(f"rank {{r}}: after epoch {{BEFORE}}: {{short(first[r])}}; fresh: {{short(fresh[r])}}")
+"""
+SAMPLER_RAISES = "in the factory, set_epoch, len() or its pass"  # where a sampler's code runs, for FAULT_TEMPLATE
+
+
+def sampler_twice(data: str) -> str:
+    """:data:`TWICE_TEMPLATE` for a sampler built from ``data`` (its weights, its lengths), hooked where it has set_epoch."""
+    hooked = f'hooked = callable(getattr(Factory({data}, num_replicas=W, rank=0, **taken(OPTIONS)), "set_epoch", None))'
+    return TWICE_TEMPLATE.format(thing="sampler", pick="[0]", hooked=hooked, hook="set_epoch")
+
+
 # A script's main part: the factory loaded, the case said ({said}: an f-string's text), the reading,
 # the promise and the tail.
 MAIN = """Factory = load(SPEC)

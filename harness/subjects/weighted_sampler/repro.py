@@ -28,13 +28,16 @@ from sampler_conformance.core.contracts import Contract
 from sampler_conformance.core.frequencies import FalseAlarmBudget
 from sampler_conformance.core.subject import CannotReproduce, Plug
 from sampler_conformance.subjects.common.repro_script import (
+    FAULT_TEMPLATE,
     LOAD,
+    SAMPLER_RAISES,
     SHORT,
     TAKEN,
     docstring,
     drawn,
     imports,
     main_part,
+    sampler_twice,
     script_spec,
     snippet_for,
     threshold,
@@ -99,25 +102,9 @@ for r, (draws, length) in enumerate(ranks):
     print(f"rank {r} ({len(draws)} draws, len()={length}): {short(draws)}")
 """
 # ... each rank in turn, up to the first that raises: its exception is the fault.
-FAULT = """fault = ""
-for r in range(W):
-    try:
-        ((draws, _),) = read_rank(W, r, [EPOCH])
-    except Exception as exc:  # the sampler's own: in the factory, set_epoch, len() or its pass
-        fault = f"rank {r}: {type(exc).__name__}: {exc}"
-        traceback.print_exc(file=sys.stdout)
-        break
-    print(f"rank {r} ({len(draws)} draws): {short(draws)}")
-"""
+FAULT = FAULT_TEMPLATE.format(unpacked="((draws, _),)", name="draws", thing="sampler", own=SAMPLER_RAISES)
 # ... a sampler that read another epoch first, and a fresh one (weighted_deterministic).
-TWICE = """BEFORE = $before  # the epoch the first samplers read before EPOCH, as the suite's test drew it
-first = [read_rank(W, r, [BEFORE, EPOCH])[-1][0] for r in range(W)]
-hooked = callable(getattr(Factory(WEIGHTS, num_replicas=W, rank=0, **taken(OPTIONS)), "set_epoch", None))
-# A fresh sampler reads EPOCH alone, as a run resumed there does; one without set_epoch, its passes again.
-fresh = [read_rank(W, r, [EPOCH] if hooked else [BEFORE, EPOCH])[-1][0] for r in range(W)]
-for r in range(W):
-    print(f"rank {r}: after epoch {BEFORE}: {short(first[r])}; fresh: {short(fresh[r])}")
-"""
+TWICE = sampler_twice("WEIGHTS")
 # The chance that a conforming sampler's two streams of n draws, with replacement over the
 # weights, are alike: (sum_i p_i^2)^n; a pair is judged only where it is below its share of
 # SAME_BY_CHANCE, as the suite judges.
