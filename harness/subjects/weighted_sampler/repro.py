@@ -6,11 +6,12 @@ suite read them, asserts the promise, prints the suite's words and exits 1 while
 
 Covered, under every weighted contract: a fault charged to ``weighted_runs`` where the sampler
 raised, ``drawn_indices``, ``zero_weight_never_drawn``, ``draw_counts`` and
-``weighted_deterministic``. Under the contracts that draw with replacement over the whole
-dataset's weights, with the chance that a conforming sampler's streams are alike written out,
-``ranks_draw_apart``, ``weighted_reshuffles`` and ``weighted_seed_effective``, and the statistical
-``frequencies_match_weights``; under ``weighted_partition``, the statistical
-``frequencies_in_partition``; under ``weighted_without_replacement``, ``draws_distinct`` and the
+``weighted_deterministic``. Under the contracts that draw with replacement, with the chance
+that a conforming sampler's streams are alike written out (by the weights over the whole
+dataset, or under ``weighted_partition`` those of each rank's DistributedSampler partition),
+``ranks_draw_apart``, ``weighted_reshuffles`` and ``weighted_seed_effective``; the statistical
+``frequencies_match_weights`` (``weighted``) and ``frequencies_in_partition``
+(``weighted_partition``); under ``weighted_without_replacement``, ``draws_distinct`` and the
 statistical ``inclusion_follows_weights`` (``repro_frequencies``: each draws what the suite's test
 drew and writes out its bound and threshold). Found on simulated ranks (a failure found in a
 real group only is read in one process and the script says so; the suite offers it only where it
@@ -105,26 +106,43 @@ for r, (draws, length) in enumerate(ranks):
 FAULT = FAULT_TEMPLATE.format(unpacked="((draws, _),)", name="draws", thing="sampler", own=SAMPLER_RAISES)
 # ... a sampler that read another epoch first, and a fresh one (weighted_deterministic).
 TWICE = sampler_twice("WEIGHTS")
-# The chance that a conforming sampler's two streams of n draws, with replacement over the
-# weights, are alike: (sum_i p_i^2)^n; a pair is judged only where it is below its share of
-# SAME_BY_CHANCE, as the suite judges.
+# The chance that a conforming sampler's two streams of n draws, with replacement, by the laws
+# p and q, are alike: (sum_i p_i q_i)^n; a pair is judged only where it is below its share of
+# SAME_BY_CHANCE, as the suite judges. $law: what a rank draws by (WHOLE_LAW, PARTITION_LAW).
 CHANCE = """P = [w / sum(WEIGHTS) for w in WEIGHTS]
 SHARE = $same_by_chance / max(W * (W - 1) // 2, W)  # each comparison's share of the chance allowed
 
 
-def alike_by_chance(a, b):
-    \"\"\"Streams a and b are equal, and a conforming sampler's would be so with a chance below SHARE.\"\"\"
-    return a == b and sum(p * p for p in P) ** len(a) <= SHARE
+$law
+
+
+def alike_by_chance(a, b, p, q):
+    \"\"\"Streams a and b, drawn by the laws p and q, are equal, and a conforming sampler's would be so
+    with a chance below SHARE.\"\"\"
+    return a == b and sum(x * y for x, y in zip(p, q)) ** len(a) <= SHARE
 
 
 """
+WHOLE_LAW = """def law(r, seed, epoch):
+    \"\"\"What rank r draws each index by: the weights over the whole dataset, at every seed and epoch.\"\"\"
+    return P"""
+PARTITION_LAW = """def law(r, seed, epoch):
+    \"\"\"What rank r draws each index by: the weights of its DistributedSampler partition at the seed
+    and epoch, normalised (the whole dataset's where it weighs nothing).\"\"\"
+    partition = torch.utils.data.DistributedSampler(range(len(WEIGHTS)), num_replicas=W, rank=r, seed=seed)
+    partition.set_epoch(epoch)
+    mass = [0.0] * len(WEIGHTS)
+    for i in partition:
+        mass[i] += WEIGHTS[i]
+    return [m / sum(mass) for m in mass] if sum(mass) else P"""
 # ... every pair of ranks (ranks_draw_apart).
 PAIRS = (
     CHANCE
     + """ranks = [read_rank(W, r, [EPOCH])[0][0] for r in range(W)]
 for r, draws in enumerate(ranks):
     print(f"rank {r}: {short(draws)}")
-alike = [(a, b) for a in range(W) for b in range(a + 1, W) if alike_by_chance(ranks[a], ranks[b])]
+laws = [law(r, OPTIONS["seed"], EPOCH or 0) for r in range(W)]
+alike = [(a, b) for a in range(W) for b in range(a + 1, W) if alike_by_chance(ranks[a], ranks[b], laws[a], laws[b])]
 """
 )
 # ... one sampler a rank, set_epoch before each of two epochs (weighted_reshuffles).
@@ -134,7 +152,8 @@ TWO_EPOCHS = (
 ranks = [[draws for draws, _ in read_rank(W, r, EPOCHS)] for r in range(W)]
 for r, (first, second) in enumerate(ranks):
     print(f"rank {r}: epoch {EPOCHS[0]}: {short(first)}; epoch {EPOCHS[1]}: {short(second)}")
-alike = [r for r, (first, second) in enumerate(ranks) if alike_by_chance(first, second)]
+alike = [r for r, (first, second) in enumerate(ranks)
+         if alike_by_chance(first, second, *(law(r, OPTIONS["seed"], epoch) for epoch in EPOCHS))]
 """
 )
 # ... every rank under the case's seed and another the test drew (weighted_seed_effective).
@@ -144,7 +163,8 @@ TWO_SEEDS = (
 ranks = [[read_rank(W, r, [EPOCH], seed=seed)[0][0] for seed in SEEDS] for r in range(W)]
 for r, (first, second) in enumerate(ranks):
     print(f"rank {r}: seed {SEEDS[0]}: {short(first)}; seed {SEEDS[1]}: {short(second)}")
-alike = [r for r, (first, second) in enumerate(ranks) if alike_by_chance(first, second)]
+alike = [r for r, (first, second) in enumerate(ranks)
+         if alike_by_chance(first, second, *(law(r, seed, EPOCH or 0) for seed in SEEDS))]
 """
 )
 
@@ -238,29 +258,28 @@ SNIPPETS = {
 EVERY_CONTRACT = frozenset(
     {"weighted_runs", "drawn_indices", "zero_weight_never_drawn", "draw_counts", "weighted_deterministic"}
 )
-# The chance that two streams are alike is written for draws with replacement over the whole dataset.
-WITH_REPLACEMENT = frozenset(
-    {"ranks_draw_apart", "weighted_reshuffles", "weighted_seed_effective", "frequencies_match_weights"}
-)
+# Their chance that two streams are alike is written for draws with replacement.
+STREAMS_APART = frozenset({"ranks_draw_apart", "weighted_reshuffles", "weighted_seed_effective"})
 
 
 def covered(contract: Contract) -> frozenset[str]:
     """The flags a script is written for under ``contract`` (a weighted one)."""
     assert isinstance(contract, WeightedContract)
-    if contract.partitioned:
-        return EVERY_CONTRACT | {"frequencies_in_partition"}
     if not contract.replacement:
         return EVERY_CONTRACT | {"draws_distinct", "inclusion_follows_weights"}
-    return EVERY_CONTRACT | WITH_REPLACEMENT
+    frequencies = "frequencies_in_partition" if contract.partitioned else "frequencies_match_weights"
+    return EVERY_CONTRACT | STREAMS_APART | {frequencies}
 
 
-def filled(reading: str, record: Mapping[str, Any]) -> str:
+def filled(reading: str, record: Mapping[str, Any], contract: WeightedContract) -> str:
     """``reading`` with what the failing test drew written in (its epochs, the other seed, the
     first epoch it counted) and the threshold of its frequency test (from its words), or the
-    false-alarm rate of one rank's test where the threshold depends on the rank."""
+    false-alarm rate of one rank's test where the threshold depends on the rank; what a rank draws
+    by, under ``contract``."""
     epochs = drawn(record, "epochs")
     values = {
         "same_by_chance": SAME_BY_CHANCE,
+        "law": PARTITION_LAW if contract.partitioned else WHOLE_LAW,
         "alpha": partition_alpha(),
         "epochs": epochs,
         "before": epochs[0] if epochs else None,
@@ -282,17 +301,18 @@ def script_for(plug: Plug, contract: Contract, record: Mapping[str, Any], filena
     assert isinstance(plug, WeightedPlug) and isinstance(contract, WeightedContract)
     if record["flag"] in SNIPPETS and record["flag"] not in covered(contract):
         raise CannotReproduce(
-            f"under contract {contract.name!r} (without replacement or over partitions) a script of "
-            f"{record['flag']} is not written: its chance that streams are alike is that of draws with replacement"
+            f"under contract {contract.name!r}, which draws without replacement, a script of {record['flag']} is not "
+            f"written: its chance that two streams are alike is written for draws with replacement"
         )
     if plug.needs_process_group or plug.takes_mesh:
         raise CannotReproduce("the sampler takes its rank from the process group or a device mesh")
     found = snippet_for(record, SNIPPETS, FAULT, "sampler")
     case = WeightedCase.from_parameters(record["parameters"])
     spec = script_spec(plug)
+    partition_law = ("torch",) if contract.partitioned and "$law" in found.reading else ()  # DistributedSampler's
     head = HEAD.format(
         docstring=docstring(record, spec, filename),
-        imports=imports(("inspect", *found.imports)),
+        imports=imports(("inspect", *found.imports, *partition_law)),
         spec=spec,
         w=case.world_size,
         epoch=case.epoch,
@@ -303,5 +323,5 @@ def script_for(plug: Plug, contract: Contract, record: Mapping[str, Any], filena
         taken=TAKEN.format(),
         short=SHORT,
     )
-    main = main_part(SAID, record, filled(found.reading, record), found.promise, found.code)
+    main = main_part(SAID, record, filled(found.reading, record, contract), found.promise, found.code)
     return head + main
