@@ -7,8 +7,6 @@ batches in lock step, as a training loop's gradient all-reduce makes them
 
 from __future__ import annotations
 
-import math
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -37,16 +35,13 @@ from sampler_conformance.subjects.batch_sampler.draws import (
     draw_batch_case,
     epochs,
     most_items,
+    rate_epochs,
 )
 from sampler_conformance.subjects.batch_sampler.fixtures import requires_parameter
 from sampler_conformance.subjects.batch_sampler.scenarios import read_epochs
 from sampler_conformance.subjects.specs import requires_building_another_ranks
 
 PADDING_WASTED = "padding wasted per batch"
-# The Poisson rate test pools epochs until every item had this many steps to be drawn at
-# (docs/batch-samplers.md: what that catches at the certification's budget).
-RATE_STEPS = 4096
-MAX_RATE_EPOCHS = 1024
 # Epochs read per case where len() is compared with what each yields: a bucketing sampler's
 # count changes with the epoch on a few cases in ten (pytorch/audio #3068).
 LEN_EPOCHS = 4
@@ -157,7 +152,7 @@ def test_poisson_rate(ranks, batch_plug, contract, data):
         batch_plug,
         contract,
         case,
-        [first + k for k in range(min(MAX_RATE_EPOCHS, math.ceil(RATE_STEPS / steps)))],
+        [first + k for k in range(rate_epochs(steps))],
     )
     judge_only_if(all(poisson_steps(epoch) == steps for epoch in read))
     violations, verdict = check_poisson_rate(

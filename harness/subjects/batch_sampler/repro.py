@@ -9,34 +9,45 @@ Covered: a fault charged to ``batches_run`` where the sampler raised, ``batch_it
 ``equal_batch_counts``, ``within_budget``, ``each_item_once``, ``poisson_shards_disjoint``,
 ``batch_len_matches``, ``batches_deterministic`` and ``batches_reshuffle``, found on simulated
 ranks (a failure found in a real group only is read in one process, rank after rank, and the
-script says so; the suite offers it only where it fails there too). ``poisson_rate`` (a
-statistical test over a thousand epochs), ``batch_plan_agrees`` (processes that plan apart) and
-``replicas_read_alike`` (meshes) raise :class:`CannotReproduce`, saying why."""
+script says so; the suite offers it only where it fails there too); the statistical
+``poisson_rate``, over the epochs the suite's test pooled, its bound and threshold written out;
+and ``batch_plan_agrees``, in a fresh process per rank (the script starts itself once a rank).
+``replicas_read_alike`` (meshes) raises :class:`CannotReproduce`, saying why."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from string import Template
 from typing import Any
 
 from sampler_conformance.core.contracts import Contract
 from sampler_conformance.core.subject import CannotReproduce, Plug
 from sampler_conformance.subjects.common.repro_script import (
+    BOUND,
+    FAULT_TEMPLATE,
     LOAD,
+    SAMPLER_RAISES,
     SHORT,
     TAKEN,
     docstring,
     drawn,
     imports,
     main_part,
+    sampler_twice,
     script_spec,
     snippet_for,
+    threshold,
+    written_in,
 )
 
 from .case import BatchCase, read_limit
 from .contracts import BatchContract
+from .draws import MAX_RATE_EPOCHS, RATE_STEPS
 from .plug import BatchPlug
+
+# The epochs whose plans a batch_plan_agrees script compares: two processes that plan one
+# epoch of two items apart at random agree on all of them with a chance of 2^-32.
+PLAN_EPOCHS = 32
 
 # {name} is filled in, {{ }} stays a brace.
 HEAD = """{docstring}
@@ -103,16 +114,7 @@ for r, batches in enumerate(ranks):
     print(f"rank {r} ({len(batches)} batches): {short(batches)}")
 """
 # ... each rank in turn, up to the first that raises: its exception is the fault.
-FAULT = """fault = ""
-for r in range(W):
-    try:
-        ((batches, _, _),) = read_rank(W, r, [EPOCH])
-    except Exception as exc:  # the sampler's own: in the factory, set_epoch, len() or its pass
-        fault = f"rank {r}: {type(exc).__name__}: {exc}"
-        traceback.print_exc(file=sys.stdout)
-        break
-    print(f"rank {r} ({len(batches)} batches): {short(batches)}")
-"""
+FAULT = FAULT_TEMPLATE.format(unpacked="((batches, _, _),)", name="batches", thing="sampler", own=SAMPLER_RAISES)
 # ... len() before and after each of the epochs the test drew (batch_len_matches).
 LENS = """EPOCHS = $epochs  # as the suite's test drew them
 ranks = [read_rank(W, r, EPOCHS) for r in range(W)]
@@ -122,19 +124,86 @@ for r, read in enumerate(ranks):
     print(f"rank {r}: (batches, len() before, len() after) per epoch {EPOCHS}: {[(len(b), x, y) for b, x, y in read]}")
 """
 # ... a sampler that read another epoch first, and a fresh one (batches_deterministic).
-TWICE = """BEFORE = $before  # the epoch the first samplers read before EPOCH, as the suite's test drew it
-first = [read_rank(W, r, [BEFORE, EPOCH])[-1][0] for r in range(W)]
-hooked = callable(getattr(Factory(LENGTHS, num_replicas=W, rank=0, **taken(OPTIONS)), "set_epoch", None))
-# A fresh sampler reads EPOCH alone, as a run resumed there does; one without set_epoch, its passes again.
-fresh = [read_rank(W, r, [EPOCH] if hooked else [BEFORE, EPOCH])[-1][0] for r in range(W)]
-for r in range(W):
-    print(f"rank {r}: after epoch {BEFORE}: {short(first[r])}; fresh: {short(fresh[r])}")
-"""
+TWICE = sampler_twice("LENGTHS")
 # ... one sampler a rank, set_epoch before each of two epochs (batches_reshuffle).
 TWO_EPOCHS = """EPOCHS = $epochs  # as the suite's test drew them
 ranks = [[batches for batches, _, _ in read_rank(W, r, EPOCHS)] for r in range(W)]
 for r, (first, second) in enumerate(ranks):
     print(f"rank {r}: epoch {EPOCHS[0]}: {short(first)}; epoch {EPOCHS[1]}: {short(second)}")
+"""
+
+# ... every rank over the epochs the suite's rate test pooled (poisson_rate): its first epoch
+# read alone for the steps an epoch, then epochs from it until every item had RATE_STEPS steps
+# to be drawn at; each item's count against Binomial(steps, q), and all items' together.
+RATE = (
+    """THRESHOLD = $threshold  # the suite's: this test's share of the false-alarm rate 1e-6, over the items and their total
+FIRST, RATE = $first_epoch, OPTIONS["sample_rate"]  # the first epoch, as the suite's test drew it
+
+
+def steps_of(read):
+    \"\"\"The steps every rank ran in an epoch (each rank's batches, len() before, len() after): their
+    common len(), else their common count of batches; None where they differ.\"\"\"
+    lengths = {after for _, _, after in read}
+    if len(lengths) == 1 and isinstance(next(iter(lengths)), int):
+        return lengths.pop()
+    counts = {len(batches) for batches, _, _ in read}
+    return counts.pop() if len(counts) == 1 else None
+
+
+STEPS = steps_of([read_rank(W, r, [FIRST])[0] for r in range(W)])
+EPOCHS = range(FIRST, FIRST + min($max_epochs, -(-$rate_steps // STEPS)) if STEPS else FIRST)
+ranks = [read_rank(W, r, EPOCHS) for r in range(W)]
+# Judged where every epoch ran STEPS steps on every rank (else it is equal_batch_counts' case).
+judged = bool(STEPS) and all(steps_of([read[e] for read in ranks]) == STEPS for e in range(len(EPOCHS)))
+S = STEPS * len(EPOCHS) if judged else 0  # the steps at which each item was drawn or not
+counts = [0] * N
+for read in ranks:
+    for batches, _, _ in read:
+        for i in itertools.chain.from_iterable(batch or () for batch in batches):
+            if 0 <= i < N:
+                counts[i] += 1
+
+
+"""
+    + BOUND
+    + """
+
+
+bounds = {f"item {i}": bound(count, S, RATE) for i, count in enumerate(counts)}
+bounds["all items together"] = bound(sum(counts), S * N, RATE)
+worst = min(bounds, key=bounds.get)
+print(f"{len(EPOCHS)} epochs from {FIRST}, {STEPS} steps each; each item's draws: {short(counts)}, {S * RATE:.1f} expected")
+"""
+)
+
+# ... rank AS_RANK's sampler built in this process, rank 0's, and in a fresh one for each other
+# rank, as torchrun starts a job's (batch_plan_agrees): the script runs itself once a rank, each
+# child printing its plans. It reads more epochs than the test did: one epoch of a few items is
+# planned alike by chance.
+PROCESSES = """AS_RANK = $as_rank  # the rank whose sampler every process builds, as the suite's test drew it
+EPOCHS = range(EPOCH, EPOCH + $plan_epochs)
+
+
+def plans():
+    \"\"\"Rank AS_RANK's batches at each of EPOCHS, as this process plans them, as JSON.\"\"\"
+    return json.dumps([batches for batches, _, _ in read_rank(W, AS_RANK, EPOCHS)], default=int)
+
+
+if os.environ.get("PLAN_OF_RANK"):  # a child: that rank's process, its plans on its last line
+    print(plans())
+    sys.exit(0)
+env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, sys.path))}  # the children import as this one does
+children = [subprocess.Popen([sys.executable, __file__, SPEC], env={**env, "PLAN_OF_RANK": str(r)},
+                             stdout=subprocess.PIPE, text=True) for r in range(1, W)]
+mine = plans()
+apart = []
+for r, child in enumerate(children, start=1):
+    out, _ = child.communicate(timeout=120)
+    if child.returncode:
+        raise RuntimeError(f"rank {r}'s process exited {child.returncode}")
+    if out.splitlines()[-1] != mine:
+        apart.append(r)
+print(f"rank {AS_RANK}'s sampler, built in rank 0's process and {W - 1} fresh ones, epochs {EPOCHS[0]} to {EPOCHS[-1]}")
 """
 
 
@@ -222,26 +291,43 @@ SNIPPETS = {
         'shown = f"rank 0: epoch {EPOCHS[0]}: {short(ranks[0][0])}; epoch {EPOCHS[1]}: {short(ranks[0][1])}"',
         reading=TWO_EPOCHS,
     ),
-}
-NOT_YET = {
-    "poisson_rate": "a statistical test over a thousand epochs of every rank: no plain-Python reading of it yet",
-    "batch_plan_agrees": "it is found where processes plan apart, which one process cannot show",
+    "poisson_rate": Snippet(
+        "each item is drawn at each step with probability sample_rate: no item's count over the steps, nor all "
+        "items' together, so far from steps x sample_rate that its p-value bound falls to the suite's threshold.",
+        "broken = judged and 0 < RATE <= 1 and bounds[worst] <= THRESHOLD\n"
+        'shown = f"{worst}: p-value at most {bounds[worst]:.3g}, threshold {THRESHOLD:.3g}" if judged else "not judged"',
+        reading=RATE,
+        imports=("math",),
+    ),
+    "batch_plan_agrees": Snippet(
+        "every process that builds a rank's sampler for the same case plans the same batches, at every epoch.",
+        "broken = bool(apart)\n"
+        'shown = f"the processes of ranks {apart} planned other batches than rank 0\'s, in at least one epoch"',
+        reading=PROCESSES,
+        imports=("json", "subprocess"),
+    ),
 }
 
 
 def script_for(plug: Plug, contract: Contract, record: Mapping[str, Any], filename: str) -> str:
     """The script that reproduces ``record``, to be saved as ``filename``; CannotReproduce says why not."""
     assert isinstance(plug, BatchPlug) and isinstance(contract, BatchContract)
-    if record["flag"] in NOT_YET:
-        raise CannotReproduce(NOT_YET[record["flag"]])
     if plug.needs_process_group or plug.takes_mesh:
         raise CannotReproduce("the sampler takes its rank from the process group or a device mesh")
     found = snippet_for(record, SNIPPETS, FAULT, "sampler")
     case = BatchCase.from_parameters(record["parameters"])
     epochs = drawn(record, "epochs")
-    if "$" in found.reading and not epochs:
-        raise CannotReproduce("the failing test's record holds no epochs: nothing to read again")
-    reading = Template(found.reading).substitute(epochs=epochs, before=(epochs or [None])[0])
+    values = {
+        "epochs": epochs,
+        "before": epochs[0] if epochs else None,
+        "first_epoch": drawn(record, "first epoch"),
+        "threshold": threshold(record),
+        "rate_steps": RATE_STEPS,
+        "max_epochs": MAX_RATE_EPOCHS,
+        "as_rank": drawn(record, "rank built in every process"),
+        "plan_epochs": PLAN_EPOCHS,
+    }
+    reading = written_in(found.reading, values)
     options = {name: value for name, value in case.sampler_options().items() if value or name == "seed"}
     spec = script_spec(plug)
     head = HEAD.format(
@@ -260,5 +346,7 @@ def script_for(plug: Plug, contract: Contract, record: Mapping[str, Any], filena
         taken=TAKEN.format(),
         short=SHORT,
     )
+    if found.reading == PROCESSES:  # read in processes of its own, not in one process rank after rank
+        record = {**record, "in_groups": False}
     main = main_part(SAID, record, reading, found.promise, found.code)
     return head + main

@@ -9,6 +9,7 @@ import ast
 import re
 from collections.abc import Mapping
 from pathlib import Path
+from string import Template
 from typing import Any
 
 from sampler_conformance.core.subject import CannotReproduce, Plug
@@ -37,6 +38,20 @@ SHORT = '''def short(values):
         return str(values)
     return f"{str(values[:12])[:-1]}, ... {len(values) - 16} more ..., {str(values[-4:])[1:]}"'''
 
+# The suite's bound on a count's two-sided p-value (harness.core.frequencies.two_sided_bound), for
+# a statistical script, which imports math.
+BOUND = '''def bound(count, trials, p):
+    """A bound on the chance that Binomial(trials, p) falls as far from trials x p as count: 2 exp(-trials KL)."""
+    if trials == 0:
+        return 1.0
+    kl = 0.0  # KL(count / trials || p) between Bernoulli distributions
+    for a, b in ((count / trials, p), (1 - count / trials, 1 - p)):
+        if a > 0:
+            if b <= 0:
+                return 0.0  # a count that p rules out
+            kl += a * math.log(a / b)
+    return min(1.0, 2 * math.exp(-trials * max(kl, 0.0)))'''
+
 # Of the options the suite gives, those the factory under test names; {{ }} since it is formatted.
 TAKEN = '''def taken(options):
     """Of ``options``, those the factory names (all of them, where it takes **kwargs)."""
@@ -44,6 +59,39 @@ TAKEN = '''def taken(options):
     if any(p.kind is p.VAR_KEYWORD for p in parameters.values()):
         return options
     return {{name: value for name, value in options.items() if name in parameters}}'''
+
+# A reading of each rank in turn, up to the first that raises: its exception is the fault.
+# {unpacked}: what read_rank gives of one epoch; {name}: its items; {own}: where the subject's
+# code runs. {{ }} since it is formatted.
+FAULT_TEMPLATE = """fault = ""
+for r in range(W):
+    try:
+        {unpacked} = read_rank(W, r, [EPOCH])
+    except Exception as exc:  # the {thing}'s own: {own}
+        fault = f"rank {{r}}: {{type(exc).__name__}}: {{exc}}"
+        traceback.print_exc(file=sys.stdout)
+        break
+    print(f"rank {{r}} ({{len({name})}} {name}): {{short({name})}}")
+"""
+# A reading of a {thing} that read another epoch first, and a fresh one (the *_deterministic
+# invariants): {pick} takes the items of read_rank's epoch, {hooked} sets whether the {thing}
+# takes its epoch ({hook}). $before is the string.Template's.
+TWICE_TEMPLATE = """BEFORE = $before  # the epoch the first {thing}s read before EPOCH, as the suite's test drew it
+first = [read_rank(W, r, [BEFORE, EPOCH])[-1]{pick} for r in range(W)]
+{hooked}
+# A fresh {thing} reads EPOCH alone, as a run resumed there does; one without {hook}, its passes again.
+fresh = [read_rank(W, r, [EPOCH] if hooked else [BEFORE, EPOCH])[-1]{pick} for r in range(W)]
+for r in range(W):
+    print(f"rank {{r}}: after epoch {{BEFORE}}: {{short(first[r])}}; fresh: {{short(fresh[r])}}")
+"""
+SAMPLER_RAISES = "in the factory, set_epoch, len() or its pass"  # where a sampler's code runs, for FAULT_TEMPLATE
+
+
+def sampler_twice(data: str) -> str:
+    """:data:`TWICE_TEMPLATE` for a sampler built from ``data`` (its weights, its lengths), hooked where it has set_epoch."""
+    hooked = f'hooked = callable(getattr(Factory({data}, num_replicas=W, rank=0, **taken(OPTIONS)), "set_epoch", None))'
+    return TWICE_TEMPLATE.format(thing="sampler", pick="[0]", hooked=hooked, hook="set_epoch")
+
 
 # A script's main part: the factory loaded, the case said ({said}: an f-string's text), the reading,
 # the promise and the tail.
@@ -105,6 +153,24 @@ def drawn(record: Mapping[str, Any], label: str) -> Any:
         if found:
             return ast.literal_eval(found.group(1))
     return None
+
+
+THRESHOLD = re.compile(r"against a threshold of ([0-9.e+-]+)")  # a frequency test's words (FrequencyVerdict)
+
+
+def threshold(record: Mapping[str, Any]) -> str | None:
+    """The threshold of the failing frequency test, as its words give it, or None."""
+    found = THRESHOLD.search(record["message"])
+    return found and found.group(1)
+
+
+def written_in(reading: str, values: Mapping[str, Any]) -> str:
+    """``reading`` (a ``string.Template``) with ``values`` written in: what the failing test drew,
+    where its record holds it; CannotReproduce where one the reading names is None."""
+    for name, value in values.items():
+        if f"${name}" in reading and value is None:
+            raise CannotReproduce(f"the failing test's record holds no {name.replace('_', ' ')}: nothing to draw again")
+    return Template(reading).substitute(values)
 
 
 def snippet_for(record: Mapping[str, Any], snippets: Mapping[str, Any], fault: str, noun: str) -> Any:

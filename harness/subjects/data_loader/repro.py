@@ -26,9 +26,11 @@ from sampler_conformance.core.contracts import Contract
 from sampler_conformance.core.subject import CannotReproduce, Plug
 from sampler_conformance.subjects.common.reading import read_limit
 from sampler_conformance.subjects.common.repro_script import (
+    FAULT_TEMPLATE,
     LOAD,
     SHORT,
     TAKEN,
+    TWICE_TEMPLATE,
     docstring,
     drawn,
     imports,
@@ -100,26 +102,17 @@ for r, batches in enumerate(ranks):
     print(f"rank {r} ({len(batches)} batches): {short(batches)}")
 """
 # ... each rank in turn, up to the first that raises: its exception is the fault.
-FAULT = """fault = ""
-for r in range(W):
-    try:
-        (batches,) = read_rank(W, r, [EPOCH])
-    except Exception as exc:  # the loader's own: in the factory, its epoch hook, or its reading
-        fault = f"rank {r}: {type(exc).__name__}: {exc}"
-        traceback.print_exc(file=sys.stdout)
-        break
-    print(f"rank {r} ({len(batches)} batches): {short(batches)}")
-"""
+FAULT = FAULT_TEMPLATE.format(
+    unpacked="(batches,)", name="batches", thing="loader", own="in the factory, its epoch hook, or its reading"
+)
 # ... a loader that read another epoch first, and a fresh one (loader_deterministic).
-TWICE = """BEFORE = $before  # the epoch the first loaders read before EPOCH, as the suite's test drew it
-first = [read_rank(W, r, [BEFORE, EPOCH])[-1] for r in range(W)]
-with tempfile.TemporaryDirectory() as workdir:
-    hooked = hook_of(build(W, 0, workdir)) is not None
-# A fresh loader reads EPOCH alone, as a run resumed there does; one without an epoch hook, its passes again.
-fresh = [read_rank(W, r, [EPOCH] if hooked else [BEFORE, EPOCH])[-1] for r in range(W)]
-for r in range(W):
-    print(f"rank {r}: after epoch {BEFORE}: {short(first[r])}; fresh: {short(fresh[r])}")
-"""
+TWICE = TWICE_TEMPLATE.format(
+    thing="loader",
+    pick="",
+    hooked="""with tempfile.TemporaryDirectory() as workdir:
+    hooked = hook_of(build(W, 0, workdir)) is not None""",
+    hook="an epoch hook",
+)
 # ... one loader a rank, its hook called before each of two epochs (loader_reshuffles).
 TWO_EPOCHS = """EPOCHS = $epochs  # as the suite's test drew them
 ranks = [read_rank(W, r, EPOCHS) for r in range(W)]

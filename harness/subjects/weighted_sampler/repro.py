@@ -4,41 +4,60 @@ rank's sampler of the case with the arguments the suite built it with (the weigh
 ``num_samples``, the seed), calls ``set_epoch`` before each epoch and reads its draws as the
 suite read them, asserts the promise, prints the suite's words and exits 1 while the bug is there.
 
-Covered, under the contracts that draw with replacement over the whole dataset's weights: a fault
-charged to ``weighted_runs`` where the sampler raised, ``drawn_indices``,
-``zero_weight_never_drawn``, ``draw_counts``, ``weighted_deterministic``, and, with the chance
-that a conforming sampler's streams are alike written out, ``ranks_draw_apart``,
-``weighted_reshuffles`` and ``weighted_seed_effective``; and the statistical
-``frequencies_match_weights``, its per-item bound and the suite's threshold written out. Found on
-simulated ranks (a failure found in a real group only is read in one process and the script says
-so; the suite offers it only where it fails there too). The rest raise :class:`CannotReproduce`."""
+Covered, under every weighted contract: a fault charged to ``weighted_runs`` where the sampler
+raised, ``drawn_indices``, ``zero_weight_never_drawn``, ``draw_counts`` and
+``weighted_deterministic``. Under the contracts that draw with replacement, with the chance
+that a conforming sampler's streams are alike written out (by the weights over the whole
+dataset, or under ``weighted_partition`` those of each rank's DistributedSampler partition),
+``ranks_draw_apart``, ``weighted_reshuffles`` and ``weighted_seed_effective``; the statistical
+``frequencies_match_weights`` (``weighted``) and ``frequencies_in_partition``
+(``weighted_partition``); under ``weighted_without_replacement``, ``draws_distinct`` and the
+statistical ``inclusion_follows_weights`` (``repro_frequencies``: each draws what the suite's test
+drew and writes out its bound and threshold). Found on simulated ranks (a failure found in a
+real group only is read in one process and the script says so; the suite offers it only where it
+fails there too). The rest raise :class:`CannotReproduce`."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from string import Template
 from typing import Any
 
+from hypothesis import settings
+
 from sampler_conformance.core.contracts import Contract
+from sampler_conformance.core.frequencies import FalseAlarmBudget
 from sampler_conformance.core.subject import CannotReproduce, Plug
 from sampler_conformance.subjects.common.repro_script import (
+    FAULT_TEMPLATE,
     LOAD,
+    SAMPLER_RAISES,
     SHORT,
     TAKEN,
     docstring,
     drawn,
     imports,
     main_part,
+    sampler_twice,
     script_spec,
     snippet_for,
+    threshold,
+    written_in,
 )
 
 from .case import WeightedCase, read_limit
 from .chance import SAME_BY_CHANCE
 from .contracts import WeightedContract
+from .draws import MAX_SIMULATED_WORLD_SIZE
 from .plug import WeightedPlug
+from .repro_frequencies import (
+    FREQUENCIES,
+    FREQUENCIES_CODE,
+    IN_PARTITION,
+    IN_PARTITION_CODE,
+    INCLUSION,
+    INCLUSION_CODE,
+)
 
 # {name} is filled in, {{ }} stays a brace.
 HEAD = """{docstring}
@@ -84,45 +103,46 @@ for r, (draws, length) in enumerate(ranks):
     print(f"rank {r} ({len(draws)} draws, len()={length}): {short(draws)}")
 """
 # ... each rank in turn, up to the first that raises: its exception is the fault.
-FAULT = """fault = ""
-for r in range(W):
-    try:
-        ((draws, _),) = read_rank(W, r, [EPOCH])
-    except Exception as exc:  # the sampler's own: in the factory, set_epoch, len() or its pass
-        fault = f"rank {r}: {type(exc).__name__}: {exc}"
-        traceback.print_exc(file=sys.stdout)
-        break
-    print(f"rank {r} ({len(draws)} draws): {short(draws)}")
-"""
+FAULT = FAULT_TEMPLATE.format(unpacked="((draws, _),)", name="draws", thing="sampler", own=SAMPLER_RAISES)
 # ... a sampler that read another epoch first, and a fresh one (weighted_deterministic).
-TWICE = """BEFORE = $before  # the epoch the first samplers read before EPOCH, as the suite's test drew it
-first = [read_rank(W, r, [BEFORE, EPOCH])[-1][0] for r in range(W)]
-hooked = callable(getattr(Factory(WEIGHTS, num_replicas=W, rank=0, **taken(OPTIONS)), "set_epoch", None))
-# A fresh sampler reads EPOCH alone, as a run resumed there does; one without set_epoch, its passes again.
-fresh = [read_rank(W, r, [EPOCH] if hooked else [BEFORE, EPOCH])[-1][0] for r in range(W)]
-for r in range(W):
-    print(f"rank {r}: after epoch {BEFORE}: {short(first[r])}; fresh: {short(fresh[r])}")
-"""
-# The chance that a conforming sampler's two streams of n draws, with replacement over the
-# weights, are alike: (sum_i p_i^2)^n; a pair is judged only where it is below its share of
-# SAME_BY_CHANCE, as the suite judges.
+TWICE = sampler_twice("WEIGHTS")
+# The chance that a conforming sampler's two streams of n draws, with replacement, by the laws
+# p and q, are alike: (sum_i p_i q_i)^n; a pair is judged only where it is below its share of
+# SAME_BY_CHANCE, as the suite judges. $law: what a rank draws by (WHOLE_LAW, PARTITION_LAW).
 CHANCE = """P = [w / sum(WEIGHTS) for w in WEIGHTS]
 SHARE = $same_by_chance / max(W * (W - 1) // 2, W)  # each comparison's share of the chance allowed
 
 
-def alike_by_chance(a, b):
-    \"\"\"Streams a and b are equal, and a conforming sampler's would be so with a chance below SHARE.\"\"\"
-    return a == b and sum(p * p for p in P) ** len(a) <= SHARE
+$law
+
+
+def alike_by_chance(a, b, p, q):
+    \"\"\"Streams a and b, drawn by the laws p and q, are equal, and a conforming sampler's would be so
+    with a chance below SHARE.\"\"\"
+    return a == b and sum(x * y for x, y in zip(p, q)) ** len(a) <= SHARE
 
 
 """
+WHOLE_LAW = """def law(r, seed, epoch):
+    \"\"\"What rank r draws each index by: the weights over the whole dataset, at every seed and epoch.\"\"\"
+    return P"""
+PARTITION_LAW = """def law(r, seed, epoch):
+    \"\"\"What rank r draws each index by: the weights of its DistributedSampler partition at the seed
+    and epoch, normalised (the whole dataset's where it weighs nothing).\"\"\"
+    partition = torch.utils.data.DistributedSampler(range(len(WEIGHTS)), num_replicas=W, rank=r, seed=seed)
+    partition.set_epoch(epoch)
+    mass = [0.0] * len(WEIGHTS)
+    for i in partition:
+        mass[i] += WEIGHTS[i]
+    return [m / sum(mass) for m in mass] if sum(mass) else P"""
 # ... every pair of ranks (ranks_draw_apart).
 PAIRS = (
     CHANCE
     + """ranks = [read_rank(W, r, [EPOCH])[0][0] for r in range(W)]
 for r, draws in enumerate(ranks):
     print(f"rank {r}: {short(draws)}")
-alike = [(a, b) for a in range(W) for b in range(a + 1, W) if alike_by_chance(ranks[a], ranks[b])]
+laws = [law(r, OPTIONS["seed"], EPOCH or 0) for r in range(W)]
+alike = [(a, b) for a in range(W) for b in range(a + 1, W) if alike_by_chance(ranks[a], ranks[b], laws[a], laws[b])]
 """
 )
 # ... one sampler a rank, set_epoch before each of two epochs (weighted_reshuffles).
@@ -132,7 +152,8 @@ TWO_EPOCHS = (
 ranks = [[draws for draws, _ in read_rank(W, r, EPOCHS)] for r in range(W)]
 for r, (first, second) in enumerate(ranks):
     print(f"rank {r}: epoch {EPOCHS[0]}: {short(first)}; epoch {EPOCHS[1]}: {short(second)}")
-alike = [r for r, (first, second) in enumerate(ranks) if alike_by_chance(first, second)]
+alike = [r for r, (first, second) in enumerate(ranks)
+         if alike_by_chance(first, second, *(law(r, OPTIONS["seed"], epoch) for epoch in EPOCHS))]
 """
 )
 # ... every rank under the case's seed and another the test drew (weighted_seed_effective).
@@ -142,27 +163,10 @@ TWO_SEEDS = (
 ranks = [[read_rank(W, r, [EPOCH], seed=seed)[0][0] for seed in SEEDS] for r in range(W)]
 for r, (first, second) in enumerate(ranks):
     print(f"rank {r}: seed {SEEDS[0]}: {short(first)}; seed {SEEDS[1]}: {short(second)}")
-alike = [r for r, (first, second) in enumerate(ranks) if alike_by_chance(first, second)]
+alike = [r for r, (first, second) in enumerate(ranks)
+         if alike_by_chance(first, second, *(law(r, seed, EPOCH or 0) for seed in SEEDS))]
 """
 )
-# ... all ranks' draws together against the weights (frequencies_match_weights), by the suite's
-# test: each item's count against Binomial(D, p_i), the p-value bounded by 2 exp(-D KL(count/D || p_i)).
-FREQUENCIES = """THRESHOLD = $threshold  # the suite's: this test's share of the false-alarm rate 1e-6, over the items tested
-ranks = [read_rank(W, r, [EPOCH])[0][0] for r in range(W)]
-P = [w / sum(WEIGHTS) for w in WEIGHTS]
-counts = collections.Counter(i for draws in ranks for i in draws if 0 <= i < len(P) and P[i] > 0)
-D = sum(counts.values())
-
-
-def kl(a, b):
-    \"\"\"KL(a || b) between Bernoulli distributions.\"\"\"
-    return sum(x * math.log(x / y) for x, y in ((a, b), (1 - a, 1 - b)) if x > 0 and y > 0)
-
-
-bounds = {i: min(1.0, 2 * math.exp(-D * kl(counts[i] / D, p))) for i, p in enumerate(P) if p > 0 and D}
-worst = min(bounds, key=bounds.get) if bounds else None
-print(f"{D} draws; item {worst} drawn {counts[worst]} times where {D * P[worst]:.1f} were expected" if bounds else "no draws")
-"""
 
 
 @dataclass(frozen=True)
@@ -224,43 +228,91 @@ SNIPPETS = {
     "frequencies_match_weights": Snippet(
         "all ranks' draws together follow the weights: no item's count is so far from D x its probability that "
         "its p-value bound falls to the suite's threshold.",
-        "broken = worst is not None and bounds[worst] <= THRESHOLD\n"
-        'shown = f"item {worst}: p-value at most {bounds[worst]:.3g}, threshold {THRESHOLD:.3g}" if bounds else ""',
+        FREQUENCIES_CODE,
         reading=FREQUENCIES,
         imports=("collections", "math"),
     ),
+    "frequencies_in_partition": Snippet(
+        "each rank draws only from its DistributedSampler partition, each item as often as its share of the "
+        "partition's weight: no count so far off that its p-value bound falls to the suite's threshold.",
+        IN_PARTITION_CODE,
+        reading=IN_PARTITION,
+        imports=("collections", "math", "torch"),
+    ),
+    "draws_distinct": Snippet(
+        "without replacement, no item is drawn twice in an epoch, by one rank or by two.",
+        "counts = collections.Counter(i for draws, _ in ranks for i in draws)\n"
+        "again = sorted(i for i, n in counts.items() if n > 1)\n"
+        'broken = bool(again)\nshown = f"drawn more than once: {short([(i, counts[i]) for i in again])} (item, times)"',
+        imports=("collections",),
+    ),
+    "inclusion_follows_weights": Snippet(
+        "each item is among an epoch's draws as often as successive sampling by the weights includes it: no "
+        "item's count of epochs so far off that its p-value bound falls to the suite's threshold.",
+        INCLUSION_CODE,
+        reading=INCLUSION,
+        imports=("collections", "math"),
+    ),
 }
-THRESHOLD = re.compile(r"against a threshold of ([0-9.e+-]+)")
+# The flags whose scripts hold under every weighted contract; the others under those that promise them.
+EVERY_CONTRACT = frozenset(
+    {"weighted_runs", "drawn_indices", "zero_weight_never_drawn", "draw_counts", "weighted_deterministic"}
+)
+# Their chance that two streams are alike is written for draws with replacement.
+STREAMS_APART = frozenset({"ranks_draw_apart", "weighted_reshuffles", "weighted_seed_effective"})
 
 
-def filled(reading: str, record: Mapping[str, Any]) -> str:
-    """``reading`` with what the failing test drew written in (its epochs, the other seed) and the
-    threshold of its frequency test (from its words)."""
-    values: dict[str, Any] = {"same_by_chance": SAME_BY_CHANCE}
-    epochs, seed, threshold = drawn(record, "epochs"), drawn(record, "seed"), THRESHOLD.search(record["message"])
-    for name, value in (("epochs", epochs), ("first_seed", seed), ("threshold", threshold and threshold.group(1))):
-        if f"${name}" in reading and value is None:
-            raise CannotReproduce(f"the failing test's record holds no {name.replace('_', ' ')}: nothing to draw again")
-        values[name] = value
-    values["before"] = epochs[0] if epochs else None
-    return Template(reading).substitute(values)
+def covered(contract: Contract) -> frozenset[str]:
+    """The flags a script is written for under ``contract`` (a weighted one)."""
+    assert isinstance(contract, WeightedContract)
+    if not contract.replacement:
+        return EVERY_CONTRACT | {"draws_distinct", "inclusion_follows_weights"}
+    frequencies = "frequencies_in_partition" if contract.partitioned else "frequencies_match_weights"
+    return EVERY_CONTRACT | STREAMS_APART | {frequencies}
+
+
+def filled(reading: str, record: Mapping[str, Any], contract: WeightedContract) -> str:
+    """``reading`` with what the failing test drew written in (its epochs, the other seed, the
+    first epoch it counted) and the threshold of its frequency test (from its words), or the
+    false-alarm rate of one rank's test where the threshold depends on the rank; what a rank draws
+    by, under ``contract``."""
+    epochs = drawn(record, "epochs")
+    values = {
+        "same_by_chance": SAME_BY_CHANCE,
+        "law": PARTITION_LAW if contract.partitioned else WHOLE_LAW,
+        "alpha": partition_alpha(),
+        "epochs": epochs,
+        "before": epochs[0] if epochs else None,
+        "first_seed": drawn(record, "seed"),
+        "first_epoch": drawn(record, "first epoch"),
+        "threshold": threshold(record),
+    }
+    return written_in(reading, values)
+
+
+def partition_alpha() -> float:
+    """The false-alarm rate of one rank's test of frequencies_in_partition, as its test shares
+    the budget: a test per rank of at most MAX_SIMULATED_WORLD_SIZE, each example."""
+    return FalseAlarmBudget(tests=settings().max_examples * MAX_SIMULATED_WORLD_SIZE).per_test
 
 
 def script_for(plug: Plug, contract: Contract, record: Mapping[str, Any], filename: str) -> str:
     """The script that reproduces ``record``, to be saved as ``filename``; CannotReproduce says why not."""
     assert isinstance(plug, WeightedPlug) and isinstance(contract, WeightedContract)
-    if not contract.replacement or contract.partitioned:
+    if record["flag"] in SNIPPETS and record["flag"] not in covered(contract):
         raise CannotReproduce(
-            f"contract {contract.name!r} draws without replacement or over partitions: not covered yet"
+            f"under contract {contract.name!r}, which draws without replacement, a script of {record['flag']} is not "
+            f"written: its chance that two streams are alike is written for draws with replacement"
         )
     if plug.needs_process_group or plug.takes_mesh:
         raise CannotReproduce("the sampler takes its rank from the process group or a device mesh")
     found = snippet_for(record, SNIPPETS, FAULT, "sampler")
     case = WeightedCase.from_parameters(record["parameters"])
     spec = script_spec(plug)
+    partition_law = ("torch",) if contract.partitioned and "$law" in found.reading else ()  # DistributedSampler's
     head = HEAD.format(
         docstring=docstring(record, spec, filename),
-        imports=imports(("inspect", *found.imports)),
+        imports=imports(("inspect", *found.imports, *partition_law)),
         spec=spec,
         w=case.world_size,
         epoch=case.epoch,
@@ -271,5 +323,5 @@ def script_for(plug: Plug, contract: Contract, record: Mapping[str, Any], filena
         taken=TAKEN.format(),
         short=SHORT,
     )
-    main = main_part(SAID, record, filled(found.reading, record), found.promise, found.code)
+    main = main_part(SAID, record, filled(found.reading, record, contract), found.promise, found.code)
     return head + main
