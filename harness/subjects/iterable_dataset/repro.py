@@ -38,6 +38,7 @@ from .contracts import StreamContract
 from .plug import StreamPlug
 from .repro_mix import MIX_SNIPPETS
 from .repro_order import ORDER_SNIPPETS, loader_seeds
+from .repro_resume import RESUME_SNIPPETS
 from .repro_snippets import FAULT, ONE_EPOCH_SNIPPETS
 
 # {name} is filled in, {{ }} stays a brace.
@@ -128,11 +129,12 @@ WORKDIR = tempfile.mkdtemp(prefix="layout-")
 {code}
 {tail}"""
 
-SNIPPETS = {**ONE_EPOCH_SNIPPETS, **ORDER_SNIPPETS, **MIX_SNIPPETS}
+SNIPPETS = {**ONE_EPOCH_SNIPPETS, **ORDER_SNIPPETS, **MIX_SNIPPETS, **RESUME_SNIPPETS}
 # The flags a reading in one process cannot show, and why.
 NEEDS_PROCESSES = {
     "stream_agrees": "the ranks' processes disagree (a hash seed, say, that each Python process salts its own way): "
-    "one process agrees with itself, so a script needs a process per rank, which stream scripts do not start yet",
+    "one process agrees with itself, so a script needs real process groups, a process per rank, which stream "
+    "scripts do not start yet",
 }
 
 
@@ -140,7 +142,10 @@ def script_for(plug: Plug, contract: Contract, record: Mapping[str, Any], filena
     """The script that reproduces ``record``, to be saved as ``filename``; CannotReproduce says why not."""
     assert isinstance(plug, StreamPlug) and isinstance(contract, StreamContract)
     if plug.needs_process_group or plug.takes_mesh:
-        raise CannotReproduce("the dataset takes its rank from the process group or a device mesh")
+        raise CannotReproduce(
+            "the dataset takes its rank from the process group or a device mesh: its ranks are read only in real "
+            "process groups, a process per rank, which stream scripts do not start yet"
+        )
     if record["flag"] in NEEDS_PROCESSES:
         raise CannotReproduce(NEEDS_PROCESSES[record["flag"]])
     found = snippet_for(record, SNIPPETS, FAULT, "dataset")

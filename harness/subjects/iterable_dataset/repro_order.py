@@ -1,8 +1,8 @@
 """What a streaming dataset's reproduction script (``repro.py``) reads and asserts for the order
 invariants and the reading by another number of workers: each rank's dataset read twice
 (``stream_deterministic``), at the epochs the test drew (``stream_reshuffles``), built with the
-seeds it read (``stream_seed_effective``), and by the other number of workers it drew
-(``same_items_any_workers``), each reading through its own DataLoader, as the test read it."""
+seeds it read (``stream_seed_effective``), by the other number of workers it drew
+(``same_items_any_workers``) and by persistent workers (``epoch_reaches_workers``), each reading through its own DataLoader, as the test read it."""
 
 from __future__ import annotations
 
@@ -59,6 +59,12 @@ def _other_workers(case: StreamCase, record: Mapping[str, Any]) -> tuple[StreamC
     return first_case, other
 
 
+def _persistent(case: StreamCase, record: Mapping[str, Any]) -> tuple[StreamCase, dict[str, Any]]:
+    """The counterexample is the persistent workers' reading; the fresh workers' came first."""
+    kept = {"KEPT_SEEDS": loader_seeds(case), "EPOCHS": drawn(record, "epochs") or [case.epoch]}
+    return case.with_(persistent_workers=False), kept
+
+
 # Two fresh datasets a rank, each read through a DataLoader whose generator another run of the
 # training script would seed otherwise (the suite's second reading).
 TWICE = (
@@ -98,6 +104,16 @@ for k, epoch in enumerate(EPOCHS):
     print(f"epoch {epoch}: {sum(a.values())} items by {LOADER['num_workers']} workers, {sum(b.values())} by {OTHER_WORKERS}")
     counted.append((epoch, a, b, sorted(i for i in a.keys() | b.keys() if a[i] != b[i])))
 """
+# The epochs EPOCHS read by fresh workers, then by persistent ones (set_epoch before each epoch).
+KEPT_READ = """print(f"{SPEC}: N={N}, W={W}, epochs {EPOCHS}, {OPTIONS}, DataLoader({LOADER})")
+fresh = [read(build(r), r, LOADER_SEEDS[r], EPOCHS) for r in range(W)]
+kept = [read(build(r), r, KEPT_SEEDS[r], EPOCHS, persistent_workers=True) for r in range(W)]
+for k, epoch in enumerate(EPOCHS):
+    for r in range(W):
+        print(f"epoch {epoch}, rank {r}: {short(ids_of(fresh[r][k]))} by fresh workers, {short(ids_of(kept[r][k]))} by persistent")
+streams = [(e, r, ids_of(fresh[r][k]), ids_of(kept[r][k])) for k, e in enumerate(EPOCHS) for r in range(W)]
+differ = [(e, r, a, b) for e, r, a, b in streams if a != b]
+"""
 ALIKE = "broken = len(orders[0]) >= MIN_COMPARABLE and all(order == orders[0] for order in orders)\n"
 
 ORDER_SNIPPETS = {
@@ -125,6 +141,16 @@ ORDER_SNIPPETS = {
         reading=SEEDS_READ,
         imports=(),
         setup=_seeds,
+    ),
+    "epoch_reaches_workers": Snippet(
+        "after set_epoch(e), persistent workers read the stream fresh workers read, on every rank: the epoch "
+        "reaches the copy of the dataset each persistent worker keeps.",
+        "broken = bool(differ)\n"
+        "e, r, a, b = (differ or streams)[0]\n"
+        'shown = f"after set_epoch({e}), rank {r} read {short(a)} by fresh workers, {short(b)} by persistent ones"',
+        reading=KEPT_READ,
+        imports=(),
+        setup=_persistent,
     ),
     "same_items_any_workers": Snippet(
         "each epoch's items, all ranks together, counted, are the same whatever the number of workers.",
