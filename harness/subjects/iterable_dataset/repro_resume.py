@@ -67,7 +67,8 @@ def checkpoint(loader):
         buffer.seek(0)
         return torch.load(buffer, weights_only=True), ""
     except Exception as exc:  # not plain data
-        return state, f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}"
+        lines = str(exc).splitlines()  # torch names what it refused on the line "Unsupported global: ..."
+        return state, f"{type(exc).__name__}: {next((x for x in lines if 'Unsupported global' in x), lines[0])[:200]}"
 
 
 def runs(rank):
