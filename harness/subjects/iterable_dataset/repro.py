@@ -7,8 +7,9 @@ seeds), asserts the promise, prints the suite's words and exits 1 while the bug 
 
 Covered (``SNIPPETS``): the invariants of one epoch of every rank and a fault charged to
 ``stream_runs`` where the dataset raised (``repro_snippets.py``); the order invariants and the
-reading by another number of workers (``repro_order.py``); a mix's frequencies and pairs
-(``repro_mix.py``). Found on simulated ranks, or in real groups where one process, reading rank
+readings by another number of workers or by persistent ones (``repro_order.py``); a mix's
+frequencies and pairs (``repro_mix.py``); the ``+resumable`` protocol through torchdata's
+StatefulDataLoader (``repro_resume.py``). Found on simulated ranks, or in real groups where one process, reading rank
 after rank through real DataLoaders, shows it too; of a factory that takes its rank as told.
 The rest raise :class:`CannotReproduce`, saying why."""
 
@@ -37,9 +38,9 @@ from .case import StreamCase
 from .contracts import StreamContract
 from .plug import StreamPlug
 from .repro_mix import MIX_SNIPPETS
-from .repro_order import ORDER_SNIPPETS, loader_seeds
+from .repro_order import ORDER_SNIPPETS
 from .repro_resume import RESUME_SNIPPETS
-from .repro_snippets import FAULT, ONE_EPOCH_SNIPPETS
+from .repro_snippets import FAULT, ONE_EPOCH_SNIPPETS, loader_seeds
 
 # {name} is filled in, {{ }} stays a brace.
 HEAD = """{docstring}

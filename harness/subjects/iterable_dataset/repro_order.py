@@ -14,16 +14,9 @@ from sampler_conformance.subjects.common.repro_script import drawn
 from .case import StreamCase
 from .draws import SEED_LIMIT
 from .order_checks import MIN_COMPARABLE_ITEMS, RESHUFFLE_EPOCHS
-from .repro_snippets import Snippet
+from .repro_snippets import Snippet, loader_seeds
 
 SAID = 'print(f"{SPEC}: N={N}, W={W}, epoch={EPOCH}, {OPTIONS}, DataLoader({LOADER})")\n'
-
-
-def loader_seeds(case: StreamCase, reading: int = 0) -> list[int]:
-    """Each rank's DataLoader generator's seed in ``reading`` of ``case``, which the tests read
-    as drawn, before any epoch is set (``case.loader_seed``)."""
-    drawn_case = case.with_(epoch=None)
-    return [drawn_case.loader_seed(rank, reading) for rank in range(case.world_size)]
 
 
 def _again(case: StreamCase, record: Mapping[str, Any]) -> tuple[StreamCase, dict[str, Any]]:

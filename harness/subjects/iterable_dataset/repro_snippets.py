@@ -18,6 +18,13 @@ def as_recorded(case: StreamCase, record: Mapping[str, Any]) -> tuple[StreamCase
     return case, {}
 
 
+def loader_seeds(case: StreamCase, reading: int = 0) -> list[int]:
+    """Each rank's DataLoader generator's seed in ``reading`` of ``case``, which the tests read
+    as drawn, before any epoch is set (``case.loader_seed``)."""
+    drawn_case = case.with_(epoch=None)
+    return [drawn_case.loader_seed(rank, reading) for rank in range(case.world_size)]
+
+
 class Code(str):
     """A constant the script's head writes as this code, not as its repr."""
 
