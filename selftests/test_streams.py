@@ -76,27 +76,30 @@ def test_bug_under_its_own_contract_fails_exactly_its_invariants(pytester, spec)
 
 
 # The stream known-bads whose scripts no two runs print alike, by the flags they fail so: the run says why.
-FLAKY = {f"{STREAMS_BAD_MODULE}:UnseededShuffle": ("exactly_once",)}
+FLAKY = {f"{STREAMS_BAD_MODULE}:UnseededShuffle": ("exactly_once", "stream_deterministic")}
 
 
 @pytest.mark.parametrize("spec", list(STREAMS_GROUP_BAD), ids=lambda spec: spec.rpartition(":")[2])
 def test_stream_bug_of_process_groups_fails_exactly_its_invariants_in_the_whole_suite(pytester, spec):
-    certify_rejected(
+    run = certify_rejected(
         pytester,
         spec,
         STREAMS_GROUP_BAD[spec],
         CONTRACT_OPTION,
         f"--world-sizes={STREAM_WORLD_SIZES}",
+        "--repro=on",
         ranks="all",
     )
+    assert_reproduced(run, SCRIPTED, SUBJECT.default_spec, flaky=FLAKY.get(spec, ()))
 
 
 @pytest.mark.parametrize("spec", list(STREAMS_RESUME_BAD), ids=lambda spec: spec.rpartition(":")[2])
 def test_resume_bug_fails_exactly_its_invariants_in_the_whole_suite(pytester, spec):
     contract = f"--contract={STREAM_RESUMABLE_CONTRACT}"
-    certify_rejected(
-        pytester, spec, STREAMS_RESUME_BAD[spec], contract, f"--world-sizes={STREAM_WORLD_SIZES}", ranks="all"
-    )
+    options = (contract, f"--world-sizes={STREAM_WORLD_SIZES}", "--repro=on")
+    run = certify_rejected(pytester, spec, STREAMS_RESUME_BAD[spec], *options, ranks="all")
+    reference = contract_named(STREAM_RESUMABLE_CONTRACT).reference or SUBJECT.default_spec
+    assert_reproduced(run, SCRIPTED, reference)
 
 
 def test_invariants_judged_only_on_empty_epochs_are_not_held(pytester):
