@@ -117,6 +117,9 @@ class Subject:
     # (plug, contract, violation record, its file name) -> the script's text, or CannotReproduce
     # saying why not; None: none of its failures is reproduced yet (docs/reproductions.md).
     reproduce: Callable[[Plug, Contract, Mapping[str, Any], str], str] | None = None
+    # The invariants of a contract its scripts are written for (a failure found where no script can
+    # read it, or on a numeric edge, still gets none, and the summary says why).
+    scripted: Callable[[Contract], frozenset[str]] = lambda contract: frozenset()
 
     @property
     def fault_title(self) -> str:

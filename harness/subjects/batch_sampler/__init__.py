@@ -15,7 +15,7 @@ from .contracts import CONTRACTS
 from .edges import EDGE_SIZES, SAID
 from .invariants import DECLARED
 from .plug import DEFAULT_SPEC, build_for_cost, check_fit, load_plug
-from .repro import script_for
+from .repro import script_for, scripted
 
 SUBJECT = Subject(
     name="batch_sampler",
@@ -35,4 +35,5 @@ SUBJECT = Subject(
     edges=EDGE_SIZES,
     edges_said=SAID,
     reproduce=script_for,
+    scripted=scripted,
 )

@@ -14,7 +14,7 @@ from sampler_conformance.core.subject import Subject
 from .contracts import CONTRACTS, EXTENSIONS
 from .invariants import DECLARED
 from .plug import DEFAULT_SPEC, NOUN, load_plug
-from .repro import script_for
+from .repro import script_for, scripted
 
 SUBJECT = Subject(
     name="data_loader",
@@ -31,4 +31,5 @@ SUBJECT = Subject(
     invalid_items="yielded batches that carry no instance ids",
     yields=("batch", "batches"),
     reproduce=script_for,
+    scripted=scripted,
 )

@@ -326,6 +326,11 @@ def filled(reading: str, record: Mapping[str, Any]) -> str:
     return Template(reading).substitute({**values, "dp_sizes": list(ELASTIC_WORLD_SIZES)})
 
 
+def scripted(contract: Contract) -> frozenset[str]:
+    """The flags a script is written for, under every contract of the subject."""
+    return frozenset(SNIPPETS)
+
+
 def script_for(plug: Plug, contract: Contract, record: Mapping[str, Any], filename: str) -> str:
     """The script that reproduces ``record``, to be saved as ``filename``; CannotReproduce says why not."""
     assert isinstance(plug, LoaderPlug) and isinstance(contract, LoaderContract)

@@ -14,7 +14,7 @@ from .contracts import CONTRACTS, EXTENSIONS
 from .edges import EDGE_SIZES, SAID
 from .invariants import DECLARED
 from .plug import DEFAULT_SPEC, build_for_cost, check_fit, load_plug
-from .repro import script_for
+from .repro import script_for, scripted
 from .seed_range import probe_once
 from .wrappers import WRAPPERS
 
@@ -37,4 +37,5 @@ SUBJECT = Subject(
     drawn=(MAX_DATASET_SIZE, MAX_WORLD_SIZE),
     wrappers=WRAPPERS,
     reproduce=script_for,
+    scripted=scripted,
 )

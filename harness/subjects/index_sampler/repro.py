@@ -34,6 +34,7 @@ from .case import IndexCase
 from .contracts import SamplerContract
 from .plug import SamplerPlug
 from .repro_batches import BATCH_SNIPPETS, family_snippet, reads_batches
+from .repro_batches import COVERED as FAMILY_COVERED
 from .repro_compose import COMPOSE_SNIPPETS, compose_part
 from .repro_cost import COST_SNIPPETS, cost_script
 from .repro_resume import RESUME_SNIPPETS
@@ -92,6 +93,15 @@ Sampler = load(SPEC)
 {reading}
 # The promise: {promise}
 """
+
+
+def scripted(contract: Contract) -> frozenset[str]:
+    """The flags a script is written for under ``contract``: of a sampler that never stops, its
+    blocks; of one that yields batches, those ``repro_batches`` reads; else every one covered."""
+    assert isinstance(contract, SamplerContract)
+    if not contract.finite:
+        return frozenset({"stream_blocks_are_permutations"})
+    return frozenset(FAMILY_COVERED if contract.yields_batches else COVERED)
 
 
 def script_for(plug: Plug, contract: Contract, record: Mapping[str, Any], filename: str) -> str:

@@ -15,7 +15,7 @@ from .contracts import CONTRACTS, EXTENSIONS
 from .edges import EDGE_SIZES, SAID
 from .invariants import DECLARED
 from .plug import DEFAULT_SPEC, build_for_cost, check_fit, load_plug
-from .repro import script_for
+from .repro import script_for, scripted
 
 SUBJECT = Subject(
     name="iterable_dataset",
@@ -36,4 +36,5 @@ SUBJECT = Subject(
     invalid_items="yielded items without a valid id",
     yields=("item", "items"),
     reproduce=script_for,
+    scripted=scripted,
 )

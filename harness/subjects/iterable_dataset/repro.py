@@ -139,6 +139,11 @@ NEEDS_PROCESSES = {
 }
 
 
+def scripted(contract: Contract) -> frozenset[str]:
+    """The flags a script is written for, under every contract of the subject."""
+    return frozenset(SNIPPETS)
+
+
 def script_for(plug: Plug, contract: Contract, record: Mapping[str, Any], filename: str) -> str:
     """The script that reproduces ``record``, to be saved as ``filename``; CannotReproduce says why not."""
     assert isinstance(plug, StreamPlug) and isinstance(contract, StreamContract)

@@ -14,7 +14,7 @@ from .contracts import CONTRACTS
 from .edges import EDGE_SIZES, SAID
 from .invariants import DECLARED
 from .plug import DEFAULT_SPEC, build_for_cost, load_plug
-from .repro import script_for
+from .repro import covered, script_for
 
 SUBJECT = Subject(
     name="weighted_sampler",
@@ -32,4 +32,5 @@ SUBJECT = Subject(
     edges=EDGE_SIZES,
     edges_said=SAID,
     reproduce=script_for,
+    scripted=covered,
 )
