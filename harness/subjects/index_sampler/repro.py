@@ -32,13 +32,15 @@ from sampler_conformance.subjects.common.repro_script import (
 from .case import IndexCase
 from .contracts import SamplerContract
 from .plug import SamplerPlug
+from .repro_groups import GROUP_ONLY, GroupReading, group_script
 from .repro_resume import RESUME_SNIPPETS
-from .repro_snippets import FAULT, SNIPPETS, snippet
+from .repro_snippets import FAULT, SNIPPETS, Snippet, snippet
 from .resume_labels import EPOCH_LABEL
 
 # Every invariant a script reproduces: one epoch's (repro_snippets), a resume's and an elastic
-# resume's (repro_resume).
-COVERED = {**SNIPPETS, **RESUME_SNIPPETS}
+# resume's (repro_resume), read in one process; and those only a group judges (repro_groups).
+IN_PROCESS = {**SNIPPETS, **RESUME_SNIPPETS}
+COVERED: dict[str, Snippet | GroupReading] = {**IN_PROCESS, **GROUP_ONLY}
 
 # What the script is made of around its snippet (and the parts every subject's script shares,
 # ``common/repro_script.py``); {name} is filled in, {{ }} stays a brace.
@@ -97,23 +99,46 @@ def script_for(plug: Plug, contract: Contract, record: Mapping[str, Any], filena
         raise CannotReproduce("the sampler hung or its process died: a script would hang or die with it")
     if contract.yields_batches or not contract.finite:
         raise CannotReproduce(f"contract {contract.name!r}'s samplers yield batches or never stop: not covered yet")
-    if plug.wrapper is not None or plug.needs_process_group:
-        raise CannotReproduce("the sampler is sharded by a library's wrapper, or takes its rank from the group")
+    if plug.wrapper is not None:
+        raise CannotReproduce("the sampler is sharded by a library's wrapper")
+    if plug.needs_process_group and not record.get("in_groups"):
+        raise CannotReproduce("the sampler takes its rank from the group, and it was found on simulated ranks")
     if not record.get("parameters"):
         raise CannotReproduce("it holds on no case in particular (a method the sampler lacks): no case to build")
-    if record.get("in_groups"):
-        raise CannotReproduce("it was found in real process groups only, which scripts do not reproduce yet")
     case = IndexCase.from_parameters(record["parameters"])
     if case.dataset_size > LARGEST_READ:
         raise CannotReproduce(
             f"N={case.dataset_size:,} is a numeric edge, which the suite reads on a few ranks only; a script that "
             f"reads every rank into Python lists is not written for it yet"
         )
-    filled = snippet(COVERED[flag], contract, case, record, plug.world_size_name)
+    if record.get("in_groups"):  # read in W processes of a gloo group (repro_groups.py)
+        body, modules = group_script(plug, contract, case, record)
+        return (
+            _head(plug, contract, case, record, filename, case.epoch, modules).partition("\nSampler = load(SPEC)")[0]
+            + "\n"
+            + body
+        )
+    filled = snippet(IN_PROCESS[flag], contract, case, record, plug.world_size_name)
     # A resume's epoch is drawn apart from the case's (resume_draws.drawn).
     epoch = drawn(record, EPOCH_LABEL) if flag in RESUME_SNIPPETS else case.epoch
+    head = _head(plug, contract, case, record, filename, epoch, filled.imports, filled.reading, filled.promise)
+    return head + filled.code + "\n" + tail(record, filled.promise)
+
+
+def _head(
+    plug: SamplerPlug,
+    contract: SamplerContract,
+    case: IndexCase,
+    record: Mapping[str, Any],
+    filename: str,
+    epoch: int | None,
+    modules: tuple[str, ...],
+    reading: str = "",
+    promise: str = "",
+) -> str:
+    """:data:`HEAD` filled in for the case, ``epoch`` the one its reading starts at."""
     spec = script_spec(plug)
-    head = HEAD.format(
+    return HEAD.format(
         docstring=docstring(record, spec, filename),
         spec=spec,
         n=case.dataset_size,
@@ -124,8 +149,7 @@ def script_for(plug: Plug, contract: Contract, record: Mapping[str, Any], filena
         world_size_name=plug.world_size_name,
         load=LOAD,
         short=SHORT,
-        promise=filled.promise,
-        reading=filled.reading,
-        imports=imports(filled.imports),
+        promise=promise,
+        reading=reading,
+        imports=imports(modules),
     )
-    return head + filled.code + "\n" + tail(record, filled.promise)

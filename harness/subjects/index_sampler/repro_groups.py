@@ -1,0 +1,197 @@
+"""Reproduction scripts of an index sampler's failures found in real process groups: the ranks
+read in W processes of one gloo group (``common/repro_groups.py``), each building its sampler
+as the suite builds it there (from the group: ``num_replicas`` and ``rank`` left out), the
+promise asserted over the readings in the script's own process.
+
+Covered: the invariants only a group judges, each with a reading of its own (``GROUP_ONLY``:
+the group's defaults, the contract's defaults, a DataLoader in every rank), and the per-epoch
+invariants of ``repro_snippets`` that read every rank once (``READ_ONCE``), found in a group:
+an order each process makes its own, or a sampler that takes its rank from the group."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from string import Template
+from typing import Any
+
+from sampler_conformance.core.subject import CannotReproduce
+from sampler_conformance.subjects.common.repro_groups import GROUP_IMPORTS, guarded, run_ranks
+from sampler_conformance.subjects.common.repro_script import drawn, tail
+
+from .case import IndexCase
+from .contracts import SamplerContract
+from .plug import SamplerPlug
+from .repro_snippets import READ_ONCE, SNIPPETS, snippet
+
+# Every rank's sampler as the suite builds it in a group, and one pass of it.
+FROM_GROUP = '''def from_group(**options):
+    """This rank's sampler built from the process group: num_replicas and rank left out."""
+    return Sampler(DATASET, **{**OPTIONS, **options})
+
+
+def one_pass(sampler, epoch=EPOCH):
+    """set_epoch where the case has an epoch and the sampler a set_epoch, then one pass."""
+    if epoch is not None and callable(getattr(sampler, "set_epoch", None)):
+        sampler.set_epoch(epoch)
+    return list(itertools.islice(sampler, LIMIT + 1))'''
+
+ONE_READING = '''def read_in_group(world, rank):
+    """This rank's sampler, built from the group, read once: (indices, len() before, len() after)."""
+    return read(world, rank, from_group())'''
+# READ_ONCE's print lines, its ranks read in the group.
+PRINT_ONCE = READ_ONCE.partition("\n")[2]
+
+
+@dataclass(frozen=True)
+class GroupReading:
+    reading: str  # read_in_group(world, rank), the rank's reading in its process
+    printed: str  # the lines that print ``ranks``, the readings, in the script's process
+    promise: str  # the one comment that states it
+    code: str  # sets broken and shown
+    imports: tuple[str, ...] = field(default=())
+
+
+GROUP_ONLY = {
+    "group_defaults": GroupReading(
+        '''def read_in_group(world, rank):
+    """This rank's sampler built from the group (num_replicas and rank left out), then with them given."""
+    return one_pass(from_group()), one_pass(build(world, rank))''',
+        'print(f"{SPEC}: N={N}, W={W}, epoch={EPOCH}, {OPTIONS}, in a gloo group of {W} processes")\n'
+        "for r, (grouped, given) in enumerate(ranks):\n"
+        '    print(f"rank {r}: from the group {short(grouped)}; num_replicas={W}, rank={r} given {short(given)}")\n',
+        "left out, num_replicas and rank come from the process group: the same indices as given explicitly.",
+        "wrong = [r for r, (grouped, given) in enumerate(ranks) if grouped != given]\n"
+        "broken = bool(wrong)\n"
+        'shown = "; ".join(f"rank {r} yields {short(ranks[r][0])} built from the group, {short(ranks[r][1])} with '
+        'num_replicas={W}, rank={r}" for r in wrong[:2])',
+    ),
+    "defaults": GroupReading(
+        '''def read_in_group(world, rank):
+    """This rank's sampler built from the group with the contract's defaults given, then with the dataset alone."""
+    return one_pass(from_group()), one_pass(Sampler(DATASET))''',
+        'print(f"{SPEC}: N={N}, W={W}, epoch={EPOCH}, in a gloo group of {W} processes")\n'
+        "for r, (given, alone) in enumerate(ranks):\n"
+        '    print(f"rank {r}: with {OPTIONS} {short(given)}; with the dataset alone {short(alone)}")\n',
+        "built with the dataset alone, Sampler(dataset), it yields what the contract's defaults ($defaults) give.",
+        "wrong = [r for r, (given, alone) in enumerate(ranks) if given != alone]\n"
+        "broken = bool(wrong)\n"
+        'shown = "; ".join(f"rank {r} yields {short(ranks[r][0])} with the defaults given, {short(ranks[r][1])} '
+        'with the dataset alone" for r in wrong[:2])',
+    ),
+    "loader_yields_sampler": GroupReading(
+        '''EPOCHS, BATCH_SIZE, LOADER_DROP_LAST, NUM_WORKERS = $epochs, $batch_size, $loader_drop_last, $num_workers
+
+
+def read_in_group(world, rank):
+    """Per epoch, as a training loop: a twin of the sampler, built alike, set to the epoch and
+    read once; then the sampler set to it and read once through a DataLoader."""
+    sampler, twin = from_group(), from_group()
+    loader = torch.utils.data.DataLoader(DATASET, batch_size=BATCH_SIZE, sampler=sampler,
+                                         drop_last=LOADER_DROP_LAST, num_workers=NUM_WORKERS)
+    epochs = []
+    for epoch in EPOCHS:
+        own = one_pass(twin, epoch)
+        if callable(getattr(sampler, "set_epoch", None)):
+            sampler.set_epoch(epoch)
+        epochs.append((own, [batch.tolist() for batch in itertools.islice(loader, LIMIT + 1)]))
+    return epochs''',
+        'print(f"{SPEC}: N={N}, W={W}, {OPTIONS}, DataLoader(batch_size={BATCH_SIZE}, drop_last={LOADER_DROP_LAST}, '
+        'num_workers={NUM_WORKERS}), in a gloo group of {W} processes")\n'
+        "for r, epochs in enumerate(ranks):\n"
+        "    for epoch, (own, batches) in zip(EPOCHS, epochs):\n"
+        '        print(f"rank {r}, set_epoch({epoch}): the sampler {short(own)}; the DataLoader {short(batches)}")\n',
+        "a DataLoader over the sampler yields the sampler's own indices, in order (cut to whole batches under "
+        "drop_last), in batches of BATCH_SIZE but the last.",
+        "wrong = []\n"
+        "for r, epochs in enumerate(ranks):\n"
+        "    for epoch, (own, batches) in zip(EPOCHS, epochs):\n"
+        "        expected = own[: len(own) // BATCH_SIZE * BATCH_SIZE] if LOADER_DROP_LAST else own\n"
+        "        got = [i for batch in batches for i in batch]\n"
+        "        if got != expected or any(len(batch) != BATCH_SIZE for batch in batches[:-1]):\n"
+        "            wrong.append((r, epoch, expected, got))\n"
+        "broken = bool(wrong)\n"
+        'shown = "; ".join(f"rank {r}, set_epoch({epoch}): the sampler yields {short(expected)}, the DataLoader '
+        '{short(got)}" for r, epoch, expected, got in wrong[:2])',
+        imports=("torch",),
+    ),
+}
+
+# Every flag whose failure found in a group a script reads in a group.
+READ_IN_GROUPS = frozenset(GROUP_ONLY) | {flag for flag, found in SNIPPETS.items() if found.reading is READ_ONCE}
+
+# What follows the in-process script's head up to its reading (repro.HEAD: the spec, the case,
+# load, build, read, short).
+SCRIPT = """Sampler = load(SPEC)  # here, and in every rank's process, which imports this file
+
+
+{from_group}
+
+
+{read_in_group}
+
+
+{run_ranks}
+
+
+{main}"""
+MAIN = """ranks = run_ranks(W)
+{printed}
+# The promise: {promise}
+{code}
+{tail}"""
+
+
+def group_script(
+    plug: SamplerPlug, contract: SamplerContract, case: IndexCase, record: Mapping[str, Any]
+) -> tuple[str, tuple[str, ...]]:
+    """The script's text after its head (repro.py's, up to its reading) for ``record``, found
+    in real groups, and the modules it imports; CannotReproduce where its reading is not one
+    a group script makes."""
+    flag = record["flag"]
+    if flag in GROUP_ONLY:
+        found = GROUP_ONLY[flag]
+        values = _values(contract, case, record)
+
+        def fill(text: str) -> str:
+            return Template(text).substitute(values)
+
+        reading = GroupReading(
+            fill(found.reading), fill(found.printed), fill(found.promise), fill(found.code), found.imports
+        )
+    elif flag in SNIPPETS and SNIPPETS[flag].reading is READ_ONCE:
+        if SNIPPETS[flag].one_rank and plug.needs_process_group:
+            raise CannotReproduce("the sampler takes its rank from the group: it cannot be built as the only rank")
+        filled = snippet(SNIPPETS[flag], contract, case, record, plug.world_size_name)
+        reading = GroupReading(ONE_READING, PRINT_ONCE, filled.promise, filled.code, filled.imports)
+    else:
+        raise CannotReproduce(
+            f"{flag} was found in real process groups only, and its reading there is not scripted yet"
+        )
+    main = MAIN.format(
+        printed=reading.printed.rstrip("\n"),
+        promise=reading.promise,
+        code=reading.code,
+        tail=tail(record, reading.promise),
+    )
+    text = SCRIPT.format(
+        from_group=FROM_GROUP, read_in_group=reading.reading, run_ranks=run_ranks(), main=guarded(main)
+    )
+    return text, (*reading.imports, *GROUP_IMPORTS)
+
+
+def _values(contract: SamplerContract, case: IndexCase, record: Mapping[str, Any]) -> dict[str, Any]:
+    """What a GROUP_ONLY template's ``$name`` stands for: the contract's, the case's, and what the test drew."""
+    epochs = drawn(record, "epochs")
+    loader_drop_last = drawn(record, "DataLoader drop_last")
+    if record["flag"] == "loader_yields_sampler" and (epochs is None or loader_drop_last is None):
+        raise CannotReproduce(
+            "the failing test's record holds no epochs or DataLoader drop_last: nothing to build again"
+        )
+    return {
+        "defaults": ", ".join(f"{name}={value!r}" for name, value in contract.defaults),
+        "epochs": epochs,
+        "loader_drop_last": loader_drop_last,
+        "batch_size": case.batch_size,
+        "num_workers": 2 if "with_workers" in str(record.get("test", "")) else 0,
+    }
