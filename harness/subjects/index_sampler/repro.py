@@ -32,14 +32,14 @@ from sampler_conformance.subjects.common.repro_script import (
 from .case import IndexCase
 from .contracts import SamplerContract
 from .plug import SamplerPlug
-from .repro_groups import GROUP_ONLY, GroupReading, group_script
+from .repro_groups import AS_IN_GROUPS, GROUP_ONLY, RESUMED_IN_GROUPS, GroupReading, group_script
 from .repro_resume import RESUME_SNIPPETS
 from .repro_snippets import FAULT, SNIPPETS, Snippet, snippet
 from .resume_labels import EPOCH_LABEL
 
 # Every invariant a script reproduces: one epoch's (repro_snippets), a resume's and an elastic
 # resume's (repro_resume), read in one process; and those only a group judges (repro_groups).
-IN_PROCESS = {**SNIPPETS, **RESUME_SNIPPETS}
+IN_PROCESS = {**SNIPPETS, **RESUME_SNIPPETS, **AS_IN_GROUPS}
 COVERED: dict[str, Snippet | GroupReading] = {**IN_PROCESS, **GROUP_ONLY}
 
 # What the script is made of around its snippet (and the parts every subject's script shares,
@@ -111,16 +111,13 @@ def script_for(plug: Plug, contract: Contract, record: Mapping[str, Any], filena
             f"N={case.dataset_size:,} is a numeric edge, which the suite reads on a few ranks only; a script that "
             f"reads every rank into Python lists is not written for it yet"
         )
-    if record.get("in_groups"):  # read in W processes of a gloo group (repro_groups.py)
-        body, modules = group_script(plug, contract, case, record)
-        return (
-            _head(plug, contract, case, record, filename, case.epoch, modules).partition("\nSampler = load(SPEC)")[0]
-            + "\n"
-            + body
-        )
-    filled = snippet(IN_PROCESS[flag], contract, case, record, plug.world_size_name)
     # A resume's epoch is drawn apart from the case's (resume_draws.drawn).
-    epoch = drawn(record, EPOCH_LABEL) if flag in RESUME_SNIPPETS else case.epoch
+    epoch = drawn(record, EPOCH_LABEL) if flag in RESUME_SNIPPETS or flag in RESUMED_IN_GROUPS else case.epoch
+    if record.get("in_groups") and flag not in AS_IN_GROUPS:  # read in W processes of a gloo group (repro_groups.py)
+        body, modules = group_script(plug, contract, case, record)
+        head = _head(plug, contract, case, record, filename, epoch, modules)
+        return head.partition("\nSampler = load(SPEC)")[0] + "\n" + body
+    filled = snippet(IN_PROCESS[flag], contract, case, record, plug.world_size_name)
     head = _head(plug, contract, case, record, filename, epoch, filled.imports, filled.reading, filled.promise)
     return head + filled.code + "\n" + tail(record, filled.promise)
 

@@ -22,7 +22,10 @@ from sampler_conformance.subjects.common.repro_script import drawn, tail
 from .case import IndexCase
 from .contracts import SamplerContract
 from .plug import SamplerPlug
-from .repro_snippets import READ_ONCE, SNIPPETS, snippet
+from .repro_resume import ELASTIC, HELPERS
+from .repro_resume import IMPORTS as RESUME_IMPORTS
+from .repro_snippets import READ_ONCE, SNIPPETS, Snippet, snippet
+from .resume_labels import CHECKPOINT_LABEL
 
 # Every rank's sampler as the suite builds it in a group, and one pass of it.
 FROM_GROUP = '''def from_group(**options):
@@ -79,6 +82,38 @@ GROUP_ONLY = {
         'shown = "; ".join(f"rank {r} yields {short(ranks[r][0])} with the defaults given, {short(ranks[r][1])} '
         'with the dataset alone" for r in wrong[:2])',
     ),
+    "resumed_ranks_agree": GroupReading(
+        "K = $k  # items each rank read before its checkpoint (as drawn)\n"
+        + HELPERS
+        + '''def read_in_group(world, rank):
+    """This rank, its samplers built from the group: the epoch's uninterrupted pass; then a fresh
+    sampler's first K items and its state_dict(), through a checkpoint into another fresh one,
+    which reads the rest of the pass."""
+    seed_global_rngs()
+    sampler = from_group()
+    uninterrupted = one_pass(sampler)
+    seed_global_rngs()
+    sampler = from_group()
+    set_epoch(sampler, EPOCH)
+    taken = list(itertools.islice(iter(sampler), min(K, len(uninterrupted))))
+    state = through_checkpoint(sampler.state_dict())
+    seed_global_rngs()
+    sampler = from_group()
+    sampler.load_state_dict(state)
+    return uninterrupted, taken, one_pass(sampler)''',
+        'print(f"{SPEC}: N={N}, W={W}, {OPTIONS}, epoch {EPOCH} interrupted after {K} items on each rank, in a gloo "\n'
+        '      f"group of {W} processes")\n'
+        "for r, (uninterrupted, taken, resumed) in enumerate(ranks):\n"
+        '    print(f"rank {r}: uninterrupted {short(uninterrupted)}; before the checkpoint {short(taken)}; "\n'
+        '          f"resumed {short(resumed)}")\n',
+        "resumed after K items, the ranks' passes hold as many items as each other (they differ only as much as "
+        "the uninterrupted passes do): a rank with more runs a step the others never join, and DDP hangs.",
+        "whole = [len(uninterrupted) for uninterrupted, _, _ in ranks]\n"
+        "rest = [len(resumed) for _, _, resumed in ranks]\n"
+        "broken = max(rest) - min(rest) > max(whole) - min(whole)\n"
+        'shown = f"resumed, the ranks\' passes hold {rest} items, where an uninterrupted pass holds {whole}"',
+        imports=RESUME_IMPORTS,
+    ),
     "loader_yields_sampler": GroupReading(
         '''EPOCHS, BATCH_SIZE, LOADER_DROP_LAST, NUM_WORKERS = $epochs, $batch_size, $loader_drop_last, $num_workers
 
@@ -117,6 +152,22 @@ def read_in_group(world, rank):
     ),
 }
 
+# What a group only checks, read in one process where it was found on simulated ranks too: the
+# new ranks' counts after a change of world size (repro_resume's ELASTIC reading).
+AS_IN_GROUPS = {
+    "elastic_ranks_agree": Snippet(
+        "resumed on W' ranks, every new rank holds as many items as the others: one with more runs a step the "
+        "others never join, and DDP hangs.",
+        "counts = [len(share) for share in rest]\n"
+        "broken = max(counts) - min(counts) > 0\n"
+        'shown = f"the new ranks hold {counts} items"',
+        reading=ELASTIC,
+        imports=RESUME_IMPORTS,
+    ),
+}
+
+# The flags read at a resume's epoch, which is drawn apart from the case's (resume_draws.drawn).
+RESUMED_IN_GROUPS = frozenset({"resumed_ranks_agree", *AS_IN_GROUPS})
 # Every flag whose failure found in a group a script reads in a group.
 READ_IN_GROUPS = frozenset(GROUP_ONLY) | {flag for flag, found in SNIPPETS.items() if found.reading is READ_ONCE}
 
@@ -189,6 +240,7 @@ def _values(contract: SamplerContract, case: IndexCase, record: Mapping[str, Any
             "the failing test's record holds no epochs or DataLoader drop_last: nothing to build again"
         )
     return {
+        "k": drawn(record, CHECKPOINT_LABEL),
         "defaults": ", ".join(f"{name}={value!r}" for name, value in contract.defaults),
         "epochs": epochs,
         "loader_drop_last": loader_drop_last,
