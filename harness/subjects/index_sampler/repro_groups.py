@@ -10,6 +10,7 @@ an order each process makes its own, or a sampler that takes its rank from the g
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from string import Template
@@ -114,6 +115,62 @@ GROUP_ONLY = {
         'shown = f"resumed, the ranks\' passes hold {rest} items, where an uninterrupted pass holds {whole}"',
         imports=RESUME_IMPORTS,
     ),
+    "resumes_through_loader": GroupReading(
+        "K, BATCH_SIZE, NUM_WORKERS = $loader_k, $batch_size, $num_workers  # batches before the checkpoint (as "
+        "drawn)\n"
+        + HELPERS
+        + '''def loader_over(sampler):
+    """torchdata's StatefulDataLoader over the sampler, as the suite builds it."""
+    from torchdata.stateful_dataloader import StatefulDataLoader
+
+    return StatefulDataLoader(DATASET, sampler=sampler, batch_size=BATCH_SIZE, num_workers=NUM_WORKERS)
+
+
+def batches(loader, limit=LIMIT + 1):
+    return [batch.tolist() for batch in itertools.islice(loader, limit)]
+
+
+def read_in_group(world, rank):
+    """This rank, its samplers built from the group: epochs EPOCH and EPOCH + 1 through an uninterrupted
+    loader; then K batches of EPOCH through a fresh one, its state_dict() through a checkpoint into
+    another fresh sampler and loader (load_state_dict, then set_epoch), and the rest of both epochs."""
+    seed_global_rngs()
+    sampler = from_group()
+    loader = loader_over(sampler)
+    uninterrupted = []
+    for epoch in (EPOCH, EPOCH + 1):
+        set_epoch(sampler, epoch)
+        uninterrupted.append(batches(loader))
+    seed_global_rngs()
+    sampler = from_group()
+    loader = loader_over(sampler)
+    set_epoch(sampler, EPOCH)
+    iterator = iter(loader)
+    taken = batches(iterator, min(K, len(uninterrupted[0])))
+    state = through_checkpoint(loader.state_dict())
+    del iterator, loader  # the interrupted loader's workers stop here
+    seed_global_rngs()
+    sampler = from_group()
+    loader = loader_over(sampler)
+    loader.load_state_dict(state)
+    resumed = []
+    for epoch in (EPOCH, EPOCH + 1):
+        set_epoch(sampler, epoch)
+        resumed.append(batches(loader))
+    return uninterrupted, taken, resumed''',
+        'print(f"{SPEC}: N={N}, W={W}, {OPTIONS}, StatefulDataLoader(batch_size={BATCH_SIZE}, num_workers={NUM_WORKERS}), "\n'
+        '      f"epoch {EPOCH} interrupted after {K} batches, in a gloo group of {W} processes")\n'
+        "for r, (uninterrupted, taken, resumed) in enumerate(ranks):\n"
+        '    print(f"rank {r}: uninterrupted {short(uninterrupted[0])}; before the checkpoint {short(taken)}; "\n'
+        '          f"resumed {short(resumed[0])}; the next epoch {short(uninterrupted[1])}, resumed {short(resumed[1])}")\n',
+        "resumed from loader.state_dict() after K batches, every rank's loader yields the rest of the "
+        "uninterrupted loader's epoch, batch for batch, and then the same next epoch.",
+        "wrong = [r for r, (whole, taken, resumed) in enumerate(ranks) if taken + resumed[0] != whole[0] or resumed[1] != whole[1]]\n"
+        "broken = bool(wrong)\n"
+        'shown = "; ".join(f"rank {r} should go on with {short(ranks[r][0][0][len(ranks[r][1]):])}, went on with "\n'
+        '                  f"{short(ranks[r][2][0])}" for r in wrong[:2])',
+        imports=RESUME_IMPORTS,
+    ),
     "loader_yields_sampler": GroupReading(
         '''EPOCHS, BATCH_SIZE, LOADER_DROP_LAST, NUM_WORKERS = $epochs, $batch_size, $loader_drop_last, $num_workers
 
@@ -167,9 +224,12 @@ AS_IN_GROUPS = {
 }
 
 # The flags read at a resume's epoch, which is drawn apart from the case's (resume_draws.drawn).
-RESUMED_IN_GROUPS = frozenset({"resumed_ranks_agree", *AS_IN_GROUPS})
+RESUMED_IN_GROUPS = frozenset({"resumed_ranks_agree", "resumes_through_loader", *AS_IN_GROUPS})
 # Every flag whose failure found in a group a script reads in a group.
 READ_IN_GROUPS = frozenset(GROUP_ONLY) | {flag for flag, found in SNIPPETS.items() if found.reading is READ_ONCE}
+
+# A test's variant on a device mesh ("test_per_epoch_invariant[mesh-dp2.tp2-...]", pytest_plugin/ranks.py).
+MESH_VARIANT = re.compile(r"\bmesh-([\w.]+)")
 
 # What follows the in-process script's head up to its reading (repro.HEAD: the spec, the case,
 # load, build, read, short).
@@ -200,6 +260,12 @@ def group_script(
     in real groups, and the modules it imports; CannotReproduce where its reading is not one
     a group script makes."""
     flag = record["flag"]
+    mesh = MESH_VARIANT.search(str(record.get("test", "")))
+    if mesh:
+        raise CannotReproduce(
+            f"it was found on the device mesh {mesh.group(1)}, which a script does not start yet (a process per "
+            f"mesh rank, init_device_mesh on gloo, the ranks of one replica compared)"
+        )
     if flag in GROUP_ONLY:
         found = GROUP_ONLY[flag]
         values = _values(contract, case, record)
@@ -241,6 +307,7 @@ def _values(contract: SamplerContract, case: IndexCase, record: Mapping[str, Any
         )
     return {
         "k": drawn(record, CHECKPOINT_LABEL),
+        "loader_k": drawn(record, "k (batches before the checkpoint)"),
         "defaults": ", ".join(f"{name}={value!r}" for name, value in contract.defaults),
         "epochs": epochs,
         "loader_drop_last": loader_drop_last,
