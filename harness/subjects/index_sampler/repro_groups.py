@@ -17,6 +17,7 @@ from string import Template
 from typing import Any
 
 from sampler_conformance.core.subject import CannotReproduce
+from sampler_conformance.execution.mesh import MeshLayout
 from sampler_conformance.subjects.common.repro_groups import GROUP_IMPORTS, guarded, run_ranks
 from sampler_conformance.subjects.common.repro_script import drawn, tail
 
@@ -56,7 +57,38 @@ class GroupReading:
     imports: tuple[str, ...] = field(default=())
 
 
+# replicas_read_alike, on the job's device mesh: every global rank's process reads once.
+ON_MESH = GroupReading(
+    '''MESH_SIZES, MESH_NAMES = $sizes, $names  # the job's device mesh
+DATA_RANKS = $data_ranks  # each global rank's data-parallel coordinate (W of them)
+
+
+def read_in_group(world, rank):
+    """This rank's sampler on the mesh, built as the suite builds it there, read once: given the
+    mesh where it takes one, from the group where it takes its rank from there only, else told
+    its data coordinate."""
+    mesh = torch.distributed.device_mesh.init_device_mesh("cpu", MESH_SIZES, mesh_dim_names=MESH_NAMES)
+    if "device_mesh" in inspect.signature(Sampler).parameters:
+        return one_pass(from_group(device_mesh=mesh))
+    if getattr(Sampler, "needs_process_group", False):
+        return one_pass(from_group())
+    return one_pass(build(W, DATA_RANKS[rank]))''',
+    'print(f"{SPEC}: N={N}, W={W} data-parallel ranks on the mesh {dict(zip(MESH_NAMES, MESH_SIZES))}, epoch={EPOCH}, "\n'
+    '      f"{OPTIONS}, in a gloo group of {len(DATA_RANKS)} processes")\n'
+    "for r, indices in enumerate(ranks):\n"
+    '    print(f"rank {r} (data rank {DATA_RANKS[r]}): {short(indices)}")\n',
+    "the ranks of one data-parallel replica (one data coordinate of the mesh) read alike.",
+    "replicas = {}\n"
+    "for r, data_rank in enumerate(DATA_RANKS):\n"
+    "    replicas.setdefault(data_rank, []).append(r)\n"
+    "wrong = [(d, rs[0], r) for d, rs in replicas.items() for r in rs[1:] if ranks[r] != ranks[rs[0]]]\n"
+    "broken = bool(wrong)\n"
+    'shown = "; ".join(f"replica {d}: rank {a} read {short(ranks[a])}, rank {b} read {short(ranks[b])}" for d, a, b in wrong[:2])',
+    imports=("inspect",),
+)
+
 GROUP_ONLY = {
+    "replicas_read_alike": ON_MESH,  # filled in for the mesh (_on_mesh)
     "group_defaults": GroupReading(
         '''def read_in_group(world, rank):
     """This rank's sampler built from the group (num_replicas and rank left out), then with them given."""
@@ -246,7 +278,7 @@ SCRIPT = """Sampler = load(SPEC)  # here, and in every rank's process, which imp
 
 
 {main}"""
-MAIN = """ranks = run_ranks(W)
+MAIN = """ranks = run_ranks({world})
 {printed}
 # The promise: {promise}
 {code}
@@ -261,12 +293,20 @@ def group_script(
     a group script makes."""
     flag = record["flag"]
     mesh = MESH_VARIANT.search(str(record.get("test", "")))
-    if mesh:
+    world = "W"
+    if mesh and flag != "replicas_read_alike":
         raise CannotReproduce(
-            f"it was found on the device mesh {mesh.group(1)}, which a script does not start yet (a process per "
-            f"mesh rank, init_device_mesh on gloo, the ranks of one replica compared)"
+            f"it was found on the device mesh {mesh.group(1)}: a script reads a mesh's ranks for "
+            f"replicas_read_alike only, and {flag} on W = the data-parallel size in a plain group"
         )
-    if flag in GROUP_ONLY:
+    if flag == "replicas_read_alike":
+        try:
+            layout = MeshLayout.parse(mesh.group(1) if mesh else "")
+        except Exception as unknown:  # a drawn mesh, named by its note, not by the test's id
+            raise CannotReproduce(f"its test names no device mesh a script can start: {unknown}") from None
+        reading = _on_mesh(layout)
+        world = "len(DATA_RANKS)"
+    elif flag in GROUP_ONLY:
         found = GROUP_ONLY[flag]
         values = _values(contract, case, record)
 
@@ -286,6 +326,7 @@ def group_script(
             f"{flag} was found in real process groups only, and its reading there is not scripted yet"
         )
     main = MAIN.format(
+        world=world,
         printed=reading.printed.rstrip("\n"),
         promise=reading.promise,
         code=reading.code,
@@ -295,6 +336,18 @@ def group_script(
         from_group=FROM_GROUP, read_in_group=reading.reading, run_ranks=run_ranks(), main=guarded(main)
     )
     return text, (*reading.imports, *GROUP_IMPORTS)
+
+
+def _on_mesh(layout: MeshLayout) -> GroupReading:
+    """ON_MESH for ``layout``: its sizes, names and each global rank's data coordinate."""
+    values = {
+        "sizes": layout.sizes,
+        "names": layout.names,
+        "data_ranks": [layout.data_rank(rank) for rank in range(layout.world_size)],
+    }
+    return GroupReading(
+        Template(ON_MESH.reading).substitute(values), ON_MESH.printed, ON_MESH.promise, ON_MESH.code, ON_MESH.imports
+    )
 
 
 def _values(contract: SamplerContract, case: IndexCase, record: Mapping[str, Any]) -> dict[str, Any]:
