@@ -38,8 +38,9 @@ def in_group(rank, world, folder, sending):
         return
     try:
         sending.send(("read", read_in_group(world, rank)))
-    except Exception:  # the sampler's own: the parent prints it
-        sending.send(("raised", traceback.format_exc()))
+    except Exception as exc:  # the sampler's own, the parent prints it; or gloo's, in a group the reading made
+        joined = "connectFullMesh" not in str(exc)  # a mesh's dimension that did not form: started again
+        sending.send(("raised", traceback.format_exc()) if joined else ("could not join the group", str(exc)))
     finally:
         torch.distributed.destroy_process_group()
 

@@ -296,8 +296,8 @@ def group_script(
     world = "W"
     if mesh and flag != "replicas_read_alike":
         raise CannotReproduce(
-            f"it was found on the device mesh {mesh.group(1)}: a script reads a mesh's ranks for "
-            f"replicas_read_alike only, and {flag} on W = the data-parallel size in a plain group"
+            f"it was found in real process groups on the device mesh {mesh.group(1)}: a script starts a mesh for "
+            f"replicas_read_alike only, not yet for {flag}"
         )
     if flag == "replicas_read_alike":
         try:
