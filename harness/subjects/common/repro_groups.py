@@ -30,6 +30,9 @@ RUN_RANKS = '''TIMEOUT_S = {timeout}  # every wait is bounded: a rank that reads
 def in_group(rank, world, folder, sending):
     """One rank's process: it joins the gloo group (a file rendezvous in ``folder``), reads
     its rank (read_in_group) and sends the reading back, or the traceback of what it raised."""
+    # The platform's own start method for what the rank starts (its DataLoader's workers), as in a
+    # rank torchrun starts, not the forkserver this rank came from (which would re-import this file).
+    torch.multiprocessing.set_start_method(None, force=True)
     try:
         torch.distributed.init_process_group("gloo", init_method=f"file://{{folder}}/rendezvous", rank=rank,
                                              world_size=world, timeout=datetime.timedelta(seconds=TIMEOUT_S))
