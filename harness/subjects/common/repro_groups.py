@@ -1,9 +1,11 @@
 """The part of a reproduction script (docs/reproductions.md) that reads the ranks in real
 processes, for a failure only a process group shows (the group's defaults, a sampler that
-takes its rank from the group, a DataLoader in each rank): W processes started with
-``torch.multiprocessing`` (forkserver, torch imported in the server once), each joining one gloo group over a file rendezvous in a
-fresh temporary folder (no port to collide on), reading its rank with the script's own
-``read_in_group(world, rank)`` and sending the reading back through a pipe. Every wait is
+takes its rank from the group, a DataLoader in each rank, a device mesh): W processes
+started with ``torch.multiprocessing`` (forkserver, torch imported once, in the server),
+each joining one gloo group over a file rendezvous in a fresh temporary folder (no port to
+collide on), reading its rank with the script's own ``read_in_group(world, rank)`` and
+sending the reading back through a pipe. A group gloo fails to connect is started again,
+twice at most (seen about once in eight groups on 2 busy cores). Every wait is
 bounded: a rank that raised, hung past the bound or died is reported by rank, every process
 is reaped (killed past the bound) and the group destroyed, and the script exits 2, neither
 the bug shown (1) nor the promise held (0).

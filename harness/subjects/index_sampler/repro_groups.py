@@ -4,9 +4,13 @@ as the suite builds it there (from the group: ``num_replicas`` and ``rank`` left
 promise asserted over the readings in the script's own process.
 
 Covered: the invariants only a group judges, each with a reading of its own (``GROUP_ONLY``:
-the group's defaults, the contract's defaults, a DataLoader in every rank), and the per-epoch
-invariants of ``repro_snippets`` that read every rank once (``READ_ONCE``), found in a group:
-an order each process makes its own, or a sampler that takes its rank from the group."""
+the group's defaults, the contract's defaults, a DataLoader in every rank, the ranks' counts
+after a resume, a resume through torchdata's StatefulDataLoader, and on a device mesh the
+ranks of one replica, every mesh rank a process); the per-epoch invariants of
+``repro_snippets`` that read every rank once (``READ_ONCE``), found in a group (an order each
+process makes its own, or a sampler that takes its rank from the group); and the new ranks'
+counts after a change of world size, read in one process (``AS_IN_GROUPS``). Other invariants
+found on a mesh raise CannotReproduce, saying why."""
 
 from __future__ import annotations
 
