@@ -42,6 +42,7 @@ from sampler_conformance.subjects.index_sampler.group_checks import (
 from sampler_conformance.subjects.index_sampler.order_checks import check_ranks_agree
 from sampler_conformance.subjects.index_sampler.plug import DEFAULT_SPEC, check_fit, load_plug
 from sampler_conformance.subjects.index_sampler.repro import COVERED
+from sampler_conformance.subjects.index_sampler.repro_groups import READ_IN_GROUPS
 
 from .catalogue import CONFORMANCE_BAD, FAMILIES_BAD, GROUP_WORLD_SIZES
 from .corpus.families import ShardedBatches, SplitBatches
@@ -364,7 +365,10 @@ def test_contiguous_contract_rejects_a_strided_sampler(pytester):
 def test_conformance_invariant_rejects_its_known_bad_sampler(pytester, spec):
     """Invariants only real process groups check, each with a sampler that breaks it there, run
     through the whole suite at W=2: the exact invariants its ``@rejected(...)`` declares."""
-    certify_rejected(pytester, spec, CONFORMANCE_BAD[spec], "--world-sizes=2", "--rank-timeout=60", ranks="all")
+    run = certify_rejected(
+        pytester, spec, CONFORMANCE_BAD[spec], "--world-sizes=2", "--rank-timeout=60", "--repro=on", ranks="all"
+    )
+    assert_reproduced(run, COVERED, DEFAULT_SPEC, read_in_groups=READ_IN_GROUPS)
 
 
 def test_without_turns_an_invariant_off_and_says_so(pytester, tmp_path):

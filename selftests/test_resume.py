@@ -9,6 +9,7 @@ import pytest
 from sampler_conformance.subjects import GROUP_ONLY, REGISTRY, contract_named
 from sampler_conformance.subjects.index_sampler.contracts import RESUMABLE, TORCH, SamplerContract
 from sampler_conformance.subjects.index_sampler.repro import COVERED
+from sampler_conformance.subjects.index_sampler.repro_groups import READ_IN_GROUPS
 from sampler_conformance.subjects.index_sampler.resume_checks import LEN_COUNTS_THE_EPOCH
 
 from .catalogue import GROUP_WORLD_SIZES, RESUMABLE_CONTRACT, RESUME_BAD, RESUME_GROUP_BAD
@@ -42,14 +43,16 @@ def test_resume_bug_fails_exactly_its_invariants(pytester, spec):
 
 @pytest.mark.parametrize("spec", list(RESUME_GROUP_BAD), ids=lambda spec: spec.rpartition(":")[2])
 def test_resume_bug_of_process_groups_fails_exactly_its_invariants_in_the_whole_suite(pytester, spec):
-    certify_rejected(
+    run = certify_rejected(
         pytester,
         spec,
         RESUME_GROUP_BAD[spec],
         CONTRACT_OPTION,
         f"--world-sizes={GROUP_WORLD_SIZES}",
+        "--repro=on",
         ranks="all",
     )
+    assert_reproduced(run, COVERED, GOOD_RESUMABLE, read_in_groups=READ_IN_GROUPS)
 
 
 def test_a_loader_checkpoint_follows_the_rank_s_last_batch_not_the_loader_s_end(pytester):

@@ -37,15 +37,26 @@ from .repro_batches import BATCH_SNIPPETS, family_snippet, reads_batches
 from .repro_batches import COVERED as FAMILY_COVERED
 from .repro_compose import COMPOSE_SNIPPETS, compose_part
 from .repro_cost import COST_SNIPPETS, cost_script
+from .repro_groups import AS_IN_GROUPS, GROUP_ONLY, RESUMED_IN_GROUPS, GroupReading, group_script
 from .repro_resume import RESUME_SNIPPETS
-from .repro_snippets import FAULT, SNIPPETS, snippet
+from .repro_snippets import FAULT, SNIPPETS, Snippet, snippet
 from .repro_states import STATE_SNIPPETS, state_part
 from .resume_labels import EPOCH_LABEL
 
-# Every invariant a script reproduces: one epoch's (repro_snippets), a resume's and an elastic
-# resume's (repro_resume), their edges and compositions (repro_compose), the state's own (repro_states),
-# those of batches and endless streams (repro_batches) and a measured cost (repro_cost).
-COVERED = {**BATCH_SNIPPETS, **SNIPPETS, **RESUME_SNIPPETS, **COMPOSE_SNIPPETS, **STATE_SNIPPETS, **COST_SNIPPETS}
+# Every invariant a script reads in one process: one epoch's (repro_snippets), a resume's and an
+# elastic resume's (repro_resume), their edges and compositions (repro_compose), the state's own
+# (repro_states), those of batches and endless streams (repro_batches), and those a group judges
+# that one process shows (repro_groups)...
+IN_PROCESS = {
+    **BATCH_SNIPPETS,
+    **SNIPPETS,
+    **RESUME_SNIPPETS,
+    **COMPOSE_SNIPPETS,
+    **STATE_SNIPPETS,
+    **AS_IN_GROUPS,
+}
+# ...and every one covered: besides those, a measured cost (repro_cost) and those only a group shows.
+COVERED: dict[str, Snippet | GroupReading] = {**IN_PROCESS, **COST_SNIPPETS, **GROUP_ONLY}
 # Those whose test reads several ways: the script reads the one the failing record names.
 PART_OF = {**dict.fromkeys(COMPOSE_SNIPPETS, compose_part), **dict.fromkeys(STATE_SNIPPETS, state_part)}
 
@@ -113,29 +124,52 @@ def script_for(plug: Plug, contract: Contract, record: Mapping[str, Any], filena
         raise CannotReproduce(f"no plain-Python reading of {flag} yet (covered: {', '.join(COVERED)})")
     if COVERED[flag].reading == FAULT and RAISED not in record["message"]:
         raise CannotReproduce("the sampler hung or its process died: a script would hang or die with it")
-    if plug.wrapper is not None or plug.needs_process_group:
-        raise CannotReproduce("the sampler is sharded by a library's wrapper, or takes its rank from the group")
+    if plug.wrapper is not None:
+        raise CannotReproduce("the sampler is sharded by a library's wrapper")
+    if plug.needs_process_group and not record.get("in_groups"):
+        raise CannotReproduce("the sampler takes its rank from the group, and it was found on simulated ranks")
     if flag in COST_SNIPPETS:  # a measured cost, not a reading of ranks (repro_cost)
         return cost_script(plug, contract, record, filename)
     if not record.get("parameters"):
         raise CannotReproduce("it holds on no case in particular (a method the sampler lacks): no case to build")
-    if record.get("in_groups"):
-        raise CannotReproduce("it was found in real process groups only, which scripts do not reproduce yet")
     case = IndexCase.from_parameters(record["parameters"])
     if case.dataset_size > LARGEST_READ:
         raise CannotReproduce(
             f"N={case.dataset_size:,} is a numeric edge, which the suite reads on a few ranks only; a script that "
             f"reads every rank into Python lists is not written for it yet"
         )
+    # A resume's epoch is drawn apart from the case's (resume_draws.drawn).
+    resumed = flag in RESUME_SNIPPETS or flag in PART_OF or flag in RESUMED_IN_GROUPS
+    epoch = drawn(record, EPOCH_LABEL) if resumed else case.epoch
+    if record.get("in_groups") and flag not in AS_IN_GROUPS:  # read in W processes of a gloo group (repro_groups.py)
+        if reads_batches(flag, contract):
+            raise CannotReproduce("it was found in real process groups, where a script reads indices only so far")
+        body, modules = group_script(plug, contract, case, record)
+        head = _head(plug, contract, case, record, filename, epoch, modules)
+        return head.partition("\nSampler = load(SPEC)")[0] + "\n" + body
     if reads_batches(flag, contract):  # batches, an endless stream, or batch counts (repro_batches)
         filled = family_snippet(flag, contract, case, record, plug.world_size_name)
     else:
-        found = PART_OF[flag](record) if flag in PART_OF else COVERED[flag]
+        found = PART_OF[flag](record) if flag in PART_OF else IN_PROCESS[flag]
         filled = snippet(found, contract, case, record, plug.world_size_name)
-    # A resume's epoch is drawn apart from the case's (resume_draws.drawn).
-    epoch = drawn(record, EPOCH_LABEL) if flag in RESUME_SNIPPETS or flag in PART_OF else case.epoch
+    head = _head(plug, contract, case, record, filename, epoch, filled.imports, filled.reading, filled.promise)
+    return head + filled.code + "\n" + tail(record, filled.promise)
+
+
+def _head(
+    plug: SamplerPlug,
+    contract: SamplerContract,
+    case: IndexCase,
+    record: Mapping[str, Any],
+    filename: str,
+    epoch: int | None,
+    modules: tuple[str, ...],
+    reading: str = "",
+    promise: str = "",
+) -> str:
+    """:data:`HEAD` filled in for the case, ``epoch`` the one its reading starts at."""
     spec = script_spec(plug)
-    head = HEAD.format(
+    return HEAD.format(
         docstring=docstring(record, spec, filename),
         spec=spec,
         n=case.dataset_size,
@@ -146,8 +180,7 @@ def script_for(plug: Plug, contract: Contract, record: Mapping[str, Any], filena
         world_size_name=plug.world_size_name,
         load=LOAD,
         short=SHORT,
-        promise=filled.promise,
-        reading=filled.reading,
-        imports=imports(filled.imports),
+        promise=promise,
+        reading=reading,
+        imports=imports(modules),
     )
-    return head + filled.code + "\n" + tail(record, filled.promise)

@@ -1,0 +1,46 @@
+"""A reproduction script that reads the ranks in a real gloo group (``common/repro_groups.py``)
+never hangs and never leaves a process behind: a rank that hangs is reported by rank once
+the script's bound has passed, killed and reaped, and the script exits 2, neither the bug
+shown nor the promise held."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from sampler_conformance.subjects.common.repro_groups import GROUP_IMPORTS, RANKS_FAILED, guarded, run_ranks
+from sampler_conformance.subjects.common.repro_script import imports
+
+from .test_rank_pool import _assert_no_orphans, tag  # noqa: F401 (tag: the fixture that marks the script's processes)
+
+# The script's bound: rank 0 too may not answer within it on a busy machine, which is reported as well.
+BOUND_S = 3
+STARTING_S = 10  # what `python SCRIPT` takes to import torch and start its forkserver, on a busy machine
+
+# Rank 1 of a group of 2 never answers; rank 0 reads at once.
+HANGING = """
+def read_in_group(world, rank):
+    if rank == 1:
+        time.sleep(600)
+    return [rank]
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="finds the script's processes in Linux /proc")
+def test_a_rank_that_hangs_is_reported_killed_and_reaped_within_the_bound(tmp_path, tag):  # noqa: F811
+    script = tmp_path / "hangs.py"
+    main = 'ranks = run_ranks(2)\nprint("held: every rank answered", ranks)'
+    script.write_text("\n\n".join([imports(GROUP_IMPORTS), HANGING, run_ranks(timeout_s=BOUND_S), guarded(main)]))
+    start = time.monotonic()
+    run = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=BOUND_S + STARTING_S + 30
+    )
+    took = time.monotonic() - start
+    assert run.returncode == RANKS_FAILED, run
+    assert f"rank 1 hung: no reading within {BOUND_S} s" in run.stdout and "held: " not in run.stdout, run
+    assert took < BOUND_S + STARTING_S, f"the script took {took:.1f} s, its bound {BOUND_S} s"
+    _assert_no_orphans(tag)  # its forkserver and both ranks ended with it
