@@ -14,6 +14,7 @@ from pathlib import Path
 
 import torch
 
+from sampler_conformance.subjects import contract_named, subject_of
 from sampler_conformance.subjects.common.repro_script import LARGEST_READ  # past it, no script
 
 from .suite_run import SuiteRun
@@ -21,16 +22,17 @@ from .suite_run import SuiteRun
 
 def assert_reproduced(
     run: SuiteRun,
-    covered: Collection[str],
     reference: str,
     flaky: Collection[str] = (),
     read_in_groups: Collection[str] = (),
 ) -> None:
-    """Each failed invariant of ``covered`` (the flags the subject writes scripts for) is
-    reproduced, but those of ``flaky`` (a sampler that draws from a global RNG: no two runs of
+    """Each failed invariant the subject writes scripts for under the run's contract
+    (``Subject.scripted``) is reproduced, but those of ``flaky`` (a sampler that draws from a global RNG: no two runs of
     its script print alike) and a numeric edge's, which are not offered, the summary saying why.
     One found in real groups only is reproduced too where ``read_in_groups`` holds its flag (the
     subject's scripts read it in a gloo group of W processes); elsewhere the run says why not."""
+    contract = contract_named(run.written["contract"]["name"])
+    covered = subject_of(contract).scripted(contract)
     failed = [i for i in run.written["invariants"] if i["status"] == "failed" and i["flag"] in covered]
     for invariant in failed:
         reproduction = invariant["reproduction"]

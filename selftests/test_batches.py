@@ -18,7 +18,6 @@ from sampler_conformance.subjects import contract_named
 from sampler_conformance.subjects.batch_sampler.case import BatchCase
 from sampler_conformance.subjects.batch_sampler.checks import check_equal_counts
 from sampler_conformance.subjects.batch_sampler.plug import check_fit, load_plug
-from sampler_conformance.subjects.batch_sampler.repro import SNIPPETS
 from sampler_conformance.subjects.batch_sampler.runs import PlannedEpoch
 
 from .catalogue import (
@@ -82,7 +81,7 @@ def _certified_and_reproduced(pytester, spec, rejection, contract, ranks="all"):
     """The exact verdict, and each failed invariant's script (docs/reproductions.md): exit 1
     with the violation's words, and 0 against the contract's reference."""
     run = certify_rejected(pytester, spec, rejection, f"--contract={contract}", GROUP_OPTION, "--repro=on", ranks=ranks)
-    assert_reproduced(run, SNIPPETS, contract_named(contract).reference, flaky=FLAKY.get(spec, ()))
+    assert_reproduced(run, contract_named(contract).reference, flaky=FLAKY.get(spec, ()))
 
 
 # The batch known-bads whose scripts no two runs print alike, by the flags they fail so: the run says why.

@@ -14,7 +14,6 @@ from sampler_conformance.subjects import GROUP_ONLY, REGISTRY
 from sampler_conformance.subjects.index_sampler.checks import PER_EPOCH
 from sampler_conformance.subjects.index_sampler.contracts import TORCH
 from sampler_conformance.subjects.index_sampler.plug import DEFAULT_SPEC
-from sampler_conformance.subjects.index_sampler.repro import COVERED
 
 from .catalogue import KNOWN_BAD
 from .reproduced import assert_reproduced
@@ -29,7 +28,7 @@ def test_known_bad_sampler_fails_exactly_its_invariants(pytester, spec):
         "does NOT conform" in run.verdict
         and "not run: " + ", ".join(f for f in REGISTRY if f in GROUP_ONLY and TORCH.promises(f)) in run.verdict
     ), run.verdict
-    assert_reproduced(run, COVERED, DEFAULT_SPEC, flaky=PER_EPOCH.flags if spec in FLAKY else ())
+    assert_reproduced(run, DEFAULT_SPEC, flaky=PER_EPOCH.flags if spec in FLAKY else ())
 
 
 # Known-bads whose failures no script reproduces twice alike, and why: the run says so instead.

@@ -25,7 +25,6 @@ from sampler_conformance.subjects.data_loader.case import LoaderCase
 from sampler_conformance.subjects.data_loader.checks import check_each_instance_once, check_equal_batch_counts
 from sampler_conformance.subjects.data_loader.contracts import DATA_LOADER
 from sampler_conformance.subjects.data_loader.plug import batch_ids, load_plug
-from sampler_conformance.subjects.data_loader.repro import SNIPPETS
 from sampler_conformance.subjects.data_loader.resume_checks import (
     check_epoch_after_resume,
     check_resume_continues,
@@ -58,7 +57,7 @@ def test_the_reference_holds_every_invariant_of_data_loader_elastic_resumable(py
 def test_each_loader_bug_fails_exactly_its_invariants(pytester, spec):
     rejection = DATA_LOADER_BAD[spec]
     run = certify_rejected(pytester, spec, rejection, f"--contract={rejection.under}", "--repro=on")
-    assert_reproduced(run, SNIPPETS, contract_named(rejection.under).reference or SUBJECT.default_spec)
+    assert_reproduced(run, contract_named(rejection.under).reference or SUBJECT.default_spec)
 
 
 @pytest.mark.parametrize(

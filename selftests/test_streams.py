@@ -27,7 +27,6 @@ from sampler_conformance.subjects.iterable_dataset import SUBJECT
 from sampler_conformance.subjects.iterable_dataset.case import StreamCase
 from sampler_conformance.subjects.iterable_dataset.loading import loader_generator, simulated_epoch
 from sampler_conformance.subjects.iterable_dataset.plug import check_fit, load_plug
-from sampler_conformance.subjects.iterable_dataset.repro import SNIPPETS as SCRIPTED
 
 from .catalogue import (
     STREAM_CONTRACT,
@@ -64,7 +63,7 @@ def test_stream_bug_fails_exactly_its_invariants(pytester, spec):
     run = certify_rejected(pytester, spec, STREAMS_BAD[spec], CONTRACT_OPTION, "--repro=on")
     unchecked = [f for f in REGISTRY if f in GROUP_ONLY and contract_named(STREAM_CONTRACT).promises(f)]
     assert "not run: " + ", ".join(unchecked) in run.verdict, run.verdict
-    assert_reproduced(run, SCRIPTED, SUBJECT.default_spec, flaky=FLAKY.get(spec, ()))
+    assert_reproduced(run, SUBJECT.default_spec, flaky=FLAKY.get(spec, ()))
 
 
 @pytest.mark.parametrize("spec", list(STREAMS_OTHER_CONTRACTS_BAD), ids=lambda spec: spec.rpartition(":")[2])
@@ -72,7 +71,7 @@ def test_bug_under_its_own_contract_fails_exactly_its_invariants(pytester, spec)
     rejection = STREAMS_OTHER_CONTRACTS_BAD[spec]
     run = certify_rejected(pytester, spec, rejection, f"--contract={rejection.under}", "--repro=on")
     reference = contract_named(rejection.under).reference or SUBJECT.default_spec
-    assert_reproduced(run, SCRIPTED, reference, flaky=FLAKY.get(spec, ()))
+    assert_reproduced(run, reference, flaky=FLAKY.get(spec, ()))
 
 
 # The stream known-bads whose scripts no two runs print alike, by the flags they fail so: the run says why.
@@ -90,7 +89,7 @@ def test_stream_bug_of_process_groups_fails_exactly_its_invariants_in_the_whole_
         "--repro=on",
         ranks="all",
     )
-    assert_reproduced(run, SCRIPTED, SUBJECT.default_spec, flaky=FLAKY.get(spec, ()))
+    assert_reproduced(run, SUBJECT.default_spec, flaky=FLAKY.get(spec, ()))
 
 
 @pytest.mark.parametrize("spec", list(STREAMS_RESUME_BAD), ids=lambda spec: spec.rpartition(":")[2])
@@ -99,7 +98,7 @@ def test_resume_bug_fails_exactly_its_invariants_in_the_whole_suite(pytester, sp
     options = (contract, f"--world-sizes={STREAM_WORLD_SIZES}", "--repro=on")
     run = certify_rejected(pytester, spec, STREAMS_RESUME_BAD[spec], *options, ranks="all")
     reference = contract_named(STREAM_RESUMABLE_CONTRACT).reference or SUBJECT.default_spec
-    assert_reproduced(run, SCRIPTED, reference)
+    assert_reproduced(run, reference)
 
 
 def test_invariants_judged_only_on_empty_epochs_are_not_held(pytester):

@@ -13,7 +13,6 @@ from sampler_conformance.subjects.weighted_sampler.case import WeightedCase
 from sampler_conformance.subjects.weighted_sampler.checks import check_draw_counts
 from sampler_conformance.subjects.weighted_sampler.contracts import WEIGHTED
 from sampler_conformance.subjects.weighted_sampler.plug import load_plug
-from sampler_conformance.subjects.weighted_sampler.repro import covered
 from sampler_conformance.subjects.weighted_sampler.scenarios import read_epochs
 
 from .catalogue import (
@@ -51,7 +50,7 @@ def test_each_contracts_reference_holds_every_invariant(pytester, contract):
 @pytest.mark.parametrize("spec", list(WEIGHTED_BAD), ids=lambda spec: spec.rpartition(":")[2])
 def test_weighted_bug_fails_exactly_its_invariants(pytester, spec):
     run = certify_rejected(pytester, spec, WEIGHTED_BAD[spec], CONTRACT_OPTION, GROUP_OPTION, "--repro=on", ranks="all")
-    assert_reproduced(run, covered(WEIGHTED), SUBJECT.default_spec, flaky=WEIGHTED_FLAKY.get(spec, ()))
+    assert_reproduced(run, SUBJECT.default_spec, flaky=WEIGHTED_FLAKY.get(spec, ()))
 
 
 # The weighted known-bads whose scripts no two runs print alike, by the flags they fail so: the run says why.
@@ -78,7 +77,7 @@ def _certified_and_reproduced(pytester, spec, rejection, contract, *options, ran
     """The exact verdict, and each failed invariant's script (docs/reproductions.md) that the
     contract covers: exit 1 with the violation's words, and 0 against the contract's reference."""
     run = certify_rejected(pytester, spec, rejection, f"--contract={contract}", *options, "--repro=on", ranks=ranks)
-    assert_reproduced(run, covered(contract_named(contract)), contract_named(contract).reference)
+    assert_reproduced(run, contract_named(contract).reference)
 
 
 def test_a_sampler_that_advances_its_own_epoch_conforms(pytester):
