@@ -27,6 +27,7 @@ from sampler_conformance.subjects.batch_sampler.checks import (
     check_same_plan,
     padding_wasted,
     poisson_steps,
+    rate_epochs,
 )
 from sampler_conformance.subjects.batch_sampler.draws import (
     MIN_COMPARED_BATCHES_PER_RANK,
@@ -35,7 +36,6 @@ from sampler_conformance.subjects.batch_sampler.draws import (
     draw_batch_case,
     epochs,
     most_items,
-    rate_epochs,
 )
 from sampler_conformance.subjects.batch_sampler.fixtures import requires_parameter
 from sampler_conformance.subjects.batch_sampler.scenarios import read_epochs

@@ -6,14 +6,17 @@ charged beyond that set is a wrong verdict of the suite."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from sampler_conformance.execution.scripts import run_scripts
-from sampler_conformance.report.reproductions import _why_not_offered
-from sampler_conformance.subjects import GROUP_ONLY, REGISTRY
+from sampler_conformance.report.reproductions import SUITE_BUG, _why_not_offered, reproduce
+from sampler_conformance.report.results import FAILED, InvariantResult
+from sampler_conformance.subjects import GROUP_ONLY, REGISTRY, subject_of
 from sampler_conformance.subjects.index_sampler.checks import PER_EPOCH
 from sampler_conformance.subjects.index_sampler.contracts import TORCH
-from sampler_conformance.subjects.index_sampler.plug import DEFAULT_SPEC
+from sampler_conformance.subjects.index_sampler.plug import DEFAULT_SPEC, load_plug
 
 from .catalogue import KNOWN_BAD
 from .reproduced import assert_reproduced
@@ -72,3 +75,17 @@ def test_a_script_is_offered_only_where_two_runs_exit_1_alike_with_the_violation
     assert why["holds"].startswith("the script exits 0 on the counterexample's case"), why
     assert why["no_words"] == "the script exits 1 without the violation's words", why
     assert why["flaky"].startswith("two runs of the script printed different things"), why
+
+
+def test_a_script_the_suite_fails_to_write_is_said_to_be_the_suites_bug(tmp_path):
+    """A subject's script writer that raises (not CannotReproduce) costs that script only: the
+    run says it is the suite's bug, and the verdict stands (the invariant stays failed)."""
+
+    def broken_writer(*_):
+        raise KeyError("global_seed")
+
+    result = InvariantResult("covers", "union coverage", FAILED, counterexamples=[{"parameters": {}}])
+    subject = replace(subject_of(TORCH), reproduce=broken_writer)
+    found = reproduce([result], subject, load_plug(DEFAULT_SPEC), TORCH, tmp_path)
+    assert found["covers"].script is None and found["covers"].why_not.startswith(SUITE_BUG), found
+    assert "KeyError: 'global_seed'" in found["covers"].why_not and result.status == FAILED

@@ -27,6 +27,8 @@ from .results import FAILED, InvariantResult
 SCRIPT_TIMEOUT_S = 60.0
 # Where the scripts go without --repro-dir or --certificate: a folder per spec.
 DEFAULT_DIR = Path(".sampler-conformance") / "repros"
+# Why a script is missing where writing it raised: the suite's bug, not the sampler's.
+SUITE_BUG = "the suite failed to write its script (a bug of this suite: please report it)"
 
 
 @dataclass(frozen=True)
@@ -67,6 +69,8 @@ def reproduce(
             path, record = _write(result, subject, plug, contract, folder)
         except CannotReproduce as cannot:
             found[result.flag] = Reproduction(None, str(cannot), "")
+        except Exception as bug:  # the suite's own bug in writing it: said as such, and the verdict stands
+            found[result.flag] = Reproduction(None, f"{SUITE_BUG}: {type(bug).__name__}: {bug}", "")
         else:
             written[result.flag] = path, record
     paths = [str(path) for path, _ in written.values()]

@@ -26,6 +26,17 @@ from .contracts import (
 from .plug import BatchPlug
 from .runs import PlannedEpoch
 
+# The Poisson rate test pools epochs until every item had this many steps to be drawn at, or
+# reads this many epochs (docs/batch-samplers.md: what that catches at the certification's budget).
+RATE_STEPS = 4096
+MAX_RATE_EPOCHS = 1024
+
+
+def rate_epochs(steps: int) -> int:
+    """The epochs the rate test reads of a case whose ranks each run ``steps`` steps an epoch."""
+    return min(MAX_RATE_EPOCHS, -(-RATE_STEPS // steps))
+
+
 BAD = "selftests.corpus.batch_bad"  # the known-bad samplers that prove the checks can fail
 DYNAMIC_BATCHES = "dynamic_batches"
 

@@ -28,15 +28,6 @@ MIN_COMPARED_BATCHES_PER_RANK = 4
 MAX_STEP_PER_RANK = 8
 # The Poisson rates drawn: the smallest makes about a hundred steps an epoch.
 SAMPLE_RATES = (0.01, 0.05, 0.1, 0.25, 0.5, 1.0)
-# The Poisson rate test pools epochs until every item had this many steps to be drawn at, or
-# reads this many epochs (docs/batch-samplers.md: what that catches at the certification's budget).
-RATE_STEPS = 4096
-MAX_RATE_EPOCHS = 1024
-
-
-def rate_epochs(steps: int) -> int:
-    """The epochs the rate test reads of a case whose ranks each run ``steps`` steps an epoch."""
-    return min(MAX_RATE_EPOCHS, -(-RATE_STEPS // steps))
 
 
 def most_items(ranks: Ranks) -> int:

@@ -41,8 +41,8 @@ from sampler_conformance.subjects.common.repro_script import (
 )
 
 from .case import BatchCase, read_limit
+from .checks import MAX_RATE_EPOCHS, RATE_STEPS
 from .contracts import BatchContract
-from .draws import MAX_RATE_EPOCHS, RATE_STEPS
 from .plug import BatchPlug
 
 # The epochs whose plans a batch_plan_agrees script compares: two processes that plan one

@@ -364,6 +364,7 @@ def _values(contract: SamplerContract, case: IndexCase, record: Mapping[str, Any
         )
     return {
         "k": drawn(record, CHECKPOINT_LABEL),
+        "global_seed": drawn(record, "global RNG seed") or 0,  # the resume readings' (repro_resume.SEEDED)
         "loader_k": drawn(record, "k (batches before the checkpoint)"),
         "defaults": ", ".join(f"{name}={value!r}" for name, value in contract.defaults),
         "epochs": epochs,

@@ -10,6 +10,8 @@ from typing import Any
 
 from sampler_conformance.core.case import Case
 
+SEED_LIMIT = 2**32  # seeds are drawn from [0, SEED_LIMIT): what every library's generators take
+
 
 @dataclass(frozen=True)
 class StreamCase(Case):

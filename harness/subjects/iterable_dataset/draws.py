@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from sampler_conformance.core.counting import batch_count
 from sampler_conformance.execution.scenario import Ranks
 
-from .case import StreamCase
+from .case import SEED_LIMIT, StreamCase
 from .contracts import StreamContract
 from .plug import StreamPlug
 
@@ -31,7 +31,6 @@ MAX_SOURCES = 4  # a mix's sources
 MIX_FREQUENCY_ITEMS = 1600
 # A mix's weights: equal, unequal, far apart, and none at all (a source of weight 0 is never read).
 SOURCE_WEIGHTS = (0.0, 0.5, 1.0, 1.0, 2.0, 3.0, 10.0)
-SEED_LIMIT = 2**32  # what every library's generators take
 
 
 MAX_EPOCH = 2**31 - 1

@@ -10,7 +10,6 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
-from hypothesis import settings
 
 from sampler_conformance.core.frequencies import ANYTIME_TILTS, FalseAlarmBudget
 from sampler_conformance.core.subject import CannotReproduce
@@ -64,6 +63,8 @@ worst = min(bounds, key=bounds.get) if bounds else None
 def _frequency_test(case: StreamCase, record: Mapping[str, Any]) -> tuple[StreamCase, dict[str, Any]]:
     """The test's false-alarm rate (its share of the certification's, among the profile's
     examples) and the suite's tilts, written as numpy makes them."""
+    from hypothesis import settings  # the profile's examples, in the controller: ranks never load Hypothesis
+
     alpha = FalseAlarmBudget(tests=settings().max_examples).per_test
     sizes = "numpy.geomspace(0.01, 8.0, 24)"
     if not np.array_equal(

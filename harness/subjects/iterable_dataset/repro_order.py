@@ -11,8 +11,7 @@ from typing import Any
 
 from sampler_conformance.subjects.common.repro_script import drawn
 
-from .case import StreamCase
-from .draws import SEED_LIMIT
+from .case import SEED_LIMIT, StreamCase
 from .order_checks import MIN_COMPARABLE_ITEMS, RESHUFFLE_EPOCHS
 from .repro_snippets import Snippet, loader_seeds
 

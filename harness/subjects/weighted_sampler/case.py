@@ -11,6 +11,8 @@ from sampler_conformance.core.case import Case
 from sampler_conformance.subjects.common.reading import read_limit as limit_for
 
 # The most items whose inclusion probabilities WeightedCase computes exactly (2^N sets of items).
+# The most ranks a simulated case draws (each rank's frequency test takes its share of the budget).
+MAX_SIMULATED_WORLD_SIZE = 8
 MAX_EXACT_INCLUSION_ITEMS = 12
 
 

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from .case import WeightedCase
+from .case import MAX_SIMULATED_WORLD_SIZE, WeightedCase
 from .chance import draws_to_tell_apart
 from .contracts import WeightedContract
 from .plug import WeightedPlug
 
 MAX_DATASET_SIZE = 100  # the frequency test's power is stated up to here (docs/statistical-invariants.md)
-MAX_SIMULATED_WORLD_SIZE = 8
 # All ranks' draws of one epoch, together, in a frequency test: enough to catch one weight
 # of 100 doubled with probability 0.999 at the certification's budget (docs/statistical-invariants.md).
 FREQUENCY_DRAWS = 16384

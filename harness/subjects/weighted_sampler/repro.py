@@ -23,8 +23,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from hypothesis import settings
-
 from sampler_conformance.core.contracts import Contract
 from sampler_conformance.core.frequencies import FalseAlarmBudget
 from sampler_conformance.core.subject import CannotReproduce, Plug
@@ -45,10 +43,9 @@ from sampler_conformance.subjects.common.repro_script import (
     written_in,
 )
 
-from .case import WeightedCase, read_limit
+from .case import MAX_SIMULATED_WORLD_SIZE, WeightedCase, read_limit
 from .chance import SAME_BY_CHANCE
 from .contracts import WeightedContract
-from .draws import MAX_SIMULATED_WORLD_SIZE
 from .plug import WeightedPlug
 from .repro_frequencies import (
     FREQUENCIES,
@@ -293,6 +290,8 @@ def filled(reading: str, record: Mapping[str, Any], contract: WeightedContract) 
 def partition_alpha() -> float:
     """The false-alarm rate of one rank's test of frequencies_in_partition, as its test shares
     the budget: a test per rank of at most MAX_SIMULATED_WORLD_SIZE, each example."""
+    from hypothesis import settings  # the profile's examples, in the controller: ranks never load Hypothesis
+
     return FalseAlarmBudget(tests=settings().max_examples * MAX_SIMULATED_WORLD_SIZE).per_test
 
 
