@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import multiprocessing
 import runpy
 import sys
 import time
@@ -67,6 +68,10 @@ def _outcome(child: Any, receiving: Any, deadline: float, timeout_s: float) -> S
 def _run_here(conn: Any, path: str, argv: tuple[str, ...]) -> None:
     """In the child: the script as its __main__, its output captured; its exit code, or what it raised."""
     seed_global_rngs_afresh()  # as in `python SCRIPT`: a sampler that draws from them shows it flaky
+    # As in `python SCRIPT` too: the interpreter's own start method (fork on Linux before Python
+    # 3.14), not the suite's forkserver, which would start a script's DataLoader workers as fresh
+    # interpreters importing it (and torch) again: 1.2 s a stream script, and a crash unguarded.
+    multiprocessing.set_start_method(None, force=True)
     captured = io.StringIO()
     sys.argv = [path, *argv]
     exit_code, failure = 0, ""

@@ -1,7 +1,7 @@
 """The part of a reproduction script (docs/reproductions.md) that reads the ranks in real
 processes, for a failure only a process group shows (the group's defaults, a sampler that
 takes its rank from the group, a DataLoader in each rank, a device mesh): W processes
-started with ``torch.multiprocessing`` (forkserver, torch imported once, in the server),
+started with ``torch.multiprocessing`` (forked on Linux, torch imported already; spawned elsewhere),
 each joining one gloo group over a file rendezvous in a fresh temporary folder (no port to
 collide on), reading its rank with the script's own ``read_in_group(world, rank)`` and
 sending the reading back through a pipe. A group gloo fails to connect is started again,
@@ -52,8 +52,9 @@ def in_group(rank, world, folder, sending):
 
 def start_group(world):
     """Each rank's (how, what): its reading, or how it failed; every process reaped, past the bound killed."""
-    context = torch.multiprocessing.get_context("forkserver")  # not forked from this process: a fresh one's children
-    context.set_forkserver_preload(["torch"])  # imported once, in the server, not in every rank
+    # Forked from this process on Linux, torch imported already (a fresh interpreter a rank costs 1.5 s
+    # of importing); spawned elsewhere, where forking a process that imported torch is not safe.
+    context = torch.multiprocessing.get_context("fork" if sys.platform == "linux" else "spawn")
     folder = tempfile.mkdtemp()
     pipes = [context.Pipe(duplex=False) for _ in range(world)]
     processes = [context.Process(target=in_group, args=(r, world, folder, pipes[r][1])) for r in range(world)]
