@@ -27,8 +27,9 @@ def assert_reproduced(
     read_in_groups: Collection[str] = (),
 ) -> None:
     """Each failed invariant the subject writes scripts for under the run's contract
-    (``Subject.scripted``) is reproduced, but those of ``flaky`` (a sampler that draws from a global RNG: no two runs of
-    its script print alike) and a numeric edge's, which are not offered, the summary saying why.
+    (``Subject.scripted``) is reproduced, but those of ``flaky`` (a sampler that draws from a
+    global RNG: no two runs of its script print alike) and a numeric edge's, which are not
+    offered, the summary saying why.
     One found in real groups only is reproduced too where ``read_in_groups`` holds its flag (the
     subject's scripts read it in a gloo group of W processes); elsewhere the run says why not."""
     contract = contract_named(run.written["contract"]["name"])
