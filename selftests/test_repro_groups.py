@@ -19,7 +19,7 @@ from .test_rank_pool import _assert_no_orphans, tag  # noqa: F401 (tag: the fixt
 
 # The script's bound: rank 0 too may not answer within it on a busy machine, which is reported as well.
 BOUND_S = 3
-STARTING_S = 10  # what `python SCRIPT` takes to import torch and start its forkserver, on a busy machine
+STARTING_S = 10  # what `python SCRIPT` takes to import torch and start its ranks, on a busy machine
 
 # Rank 1 of a group of 2 never answers; rank 0 reads at once.
 HANGING = """
@@ -43,4 +43,4 @@ def test_a_rank_that_hangs_is_reported_killed_and_reaped_within_the_bound(tmp_pa
     assert run.returncode == RANKS_FAILED, run
     assert f"rank 1 hung: no reading within {BOUND_S} s" in run.stdout and "held: " not in run.stdout, run
     assert took < BOUND_S + STARTING_S, f"the script took {took:.1f} s, its bound {BOUND_S} s"
-    _assert_no_orphans(tag)  # its forkserver and both ranks ended with it
+    _assert_no_orphans(tag)  # both ranks ended with it

@@ -33,7 +33,7 @@ def in_group(rank, world, folder, sending):
     """One rank's process: it joins the gloo group (a file rendezvous in ``folder``), reads
     its rank (read_in_group) and sends the reading back, or the traceback of what it raised."""
     # The platform's own start method for what the rank starts (its DataLoader's workers), as in a
-    # rank torchrun starts, not the forkserver this rank came from (which would re-import this file).
+    # rank torchrun starts, not one its parent set (a forkserver would import this file again).
     torch.multiprocessing.set_start_method(None, force=True)
     try:
         torch.distributed.init_process_group("gloo", init_method=f"file://{{folder}}/rendezvous", rank=rank,
