@@ -65,10 +65,10 @@ K, W2 = 1, 2  # items each of the W ranks read before the checkpoint (as drawn);
 GLOBAL_SEED = 0  # torch's, numpy's and random's global RNGs are seeded with it before every build
 
 
-def seed_global_rngs():
-    torch.manual_seed(GLOBAL_SEED)
-    numpy.random.seed(GLOBAL_SEED)
-    random.seed(GLOBAL_SEED)
+def seed_global_rngs(seed=GLOBAL_SEED):
+    torch.manual_seed(seed)
+    numpy.random.seed(seed % 2**32)
+    random.seed(seed)
 
 
 def set_epoch(sampler, epoch):
@@ -125,7 +125,7 @@ for r in range(W2):
 at = min(len(order), sum(map(len, taken)))  # the global cursor: items the W ranks took in all
 got = interleaved(rest)
 print(f"{SPEC}: N={N}, {OPTIONS}, epoch {EPOCH}: {K} items on each of W={W} ranks, then resumed on W'={W2}")
-print(f"global order {short(order)}; taken {short(taken)}; the new ranks, interleaved: {short(got)}")
+print(f"global order {short(order)}; taken {short(interleaved(taken))}; the new ranks, interleaved: {short(got)}")
 
 # The promise: resumed on W' ranks after k items on each of W, the new ranks, interleaved, go on with the rest of the epoch's global order, then fewer than W' padding items of the epoch (with drop_last: a prefix of the whole order's rest, short of the epoch's rest by fewer than W' items).
 due = order[at:]

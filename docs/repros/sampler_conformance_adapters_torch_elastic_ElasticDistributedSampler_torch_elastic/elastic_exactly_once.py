@@ -66,10 +66,10 @@ K, W2 = 1, 2  # items each of the W ranks read before the checkpoint (as drawn);
 GLOBAL_SEED = 0  # torch's, numpy's and random's global RNGs are seeded with it before every build
 
 
-def seed_global_rngs():
-    torch.manual_seed(GLOBAL_SEED)
-    numpy.random.seed(GLOBAL_SEED)
-    random.seed(GLOBAL_SEED)
+def seed_global_rngs(seed=GLOBAL_SEED):
+    torch.manual_seed(seed)
+    numpy.random.seed(seed % 2**32)
+    random.seed(seed)
 
 
 def set_epoch(sampler, epoch):
@@ -126,7 +126,7 @@ for r in range(W2):
 at = min(len(order), sum(map(len, taken)))  # the global cursor: items the W ranks took in all
 got = interleaved(rest)
 print(f"{SPEC}: N={N}, {OPTIONS}, epoch {EPOCH}: {K} items on each of W={W} ranks, then resumed on W'={W2}")
-print(f"global order {short(order)}; taken {short(taken)}; the new ranks, interleaved: {short(got)}")
+print(f"global order {short(order)}; taken {short(interleaved(taken))}; the new ranks, interleaved: {short(got)}")
 
 # The promise: across the change of world size, no item repeats beyond the padding W' ranks need and none is lost (with drop_last: none repeats, and fewer than W' are lost).
 due = collections.Counter(i for share in whole for i in share)

@@ -65,10 +65,10 @@ K, LATER = 1, 0  # items each rank read before its checkpoint (as drawn); epochs
 GLOBAL_SEED = 0  # torch's, numpy's and random's global RNGs are seeded with it before every build
 
 
-def seed_global_rngs():
-    torch.manual_seed(GLOBAL_SEED)
-    numpy.random.seed(GLOBAL_SEED)
-    random.seed(GLOBAL_SEED)
+def seed_global_rngs(seed=GLOBAL_SEED):
+    torch.manual_seed(seed)
+    numpy.random.seed(seed % 2**32)
+    random.seed(seed)
 
 
 def set_epoch(sampler, epoch):
