@@ -111,6 +111,22 @@ if broken:
 print({held!r})
 """
 
+# A state's trip through a checkpoint file, as trainers save and load one (weights_only=True: torch's
+# default since 2.6), in the words of the suite's own (execution/checkpoint.py): the state as loaded
+# and "", or the state itself and why torch refused it. A script that carries it imports io and torch.
+THROUGH_CHECKPOINT = '''def through_checkpoint(state):
+    """As a checkpoint file carries it: torch.save, then torch.load(weights_only=True), plain data only;
+    where it cannot, the state itself and why not (the line where torch names what it refused)."""
+    buffer = io.BytesIO()
+    try:
+        torch.save(state, buffer)
+        buffer.seek(0)
+        return torch.load(buffer, weights_only=True), ""
+    except Exception as exc:
+        why = next((line for line in str(exc).splitlines() if "Unsupported global" in line), str(exc))
+        why = why.split("Unsupported global: ", 1)[-1].split(". Please use", 1)[0]
+        return state, f"{type(exc).__name__}: {' '.join(why.split())[:300]}"'''
+
 STANDARD_MODULES = ("functools", "importlib", "itertools", "os", "sys")  # what every script imports
 THIRD_PARTY = ("numpy", "torch")  # imported after the standard library, where a script needs them
 RAISED = "raised"  # a fault's words where the thing raised (not where it hung or its process died)

@@ -30,6 +30,7 @@ from sampler_conformance.subjects.common.repro_script import (
     LOAD,
     SHORT,
     TAKEN,
+    THROUGH_CHECKPOINT,
     TWICE_TEMPLATE,
     docstring,
     drawn,
@@ -193,7 +194,11 @@ print(f"resumed at W={W} from rank 0's state at W1={W1}: {short(got)}")
 """
 # ... each rank's state after K batches of EPOCH, saved and loaded as a checkpoint file (loader_plain_state).
 CHECKPOINTED = (
-    """K = $cut  # batches read before state_dict(), as the suite's test drew it
+    THROUGH_CHECKPOINT
+    + """
+
+
+K = $cut  # batches read before state_dict(), as the suite's test drew it
 not_plain = []
 for r in range(W):
     with tempfile.TemporaryDirectory() as workdir:
@@ -201,14 +206,9 @@ for r in range(W):
     + K_BATCHES
     + """        state = loader.state_dict()
     print(f"rank {r}: state_dict() after {K} batches: {state!r}")
-    try:  # as a trainer saves its checkpoint, and loads it (weights_only=True: torch's default since 2.6)
-        saved = io.BytesIO()
-        torch.save(state, saved)
-        saved.seek(0)
-        torch.load(saved, weights_only=True)
-    except Exception as exc:
-        lines = str(exc).splitlines()
-        not_plain.append((r, next((line.strip() for line in lines if "Unsupported global" in line), lines[0])))
+    _, why = through_checkpoint(state)  # as a trainer saves its checkpoint, and loads it
+    if why:
+        not_plain.append((r, why))
 """
 )
 # What a resume failure shows: the first (rank, order) whose epoch ($which: 0, EPOCH; 1, EPOCH + 1) differs.

@@ -54,7 +54,7 @@ STEPS = (
     for cut in cuts:
         set_epoch(sampler, EPOCH)
         taken += itertools.islice(iter(sampler), cut - len(taken))
-        state = through_checkpoint(sampler.state_dict())
+        state, _ = through_checkpoint(sampler.state_dict())
         sampler = fresh(r, seed)
         sampler.load_state_dict(state)
     return taken, sampler
@@ -128,7 +128,7 @@ def leg(world, state, take=None):
         set_epoch(sampler, EPOCH)
         shares.append(read(world, r, sampler)[0] if take is None else list(itertools.islice(iter(sampler), take(r))))
         if r == 0 and take is not None:
-            saved = through_checkpoint(sampler.state_dict())
+            saved, _ = through_checkpoint(sampler.state_dict())
     return shares, saved
 
 

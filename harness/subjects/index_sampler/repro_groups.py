@@ -133,7 +133,7 @@ GROUP_ONLY = {
     sampler = from_group()
     set_epoch(sampler, EPOCH)
     taken = list(itertools.islice(iter(sampler), min(K, len(uninterrupted))))
-    state = through_checkpoint(sampler.state_dict())
+    state, _ = through_checkpoint(sampler.state_dict())
     seed_global_rngs()
     sampler = from_group()
     sampler.load_state_dict(state)
@@ -183,7 +183,7 @@ def read_in_group(world, rank):
     set_epoch(sampler, EPOCH)
     iterator = iter(loader)
     taken = batches(iterator, min(K, len(uninterrupted[0])))
-    state = through_checkpoint(loader.state_dict())
+    state, _ = through_checkpoint(loader.state_dict())
     del iterator, loader  # the interrupted loader's workers stop here
     seed_global_rngs()
     sampler = from_group()

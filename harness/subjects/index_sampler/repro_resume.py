@@ -13,6 +13,8 @@ global RNGs are seeded with the same seed before every build, as the suite seeds
 
 from __future__ import annotations
 
+from sampler_conformance.subjects.common.repro_script import THROUGH_CHECKPOINT
+
 from .repro_snippets import Snippet
 
 # What every resume's reading shares: the global RNGs seeded before every build (SEEDED), a
@@ -27,23 +29,19 @@ def seed_global_rngs(seed=GLOBAL_SEED):
 
 
 """
-CARRIED = """def set_epoch(sampler, epoch):
+CARRIED = (
+    """def set_epoch(sampler, epoch):
     if callable(getattr(sampler, "set_epoch", None)):
         sampler.set_epoch(epoch)
 
 
-def through_checkpoint(state):
-    \"\"\"As a checkpoint carries it: torch.save, then torch.load(weights_only=True); as it was if it cannot.\"\"\"
-    buffer = io.BytesIO()
-    try:
-        torch.save(state, buffer)
-        buffer.seek(0)
-        return torch.load(buffer, weights_only=True)
-    except Exception:
-        return state
+"""
+    + THROUGH_CHECKPOINT
+    + """
 
 
 """
+)
 HELPERS = SEEDED + CARRIED
 # $k: the items each rank read before its checkpoint; LATER, the epochs read after the resumed one,
 # is each snippet's own (resumed()).
@@ -64,7 +62,7 @@ for r in range(W):
     sampler = build(W, r, epoch=None)
     set_epoch(sampler, EPOCH)
     taken.append(list(itertools.islice(iter(sampler), min(K, len(passes[0])))))
-    state = through_checkpoint(sampler.state_dict())
+    state, _ = through_checkpoint(sampler.state_dict())
     seed_global_rngs()
     sampler = build(W, r, epoch=None)
     sampler.load_state_dict(state)
@@ -116,7 +114,7 @@ for r in range(W):
     set_epoch(sampler, EPOCH)
     taken.append(list(itertools.islice(iter(sampler), min(K, len(whole[r])))))
     if r == 0:
-        state = through_checkpoint(sampler.state_dict())  # rank 0's state is the one resumed on W' ranks
+        state, _ = through_checkpoint(sampler.state_dict())  # rank 0's state is the one resumed on W' ranks
 rest = []
 for r in range(W2):
     seed_global_rngs()

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from sampler_conformance.subjects.common.repro_script import drawn
+from sampler_conformance.subjects.common.repro_script import THROUGH_CHECKPOINT, drawn
 
 from .case import StreamCase
 from .repro_snippets import Snippet
@@ -29,7 +29,8 @@ def _cuts(case: StreamCase, record: Mapping[str, Any]) -> tuple[StreamCase, dict
     return case.with_(epoch=case.epoch if epoch is None else epoch), cuts
 
 
-RESUMED = """from torchdata.stateful_dataloader import StatefulDataLoader
+RESUMED = (
+    """from torchdata.stateful_dataloader import StatefulDataLoader
 
 
 def stateful(rank, state=None):
@@ -59,16 +60,14 @@ def started(rank, state, epoch):
     return dataset, loader, iter(loader)
 
 
+"""
+    + THROUGH_CHECKPOINT
+    + """
+
+
 def checkpoint(loader):
     \"\"\"loader.state_dict() as a checkpoint file carries it; where it cannot, the state itself and why.\"\"\"
-    state, buffer = loader.state_dict(), io.BytesIO()
-    try:
-        torch.save(state, buffer)
-        buffer.seek(0)
-        return torch.load(buffer, weights_only=True), ""
-    except Exception as exc:  # not plain data
-        lines = str(exc).splitlines()  # torch names what it refused on the line "Unsupported global: ..."
-        return state, f"{type(exc).__name__}: {next((x for x in lines if 'Unsupported global' in x), lines[0])[:200]}"
+    return through_checkpoint(loader.state_dict())
 
 
 def runs(rank):
@@ -105,6 +104,7 @@ for r, (whole, once, twice, after, why) in enumerate(ranks):
     print(f"rank {r}: uninterrupted {short(whole[0])}, then {short(whole[1])}")
     print(f"  resumed once {short(once)}; twice {short(twice)}; the epoch after {short(after)}")
 """
+)
 
 
 def _compared(expected: str, got: str) -> str:
