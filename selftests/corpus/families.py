@@ -148,7 +148,7 @@ class ShardedBatches(Sampler[list[int]]):
     the last round is completed from the first batches so every rank gets as many."""
 
     def __init__(self, dataset, num_replicas=None, rank=None, shuffle=True, seed=0, drop_last=False, batch_size=1):
-        _check_rank(num_replicas, rank)
+        self.check_arguments(num_replicas, rank)
         self.num_replicas, self.rank = num_replicas, rank
         self.dataset, self.shuffle, self.seed, self.drop_last, self.batch_size = (
             dataset,
@@ -157,6 +157,9 @@ class ShardedBatches(Sampler[list[int]]):
             drop_last,
             batch_size,
         )
+
+    def check_arguments(self, num_replicas, rank):
+        _check_rank(num_replicas, rank)
 
     def _batches(self):
         if len(self.dataset) == 0:  # RandomSampler refuses an empty dataset

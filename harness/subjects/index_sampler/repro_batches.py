@@ -240,9 +240,9 @@ shown = "; ".join(f"block {b} (items {b * N} to {(b + 1) * N - 1}): {short(block
         reading=READ_PREFIX,
     ),
 }
-# The generic readings that hold for batches as they are: len() counts batches, and the fault's
-# and determinism's readings compare whatever the sampler yields.
-GENERIC = ("len_matches_iter", "edge_sizes", "deterministic")
+# The generic readings that hold for batches as they are: len() counts batches, the fault's and
+# determinism's readings compare whatever the sampler yields, and a refusal reads nothing.
+GENERIC = ("len_matches_iter", "edge_sizes", "deterministic", "validates_arguments")
 COVERED = {**BATCH_SNIPPETS, **{flag: SNIPPETS[flag] for flag in GENERIC}}
 
 

@@ -33,8 +33,9 @@ from .repro_resume import IMPORTS as RESUME_IMPORTS
 from .repro_snippets import READ_ONCE, SNIPPETS, Snippet, snippet
 from .resume_labels import CHECKPOINT_LABEL
 
-# Every rank's sampler as the suite builds it in a group, and one pass of it.
-FROM_GROUP = '''def from_group(**options):
+# Every rank's sampler as the suite builds it in a group, and one pass of it: $pass is PASS, or
+# PASS_OF_BATCHES for a sampler that yields batches (the items of its batches, as the suite reads it).
+FROM_GROUP = Template('''def from_group(**options):
     """This rank's sampler built from the process group: num_replicas and rank left out."""
     return Sampler(DATASET, **{**OPTIONS, **options})
 
@@ -43,7 +44,10 @@ def one_pass(sampler, epoch=EPOCH):
     """set_epoch where the case has an epoch and the sampler a set_epoch, then one pass."""
     if epoch is not None and callable(getattr(sampler, "set_epoch", None)):
         sampler.set_epoch(epoch)
-    return list(itertools.islice(sampler, LIMIT + 1))'''
+    $pass''')
+PASS = "return list(itertools.islice(sampler, LIMIT + 1))"
+PASS_OF_BATCHES = """batches = itertools.islice(sampler, LIMIT + 1)  # its batches' items, one after another, as the suite reads them
+    return [i for batch in batches for i in (batch.tolist() if getattr(batch, "ndim", None) == 1 else batch)]"""
 
 ONE_READING = '''def read_in_group(world, rank):
     """This rank's sampler, built from the group, read once: (indices, len() before, len() after)."""
@@ -208,15 +212,15 @@ def read_in_group(world, rank):
         imports=RESUME_IMPORTS,
     ),
     "loader_yields_sampler": GroupReading(
-        '''EPOCHS, BATCH_SIZE, LOADER_DROP_LAST, NUM_WORKERS = $epochs, $batch_size, $loader_drop_last, $num_workers
+        '''EPOCHS, NUM_WORKERS = $epochs, $num_workers
+$batching
 
 
 def read_in_group(world, rank):
     """Per epoch, as a training loop: a twin of the sampler, built alike, set to the epoch and
     read once; then the sampler set to it and read once through a DataLoader."""
     sampler, twin = from_group(), from_group()
-    loader = torch.utils.data.DataLoader(DATASET, batch_size=BATCH_SIZE, sampler=sampler,
-                                         drop_last=LOADER_DROP_LAST, num_workers=NUM_WORKERS)
+    loader = torch.utils.data.DataLoader(DATASET, $loader_arguments, num_workers=NUM_WORKERS)
     epochs = []
     for epoch in EPOCHS:
         own = one_pass(twin, epoch)
@@ -224,25 +228,42 @@ def read_in_group(world, rank):
             sampler.set_epoch(epoch)
         epochs.append((own, [batch.tolist() for batch in itertools.islice(loader, LIMIT + 1)]))
     return epochs''',
-        'print(f"{SPEC}: N={N}, W={W}, {OPTIONS}, DataLoader(batch_size={BATCH_SIZE}, drop_last={LOADER_DROP_LAST}, '
-        'num_workers={NUM_WORKERS}), in a gloo group of {W} processes")\n'
+        'print(f"{SPEC}: N={N}, W={W}, {OPTIONS}, DataLoader($loader_said, num_workers={NUM_WORKERS}), in a gloo "\n'
+        '      f"group of {W} processes")\n'
         "for r, epochs in enumerate(ranks):\n"
         "    for epoch, (own, batches) in zip(EPOCHS, epochs):\n"
         '        print(f"rank {r}, set_epoch({epoch}): the sampler {short(own)}; the DataLoader {short(batches)}")\n',
-        "a DataLoader over the sampler yields the sampler's own indices, in order (cut to whole batches under "
-        "drop_last), in batches of BATCH_SIZE but the last.",
+        "a DataLoader over the sampler yields the sampler's own indices, in order$loader_promise.",
         "wrong = []\n"
         "for r, epochs in enumerate(ranks):\n"
         "    for epoch, (own, batches) in zip(EPOCHS, epochs):\n"
-        "        expected = own[: len(own) // BATCH_SIZE * BATCH_SIZE] if LOADER_DROP_LAST else own\n"
+        "        $expected\n"
         "        got = [i for batch in batches for i in batch]\n"
-        "        if got != expected or any(len(batch) != BATCH_SIZE for batch in batches[:-1]):\n"
+        "        if got != expected$sizes_differ:\n"
         "            wrong.append((r, epoch, expected, got))\n"
         "broken = bool(wrong)\n"
         'shown = "; ".join(f"rank {r}, set_epoch({epoch}): the sampler yields {short(expected)}, the DataLoader '
         '{short(got)}" for r, epoch, expected, got in wrong[:2])',
         imports=("torch",),
     ),
+}
+
+# How loader_yields_sampler's DataLoader batches: with its own batch size and drop_last...
+LOADER_OF_SAMPLER = {
+    "loader_arguments": "batch_size=BATCH_SIZE, sampler=sampler, drop_last=LOADER_DROP_LAST",
+    "loader_said": "batch_size={BATCH_SIZE}, drop_last={LOADER_DROP_LAST}",
+    "loader_promise": " (cut to whole batches under drop_last), in batches of BATCH_SIZE but the last",
+    "expected": "expected = own[: len(own) // BATCH_SIZE * BATCH_SIZE] if LOADER_DROP_LAST else own",
+    "sizes_differ": " or any(len(batch) != BATCH_SIZE for batch in batches[:-1])",
+}
+# ... or, over a sampler that yields batches, as batch_sampler= (scenarios/loader.py).
+LOADER_OF_BATCH_SAMPLER = {
+    "batching": "# the sampler makes the batches: the DataLoader takes it as batch_sampler=",
+    "loader_arguments": "batch_sampler=sampler",
+    "loader_said": "batch_sampler=sampler",
+    "loader_promise": " (the items of its batches, one after another)",
+    "expected": "expected = own",
+    "sizes_differ": "",
 }
 
 # What a group only checks, read in one process where it was found on simulated ranks too: the
@@ -261,6 +282,9 @@ AS_IN_GROUPS = {
 
 # The flags read at a resume's epoch, which is drawn apart from the case's (resume_draws.drawn).
 RESUMED_IN_GROUPS = frozenset({"resumed_ranks_agree", "resumes_through_loader", *AS_IN_GROUPS})
+# The group-only readings that compare what a sampler yields as items: a batch sampler's are read
+# as the items of its batches (PASS_OF_BATCHES), as the suite reads them.
+READ_AS_ITEMS = frozenset({"replicas_read_alike", "group_defaults", "defaults", "loader_yields_sampler"})
 # Every flag whose failure found in a group a script reads in a group.
 READ_IN_GROUPS = frozenset(GROUP_ONLY) | {flag for flag, found in SNIPPETS.items() if found.reading is READ_ONCE}
 
@@ -298,6 +322,10 @@ def group_script(
     flag = record["flag"]
     mesh = MESH_VARIANT.search(str(record.get("test", "")))
     world = "W"
+    if contract.yields_batches and flag not in READ_AS_ITEMS:
+        raise CannotReproduce(
+            f"it was found in real process groups, where a script reads batches for {', '.join(sorted(READ_AS_ITEMS))} only so far"
+        )
     if mesh and flag != "replicas_read_alike":
         raise CannotReproduce(
             f"it was found in real process groups on the device mesh {mesh.group(1)}: a script starts a mesh for "
@@ -336,8 +364,12 @@ def group_script(
         code=reading.code,
         tail=tail(record, reading.promise),
     )
+    one_pass = PASS_OF_BATCHES if contract.yields_batches else PASS
     text = SCRIPT.format(
-        from_group=FROM_GROUP, read_in_group=reading.reading, run_ranks=run_ranks(), main=guarded(main)
+        from_group=FROM_GROUP.substitute({"pass": one_pass}),
+        read_in_group=reading.reading,
+        run_ranks=run_ranks(),
+        main=guarded(main),
     )
     return text, (*reading.imports, *GROUP_IMPORTS)
 
@@ -371,4 +403,6 @@ def _values(contract: SamplerContract, case: IndexCase, record: Mapping[str, Any
         "loader_drop_last": loader_drop_last,
         "batch_size": case.batch_size,
         "num_workers": 2 if "with_workers" in str(record.get("test", "")) else 0,
+        "batching": f"BATCH_SIZE, LOADER_DROP_LAST = {case.batch_size}, {loader_drop_last}  # the DataLoader's (as drawn)",
+        **(LOADER_OF_BATCH_SAMPLER if contract.yields_batches else LOADER_OF_SAMPLER),
     }
