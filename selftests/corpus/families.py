@@ -140,6 +140,16 @@ class InfiniteRankSeeded(InfiniteStream):
         return itertools.islice(self._stream(self.seed + self.rank), self.rank, None, self.num_replicas)
 
 
+@rejected(PER_EPOCH_TEST, "valid_indices", under="infinite")
+class InfiniteOnePass(InfiniteStream):
+    """Bug: the stream ends after one pass of N items (an epoch's sampler, detectron2's
+    InferenceSampler style, where the training loop counts iterations, not epochs): the job
+    runs out of data at the end of the first pass."""
+
+    def __iter__(self):
+        return itertools.islice(self._stream(self.seed), self.rank, self.n, self.num_replicas)
+
+
 # ---- contract `batch` (family F) --------------------------------------------------
 
 

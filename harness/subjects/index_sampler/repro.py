@@ -33,7 +33,7 @@ from sampler_conformance.subjects.common.repro_script import (
 from .case import IndexCase
 from .contracts import SamplerContract
 from .plug import SamplerPlug
-from .repro_batches import BATCH_SNIPPETS, family_snippet, reads_batches
+from .repro_batches import BATCH_SNIPPETS, ENDLESS, family_snippet, reads_batches
 from .repro_batches import COVERED as FAMILY_COVERED
 from .repro_compose import COMPOSE_SNIPPETS, compose_part
 from .repro_cost import COST_SNIPPETS, cost_script
@@ -111,7 +111,7 @@ def scripted(contract: Contract) -> frozenset[str]:
     blocks; of one that yields batches, those ``repro_batches`` reads; else every one covered."""
     assert isinstance(contract, SamplerContract)
     if not contract.finite:
-        return frozenset({"stream_blocks_are_permutations"})
+        return frozenset(ENDLESS)
     return frozenset({*FAMILY_COVERED, *READ_AS_ITEMS} if contract.yields_batches else COVERED)
 
 
