@@ -24,7 +24,7 @@ from string import Template
 from typing import Any
 
 from sampler_conformance.core.contracts import Contract
-from sampler_conformance.core.subject import CannotReproduce, Plug
+from sampler_conformance.core.subject import Plug
 from sampler_conformance.subjects.common.reading import read_limit
 from sampler_conformance.subjects.common.repro_groups import GROUP_IMPORTS, guarded, run_ranks
 from sampler_conformance.subjects.common.repro_mesh import APART, MESH, PROMISE, mesh_layout, mesh_values
@@ -43,6 +43,7 @@ from sampler_conformance.subjects.common.repro_script import (
     script_spec,
     snippet_for,
     tail,
+    written_in,
 )
 
 from .case import ELASTIC_WORLD_SIZES, LoaderCase
@@ -350,24 +351,19 @@ $code
 $tail""")
 
 
-# What each reading names of the failing test's draws: its $name, the draw's label; of a pair, the first.
-DRAWS = {
-    "epochs": "epochs",
-    "before": "epochs",
-    "cut": "k (batches before the checkpoint)",
-    "saved_on": "W1, W2 (DP sizes checkpointed at, resumed on)",
-}
-FIRST_OF_PAIR = ("before", "saved_on")
-
-
 def filled(reading: str, record: Mapping[str, Any]) -> str:
     """``reading`` with the failing test's draws it names written in (the epochs, the checkpoint's
     k, the DP size it was taken at) and the DP sizes +elastic compares."""
-    values = {name: drawn(record, label) for name, label in DRAWS.items() if f"${name}" in reading}
-    if None in values.values():
-        raise CannotReproduce("the failing test's record holds no draws to build its reading again")
-    values.update({name: values[name][0] for name in FIRST_OF_PAIR if name in values})
-    return Template(reading).substitute({**values, "dp_sizes": list(ELASTIC_WORLD_SIZES)})
+    epochs = drawn(record, "epochs")
+    dp_sizes = drawn(record, "W1, W2 (DP sizes checkpointed at, resumed on)")
+    values = {
+        "epochs": epochs,
+        "before": epochs[0] if epochs else None,
+        "cut": drawn(record, "k (batches before the checkpoint)"),
+        "saved_on": dp_sizes[0] if dp_sizes else None,
+        "dp_sizes": list(ELASTIC_WORLD_SIZES),
+    }
+    return written_in(reading, values)
 
 
 def scripted(contract: Contract) -> frozenset[str]:
