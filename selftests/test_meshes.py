@@ -50,6 +50,11 @@ MESH_BADS = {**MESH_BAD, **MESH_LOCAL_SHUFFLE_BAD, **MESH_STREAM_BAD, **MESH_LOA
 # A known-bad's proof runs on the two fixed meshes unless it names its own (Rejection.meshes):
 # each shows on one of them, and a drawn mesh costs the group a DeviceMesh per layout drawn.
 FIXED_MESHES = "--meshes=dp2.tp2,tp2.dp2"
+# The known-bads whose scripts the whole-suite proof checks, each with the reference its scripts hold for.
+REPRODUCED_AGAINST = {
+    **dict.fromkeys(MESH_BAD, DEFAULT_SPEC),
+    **dict.fromkeys(MESH_LOADER_BAD, contract_named(MESH_LOADER_CONTRACT).reference),
+}
 
 
 @pytest.mark.parametrize("text", ["dp2.tp2", "tp2.dp2", "pp2.dp_shard2.tp2", "dp_replicate2.dp_shard2", "cp2.dp3"])
@@ -142,12 +147,12 @@ def test_mesh_bug_fails_exactly_its_invariants_in_the_whole_suite(pytester, spec
     rejection = MESH_BADS[spec]
     options = (f"--contract={rejection.under}", f"--world-sizes={MESH_WORLD_SIZES}")
     meshes = () if rejection.meshes else (FIXED_MESHES,)
-    if spec not in MESH_BAD:
+    if spec not in REPRODUCED_AGAINST:
         certify_rejected(pytester, spec, rejection, *options, *meshes, ranks="all")
         return
-    # An index sampler's: its scripts start the mesh's processes to show replicas_read_alike.
+    # An index sampler's or a data loader's: its scripts start the mesh's processes to show replicas_read_alike.
     run = certify_rejected(pytester, spec, rejection, *options, *meshes, "--repro=on", ranks="all")
-    assert_reproduced(run, DEFAULT_SPEC, read_in_groups={"replicas_read_alike"})
+    assert_reproduced(run, REPRODUCED_AGAINST[spec], read_in_groups={"replicas_read_alike"})
 
 
 def test_the_data_loader_reference_built_with_the_data_coordinates_reads_alike_on_a_mesh(pytester):

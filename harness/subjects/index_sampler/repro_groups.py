@@ -14,7 +14,6 @@ found on a mesh raise CannotReproduce, saying why."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from string import Template
@@ -23,6 +22,7 @@ from typing import Any
 from sampler_conformance.core.subject import CannotReproduce
 from sampler_conformance.execution.mesh import MeshLayout
 from sampler_conformance.subjects.common.repro_groups import GROUP_IMPORTS, guarded, run_ranks
+from sampler_conformance.subjects.common.repro_mesh import APART, MESH, PROMISE, mesh_layout, mesh_values
 from sampler_conformance.subjects.common.repro_script import drawn, tail
 
 from .case import IndexCase
@@ -67,8 +67,8 @@ class GroupReading:
 
 # replicas_read_alike, on the job's device mesh: every global rank's process reads once.
 ON_MESH = GroupReading(
-    '''MESH_SIZES, MESH_NAMES = $sizes, $names  # the job's device mesh
-DATA_RANKS = $data_ranks  # each global rank's data-parallel coordinate (W of them)
+    MESH
+    + '''
 
 
 def read_in_group(world, rank):
@@ -85,13 +85,8 @@ def read_in_group(world, rank):
     '      f"{OPTIONS}, in a gloo group of {len(DATA_RANKS)} processes")\n'
     "for r, indices in enumerate(ranks):\n"
     '    print(f"rank {r} (data rank {DATA_RANKS[r]}): {short(indices)}")\n',
-    "the ranks of one data-parallel replica (one data coordinate of the mesh) read alike.",
-    "replicas = {}\n"
-    "for r, data_rank in enumerate(DATA_RANKS):\n"
-    "    replicas.setdefault(data_rank, []).append(r)\n"
-    "wrong = [(d, rs[0], r) for d, rs in replicas.items() for r in rs[1:] if ranks[r] != ranks[rs[0]]]\n"
-    "broken = bool(wrong)\n"
-    'shown = "; ".join(f"replica {d}: rank {a} read {short(ranks[a])}, rank {b} read {short(ranks[b])}" for d, a, b in wrong[:2])',
+    PROMISE,
+    APART,
     imports=("inspect",),
 )
 
@@ -288,9 +283,6 @@ READ_AS_ITEMS = frozenset({"replicas_read_alike", "group_defaults", "defaults", 
 # Every flag whose failure found in a group a script reads in a group.
 READ_IN_GROUPS = frozenset(GROUP_ONLY) | {flag for flag, found in SNIPPETS.items() if found.reading is READ_ONCE}
 
-# A test's variant on a device mesh ("test_per_epoch_invariant[mesh-dp2.tp2-...]", pytest_plugin/ranks.py).
-MESH_VARIANT = re.compile(r"\bmesh-([\w.]+)")
-
 # What follows the in-process script's head up to its reading (repro.HEAD: the spec, the case,
 # load, build, read, short).
 SCRIPT = """Sampler = load(SPEC)  # here, and in every rank's process, which imports this file
@@ -320,22 +312,13 @@ def group_script(
     in real groups, and the modules it imports; CannotReproduce where its reading is not one
     a group script makes."""
     flag = record["flag"]
-    mesh = MESH_VARIANT.search(str(record.get("test", "")))
+    layout = mesh_layout(record)
     world = "W"
     if contract.yields_batches and flag not in READ_AS_ITEMS:
         raise CannotReproduce(
             f"it was found in real process groups, where a script reads batches for {', '.join(sorted(READ_AS_ITEMS))} only so far"
         )
-    if mesh and flag != "replicas_read_alike":
-        raise CannotReproduce(
-            f"it was found in real process groups on the device mesh {mesh.group(1)}: a script starts a mesh for "
-            f"replicas_read_alike only, not yet for {flag}"
-        )
-    if flag == "replicas_read_alike":
-        try:
-            layout = MeshLayout.parse(mesh.group(1) if mesh else "")
-        except Exception as unknown:  # a drawn mesh, named by its note, not by the test's id
-            raise CannotReproduce(f"its test names no device mesh a script can start: {unknown}") from None
+    if layout is not None:
         reading = _on_mesh(layout)
         world = "len(DATA_RANKS)"
     elif flag in GROUP_ONLY:
@@ -376,13 +359,12 @@ def group_script(
 
 def _on_mesh(layout: MeshLayout) -> GroupReading:
     """ON_MESH for ``layout``: its sizes, names and each global rank's data coordinate."""
-    values = {
-        "sizes": layout.sizes,
-        "names": layout.names,
-        "data_ranks": [layout.data_rank(rank) for rank in range(layout.world_size)],
-    }
     return GroupReading(
-        Template(ON_MESH.reading).substitute(values), ON_MESH.printed, ON_MESH.promise, ON_MESH.code, ON_MESH.imports
+        Template(ON_MESH.reading).substitute(mesh_values(layout)),
+        ON_MESH.printed,
+        ON_MESH.promise,
+        ON_MESH.code,
+        ON_MESH.imports,
     )
 
 
