@@ -37,7 +37,7 @@ from .repro_batches import BATCH_SNIPPETS, ENDLESS, family_snippet, reads_batche
 from .repro_batches import COVERED as FAMILY_COVERED
 from .repro_compose import COMPOSE_SNIPPETS, compose_part
 from .repro_cost import COST_SNIPPETS, cost_script
-from .repro_groups import AS_IN_GROUPS, GROUP_ONLY, READ_AS_ITEMS, RESUMED_IN_GROUPS, GroupReading, group_script
+from .repro_groups import AS_IN_GROUPS, BATCHED_IN_GROUPS, GROUP_ONLY, RESUMED_IN_GROUPS, GroupReading, group_script
 from .repro_resume import RESUME_SNIPPETS
 from .repro_snippets import FAULT, SNIPPETS, Snippet, snippet
 from .repro_states import STATE_SNIPPETS, state_part
@@ -112,7 +112,7 @@ def scripted(contract: Contract) -> frozenset[str]:
     assert isinstance(contract, SamplerContract)
     if not contract.finite:
         return frozenset(ENDLESS)
-    return frozenset({*FAMILY_COVERED, *READ_AS_ITEMS} if contract.yields_batches else COVERED)
+    return frozenset({*FAMILY_COVERED, *BATCHED_IN_GROUPS} if contract.yields_batches else COVERED)
 
 
 def script_for(plug: Plug, contract: Contract, record: Mapping[str, Any], filename: str) -> str:

@@ -151,14 +151,14 @@ GROUP_ONLY = {
         imports=RESUME_IMPORTS,
     ),
     "resumes_through_loader": GroupReading(
-        "K, BATCH_SIZE, NUM_WORKERS = $loader_k, $batch_size, $num_workers  # batches before the checkpoint (as "
-        "drawn)\n"
+        "$resume_constants\n"
         + HELPERS
-        + '''def loader_over(sampler):
+        + '''$collate
+def loader_over(sampler):
     """torchdata's StatefulDataLoader over the sampler, as the suite builds it."""
     from torchdata.stateful_dataloader import StatefulDataLoader
 
-    return StatefulDataLoader(DATASET, sampler=sampler, batch_size=BATCH_SIZE, num_workers=NUM_WORKERS)
+    return StatefulDataLoader(DATASET, $resume_loader_arguments, num_workers=NUM_WORKERS)
 
 
 def batches(loader, limit=LIMIT + 1):
@@ -193,23 +193,27 @@ def read_in_group(world, rank):
         set_epoch(sampler, epoch)
         resumed.append(batches(loader))
     return uninterrupted, taken, resumed''',
-        'print(f"{SPEC}: N={N}, W={W}, {OPTIONS}, StatefulDataLoader(batch_size={BATCH_SIZE}, num_workers={NUM_WORKERS}), "\n'
+        'print(f"{SPEC}: N={N}, W={W}, {OPTIONS}, StatefulDataLoader($resume_loader_said, num_workers={NUM_WORKERS}), "\n'
         '      f"epoch {EPOCH} interrupted after {K} batches, in a gloo group of {W} processes")\n'
         "for r, (uninterrupted, taken, resumed) in enumerate(ranks):\n"
         '    print(f"rank {r}: uninterrupted {short(uninterrupted[0])}; before the checkpoint {short(taken)}; "\n'
         '          f"resumed {short(resumed[0])}; the next epoch {short(uninterrupted[1])}, resumed {short(resumed[1])}")\n',
         "resumed from loader.state_dict() after K batches, every rank's loader yields the rest of the "
         "uninterrupted loader's epoch, batch for batch, and then the same next epoch.",
-        "wrong = [r for r, (whole, taken, resumed) in enumerate(ranks) if taken + resumed[0] != whole[0] or resumed[1] != whole[1]]\n"
+        "wrong = []\n"
+        "for r, (whole, taken, resumed) in enumerate(ranks):\n"
+        "    if taken + resumed[0] != whole[0]:\n"
+        '        wrong.append(f"rank {r} should go on with {short(whole[0][len(taken):])}, went on with {short(resumed[0])}")\n'
+        "    elif resumed[1] != whole[1]:\n"
+        '        wrong.append(f"rank {r}\'s next epoch should be {short(whole[1])}, was {short(resumed[1])}")\n'
         "broken = bool(wrong)\n"
-        'shown = "; ".join(f"rank {r} should go on with {short(ranks[r][0][0][len(ranks[r][1]):])}, went on with "\n'
-        '                  f"{short(ranks[r][2][0])}" for r in wrong[:2])',
+        'shown = "; ".join(wrong[:2])',
         imports=RESUME_IMPORTS,
     ),
     "loader_yields_sampler": GroupReading(
         '''EPOCHS, NUM_WORKERS = $epochs, $num_workers
 $batching
-
+$collate
 
 def read_in_group(world, rank):
     """Per epoch, as a training loop: a twin of the sampler, built alike, set to the epoch and
@@ -243,10 +247,14 @@ def read_in_group(world, rank):
     ),
 }
 
-# How loader_yields_sampler's DataLoader batches: with its own batch size and drop_last...
+# How the DataLoader of loader_yields_sampler (and resumes_through_loader's StatefulDataLoader)
+# batches: with its own batch size (and drop_last)...
 LOADER_OF_SAMPLER = {
     "loader_arguments": "batch_size=BATCH_SIZE, sampler=sampler, drop_last=LOADER_DROP_LAST",
     "loader_said": "batch_size={BATCH_SIZE}, drop_last={LOADER_DROP_LAST}",
+    "resume_loader_arguments": "sampler=sampler, batch_size=BATCH_SIZE",
+    "resume_loader_said": "batch_size={BATCH_SIZE}",
+    "collate": "\n",
     "loader_promise": " (cut to whole batches under drop_last), in batches of BATCH_SIZE but the last",
     "expected": "expected = own[: len(own) // BATCH_SIZE * BATCH_SIZE] if LOADER_DROP_LAST else own",
     "sizes_differ": " or any(len(batch) != BATCH_SIZE for batch in batches[:-1])",
@@ -254,8 +262,16 @@ LOADER_OF_SAMPLER = {
 # ... or, over a sampler that yields batches, as batch_sampler= (scenarios/loader.py).
 LOADER_OF_BATCH_SAMPLER = {
     "batching": "# the sampler makes the batches: the DataLoader takes it as batch_sampler=",
-    "loader_arguments": "batch_sampler=sampler",
+    "loader_arguments": "batch_sampler=sampler, collate_fn=collate",
     "loader_said": "batch_sampler=sampler",
+    "resume_loader_arguments": "batch_sampler=sampler, collate_fn=collate",
+    "resume_loader_said": "batch_sampler=sampler",
+    "collate": '''
+def collate(items):
+    """A batch as default_collate makes it, but an empty one stays empty, as the suite's loaders collate."""
+    return torch.as_tensor(items, dtype=torch.int64)
+
+''',
     "loader_promise": " (the items of its batches, one after another)",
     "expected": "expected = own",
     "sizes_differ": "",
@@ -277,9 +293,11 @@ AS_IN_GROUPS = {
 
 # The flags read at a resume's epoch, which is drawn apart from the case's (resume_draws.drawn).
 RESUMED_IN_GROUPS = frozenset({"resumed_ranks_agree", "resumes_through_loader", *AS_IN_GROUPS})
-# The group-only readings that compare what a sampler yields as items: a batch sampler's are read
-# as the items of its batches (PASS_OF_BATCHES), as the suite reads them.
-READ_AS_ITEMS = frozenset({"replicas_read_alike", "group_defaults", "defaults", "loader_yields_sampler"})
+# The group-only readings a script makes of a sampler that yields batches, as the suite does: a
+# pass is the items of its batches (PASS_OF_BATCHES), a DataLoader takes it as batch_sampler=.
+BATCHED_IN_GROUPS = frozenset(
+    {"replicas_read_alike", "group_defaults", "defaults", "loader_yields_sampler", "resumes_through_loader"}
+)
 # Every flag whose failure found in a group a script reads in a group.
 READ_IN_GROUPS = frozenset(GROUP_ONLY) | {flag for flag, found in SNIPPETS.items() if found.reading is READ_ONCE}
 
@@ -314,9 +332,9 @@ def group_script(
     flag = record["flag"]
     layout = mesh_layout(record)
     world = "W"
-    if contract.yields_batches and flag not in READ_AS_ITEMS:
+    if contract.yields_batches and flag not in BATCHED_IN_GROUPS:
         raise CannotReproduce(
-            f"it was found in real process groups, where a script reads batches for {', '.join(sorted(READ_AS_ITEMS))} only so far"
+            f"it was found in real process groups, where a script reads batches for {', '.join(sorted(BATCHED_IN_GROUPS))} only so far"
         )
     if layout is not None:
         reading = _on_mesh(layout)
@@ -376,15 +394,19 @@ def _values(contract: SamplerContract, case: IndexCase, record: Mapping[str, Any
         raise CannotReproduce(
             "the failing test's record holds no epochs or DataLoader drop_last: nothing to build again"
         )
+    loader_k = drawn(record, "k (batches before the checkpoint)")
+    num_workers = 2 if "with_workers" in str(record.get("test", "")) else 0
     return {
         "k": drawn(record, CHECKPOINT_LABEL),
         "global_seed": drawn(record, "global RNG seed") or 0,  # the resume readings' (repro_resume.SEEDED)
-        "loader_k": drawn(record, "k (batches before the checkpoint)"),
+        "loader_k": loader_k,
         "defaults": ", ".join(f"{name}={value!r}" for name, value in contract.defaults),
         "epochs": epochs,
         "loader_drop_last": loader_drop_last,
         "batch_size": case.batch_size,
-        "num_workers": 2 if "with_workers" in str(record.get("test", "")) else 0,
+        "num_workers": num_workers,
         "batching": f"BATCH_SIZE, LOADER_DROP_LAST = {case.batch_size}, {loader_drop_last}  # the DataLoader's (as drawn)",
+        "resume_constants": f"K, NUM_WORKERS = {loader_k}, {num_workers}  # batches before the checkpoint (as drawn)"
+        + ("" if contract.yields_batches else f"\nBATCH_SIZE = {case.batch_size}  # the loader's"),
         **(LOADER_OF_BATCH_SAMPLER if contract.yields_batches else LOADER_OF_SAMPLER),
     }
