@@ -98,6 +98,11 @@ RESUME_BAD: dict[str, Rejection] = rejections(resume_bad, whole_suite=False)
 RESUME_GROUP_BAD: dict[str, Rejection] = rejections(resume_bad, whole_suite=True)
 GROUP_WORLD_SIZES = "2"
 
+# Megatron-LM's MegatronPretrainingRandomSampler, ported (selftests/corpus/megatron.py): a real
+# sampler that yields batches and fails the resume and elastic invariants (docs/real-samplers.md),
+# whose scripts selftests/test_resume.py and test_elastic.py check.
+MEGATRON_RANDOM = "selftests.corpus.megatron:pretraining_random_sampler"
+
 ELASTIC_CONTRACT = "torch+elastic"
 # The elastic bugs, certified under torch+elastic by the whole suite (properties/ and
 # conformance/, --world-sizes=ELASTIC_WORLD_SIZES: both changes, 1 -> 2 and 2 -> 1, in groups).

@@ -11,7 +11,7 @@ from sampler_conformance.subjects.index_sampler.contracts import RESUMABLE, TORC
 from sampler_conformance.subjects.index_sampler.repro_groups import READ_IN_GROUPS
 from sampler_conformance.subjects.index_sampler.resume_checks import LEN_COUNTS_THE_EPOCH
 
-from .catalogue import GROUP_WORLD_SIZES, RESUMABLE_CONTRACT, RESUME_BAD, RESUME_GROUP_BAD
+from .catalogue import GROUP_WORLD_SIZES, MEGATRON_RANDOM, RESUMABLE_CONTRACT, RESUME_BAD, RESUME_GROUP_BAD
 from .reproduced import assert_reproduced
 from .suite_run import CONFORMANCE, PROPERTIES, certify, certify_rejected
 
@@ -72,6 +72,27 @@ def test_a_loader_checkpoint_follows_the_rank_s_last_batch_not_the_loader_s_end(
     )
     assert run.statuses["resumes_through_loader"] == "held", run.explain()
     assert run.failed_invariants == set(), run.explain()
+
+
+def test_a_batch_sampler_s_resume_failures_are_reproduced_reading_its_batches(pytester):
+    """Each resume invariant a sampler that yields batches fails gets a script that reads each
+    rank's batches as the suite does (k counts batches), in one process or, through a
+    StatefulDataLoader, in a gloo group of W processes: it fails on Megatron's sampler, and holds
+    on the conforming ResumableBatchShard."""
+    run = certify(
+        pytester,
+        MEGATRON_RANDOM,
+        "--contract=batch+resumable",
+        "--repro=on",
+        f"--world-sizes={GROUP_WORLD_SIZES}",
+        paths=(PROPERTIES / "test_resume.py", CONFORMANCE / "test_resume_loader.py"),
+        ranks="all",
+        profile="dev",  # the selftest profile draws too few cases the sampler does not raise on
+    )
+    failures = {"resume_continues", "resume_exactly_once", "later_epochs_after_resume", "stale_state_refused"}
+    # ...and resumes_through_loader in a gloo group, read by a script of W processes (StatefulDataLoader(batch_sampler=)).
+    assert failures | {"other_world_size_refused", "resumes_through_loader"} <= run.failed_invariants, run.explain()
+    assert_reproduced(run, "selftests.corpus.resumable:ResumableBatchShard", read_in_groups=READ_IN_GROUPS)
 
 
 def _without_torchdata(pytester, spec):

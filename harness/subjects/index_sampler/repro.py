@@ -12,6 +12,7 @@ ranks, of a sampler that shards itself. The rest raise :class:`CannotReproduce`,
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
@@ -33,13 +34,13 @@ from sampler_conformance.subjects.common.repro_script import (
 from .case import IndexCase
 from .contracts import SamplerContract
 from .plug import SamplerPlug
-from .repro_batches import BATCH_SNIPPETS, ENDLESS, family_snippet, reads_batches
+from .repro_batches import BATCH_SNIPPETS, ENDLESS, READ_BATCHES, TAKE_BATCHES, family_snippet, reads_batches
 from .repro_batches import COVERED as FAMILY_COVERED
 from .repro_compose import COMPOSE_SNIPPETS, compose_part
 from .repro_cost import COST_SNIPPETS, cost_script
 from .repro_groups import AS_IN_GROUPS, BATCHED_IN_GROUPS, GROUP_ONLY, RESUMED_IN_GROUPS, GroupReading, group_script
 from .repro_resume import RESUME_SNIPPETS
-from .repro_snippets import FAULT, SNIPPETS, Snippet, snippet
+from .repro_snippets import FAULT, READ_ONCE, SNIPPETS, Snippet, snippet
 from .repro_states import STATE_SNIPPETS, state_part
 from .resume_labels import EPOCH_LABEL
 
@@ -59,6 +60,9 @@ IN_PROCESS = {
 COVERED: dict[str, Snippet | GroupReading] = {**IN_PROCESS, **COST_SNIPPETS, **GROUP_ONLY}
 # Those whose test reads several ways: the script reads the one the failing record names.
 PART_OF = {**dict.fromkeys(COMPOSE_SNIPPETS, compose_part), **dict.fromkeys(STATE_SNIPPETS, state_part)}
+# Those read alike of a sampler that yields batches, a pass's units its batches (TAKE_BATCHES):
+# the resume's and the elastic resume's, the state's, and coverage, which counts their items.
+READ_AS_UNITS = frozenset({*RESUME_SNIPPETS, *COMPOSE_SNIPPETS, *STATE_SNIPPETS, *AS_IN_GROUPS, "covers"})
 
 # What the script is made of around its snippet (and the parts every subject's script shares,
 # ``common/repro_script.py``); {name} is filled in, {{ }} stays a brace.
@@ -83,9 +87,12 @@ def length(sampler):
 def build(world, rank, epoch=EPOCH, **options):
     \"\"\"One rank's sampler, as the suite built it (``options`` in place of OPTIONS' own).\"\"\"
     sampler = Sampler(DATASET, {world_size_name}=world, rank=rank, **{{**OPTIONS, **options}})
-    if epoch is not None:
+    if epoch is not None and callable(getattr(sampler, "set_epoch", None)):  # a guarded loop's call
         sampler.set_epoch(epoch)
     return sampler
+
+
+{take}
 
 
 def read(world, rank, sampler=None):
@@ -93,8 +100,8 @@ def read(world, rank, sampler=None):
     before the pass, the pass, len() after.\"\"\"
     sampler = build(world, rank) if sampler is None else sampler
     before = length(sampler)
-    indices = list(itertools.islice(sampler, LIMIT + 1))
-    return indices, before, length(sampler)
+    yielded = take(sampler, LIMIT + 1)
+    return yielded, before, length(sampler)
 
 
 {short}
@@ -104,15 +111,20 @@ Sampler = load(SPEC)
 {reading}
 # The promise: {promise}
 """
+# How the script takes a pass's units: indices, or batches (repro_batches.TAKE_BATCHES).
+TAKE_INDICES = '''def take(sampler, count):
+    """A pass's first ``count`` indices (fewer, where it ends first)."""
+    return list(itertools.islice(sampler, count))'''
 
 
 def scripted(contract: Contract) -> frozenset[str]:
-    """The flags a script is written for under ``contract``: of a sampler that never stops, its
-    blocks; of one that yields batches, those ``repro_batches`` reads; else every one covered."""
+    """The flags a script is written for under ``contract``: of a sampler that never stops, those
+    of its prefix; of one that yields batches, those ``repro_batches`` reads, those read alike of
+    batches (:data:`READ_AS_UNITS`) and those a group script reads of batches; else every one covered."""
     assert isinstance(contract, SamplerContract)
     if not contract.finite:
         return frozenset(ENDLESS)
-    return frozenset({*FAMILY_COVERED, *BATCHED_IN_GROUPS} if contract.yields_batches else COVERED)
+    return frozenset({*FAMILY_COVERED, *READ_AS_UNITS, *BATCHED_IN_GROUPS} if contract.yields_batches else COVERED)
 
 
 def script_for(plug: Plug, contract: Contract, record: Mapping[str, Any], filename: str) -> str:
@@ -149,10 +161,13 @@ def script_for(plug: Plug, contract: Contract, record: Mapping[str, Any], filena
         body, modules = group_script(plug, contract, case, record)
         head = _head(plug, contract, case, record, filename, epoch, modules)
         return head.partition("\nSampler = load(SPEC)")[0] + "\n" + body
-    if reads_batches(flag, contract):  # batches, an endless stream, or batch counts (repro_batches)
+    if reads_batches(flag, contract) and not (contract.finite and flag in READ_AS_UNITS):
+        # batches, an endless stream, or batch counts (repro_batches)
         filled = family_snippet(flag, contract, case, record, plug.world_size_name)
     else:
         found = PART_OF[flag](record) if flag in PART_OF else IN_PROCESS[flag]
+        if contract.yields_batches and found.reading is READ_ONCE:  # each rank's batches, shown as such
+            found = dataclasses.replace(found, reading=READ_BATCHES)
         filled = snippet(found, contract, case, record, plug.world_size_name)
     head = _head(plug, contract, case, record, filename, epoch, filled.imports, filled.reading, filled.promise)
     return head + filled.code + "\n" + tail(record, filled.promise)
@@ -182,6 +197,7 @@ def _head(
         world_size_name=plug.world_size_name,
         load=LOAD,
         short=SHORT,
+        take=TAKE_BATCHES if contract.yields_batches else TAKE_INDICES,
         promise=promise,
         reading=reading,
         imports=imports(modules),

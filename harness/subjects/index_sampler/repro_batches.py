@@ -37,17 +37,31 @@ def batches_shown(batches):
 
 
 """
-# How the script reads a batch sampler: each rank's sampler once, a batch that is a 1-D tensor
-# or array taken as its list, as a DataLoader indexes the dataset with it.
+# How the script takes a pass of a batch sampler (its read(), repro.HEAD): its batches, each as a
+# list, as a DataLoader indexes the dataset with it; and their items, one after another.
+TAKE_BATCHES = '''B = OPTIONS["batch_size"]  # items a batch holds (the last may hold fewer)
+
+
+def as_list(batch):
+    """A tuple, or a 1-D tensor or array, as its items; any other batch as it is."""
+    if getattr(batch, "ndim", None) == 1:
+        return batch.tolist()
+    return list(batch) if isinstance(batch, tuple) else batch
+
+
+def take(sampler, count):
+    """A pass's first ``count`` batches (fewer, where it ends first), each as a list."""
+    return [as_list(batch) for batch in itertools.islice(sampler, count)]
+
+
+def items_of(batches):
+    """The batches' items, one after another."""
+    return [i for batch in batches for i in batch]'''
+# How the script reads a batch sampler: each rank's sampler once.
 READ_BATCHES = (
     BATCHES_SHOWN
-    + """def as_list(batch):
-    return batch.tolist() if getattr(batch, "ndim", None) == 1 else batch
-
-
-ranks = [([as_list(batch) for batch in batches], before, after) for batches, before, after in
-         (read(W, r) for r in range(W))]
-items = [[i for batch in batches for i in batch] for batches, _, _ in ranks]
+    + """ranks = [read(W, r) for r in range(W)]
+items = [items_of(batches) for batches, _, _ in ranks]
 """
     + SAID
     + """for r, (batches, before, after) in enumerate(ranks):
@@ -112,7 +126,7 @@ shown = f"(rank, batch, what it holds) not a batch of indices of range({N}): {sh
     ),
     "whole_batches": Snippet(
         "rank r's k-th batch is batch k*W + r of the batches one rank yields (num_replicas=1).",
-        """one = [as_list(batch) for batch in read(1, 0)[0]]
+        """one = read(1, 0)[0]
 wrong = [(r, k, k * W + r) for r, (batches, _, _) in enumerate(ranks) for k, batch in enumerate(batches)
          if k * W + r < len(one) and list(batch) != list(one[k * W + r])]
 broken = bool(wrong)
@@ -123,8 +137,8 @@ shown = f"one rank yields {short(one)}" + "".join(
     "share_batched": Snippet(
         "rank r's batches, one after another, are its $named of Q, the order one rank yields (num_replicas=1) "
         "padded from its head ($per_rank items each$less), cut into batches of $batch_size, only the last short.",
-        """Q = [i for batch in read(1, 0)[0] for i in as_list(batch)]
-B, SHARE, DROPPED = $batch_size, $per_rank, $dropped
+        """Q = items_of(read(1, 0)[0])
+SHARE, DROPPED = $per_rank, $dropped
 source = [p if p < N else (p - N) % N for p in range(SHARE * W)]  # the padding repeats Q from its head
 padded = [Q[p] if p < len(Q) else None for p in source]  # None: Q lost it to its own dropped last batch
 wrong = [f"one rank yields {len(Q)} items for N={N}"] if len(Q) > N else []
@@ -145,7 +159,7 @@ shown = f"Q = {short(Q)}; " + "; ".join(wrong[:3])""",
     "aspect_grouped": Snippet(
         "every batch holds B items of one aspect bucket (width < height or not) but the rank's last two, the "
         "buckets' leftovers, of which at most one mixes the buckets and only the last is short.",
-        """B, ASPECTS = $batch_size, OPTIONS["aspects"]  # ASPECTS[i]: item i's bucket, 0 where width < height
+        """ASPECTS = OPTIONS["aspects"]  # ASPECTS[i]: item i's bucket, 0 where width < height
 wrong = []
 for r, (batches, _, _) in enumerate(ranks):
     sizes = [len(batch) for batch in batches]

@@ -53,7 +53,7 @@ STEPS = (
     sampler, taken = fresh(r), []
     for cut in cuts:
         set_epoch(sampler, EPOCH)
-        taken += itertools.islice(iter(sampler), cut - len(taken))
+        taken += take(sampler, cut - len(taken))
         state, _ = through_checkpoint(sampler.state_dict())
         sampler = fresh(r, seed)
         sampler.load_state_dict(state)
@@ -116,9 +116,9 @@ CHAIN = (
     + EPOCH_ORDER
     + """
 
-def leg(world, state, take=None):
+def leg(world, state, count=None):
     \"\"\"Each of ``world`` ranks: a fresh sampler that loads ``state`` (if any), set to EPOCH,
-    then its first ``take(r)`` items (None: the rest of its pass); and rank 0's state after them.\"\"\"
+    then its first ``count(r)`` items (None: the rest of its pass); and rank 0's state after them.\"\"\"
     shares, saved = [], None
     for r in range(world):
         seed_global_rngs()
@@ -126,8 +126,8 @@ def leg(world, state, take=None):
         if state is not None:
             sampler.load_state_dict(state)
         set_epoch(sampler, EPOCH)
-        shares.append(read(world, r, sampler)[0] if take is None else list(itertools.islice(iter(sampler), take(r))))
-        if r == 0 and take is not None:
+        shares.append(read(world, r, sampler)[0] if count is None else take(sampler, count(r)))
+        if r == 0 and count is not None:
             saved, _ = through_checkpoint(sampler.state_dict())
     return shares, saved
 

@@ -61,7 +61,7 @@ for r in range(W):
     seed_global_rngs()
     sampler = build(W, r, epoch=None)
     set_epoch(sampler, EPOCH)
-    taken.append(list(itertools.islice(iter(sampler), min(K, len(passes[0])))))
+    taken.append(take(sampler, min(K, len(passes[0]))))
     state, _ = through_checkpoint(sampler.state_dict())
     seed_global_rngs()
     sampler = build(W, r, epoch=None)
@@ -95,10 +95,10 @@ def whole_epoch(**options):
     return passes
 
 
-whole = whole_epoch()
-order = interleaved(whole)[:N]  # the epoch's global order, its padding cut off
 DROP_LAST = OPTIONS.get("drop_last", False)
-undropped = interleaved(whole_epoch(drop_last=False))[:N] if DROP_LAST else order
+whole = whole_epoch()
+order = interleaved(whole)[:$epoch_units]  # the epoch's global order, its padding cut off
+undropped = interleaved(whole_epoch(drop_last=False))[:$whole_units] if DROP_LAST else order
 """
 # ... W ranks take k items each of the epoch and save; W' fresh ranks load rank 0's state and
 # read the rest (scenarios/elastic.py).
@@ -112,7 +112,7 @@ for r in range(W):
     seed_global_rngs()
     sampler = build(W, r, epoch=None)
     set_epoch(sampler, EPOCH)
-    taken.append(list(itertools.islice(iter(sampler), min(K, len(whole[r])))))
+    taken.append(take(sampler, min(K, len(whole[r]))))
     if r == 0:
         state, _ = through_checkpoint(sampler.state_dict())  # rank 0's state is the one resumed on W' ranks
 rest = []
@@ -150,8 +150,8 @@ RESUME_SNIPPETS = {
     "resume_exactly_once": Snippet(
         "across the ranks, the interrupted epoch repeats no item beyond the uninterrupted epoch's padding and "
         "loses none.",
-        "due = collections.Counter(i for r in range(W) for i in uninterrupted[r][0])\n"
-        "got = collections.Counter(i for r in range(W) for i in taken[r] + resumed[r][0])\n"
+        "due = collections.Counter(i for r in range(W) for i in $items(uninterrupted[r][0]))\n"
+        "got = collections.Counter(i for r in range(W) for i in $items(taken[r] + resumed[r][0]))\n"
         "repeated = sorted(i for i in got if got[i] > due[i])\n"
         "lost = sorted(i for i in due if not got[i])\n"
         "broken = bool(repeated or lost)\n"
@@ -178,7 +178,7 @@ RESUME_SNIPPETS = {
         "else:\n"
         "    padding = got[len(due) :]\n"
         "    broken = (got[: len(due)] != due or len(padding) > -len(due) % W2\n"
-        "              or not set(padding) <= set(order))\n"
+        "              or not set($items(padding)) <= set($items(order)))\n"
         'shown = f"after {at} items the rest is {short(due)}; the new ranks yield {short(got)}"',
         reading=ELASTIC,
         imports=IMPORTS,
@@ -186,13 +186,13 @@ RESUME_SNIPPETS = {
     "elastic_exactly_once": Snippet(
         "across the change of world size, no item repeats beyond the padding W' ranks need and none is lost "
         "(with drop_last: none repeats, and fewer than W' are lost).",
-        "due = collections.Counter(i for share in whole for i in share)\n"
-        "counts = collections.Counter(i for share in taken + rest for i in share)\n"
+        "due = collections.Counter(i for share in whole for i in $items(share))\n"
+        "counts = collections.Counter(i for share in taken + rest for i in $items(share))\n"
         "left = len(order) - at\n"
         "beyond = {i: 1 for i in range(N)} if DROP_LAST else due\n"
         "surplus = sum(max(n - beyond.get(i, 0), 0) for i, n in counts.items())\n"
         "lost = sorted(i for i in due if not counts[i])\n"
-        "broken = surplus > (0 if DROP_LAST else -left % W2) or len(lost) > (W2 - 1 if DROP_LAST else 0)\n"
+        "broken = surplus > (0 if DROP_LAST else -left % W2$per_unit) or len(lost) > ((W2 - 1)$per_unit if DROP_LAST else 0)\n"
         "repeated = sorted(i for i, n in counts.items() if n > beyond.get(i, 0))\n"
         'shown = f"{surplus} items repeated: {short(repeated)}; never yielded: {short(lost)}"',
         reading=ELASTIC,

@@ -162,7 +162,7 @@ SNIPPETS = {
     ),
     "covers": Snippet(
         "without drop_last the ranks together yield every index of range(N).",
-        "missing = sorted(set(range(N)) - {i for indices, _, _ in ranks for i in indices})\n"
+        "missing = sorted(set(range(N)) - {i for indices, _, _ in ranks for i in $items(indices)})\n"
         "broken = bool(missing)\n"
         'shown = f"{len(missing)} indices never yielded: {short(missing)}"',
     ),
@@ -254,6 +254,21 @@ SNIPPETS = {
 }
 
 
+# A pass's units as a check counts them: its items ($items(units)), the units of the epoch's
+# global order without its padding ($epoch_units; $whole_units: built without drop_last) and
+# the items a unit holds ($per_unit, a factor). A batch sampler's are its batches
+# (repro_batches.TAKE_BATCHES: items_of, B), as elastic_checks.epoch_order counts them.
+UNITS = {
+    False: {"items": "list", "epoch_units": "N", "whole_units": "N", "per_unit": ""},
+    True: {
+        "items": "items_of",
+        "epoch_units": "N // B if DROP_LAST else -(-N // B)",
+        "whole_units": "-(-N // B)",
+        "per_unit": " * B",
+    },
+}
+
+
 def snippet(
     found: Snippet, contract: SamplerContract, case: IndexCase, record: Mapping[str, Any], world_size_name: str
 ) -> Snippet:
@@ -271,6 +286,7 @@ def snippet(
         "new_world": drawn(record, NEW_WORLD_LABEL),
         "least": least_comparable(contract),
         "world_size_name": world_size_name,
+        **UNITS[contract.yields_batches],
     }
     invalid = INVALID_ARGUMENTS.search(record.get("message", ""))
     values["bad_world"], values["bad_rank"] = (int(g) for g in invalid.groups()) if invalid else (None, None)

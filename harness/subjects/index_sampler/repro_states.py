@@ -29,7 +29,7 @@ for r in range(W):
     taken = min(K, len(passes(fresh(r), r, [EPOCH])[0]))  # no checkpoint goes past the rank's pass
     sampler = fresh(r)
     set_epoch(sampler, EPOCH)
-    list(itertools.islice(iter(sampler), taken))
+    take(sampler, taken)
     state = sampler.state_dict()
     _, why = through_checkpoint(state)  # as a checkpoint is loaded: plain data only
     if why:
@@ -80,10 +80,10 @@ OTHER_N, OTHER_W, OTHER_OPTIONS = $other_n, $other_w, $other_options  # the resu
     return sampler
 
 
-here = list(itertools.islice(rank_0(N, W, OPTIONS), LIMIT + 1))
-there = list(itertools.islice(rank_0(OTHER_N, OTHER_W, OTHER_OPTIONS), LIMIT + 1))
+here = take(rank_0(N, W, OPTIONS), LIMIT + 1)
+there = take(rank_0(OTHER_N, OTHER_W, OTHER_OPTIONS), LIMIT + 1)
 saved = rank_0(N, W, OPTIONS)
-taken = list(itertools.islice(iter(saved), K))
+taken = take(saved, K)
 state, _ = through_checkpoint(saved.state_dict())
 print(f"{SPEC}: N={N}, W={W}, {OPTIONS}: rank 0 saved {str(state)[:200]} after {short(taken)} of epoch {EPOCH}")
 print(f"rank 0's pass of epoch {EPOCH}: {short(here)}; under N={OTHER_N}, W={OTHER_W}, {OTHER_OPTIONS}: {short(there)}")
