@@ -14,15 +14,16 @@ found on a mesh raise CannotReproduce, saying why."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from string import Template
 from typing import Any
 
 from sampler_conformance.core.subject import CannotReproduce
-from sampler_conformance.execution.mesh import MeshLayout
 from sampler_conformance.subjects.common.repro_groups import GROUP_IMPORTS, guarded, run_ranks
+from sampler_conformance.subjects.common.repro_mesh import CHECK as MESH_CHECK
+from sampler_conformance.subjects.common.repro_mesh import INIT_MESH, MESH_CONSTANTS, mesh_layout, named_mesh, on_mesh
+from sampler_conformance.subjects.common.repro_mesh import PROMISE as MESH_PROMISE
 from sampler_conformance.subjects.common.repro_script import drawn, tail
 
 from .case import IndexCase
@@ -63,15 +64,15 @@ class GroupReading:
 
 # replicas_read_alike, on the job's device mesh: every global rank's process reads once.
 ON_MESH = GroupReading(
-    '''MESH_SIZES, MESH_NAMES = $sizes, $names  # the job's device mesh
-DATA_RANKS = $data_ranks  # each global rank's data-parallel coordinate (W of them)
+    MESH_CONSTANTS
+    + f'''
 
 
 def read_in_group(world, rank):
     """This rank's sampler on the mesh, built as the suite builds it there, read once: given the
     mesh where it takes one, from the group where it takes its rank from there only, else told
     its data coordinate."""
-    mesh = torch.distributed.device_mesh.init_device_mesh("cpu", MESH_SIZES, mesh_dim_names=MESH_NAMES)
+    mesh = {INIT_MESH}
     if "device_mesh" in inspect.signature(Sampler).parameters:
         return one_pass(from_group(device_mesh=mesh))
     if getattr(Sampler, "needs_process_group", False):
@@ -81,18 +82,13 @@ def read_in_group(world, rank):
     '      f"{OPTIONS}, in a gloo group of {len(DATA_RANKS)} processes")\n'
     "for r, indices in enumerate(ranks):\n"
     '    print(f"rank {r} (data rank {DATA_RANKS[r]}): {short(indices)}")\n',
-    "the ranks of one data-parallel replica (one data coordinate of the mesh) read alike.",
-    "replicas = {}\n"
-    "for r, data_rank in enumerate(DATA_RANKS):\n"
-    "    replicas.setdefault(data_rank, []).append(r)\n"
-    "wrong = [(d, rs[0], r) for d, rs in replicas.items() for r in rs[1:] if ranks[r] != ranks[rs[0]]]\n"
-    "broken = bool(wrong)\n"
-    'shown = "; ".join(f"replica {d}: rank {a} read {short(ranks[a])}, rank {b} read {short(ranks[b])}" for d, a, b in wrong[:2])',
+    MESH_PROMISE,
+    MESH_CHECK,
     imports=("inspect",),
 )
 
 GROUP_ONLY = {
-    "replicas_read_alike": ON_MESH,  # filled in for the mesh (_on_mesh)
+    "replicas_read_alike": ON_MESH,  # filled in for the mesh (common/repro_mesh.on_mesh)
     "group_defaults": GroupReading(
         '''def read_in_group(world, rank):
     """This rank's sampler built from the group (num_replicas and rank left out), then with them given."""
@@ -264,9 +260,6 @@ RESUMED_IN_GROUPS = frozenset({"resumed_ranks_agree", "resumes_through_loader", 
 # Every flag whose failure found in a group a script reads in a group.
 READ_IN_GROUPS = frozenset(GROUP_ONLY) | {flag for flag, found in SNIPPETS.items() if found.reading is READ_ONCE}
 
-# A test's variant on a device mesh ("test_per_epoch_invariant[mesh-dp2.tp2-...]", pytest_plugin/ranks.py).
-MESH_VARIANT = re.compile(r"\bmesh-([\w.]+)")
-
 # What follows the in-process script's head up to its reading (repro.HEAD: the spec, the case,
 # load, build, read, short).
 SCRIPT = """Sampler = load(SPEC)  # here, and in every rank's process, which imports this file
@@ -296,19 +289,15 @@ def group_script(
     in real groups, and the modules it imports; CannotReproduce where its reading is not one
     a group script makes."""
     flag = record["flag"]
-    mesh = MESH_VARIANT.search(str(record.get("test", "")))
+    mesh = named_mesh(record)
     world = "W"
     if mesh and flag != "replicas_read_alike":
         raise CannotReproduce(
-            f"it was found in real process groups on the device mesh {mesh.group(1)}: a script starts a mesh for "
+            f"it was found in real process groups on the device mesh {mesh}: a script starts a mesh for "
             f"replicas_read_alike only, not yet for {flag}"
         )
     if flag == "replicas_read_alike":
-        try:
-            layout = MeshLayout.parse(mesh.group(1) if mesh else "")
-        except Exception as unknown:  # a drawn mesh, named by its note, not by the test's id
-            raise CannotReproduce(f"its test names no device mesh a script can start: {unknown}") from None
-        reading = _on_mesh(layout)
+        reading = replace(ON_MESH, reading=on_mesh(ON_MESH.reading, mesh_layout(record)))
         world = "len(DATA_RANKS)"
     elif flag in GROUP_ONLY:
         found = GROUP_ONLY[flag]
@@ -340,18 +329,6 @@ def group_script(
         from_group=FROM_GROUP, read_in_group=reading.reading, run_ranks=run_ranks(), main=guarded(main)
     )
     return text, (*reading.imports, *GROUP_IMPORTS)
-
-
-def _on_mesh(layout: MeshLayout) -> GroupReading:
-    """ON_MESH for ``layout``: its sizes, names and each global rank's data coordinate."""
-    values = {
-        "sizes": layout.sizes,
-        "names": layout.names,
-        "data_ranks": [layout.data_rank(rank) for rank in range(layout.world_size)],
-    }
-    return GroupReading(
-        Template(ON_MESH.reading).substitute(values), ON_MESH.printed, ON_MESH.promise, ON_MESH.code, ON_MESH.imports
-    )
 
 
 def _values(contract: SamplerContract, case: IndexCase, record: Mapping[str, Any]) -> dict[str, Any]:
