@@ -16,6 +16,7 @@ import torch
 from hypothesis import find, given
 from hypothesis import strategies as st
 
+from sampler_conformance.core.subject import CannotReproduce
 from sampler_conformance.execution.mesh import (
     DRAWN_NOTE,
     DRAWN_WORLD_SIZES,
@@ -29,6 +30,7 @@ from sampler_conformance.execution.scenario import CallWatch, MeshPlace, RankCon
 from sampler_conformance.pytest_plugin.drawn_meshes import mesh_layouts
 from sampler_conformance.report.counterexamples import shown_counterexamples
 from sampler_conformance.subjects import contract_named, subject_of
+from sampler_conformance.subjects.common.repro_mesh import mesh_layout, named_mesh
 from sampler_conformance.subjects.iterable_dataset.plug import StreamPlug
 
 from .catalogue import (
@@ -221,6 +223,16 @@ def test_a_counterexample_on_a_drawn_mesh_names_its_mesh_in_the_summary():
     }
     shown = shown_counterexamples([record], "", "the certificate", whole=False)
     assert shown[1] == "  N=2, W=2 (test_per_epoch_invariant[mesh-drawn4-covers-keep_last], on mesh dp2.cp2)"
+
+
+def test_a_script_starts_the_mesh_its_test_named_or_its_counterexample_drew():
+    named = {"test": "test_per_epoch_invariant[mesh-tp2.dp2-covers]", "draws": ["Draw 1 (N (dataset size)): 2"]}
+    drawn = {"test": "test_stream_epoch[mesh-drawn4-exactly_once]", "draws": [f"{DRAWN_NOTE}tp2.dp_replicate2"]}
+    assert mesh_layout(named) == MeshLayout.parse("tp2.dp2")
+    assert mesh_layout(drawn) == MeshLayout.parse("tp2.dp_replicate2")
+    assert named_mesh({"test": "test_per_epoch_invariant[W2-covers]"}) is None
+    with pytest.raises(CannotReproduce, match="names no device mesh"):
+        mesh_layout({"test": "test_stream_epoch[mesh-drawn4-exactly_once]", "draws": []})
 
 
 def test_the_data_dimensions_are_those_data_dims_names():

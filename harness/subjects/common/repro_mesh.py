@@ -15,7 +15,7 @@ from string import Template
 from typing import Any
 
 from sampler_conformance.core.subject import CannotReproduce
-from sampler_conformance.execution.mesh import MeshLayout
+from sampler_conformance.execution.mesh import DRAWN_NOTE, DRAWN_PREFIX, MeshLayout
 
 # A test's variant on a device mesh ("test_per_epoch_invariant[mesh-dp2.tp2-...]", pytest_plugin/ranks.py).
 MESH_VARIANT = re.compile(r"\bmesh-([\w.]+)")
@@ -38,14 +38,19 @@ CHECK = (
 
 
 def named_mesh(record: Mapping[str, Any]) -> str | None:
-    """The mesh the failing test named in its id (``dp2.tp2``), or None: not found on a mesh."""
+    """The mesh the failing test ran on: the one its id names (``dp2.tp2``), or, on meshes drawn
+    anew for each example (``drawn4``), the one its counterexample drew (its "Draw (device mesh)"
+    line); None: it was not found on a mesh."""
     found = MESH_VARIANT.search(str(record.get("test", "")))
-    return found.group(1) if found else None
+    if found is None:
+        return None
+    drawn = [line.removeprefix(DRAWN_NOTE) for line in record.get("draws") or () if line.startswith(DRAWN_NOTE)]
+    return drawn[0] if found.group(1).startswith(DRAWN_PREFIX) and drawn else found.group(1)
 
 
 def mesh_layout(record: Mapping[str, Any]) -> MeshLayout:
-    """The layout of the mesh ``record`` was found on; CannotReproduce where its test names none a
-    script can start (a mesh drawn anew for each example is named by its note, not by the test's id)."""
+    """The layout of the mesh ``record`` was found on (:func:`named_mesh`); CannotReproduce where
+    it names none a script can start."""
     try:
         return MeshLayout.parse(named_mesh(record) or "")
     except Exception as unknown:

@@ -60,23 +60,33 @@ MAIN = """{reading}
 {code}
 {tail}"""
 
-# stream_agrees: rank AS_RANK's dataset built and read in a fresh interpreter for each rank.
+# stream_agrees: rank AS_RANK's dataset built and read in a fresh interpreter for each rank, at the
+# counterexample's epoch and the ones after it: an epoch of a few items is read alike by chance
+# (two processes of webdataset's RandomMix over two items, 1 in 4), all of them with a chance of
+# 4^-AGREES_EPOCHS.
 AS_RANK = 0  # the rank whose dataset every process builds (test_stream_agrees_across_processes)
-AGREES_READING = '''def stream_of(rank):
-    """Rank AS_RANK's dataset, built in rank ``rank``'s process and read there as the suite read it: its ids."""
-    return ids_of(epoch_of(AS_RANK))'''
+AGREES_EPOCHS = 16
+AGREES_READING = '''def streams_of(rank):
+    """Rank AS_RANK's dataset, built afresh in rank ``rank``'s process for each of EPOCHS and read
+    there as the suite read it: its ids at each."""
+    return [ids_of(read(build(AS_RANK), AS_RANK, LOADER_SEEDS[AS_RANK], [epoch])[0]) for epoch in EPOCHS]'''
 AGREES_MAIN = """if RANK_OF_PROCESS:  # a process the script started: its reading, and no more
-    in_process_of_rank(stream_of)
+    in_process_of_rank(streams_of)
 streams = start_processes(range(W))
-print(f"{SPEC}: N={N}, W={W}, epoch={EPOCH}, {OPTIONS}, DataLoader({LOADER}): rank {AS_RANK}'s dataset built in "
-      f"{W} processes, one a rank")
-for r, ids in enumerate(streams):
-    print(f"rank {r}'s process (PYTHONHASHSEED={HASH_SEEDS[r]}): {short(ids)}")"""
-AGREES_PROMISE = "rank 0's dataset, built for the same case in every rank's process, yields the same stream in each."
+print(f"{SPEC}: N={N}, W={W}, {OPTIONS}, DataLoader({LOADER}): rank {AS_RANK}'s dataset built in {W} processes, "
+      f"one a rank, at epochs {EPOCHS[0]} to {EPOCHS[-1]}")
+for r, epochs in enumerate(streams):
+    differ = [e for e, mine, theirs in zip(EPOCHS, epochs, streams[0]) if mine != theirs]
+    print(f"rank {r}'s process (PYTHONHASHSEED={HASH_SEEDS[r]}): epoch {EPOCHS[0]}: {short(epochs[0])}; "
+          f"apart from rank 0's at {len(differ)} of {len(EPOCHS)} epochs")"""
+AGREES_PROMISE = (
+    "rank 0's dataset, built for the same case in every rank's process, yields the same stream in each, at every epoch."
+)
 AGREES_CODE = (
-    "apart = [r for r in range(1, W) if streams[r] != streams[0]]\n"
+    "apart = [(r, k) for r in range(1, W) for k in range(len(EPOCHS)) if streams[r][k] != streams[0][k]]\n"
     "broken = bool(apart)\n"
-    'shown = "; ".join(f"rank 0\'s process read {short(streams[0])}, rank {r}\'s {short(streams[r])}" for r in apart[:2])'
+    'shown = "; ".join(f"epoch {EPOCHS[k]}: rank 0\'s process read {short(streams[0][k])}, rank {r}\'s "\n'
+    '                  f"{short(streams[r][k])}" for r, k in apart[:2])'
 )
 
 # replicas_read_alike: every global rank of the mesh a process of one gloo group.
@@ -88,8 +98,7 @@ MESH_READING = (
 def read_in_group(world, rank):
     """This rank's dataset on the mesh, built as the suite builds it there, read once through its
     DataLoader: given the mesh with the global rank where the factory takes one, else its data
-    coordinate; its batches, as (worker, ids)."""
-    os.environ.update(RANK=str(rank), WORLD_SIZE=str(world))  # as torchrun exports them: the global rank
+    coordinate (RANK and WORLD_SIZE the global ones, as torchrun exports them); its batches, as (worker, ids)."""
     mesh = {INIT_MESH}
     options = taken({{**OPTIONS, "workdir": WORKDIR}})
     if "device_mesh" in inspect.signature(Factory).parameters:
@@ -128,7 +137,8 @@ def processes_script(plug: StreamPlug, record: Mapping[str, Any], filename: str)
             raise CannotReproduce(
                 "the dataset takes its rank from the process group or a device mesh: no process builds another rank's"
             )
-        constants = {"AS_RANK": AS_RANK, "HASH_SEEDS": process_hash_seeds(case.world_size)}
+        epochs = [None] * AGREES_EPOCHS if case.epoch is None else list(range(case.epoch, case.epoch + AGREES_EPOCHS))
+        constants = {"AS_RANK": AS_RANK, "EPOCHS": epochs, "HASH_SEEDS": process_hash_seeds(case.world_size)}
         parts = (fresh_processes(), AGREES_READING, AGREES_MAIN, AGREES_PROMISE, AGREES_CODE, PROCESS_IMPORTS)
     else:
         if "(ReadEpochs" not in record["message"]:
