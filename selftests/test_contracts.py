@@ -364,10 +364,18 @@ def test_contiguous_contract_rejects_a_strided_sampler(pytester):
 def test_conformance_invariant_rejects_its_known_bad_sampler(pytester, spec):
     """Invariants only real process groups check, each with a sampler that breaks it there, run
     through the whole suite at W=2: the exact invariants its ``@rejected(...)`` declares."""
+    rejection = CONFORMANCE_BAD[spec]
     run = certify_rejected(
-        pytester, spec, CONFORMANCE_BAD[spec], "--world-sizes=2", "--rank-timeout=60", "--repro=on", ranks="all"
+        pytester,
+        spec,
+        rejection,
+        f"--contract={rejection.under}",
+        "--world-sizes=2",
+        "--rank-timeout=60",
+        "--repro=on",
+        ranks="all",
     )
-    assert_reproduced(run, DEFAULT_SPEC, read_in_groups=READ_IN_GROUPS)
+    assert_reproduced(run, _reference(rejection.under), read_in_groups=READ_IN_GROUPS)
 
 
 def test_without_turns_an_invariant_off_and_says_so(pytester, tmp_path):

@@ -29,8 +29,10 @@ from sampler_conformance.execution.mesh import (
 from sampler_conformance.execution.scenario import CallWatch, MeshPlace, RankContext
 from sampler_conformance.pytest_plugin.drawn_meshes import mesh_layouts
 from sampler_conformance.report.counterexamples import shown_counterexamples
-from sampler_conformance.subjects import contract_named, subject_of
-from sampler_conformance.subjects.common.repro_mesh import mesh_layout, named_mesh
+from sampler_conformance.subjects import contract_named
+from sampler_conformance.subjects.common.repro_mesh import mesh_layout
+from sampler_conformance.subjects.index_sampler.plug import DEFAULT_SPEC
+from sampler_conformance.subjects.iterable_dataset.plug import DEFAULT_SPEC as STREAM_DEFAULT_SPEC
 from sampler_conformance.subjects.iterable_dataset.plug import StreamPlug
 
 from .catalogue import (
@@ -51,6 +53,12 @@ MESH_BADS = {**MESH_BAD, **MESH_LOCAL_SHUFFLE_BAD, **MESH_STREAM_BAD, **MESH_LOA
 # A known-bad's proof runs on the two fixed meshes unless it names its own (Rejection.meshes):
 # each shows on one of them, and a drawn mesh costs the group a DeviceMesh per layout drawn.
 FIXED_MESHES = "--meshes=dp2.tp2,tp2.dp2"
+# The known-bads whose scripts the whole-suite proof checks, each with the reference its scripts hold for.
+REPRODUCED_AGAINST = {
+    **dict.fromkeys(MESH_BAD, DEFAULT_SPEC),
+    **dict.fromkeys(MESH_LOADER_BAD, contract_named(MESH_LOADER_CONTRACT).reference),
+    **dict.fromkeys(MESH_STREAM_BAD, contract_named(MESH_STREAM_CONTRACT).reference or STREAM_DEFAULT_SPEC),
+}
 
 
 @pytest.mark.parametrize("text", ["dp2.tp2", "tp2.dp2", "pp2.dp_shard2.tp2", "dp_replicate2.dp_shard2", "cp2.dp3"])
@@ -143,13 +151,12 @@ def test_mesh_bug_fails_exactly_its_invariants_in_the_whole_suite(pytester, spec
     rejection = MESH_BADS[spec]
     options = (f"--contract={rejection.under}", f"--world-sizes={MESH_WORLD_SIZES}")
     meshes = () if rejection.meshes else (FIXED_MESHES,)
-    if spec not in MESH_BAD and spec not in MESH_STREAM_BAD:
+    if spec not in REPRODUCED_AGAINST:
         certify_rejected(pytester, spec, rejection, *options, *meshes, ranks="all")
         return
-    # An index sampler's or a stream's: its scripts start the mesh's processes to show replicas_read_alike.
+    # An index sampler's, a stream's or a data loader's: its scripts start the mesh's processes to show replicas_read_alike.
     run = certify_rejected(pytester, spec, rejection, *options, *meshes, "--repro=on", ranks="all")
-    reference = contract_named(rejection.under).reference or subject_of(contract_named(rejection.under)).default_spec
-    assert_reproduced(run, reference, read_in_groups={"replicas_read_alike"})
+    assert_reproduced(run, REPRODUCED_AGAINST[spec], read_in_groups={"replicas_read_alike"})
 
 
 def test_the_data_loader_reference_built_with_the_data_coordinates_reads_alike_on_a_mesh(pytester):
@@ -226,13 +233,18 @@ def test_a_counterexample_on_a_drawn_mesh_names_its_mesh_in_the_summary():
 
 
 def test_a_script_starts_the_mesh_its_test_named_or_its_counterexample_drew():
-    named = {"test": "test_per_epoch_invariant[mesh-tp2.dp2-covers]", "draws": ["Draw 1 (N (dataset size)): 2"]}
-    drawn = {"test": "test_stream_epoch[mesh-drawn4-exactly_once]", "draws": [f"{DRAWN_NOTE}tp2.dp_replicate2"]}
+    flag = "replicas_read_alike"
+    named = {"flag": flag, "test": "test_per_epoch_invariant[mesh-tp2.dp2-covers]", "draws": []}
+    drawn = {
+        "flag": flag,
+        "test": "test_stream_epoch[mesh-drawn4-exactly_once]",
+        "draws": [f"{DRAWN_NOTE}tp2.dp_replicate2"],
+    }
     assert mesh_layout(named) == MeshLayout.parse("tp2.dp2")
     assert mesh_layout(drawn) == MeshLayout.parse("tp2.dp_replicate2")
-    assert named_mesh({"test": "test_per_epoch_invariant[W2-covers]"}) is None
+    assert mesh_layout({"flag": "covers", "test": "test_per_epoch_invariant[W2-covers]"}) is None
     with pytest.raises(CannotReproduce, match="names no device mesh"):
-        mesh_layout({"test": "test_stream_epoch[mesh-drawn4-exactly_once]", "draws": []})
+        mesh_layout({**drawn, "draws": []})
 
 
 def test_the_data_dimensions_are_those_data_dims_names():

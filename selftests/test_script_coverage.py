@@ -14,10 +14,7 @@ from sampler_conformance.subjects import contract_named, subject_of
 from .catalogue import TABLES
 
 # (known-bad, invariant) -> why its failure gets no script (docs/reproductions.md, "Not yet").
-NOT_SCRIPTED: dict[tuple[str, str], str] = {
-    ("LoaderAssumesTensorParallelInnermost", "replicas_read_alike"): "a device mesh: scripts start one for index "
-    "samplers and streams only",
-}
+NOT_SCRIPTED: dict[tuple[str, str], str] = {}
 
 
 def unscripted() -> dict[tuple[str, str], str]:

@@ -140,6 +140,16 @@ class InfiniteRankSeeded(InfiniteStream):
         return itertools.islice(self._stream(self.seed + self.rank), self.rank, None, self.num_replicas)
 
 
+@rejected(PER_EPOCH_TEST, "valid_indices", under="infinite")
+class InfiniteOnePass(InfiniteStream):
+    """Bug: the stream ends after one pass of N items (an epoch's sampler, detectron2's
+    InferenceSampler style, where the training loop counts iterations, not epochs): the job
+    runs out of data at the end of the first pass."""
+
+    def __iter__(self):
+        return itertools.islice(self._stream(self.seed), self.rank, self.n, self.num_replicas)
+
+
 # ---- contract `batch` (family F) --------------------------------------------------
 
 
@@ -148,7 +158,7 @@ class ShardedBatches(Sampler[list[int]]):
     the last round is completed from the first batches so every rank gets as many."""
 
     def __init__(self, dataset, num_replicas=None, rank=None, shuffle=True, seed=0, drop_last=False, batch_size=1):
-        _check_rank(num_replicas, rank)
+        self.check_arguments(num_replicas, rank)
         self.num_replicas, self.rank = num_replicas, rank
         self.dataset, self.shuffle, self.seed, self.drop_last, self.batch_size = (
             dataset,
@@ -157,6 +167,9 @@ class ShardedBatches(Sampler[list[int]]):
             drop_last,
             batch_size,
         )
+
+    def check_arguments(self, num_replicas, rank):
+        _check_rank(num_replicas, rank)
 
     def _batches(self):
         if len(self.dataset) == 0:  # RandomSampler refuses an empty dataset

@@ -14,7 +14,9 @@ from collections.abc import Iterator
 
 import numpy as np
 import torch
+from torch.utils.data import BatchSampler
 
+from .families import ShardedBatchesFromGroup
 from .parts import PartsSampler
 from .rejections import every, rejected
 
@@ -106,4 +108,41 @@ class SeedsGlobalRNGInSetEpoch(PartsSampler):
             return torch.randperm(len(self.dataset)).tolist()
 
     def __iter__(self) -> Iterator[int]:
+        yield from super().__iter__()  # a generator: the order is drawn at the first next()
+
+
+@rejected(
+    "test_dataloader_in_process",
+    "loader_yields_sampler",
+    {"validates_arguments": "it checks no rank against num_replicas"},
+    under="batch",
+    whole_suite=True,
+    profile="quick",
+)
+class BatchesOfGlobalRNGOrder(ShardedBatchesFromGroup):
+    """:class:`SeedsGlobalRNGInSetEpoch`'s bug in a hand-written batch sampler that deals whole
+    batches (``ShardedBatches``) and checks none of its arguments: torch's global RNG seeded in
+    set_epoch, the order drawn from it at the first next(), so a DataLoader that takes it as
+    ``batch_sampler=`` yields other batches than the sampler's own; and rank >= num_replicas is
+    accepted. conformance/ must reject it, naming "DataLoader yields the sampler's indices" for
+    a sampler that makes its own batches."""
+
+    def __init__(self, dataset, num_replicas=None, rank=None, shuffle=True, seed=0, drop_last=False, batch_size=1):
+        super().__init__(dataset, num_replicas, rank, shuffle, seed, drop_last, batch_size)
+        self.set_epoch(0)
+
+    def check_arguments(self, num_replicas, rank):
+        pass  # the bug: rank >= num_replicas is accepted
+
+    def set_epoch(self, epoch: int) -> None:
+        torch.manual_seed(self.seed + epoch)
+
+    def _batches(self) -> list[list[int]]:
+        if not self.shuffle:
+            return super()._batches()
+        with torch.random.fork_rng(devices=[]):  # the CPU generator, the one the loader draws from
+            order = torch.randperm(len(self.dataset)).tolist()
+        return list(BatchSampler(order, self.batch_size, self.drop_last))
+
+    def __iter__(self) -> Iterator[list[int]]:
         yield from super().__iter__()  # a generator: the order is drawn at the first next()

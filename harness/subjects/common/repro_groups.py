@@ -43,9 +43,8 @@ def in_group(rank, world, folder, sending):
     # The platform's own start method for what the rank starts (its DataLoader's workers), as in a
     # rank torchrun starts, not one its parent set (a forkserver would import this file again).
     torch.multiprocessing.set_start_method(None, force=True)
-    # As torchrun exports them, for what reads them rather than the group (accelerate's PartialState).
-    os.environ.update(RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE=str(world), LOCAL_WORLD_SIZE=str(world),
-                      MASTER_ADDR="127.0.0.1")
+    # What torchrun exports to each rank, as the suite's ranks have it: a library may read it (accelerate's state).
+    os.environ.update(RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE=str(world), LOCAL_WORLD_SIZE=str(world))
     try:
         torch.distributed.init_process_group("gloo", init_method=f"file://{{folder}}/rendezvous", rank=rank,
                                              world_size=world, timeout=datetime.timedelta(seconds=TIMEOUT_S))

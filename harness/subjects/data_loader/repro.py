@@ -4,13 +4,14 @@ loader of the case with the arguments the suite built it with (a fresh workdir a
 epoch hook before each epoch and reads its batches' instance ids as the suite read them, asserts
 the promise, prints the suite's words and exits 1 while the bug is there.
 
-Covered: every invariant of the data loader's contracts but ``replicas_read_alike`` (meshes):
-the one-epoch invariants, a fault charged to ``loader_runs`` where the loader raised,
-``loader_deterministic``, ``loader_reshuffles``, ``loader_same_global_batches``, and the resume
-protocol (``state_dict()`` after k batches, ``load_state_dict`` into a fresh loader, the rest; the
-state saved and loaded as a checkpoint file, ``loader_plain_state``). A
-failure found in real process groups is read here in one process, rank after rank, and the
-script says so: the loaders the suite certifies take their rank as told, so the nearest
+Covered: every invariant of the data loader's contracts: the one-epoch invariants, a fault
+charged to ``loader_runs`` where the loader raised, ``loader_deterministic``,
+``loader_reshuffles``, ``loader_same_global_batches``, the resume protocol (``state_dict()``
+after k batches, ``load_state_dict`` into a fresh loader, the rest; the state saved and loaded as
+a checkpoint file, ``loader_plain_state``), and under ``+mesh`` ``replicas_read_alike`` on the
+mesh the test named, every global rank a process of one gloo group (``common/repro_mesh.py``).
+Any other failure found in real process groups is read here in one process, rank after rank,
+and the script says so: the loaders the suite certifies take their rank as told, so the nearest
 in-process reading is the same reading, and the suite offers the script only where it fails
 there too."""
 
@@ -23,8 +24,11 @@ from string import Template
 from typing import Any
 
 from sampler_conformance.core.contracts import Contract
-from sampler_conformance.core.subject import CannotReproduce, Plug
+from sampler_conformance.core.subject import Plug
 from sampler_conformance.subjects.common.reading import read_limit
+from sampler_conformance.subjects.common.repro_groups import GROUP_IMPORTS, guarded, run_ranks
+from sampler_conformance.subjects.common.repro_mesh import APART, MESH, PROMISE, mesh_layout, mesh_values
+from sampler_conformance.subjects.common.repro_mesh import FLAG as MESH_FLAG
 from sampler_conformance.subjects.common.repro_script import (
     FAULT_TEMPLATE,
     LOAD,
@@ -38,6 +42,8 @@ from sampler_conformance.subjects.common.repro_script import (
     main_part,
     script_spec,
     snippet_for,
+    tail,
+    written_in,
 )
 
 from .case import ELASTIC_WORLD_SIZES, LoaderCase
@@ -306,37 +312,71 @@ SNIPPETS = {
 }
 
 
-# What each reading names of the failing test's draws: its $name, the draw's label; of a pair, the first.
-DRAWS = {
-    "epochs": "epochs",
-    "before": "epochs",
-    "cut": "k (batches before the checkpoint)",
-    "saved_on": "W1, W2 (DP sizes checkpointed at, resumed on)",
-}
-FIRST_OF_PAIR = ("before", "saved_on")
+# replicas_read_alike on the job's device mesh (+mesh): its reading is the part every rank's process
+# imports, each building its loader there as the suite does (execution/mesh.py, FactoryPlug.placed) and
+# reading the case's epoch, then run_ranks (common/repro_groups.py); MESH_MAIN reads the ranks.
+ON_MESH = Snippet(
+    PROMISE,
+    APART,
+    reading="""Factory = load(SPEC)  # here, and in every rank's process, which imports this file
+"""
+    + MESH
+    + '''
+
+
+def read_in_group(world, rank):
+    """This rank's loader on the mesh, built as the suite builds it there, and its batches of EPOCH:
+    a factory that names device_mesh is given this process's mesh, with the global rank and size,
+    and finds its data coordinates there; another is told its data coordinate, of W."""
+    mesh = torch.distributed.device_mesh.init_device_mesh("cpu", MESH_SIZES, mesh_dim_names=MESH_NAMES)
+    if "device_mesh" not in inspect.signature(Factory).parameters:
+        return read_rank(W, DATA_RANKS[rank], [EPOCH])[0]
+    OPTIONS["device_mesh"] = mesh  # in this rank's process only: taken() gives it to the factory
+    return read_rank(world, rank, [EPOCH])[0]
+
+
+$run_ranks
+
+
+''',
+    imports=GROUP_IMPORTS,
+)
+# Its main part: the ranks read in the group, the promise asserted over their readings.
+MESH_MAIN = Template("""print(f"$said, on the mesh {dict(zip(MESH_NAMES, MESH_SIZES))}, in a gloo group of {len(DATA_RANKS)} processes")
+ranks = run_ranks(len(DATA_RANKS))
+for r, batches in enumerate(ranks):
+    print(f"rank {r} (data rank {DATA_RANKS[r]}): {short(batches)}")
+# The promise: $promise
+$code
+$tail""")
 
 
 def filled(reading: str, record: Mapping[str, Any]) -> str:
     """``reading`` with the failing test's draws it names written in (the epochs, the checkpoint's
     k, the DP size it was taken at) and the DP sizes +elastic compares."""
-    values = {name: drawn(record, label) for name, label in DRAWS.items() if f"${name}" in reading}
-    if None in values.values():
-        raise CannotReproduce("the failing test's record holds no draws to build its reading again")
-    values.update({name: values[name][0] for name in FIRST_OF_PAIR if name in values})
-    return Template(reading).substitute({**values, "dp_sizes": list(ELASTIC_WORLD_SIZES)})
+    epochs = drawn(record, "epochs")
+    dp_sizes = drawn(record, "W1, W2 (DP sizes checkpointed at, resumed on)")
+    values = {
+        "epochs": epochs,
+        "before": epochs[0] if epochs else None,
+        "cut": drawn(record, "k (batches before the checkpoint)"),
+        "saved_on": dp_sizes[0] if dp_sizes else None,
+        "dp_sizes": list(ELASTIC_WORLD_SIZES),
+    }
+    return written_in(reading, values)
 
 
 def scripted(contract: Contract) -> frozenset[str]:
-    """The flags a script is written for, under every contract of the subject."""
-    return frozenset(SNIPPETS)
+    """The flags a script is written for: every one of SNIPPETS, and under ``+mesh`` the replicas' own."""
+    return frozenset(SNIPPETS) | ({MESH_FLAG} if contract.promises(MESH_FLAG) else set())
 
 
 def script_for(plug: Plug, contract: Contract, record: Mapping[str, Any], filename: str) -> str:
     """The script that reproduces ``record``, to be saved as ``filename``; CannotReproduce says why not."""
     assert isinstance(plug, LoaderPlug) and isinstance(contract, LoaderContract)
-    found = snippet_for(record, SNIPPETS, FAULT, "loader")
+    layout = mesh_layout(record)  # the failing test's device mesh, for replicas_read_alike
+    found = snippet_for(record, {**SNIPPETS, MESH_FLAG: ON_MESH}, FAULT, "loader")
     case = LoaderCase.from_parameters(record["parameters"])
-    reading = filled(found.reading, record)
     spec = script_spec(plug)
     head = HEAD.format(
         docstring=docstring(record, spec, filename),
@@ -356,7 +396,12 @@ def script_for(plug: Plug, contract: Contract, record: Mapping[str, Any], filena
         hook_names=" or ".join(f"{name}(epoch)" for name in EPOCH_HOOKS),
         short=SHORT,
     )
-    main = main_part(SAID, record, reading, found.promise, found.code)
+    if layout is not None:  # every rank of the mesh a process of one gloo group
+        ranks_part = Template(found.reading).substitute(mesh_values(layout), run_ranks=run_ranks())
+        promise, code = found.promise, found.code
+        main = MESH_MAIN.substitute(said=SAID, promise=promise, code=code, tail=tail(record, promise))
+        return head + ranks_part + guarded(main)
+    main = main_part(SAID, record, filled(found.reading, record), found.promise, found.code)
     # Its main part runs only as __main__: loader workers started by forkserver or spawn (macOS,
     # Python 3.14) import the script again, and must not read again.
     return head + 'if __name__ == "__main__":\n' + textwrap.indent(main, "    ")

@@ -186,7 +186,10 @@ def read_epochs(
 ) -> tuple[LoaderEpoch, ...]:
     """Every rank's batches of ``epochs`` of ``case``, one LoaderEpoch per epoch."""
     __tracebackhide__ = True  # failures point at the loader, not the harness
-    replies: list[RankLoaderBatches] = ask(ranks, ReadLoader(plug.spec, contract, case, tuple(epochs), reading))
+    # The request's case is at the first epoch it reads, as a fault of the whole reading names it
+    # (replicas_read_alike on a mesh; docs/reproductions.md: its script reads that epoch).
+    request = ReadLoader(plug.spec, contract, case.with_(epoch=epochs[0]), tuple(epochs), reading)
+    replies: list[RankLoaderBatches] = ask(ranks, request)
     return tuple(
         LoaderEpoch.of(
             case.with_(epoch=epoch), [reply.epochs[k] for reply in replies], replies[0].hook, replies[0].counts[k]

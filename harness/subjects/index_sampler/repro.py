@@ -33,11 +33,11 @@ from sampler_conformance.subjects.common.repro_script import (
 from .case import IndexCase
 from .contracts import SamplerContract
 from .plug import SamplerPlug
-from .repro_batches import BATCH_SNIPPETS, family_snippet, reads_batches
+from .repro_batches import BATCH_SNIPPETS, ENDLESS, family_snippet, reads_batches
 from .repro_batches import COVERED as FAMILY_COVERED
 from .repro_compose import COMPOSE_SNIPPETS, compose_part
 from .repro_cost import COST_SNIPPETS, cost_script
-from .repro_groups import AS_IN_GROUPS, GROUP_ONLY, RESUMED_IN_GROUPS, GroupReading, group_script
+from .repro_groups import AS_IN_GROUPS, BATCHED_IN_GROUPS, GROUP_ONLY, RESUMED_IN_GROUPS, GroupReading, group_script
 from .repro_resume import RESUME_SNIPPETS
 from .repro_snippets import FAULT, SNIPPETS, Snippet, snippet
 from .repro_states import STATE_SNIPPETS, state_part
@@ -111,8 +111,8 @@ def scripted(contract: Contract) -> frozenset[str]:
     blocks; of one that yields batches, those ``repro_batches`` reads; else every one covered."""
     assert isinstance(contract, SamplerContract)
     if not contract.finite:
-        return frozenset({"stream_blocks_are_permutations"})
-    return frozenset(FAMILY_COVERED if contract.yields_batches else COVERED)
+        return frozenset(ENDLESS)
+    return frozenset({*FAMILY_COVERED, *BATCHED_IN_GROUPS} if contract.yields_batches else COVERED)
 
 
 def script_for(plug: Plug, contract: Contract, record: Mapping[str, Any], filename: str) -> str:
@@ -142,8 +142,10 @@ def script_for(plug: Plug, contract: Contract, record: Mapping[str, Any], filena
     resumed = flag in RESUME_SNIPPETS or flag in PART_OF or flag in RESUMED_IN_GROUPS
     epoch = drawn(record, EPOCH_LABEL) if resumed else case.epoch
     if record.get("in_groups") and flag not in AS_IN_GROUPS:  # read in W processes of a gloo group (repro_groups.py)
-        if reads_batches(flag, contract):
-            raise CannotReproduce("it was found in real process groups, where a script reads indices only so far")
+        if reads_batches(flag, contract) and not contract.yields_batches:
+            raise CannotReproduce(
+                "it was found in real process groups, where a script reads no batch counts or endless streams yet"
+            )
         body, modules = group_script(plug, contract, case, record)
         head = _head(plug, contract, case, record, filename, epoch, modules)
         return head.partition("\nSampler = load(SPEC)")[0] + "\n" + body

@@ -240,9 +240,24 @@ shown = "; ".join(f"block {b} (items {b * N} to {(b + 1) * N - 1}): {short(block
         reading=READ_PREFIX,
     ),
 }
-# The generic readings that hold for batches as they are: len() counts batches, and the fault's
-# and determinism's readings compare whatever the sampler yields.
-GENERIC = ("len_matches_iter", "edge_sizes", "deterministic")
+# valid_indices of a sampler that never stops: each rank's first PREFIX items, as the suite reads them.
+ENDLESS_VALID_INDICES = Snippet(
+    "an endless sampler yields Python ints in range(N) and never stops: each rank has PREFIX of them.",
+    """bad = [(r, at, item) for r, indices in enumerate(ranks) for at, item in enumerate(indices)
+       if isinstance(item, bool) or not isinstance(item, int) or not 0 <= item < N]
+stopped = [(r, len(indices)) for r, indices in enumerate(ranks) if len(indices) < PREFIX]
+broken = bool(bad or stopped)
+shown = f"(rank, position, item) not an index of range({N}): {short(bad)}; (rank, items before it stopped): {stopped}\"""",
+    reading=READ_PREFIX,
+)
+# The flags read of a sampler that never stops.
+ENDLESS = {
+    "stream_blocks_are_permutations": BATCH_SNIPPETS["stream_blocks_are_permutations"],
+    "valid_indices": ENDLESS_VALID_INDICES,
+}
+# The generic readings that hold for batches as they are: len() counts batches, the fault's and
+# determinism's readings compare whatever the sampler yields, and a refusal reads nothing.
+GENERIC = ("len_matches_iter", "edge_sizes", "deterministic", "validates_arguments")
 COVERED = {**BATCH_SNIPPETS, **{flag: SNIPPETS[flag] for flag in GENERIC}}
 
 
@@ -257,13 +272,16 @@ def family_snippet(
 ) -> Snippet:
     """The snippet of ``flag`` filled in for ``contract``, ``case`` and what the failing test drew
     (``record``); CannotReproduce where this contract's samplers have no reading of it yet."""
-    if not contract.finite and flag != "stream_blocks_are_permutations":
-        raise CannotReproduce(f"no plain-Python reading of {flag} for samplers that never stop yet")
-    if flag in GENERIC:
+    if not contract.finite:  # each rank's prefix, as the suite reads a sampler that never stops
+        if flag not in ENDLESS:
+            raise CannotReproduce(f"no plain-Python reading of {flag} for samplers that never stop yet")
+        found = ENDLESS[flag]
+    elif flag in GENERIC:
         return snippet(SNIPPETS[flag], contract, case, record, world_size_name)
-    if flag not in BATCH_SNIPPETS:
+    elif flag in BATCH_SNIPPETS:
+        found = BATCH_SNIPPETS[flag]
+    else:
         raise CannotReproduce(f"no plain-Python reading of {flag} for samplers that yield batches yet")
-    found = BATCH_SNIPPETS[flag]
     if flag == "equal_batches" and not contract.yields_batches:
         found = Snippet(*EQUAL_BATCHES, reading=BATCH_SAMPLER, imports=("torch",))
     values = _values(contract, case, record)

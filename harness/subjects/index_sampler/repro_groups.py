@@ -15,15 +15,14 @@ found on a mesh raise CannotReproduce, saying why."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from string import Template
 from typing import Any
 
 from sampler_conformance.core.subject import CannotReproduce
+from sampler_conformance.execution.mesh import MeshLayout
 from sampler_conformance.subjects.common.repro_groups import GROUP_IMPORTS, guarded, run_ranks
-from sampler_conformance.subjects.common.repro_mesh import CHECK as MESH_CHECK
-from sampler_conformance.subjects.common.repro_mesh import INIT_MESH, MESH_CONSTANTS, mesh_layout, named_mesh, on_mesh
-from sampler_conformance.subjects.common.repro_mesh import PROMISE as MESH_PROMISE
+from sampler_conformance.subjects.common.repro_mesh import APART, MESH, PROMISE, mesh_layout, mesh_values
 from sampler_conformance.subjects.common.repro_script import drawn, tail
 
 from .case import IndexCase
@@ -34,8 +33,9 @@ from .repro_resume import IMPORTS as RESUME_IMPORTS
 from .repro_snippets import READ_ONCE, SNIPPETS, Snippet, snippet
 from .resume_labels import CHECKPOINT_LABEL
 
-# Every rank's sampler as the suite builds it in a group, and one pass of it.
-FROM_GROUP = '''def from_group(**options):
+# Every rank's sampler as the suite builds it in a group, and one pass of it: $pass is PASS, or
+# PASS_OF_BATCHES for a sampler that yields batches (the items of its batches, as the suite reads it).
+FROM_GROUP = Template('''def from_group(**options):
     """This rank's sampler built from the process group: num_replicas and rank left out."""
     return Sampler(DATASET, **{**OPTIONS, **options})
 
@@ -44,7 +44,10 @@ def one_pass(sampler, epoch=EPOCH):
     """set_epoch where the case has an epoch and the sampler a set_epoch, then one pass."""
     if epoch is not None and callable(getattr(sampler, "set_epoch", None)):
         sampler.set_epoch(epoch)
-    return list(itertools.islice(sampler, LIMIT + 1))'''
+    $pass''')
+PASS = "return list(itertools.islice(sampler, LIMIT + 1))"
+PASS_OF_BATCHES = """batches = itertools.islice(sampler, LIMIT + 1)  # its batches' items, one after another, as the suite reads them
+    return [i for batch in batches for i in (batch.tolist() if getattr(batch, "ndim", None) == 1 else batch)]"""
 
 ONE_READING = '''def read_in_group(world, rank):
     """This rank's sampler, built from the group, read once: (indices, len() before, len() after)."""
@@ -64,15 +67,15 @@ class GroupReading:
 
 # replicas_read_alike, on the job's device mesh: every global rank's process reads once.
 ON_MESH = GroupReading(
-    MESH_CONSTANTS
-    + f'''
+    MESH
+    + '''
 
 
 def read_in_group(world, rank):
     """This rank's sampler on the mesh, built as the suite builds it there, read once: given the
     mesh where it takes one, from the group where it takes its rank from there only, else told
     its data coordinate."""
-    mesh = {INIT_MESH}
+    mesh = torch.distributed.device_mesh.init_device_mesh("cpu", MESH_SIZES, mesh_dim_names=MESH_NAMES)
     if "device_mesh" in inspect.signature(Sampler).parameters:
         return one_pass(from_group(device_mesh=mesh))
     if getattr(Sampler, "needs_process_group", False):
@@ -82,13 +85,13 @@ def read_in_group(world, rank):
     '      f"{OPTIONS}, in a gloo group of {len(DATA_RANKS)} processes")\n'
     "for r, indices in enumerate(ranks):\n"
     '    print(f"rank {r} (data rank {DATA_RANKS[r]}): {short(indices)}")\n',
-    MESH_PROMISE,
-    MESH_CHECK,
+    PROMISE,
+    APART,
     imports=("inspect",),
 )
 
 GROUP_ONLY = {
-    "replicas_read_alike": ON_MESH,  # filled in for the mesh (common/repro_mesh.on_mesh)
+    "replicas_read_alike": ON_MESH,  # filled in for the mesh (_on_mesh)
     "group_defaults": GroupReading(
         '''def read_in_group(world, rank):
     """This rank's sampler built from the group (num_replicas and rank left out), then with them given."""
@@ -148,14 +151,14 @@ GROUP_ONLY = {
         imports=RESUME_IMPORTS,
     ),
     "resumes_through_loader": GroupReading(
-        "K, BATCH_SIZE, NUM_WORKERS = $loader_k, $batch_size, $num_workers  # batches before the checkpoint (as "
-        "drawn)\n"
+        "$resume_constants\n"
         + HELPERS
-        + '''def loader_over(sampler):
+        + '''$collate
+def loader_over(sampler):
     """torchdata's StatefulDataLoader over the sampler, as the suite builds it."""
     from torchdata.stateful_dataloader import StatefulDataLoader
 
-    return StatefulDataLoader(DATASET, sampler=sampler, batch_size=BATCH_SIZE, num_workers=NUM_WORKERS)
+    return StatefulDataLoader(DATASET, $resume_loader_arguments, num_workers=NUM_WORKERS)
 
 
 def batches(loader, limit=LIMIT + 1):
@@ -190,29 +193,33 @@ def read_in_group(world, rank):
         set_epoch(sampler, epoch)
         resumed.append(batches(loader))
     return uninterrupted, taken, resumed''',
-        'print(f"{SPEC}: N={N}, W={W}, {OPTIONS}, StatefulDataLoader(batch_size={BATCH_SIZE}, num_workers={NUM_WORKERS}), "\n'
+        'print(f"{SPEC}: N={N}, W={W}, {OPTIONS}, StatefulDataLoader($resume_loader_said, num_workers={NUM_WORKERS}), "\n'
         '      f"epoch {EPOCH} interrupted after {K} batches, in a gloo group of {W} processes")\n'
         "for r, (uninterrupted, taken, resumed) in enumerate(ranks):\n"
         '    print(f"rank {r}: uninterrupted {short(uninterrupted[0])}; before the checkpoint {short(taken)}; "\n'
         '          f"resumed {short(resumed[0])}; the next epoch {short(uninterrupted[1])}, resumed {short(resumed[1])}")\n',
         "resumed from loader.state_dict() after K batches, every rank's loader yields the rest of the "
         "uninterrupted loader's epoch, batch for batch, and then the same next epoch.",
-        "wrong = [r for r, (whole, taken, resumed) in enumerate(ranks) if taken + resumed[0] != whole[0] or resumed[1] != whole[1]]\n"
+        "wrong = []\n"
+        "for r, (whole, taken, resumed) in enumerate(ranks):\n"
+        "    if taken + resumed[0] != whole[0]:\n"
+        '        wrong.append(f"rank {r} should go on with {short(whole[0][len(taken):])}, went on with {short(resumed[0])}")\n'
+        "    elif resumed[1] != whole[1]:\n"
+        '        wrong.append(f"rank {r}\'s next epoch should be {short(whole[1])}, was {short(resumed[1])}")\n'
         "broken = bool(wrong)\n"
-        'shown = "; ".join(f"rank {r} should go on with {short(ranks[r][0][0][len(ranks[r][1]):])}, went on with "\n'
-        '                  f"{short(ranks[r][2][0])}" for r in wrong[:2])',
+        'shown = "; ".join(wrong[:2])',
         imports=RESUME_IMPORTS,
     ),
     "loader_yields_sampler": GroupReading(
-        '''EPOCHS, BATCH_SIZE, LOADER_DROP_LAST, NUM_WORKERS = $epochs, $batch_size, $loader_drop_last, $num_workers
-
+        '''EPOCHS, NUM_WORKERS = $epochs, $num_workers
+$batching
+$collate
 
 def read_in_group(world, rank):
     """Per epoch, as a training loop: a twin of the sampler, built alike, set to the epoch and
     read once; then the sampler set to it and read once through a DataLoader."""
     sampler, twin = from_group(), from_group()
-    loader = torch.utils.data.DataLoader(DATASET, batch_size=BATCH_SIZE, sampler=sampler,
-                                         drop_last=LOADER_DROP_LAST, num_workers=NUM_WORKERS)
+    loader = torch.utils.data.DataLoader(DATASET, $loader_arguments, num_workers=NUM_WORKERS)
     epochs = []
     for epoch in EPOCHS:
         own = one_pass(twin, epoch)
@@ -220,25 +227,54 @@ def read_in_group(world, rank):
             sampler.set_epoch(epoch)
         epochs.append((own, [batch.tolist() for batch in itertools.islice(loader, LIMIT + 1)]))
     return epochs''',
-        'print(f"{SPEC}: N={N}, W={W}, {OPTIONS}, DataLoader(batch_size={BATCH_SIZE}, drop_last={LOADER_DROP_LAST}, '
-        'num_workers={NUM_WORKERS}), in a gloo group of {W} processes")\n'
+        'print(f"{SPEC}: N={N}, W={W}, {OPTIONS}, DataLoader($loader_said, num_workers={NUM_WORKERS}), in a gloo "\n'
+        '      f"group of {W} processes")\n'
         "for r, epochs in enumerate(ranks):\n"
         "    for epoch, (own, batches) in zip(EPOCHS, epochs):\n"
         '        print(f"rank {r}, set_epoch({epoch}): the sampler {short(own)}; the DataLoader {short(batches)}")\n',
-        "a DataLoader over the sampler yields the sampler's own indices, in order (cut to whole batches under "
-        "drop_last), in batches of BATCH_SIZE but the last.",
+        "a DataLoader over the sampler yields the sampler's own indices, in order$loader_promise.",
         "wrong = []\n"
         "for r, epochs in enumerate(ranks):\n"
         "    for epoch, (own, batches) in zip(EPOCHS, epochs):\n"
-        "        expected = own[: len(own) // BATCH_SIZE * BATCH_SIZE] if LOADER_DROP_LAST else own\n"
+        "        $expected\n"
         "        got = [i for batch in batches for i in batch]\n"
-        "        if got != expected or any(len(batch) != BATCH_SIZE for batch in batches[:-1]):\n"
+        "        if got != expected$sizes_differ:\n"
         "            wrong.append((r, epoch, expected, got))\n"
         "broken = bool(wrong)\n"
         'shown = "; ".join(f"rank {r}, set_epoch({epoch}): the sampler yields {short(expected)}, the DataLoader '
         '{short(got)}" for r, epoch, expected, got in wrong[:2])',
         imports=("torch",),
     ),
+}
+
+# How the DataLoader of loader_yields_sampler (and resumes_through_loader's StatefulDataLoader)
+# batches: with its own batch size (and drop_last)...
+LOADER_OF_SAMPLER = {
+    "loader_arguments": "batch_size=BATCH_SIZE, sampler=sampler, drop_last=LOADER_DROP_LAST",
+    "loader_said": "batch_size={BATCH_SIZE}, drop_last={LOADER_DROP_LAST}",
+    "resume_loader_arguments": "sampler=sampler, batch_size=BATCH_SIZE",
+    "resume_loader_said": "batch_size={BATCH_SIZE}",
+    "collate": "\n",
+    "loader_promise": " (cut to whole batches under drop_last), in batches of BATCH_SIZE but the last",
+    "expected": "expected = own[: len(own) // BATCH_SIZE * BATCH_SIZE] if LOADER_DROP_LAST else own",
+    "sizes_differ": " or any(len(batch) != BATCH_SIZE for batch in batches[:-1])",
+}
+# ... or, over a sampler that yields batches, as batch_sampler= (scenarios/loader.py).
+LOADER_OF_BATCH_SAMPLER = {
+    "batching": "# the sampler makes the batches: the DataLoader takes it as batch_sampler=",
+    "loader_arguments": "batch_sampler=sampler, collate_fn=collate",
+    "loader_said": "batch_sampler=sampler",
+    "resume_loader_arguments": "batch_sampler=sampler, collate_fn=collate",
+    "resume_loader_said": "batch_sampler=sampler",
+    "collate": '''
+def collate(items):
+    """A batch as default_collate makes it, but an empty one stays empty, as the suite's loaders collate."""
+    return torch.as_tensor(items, dtype=torch.int64)
+
+''',
+    "loader_promise": " (the items of its batches, one after another)",
+    "expected": "expected = own",
+    "sizes_differ": "",
 }
 
 # What a group only checks, read in one process where it was found on simulated ranks too: the
@@ -257,6 +293,11 @@ AS_IN_GROUPS = {
 
 # The flags read at a resume's epoch, which is drawn apart from the case's (resume_draws.drawn).
 RESUMED_IN_GROUPS = frozenset({"resumed_ranks_agree", "resumes_through_loader", *AS_IN_GROUPS})
+# The group-only readings a script makes of a sampler that yields batches, as the suite does: a
+# pass is the items of its batches (PASS_OF_BATCHES), a DataLoader takes it as batch_sampler=.
+BATCHED_IN_GROUPS = frozenset(
+    {"replicas_read_alike", "group_defaults", "defaults", "loader_yields_sampler", "resumes_through_loader"}
+)
 # Every flag whose failure found in a group a script reads in a group.
 READ_IN_GROUPS = frozenset(GROUP_ONLY) | {flag for flag, found in SNIPPETS.items() if found.reading is READ_ONCE}
 
@@ -289,15 +330,14 @@ def group_script(
     in real groups, and the modules it imports; CannotReproduce where its reading is not one
     a group script makes."""
     flag = record["flag"]
-    mesh = named_mesh(record)
+    layout = mesh_layout(record)
     world = "W"
-    if mesh and flag != "replicas_read_alike":
+    if contract.yields_batches and flag not in BATCHED_IN_GROUPS:
         raise CannotReproduce(
-            f"it was found in real process groups on the device mesh {mesh}: a script starts a mesh for "
-            f"replicas_read_alike only, not yet for {flag}"
+            f"it was found in real process groups, where a script reads batches for {', '.join(sorted(BATCHED_IN_GROUPS))} only so far"
         )
-    if flag == "replicas_read_alike":
-        reading = replace(ON_MESH, reading=on_mesh(ON_MESH.reading, mesh_layout(record)))
+    if layout is not None:
+        reading = _on_mesh(layout)
         world = "len(DATA_RANKS)"
     elif flag in GROUP_ONLY:
         found = GROUP_ONLY[flag]
@@ -325,10 +365,25 @@ def group_script(
         code=reading.code,
         tail=tail(record, reading.promise),
     )
+    one_pass = PASS_OF_BATCHES if contract.yields_batches else PASS
     text = SCRIPT.format(
-        from_group=FROM_GROUP, read_in_group=reading.reading, run_ranks=run_ranks(), main=guarded(main)
+        from_group=FROM_GROUP.substitute({"pass": one_pass}),
+        read_in_group=reading.reading,
+        run_ranks=run_ranks(),
+        main=guarded(main),
     )
     return text, (*reading.imports, *GROUP_IMPORTS)
+
+
+def _on_mesh(layout: MeshLayout) -> GroupReading:
+    """ON_MESH for ``layout``: its sizes, names and each global rank's data coordinate."""
+    return GroupReading(
+        Template(ON_MESH.reading).substitute(mesh_values(layout)),
+        ON_MESH.printed,
+        ON_MESH.promise,
+        ON_MESH.code,
+        ON_MESH.imports,
+    )
 
 
 def _values(contract: SamplerContract, case: IndexCase, record: Mapping[str, Any]) -> dict[str, Any]:
@@ -339,13 +394,19 @@ def _values(contract: SamplerContract, case: IndexCase, record: Mapping[str, Any
         raise CannotReproduce(
             "the failing test's record holds no epochs or DataLoader drop_last: nothing to build again"
         )
+    loader_k = drawn(record, "k (batches before the checkpoint)")
+    num_workers = 2 if "with_workers" in str(record.get("test", "")) else 0
     return {
         "k": drawn(record, CHECKPOINT_LABEL),
         "global_seed": drawn(record, "global RNG seed") or 0,  # the resume readings' (repro_resume.SEEDED)
-        "loader_k": drawn(record, "k (batches before the checkpoint)"),
+        "loader_k": loader_k,
         "defaults": ", ".join(f"{name}={value!r}" for name, value in contract.defaults),
         "epochs": epochs,
         "loader_drop_last": loader_drop_last,
         "batch_size": case.batch_size,
-        "num_workers": 2 if "with_workers" in str(record.get("test", "")) else 0,
+        "num_workers": num_workers,
+        "batching": f"BATCH_SIZE, LOADER_DROP_LAST = {case.batch_size}, {loader_drop_last}  # the DataLoader's (as drawn)",
+        "resume_constants": f"K, NUM_WORKERS = {loader_k}, {num_workers}  # batches before the checkpoint (as drawn)"
+        + ("" if contract.yields_batches else f"\nBATCH_SIZE = {case.batch_size}  # the loader's"),
+        **(LOADER_OF_BATCH_SAMPLER if contract.yields_batches else LOADER_OF_SAMPLER),
     }

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from string import Template
 from typing import Any
 
 from sampler_conformance.core.subject import CannotReproduce
@@ -31,8 +32,7 @@ from sampler_conformance.subjects.common.repro_groups import (
     process_hash_seeds,
     run_ranks,
 )
-from sampler_conformance.subjects.common.repro_mesh import CHECK as MESH_CHECK
-from sampler_conformance.subjects.common.repro_mesh import INIT_MESH, MESH_CONSTANTS, mesh_layout, named_mesh, on_mesh
+from sampler_conformance.subjects.common.repro_mesh import APART, MESH, mesh_layout, mesh_values
 from sampler_conformance.subjects.common.repro_mesh import PROMISE as MESH_PROMISE
 from sampler_conformance.subjects.common.repro_script import LARGEST_READ, drawn, tail
 
@@ -91,16 +91,16 @@ AGREES_CODE = (
 
 # replicas_read_alike: every global rank of the mesh a process of one gloo group.
 MESH_READING = (
-    MESH_CONSTANTS
-    + f'''
+    MESH
+    + '''
 
 
 def read_in_group(world, rank):
     """This rank's dataset on the mesh, built as the suite builds it there, read once through its
     DataLoader: given the mesh with the global rank where the factory takes one, else its data
     coordinate (RANK and WORLD_SIZE the global ones, as torchrun exports them); its batches, as (worker, ids)."""
-    mesh = {INIT_MESH}
-    options = taken({{**OPTIONS, "workdir": WORKDIR}})
+    mesh = torch.distributed.device_mesh.init_device_mesh("cpu", MESH_SIZES, mesh_dim_names=MESH_NAMES)
+    options = taken({**OPTIONS, "workdir": WORKDIR})
     if "device_mesh" in inspect.signature(Factory).parameters:
         dataset = Factory(N, rank=rank, world_size=world, device_mesh=mesh, **options)
     else:
@@ -119,7 +119,6 @@ READ_IN_PROCESSES = frozenset({"stream_agrees", "replicas_read_alike"})
 def processes_script(plug: StreamPlug, record: Mapping[str, Any], filename: str) -> str:
     """The script that reproduces ``record`` (a flag of :data:`READ_IN_PROCESSES`), its ranks read in
     processes of their own; CannotReproduce says why not."""
-    flag = record["flag"]
     if not record.get("parameters"):
         raise CannotReproduce("it holds on no case in particular: no case to build")
     case = StreamCase.from_parameters(record["parameters"])
@@ -127,12 +126,8 @@ def processes_script(plug: StreamPlug, record: Mapping[str, Any], filename: str)
         raise CannotReproduce(
             f"N={case.dataset_size:,} is a numeric edge: a script reading it into lists is not written"
         )
-    if flag == "stream_agrees":
-        if named_mesh(record):
-            raise CannotReproduce(
-                f"it was found on the device mesh {named_mesh(record)}: a script starts a mesh "
-                "for replicas_read_alike only"
-            )
+    layout = mesh_layout(record)  # CannotReproduce for stream_agrees found on a mesh
+    if layout is None:
         if plug.needs_process_group or plug.takes_mesh:
             raise CannotReproduce(
                 "the dataset takes its rank from the process group or a device mesh: no process builds another rank's"
@@ -147,8 +142,8 @@ def processes_script(plug: StreamPlug, record: Mapping[str, Any], filename: str)
             )
         constants = {}
         case = case.with_(epoch=_epoch_read(record, case))
-        reading = on_mesh(MESH_READING, mesh_layout(record))
-        parts = (run_ranks(), reading, MESH_MAIN, MESH_PROMISE, MESH_CHECK, GROUP_IMPORTS)
+        reading = Template(MESH_READING).substitute(mesh_values(layout))
+        parts = (run_ranks(), reading, MESH_MAIN, MESH_PROMISE, APART, GROUP_IMPORTS)
     processes, reading, main, promise, code, more_imports = parts
     head = script_head(plug, record, filename, case, constants, ("atexit", "shutil", *more_imports))
     main = MAIN.format(reading=main, promise=promise, code=code, tail=tail(record, promise))
