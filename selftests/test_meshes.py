@@ -16,6 +16,7 @@ import torch
 from hypothesis import find, given
 from hypothesis import strategies as st
 
+from sampler_conformance.core.subject import CannotReproduce
 from sampler_conformance.execution.mesh import (
     DRAWN_NOTE,
     DRAWN_WORLD_SIZES,
@@ -29,7 +30,9 @@ from sampler_conformance.execution.scenario import CallWatch, MeshPlace, RankCon
 from sampler_conformance.pytest_plugin.drawn_meshes import mesh_layouts
 from sampler_conformance.report.counterexamples import shown_counterexamples
 from sampler_conformance.subjects import contract_named
+from sampler_conformance.subjects.common.repro_mesh import mesh_layout
 from sampler_conformance.subjects.index_sampler.plug import DEFAULT_SPEC
+from sampler_conformance.subjects.iterable_dataset.plug import DEFAULT_SPEC as STREAM_DEFAULT_SPEC
 from sampler_conformance.subjects.iterable_dataset.plug import StreamPlug
 
 from .catalogue import (
@@ -54,6 +57,7 @@ FIXED_MESHES = "--meshes=dp2.tp2,tp2.dp2"
 REPRODUCED_AGAINST = {
     **dict.fromkeys(MESH_BAD, DEFAULT_SPEC),
     **dict.fromkeys(MESH_LOADER_BAD, contract_named(MESH_LOADER_CONTRACT).reference),
+    **dict.fromkeys(MESH_STREAM_BAD, contract_named(MESH_STREAM_CONTRACT).reference or STREAM_DEFAULT_SPEC),
 }
 
 
@@ -150,7 +154,7 @@ def test_mesh_bug_fails_exactly_its_invariants_in_the_whole_suite(pytester, spec
     if spec not in REPRODUCED_AGAINST:
         certify_rejected(pytester, spec, rejection, *options, *meshes, ranks="all")
         return
-    # An index sampler's or a data loader's: its scripts start the mesh's processes to show replicas_read_alike.
+    # An index sampler's, a stream's or a data loader's: its scripts start the mesh's processes to show replicas_read_alike.
     run = certify_rejected(pytester, spec, rejection, *options, *meshes, "--repro=on", ranks="all")
     assert_reproduced(run, REPRODUCED_AGAINST[spec], read_in_groups={"replicas_read_alike"})
 
@@ -226,6 +230,21 @@ def test_a_counterexample_on_a_drawn_mesh_names_its_mesh_in_the_summary():
     }
     shown = shown_counterexamples([record], "", "the certificate", whole=False)
     assert shown[1] == "  N=2, W=2 (test_per_epoch_invariant[mesh-drawn4-covers-keep_last], on mesh dp2.cp2)"
+
+
+def test_a_script_starts_the_mesh_its_test_named_or_its_counterexample_drew():
+    flag = "replicas_read_alike"
+    named = {"flag": flag, "test": "test_per_epoch_invariant[mesh-tp2.dp2-covers]", "draws": []}
+    drawn = {
+        "flag": flag,
+        "test": "test_stream_epoch[mesh-drawn4-exactly_once]",
+        "draws": [f"{DRAWN_NOTE}tp2.dp_replicate2"],
+    }
+    assert mesh_layout(named) == MeshLayout.parse("tp2.dp2")
+    assert mesh_layout(drawn) == MeshLayout.parse("tp2.dp_replicate2")
+    assert mesh_layout({"flag": "covers", "test": "test_per_epoch_invariant[W2-covers]"}) is None
+    with pytest.raises(CannotReproduce, match="names no device mesh"):
+        mesh_layout({**drawn, "draws": []})
 
 
 def test_the_data_dimensions_are_those_data_dims_names():

@@ -1,7 +1,7 @@
-"""A reproduction script that reads the ranks in a real gloo group (``common/repro_groups.py``)
-never hangs and never leaves a process behind: a rank that hangs is reported by rank once
-the script's bound has passed, killed and reaped, and the script exits 2, neither the bug
-shown nor the promise held."""
+"""A reproduction script that reads the ranks in a real gloo group, or each in a fresh
+interpreter (``common/repro_groups.py``), never hangs and never leaves a process behind: a rank
+that hangs is reported by rank once the script's bound has passed, killed and reaped, and the
+script exits 2, neither the bug shown nor the promise held."""
 
 from __future__ import annotations
 
@@ -12,7 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from sampler_conformance.subjects.common.repro_groups import GROUP_IMPORTS, RANKS_FAILED, guarded, run_ranks
+from sampler_conformance.subjects.common.repro_groups import (
+    GROUP_IMPORTS,
+    PROCESS_IMPORTS,
+    RANKS_FAILED,
+    fresh_processes,
+    guarded,
+    run_ranks,
+)
 from sampler_conformance.subjects.common.repro_script import imports
 
 from .test_rank_pool import _assert_no_orphans, tag  # noqa: F401 (tag: the fixture that marks the script's processes)
@@ -44,3 +51,34 @@ def test_a_rank_that_hangs_is_reported_killed_and_reaped_within_the_bound(tmp_pa
     assert f"rank 1 hung: no reading within {BOUND_S} s" in run.stdout and "held: " not in run.stdout, run
     assert took < BOUND_S + STARTING_S, f"the script took {took:.1f} s, its bound {BOUND_S} s"
     _assert_no_orphans(tag)  # both ranks ended with it
+
+
+# Rank 1's fresh interpreter never answers; rank 0's reads at once.
+HANGING_PROCESS = """SPEC, HASH_SEEDS = "no spec", [1, 2]
+
+
+def read(rank):
+    if rank == 1:
+        time.sleep(600)
+    return [rank]
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="finds the script's processes in Linux /proc")
+def test_a_fresh_process_that_hangs_is_reported_killed_and_reaped_within_the_bound(tmp_path, tag):  # noqa: F811
+    script = tmp_path / "hangs.py"
+    main = (
+        "if RANK_OF_PROCESS:\n    in_process_of_rank(read)\n"
+        'readings = start_processes(range(2))\nprint("held: every process answered", readings)'
+    )
+    parts = [imports(PROCESS_IMPORTS), HANGING_PROCESS, fresh_processes(timeout_s=BOUND_S), guarded(main)]
+    script.write_text("\n\n".join(parts))
+    start = time.monotonic()
+    run = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=BOUND_S + STARTING_S + 30
+    )
+    took = time.monotonic() - start
+    assert run.returncode == RANKS_FAILED, run
+    assert f"rank 1's process hung: no reading within {BOUND_S} s" in run.stdout and "held: " not in run.stdout, run
+    assert took < BOUND_S + STARTING_S, f"the script took {took:.1f} s, its bound {BOUND_S} s"
+    _assert_no_orphans(tag)  # both processes ended with it

@@ -14,11 +14,7 @@ from sampler_conformance.subjects import contract_named, subject_of
 from .catalogue import TABLES
 
 # (known-bad, invariant) -> why its failure gets no script (docs/reproductions.md, "Not yet").
-NOT_SCRIPTED: dict[tuple[str, str], str] = {
-    ("HashSeeded", "stream_agrees"): "an order seeded by hash() agrees with itself in one process: the ranks need "
-    "processes of their own hash seeds, which stream scripts do not start yet",
-    ("SplitsByGlobalRankAndWorker", "replicas_read_alike"): "a device mesh: scripts start one for index samplers only",
-}
+NOT_SCRIPTED: dict[tuple[str, str], str] = {}
 
 
 def unscripted() -> dict[tuple[str, str], str]:

@@ -22,6 +22,7 @@ from typing import Any
 
 from sampler_conformance.core.contracts import Contract
 from sampler_conformance.core.subject import CannotReproduce, Plug
+from sampler_conformance.subjects.common.repro_groups import PROCESS_IMPORTS, fresh_processes, process_hash_seeds
 from sampler_conformance.subjects.common.repro_script import (
     BOUND,
     FAULT_TEMPLATE,
@@ -176,35 +177,31 @@ print(f"{len(EPOCHS)} epochs from {FIRST}, {STEPS} steps each; each item's draws
 """
 )
 
-# ... rank AS_RANK's sampler built in this process, rank 0's, and in a fresh one for each other
-# rank, as torchrun starts a job's (batch_plan_agrees): the script runs itself once a rank, each
-# child printing its plans. It reads more epochs than the test did: one epoch of a few items is
-# planned alike by chance.
-PROCESSES = """AS_RANK = $as_rank  # the rank whose sampler every process builds, as the suite's test drew it
+# ... rank AS_RANK's sampler built in a fresh process for each rank, as torchrun starts a job's
+# (batch_plan_agrees): the script runs itself once a rank (common/repro_groups.FRESH_PROCESSES),
+# each child sending its plans back. It reads more epochs than the test did: one epoch of a few
+# items is planned alike by chance.
+PROCESSES = (
+    """AS_RANK = $as_rank  # the rank whose sampler every process builds, as the suite's test drew it
 EPOCHS = range(EPOCH, EPOCH + $plan_epochs)
-
-
-def plans():
-    \"\"\"Rank AS_RANK's batches at each of EPOCHS, as this process plans them, as JSON.\"\"\"
-    return json.dumps([batches for batches, _, _ in read_rank(W, AS_RANK, EPOCHS)], default=int)
-
-
-if os.environ.get("PLAN_OF_RANK"):  # a child: that rank's process, its plans on its last line
-    print(plans())
-    sys.exit(0)
-env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, sys.path))}  # the children import as this one does
-children = [subprocess.Popen([sys.executable, __file__, SPEC], env={**env, "PLAN_OF_RANK": str(r)},
-                             stdout=subprocess.PIPE, text=True) for r in range(1, W)]
-mine = plans()
-apart = []
-for r, child in enumerate(children, start=1):
-    out, _ = child.communicate(timeout=120)
-    if child.returncode:
-        raise RuntimeError(f"rank {r}'s process exited {child.returncode}")
-    if out.splitlines()[-1] != mine:
-        apart.append(r)
-print(f"rank {AS_RANK}'s sampler, built in rank 0's process and {W - 1} fresh ones, epochs {EPOCHS[0]} to {EPOCHS[-1]}")
+HASH_SEEDS = $hash_seeds  # each rank's process's PYTHONHASHSEED, as the suite gave them
 """
+    + fresh_processes()
+    + """
+
+
+def plans(rank):
+    \"\"\"Rank AS_RANK's batches at each of EPOCHS, as this process plans them.\"\"\"
+    return [batches for batches, _, _ in read_rank(W, AS_RANK, EPOCHS)]
+
+
+if RANK_OF_PROCESS:  # a process the script started: its plans, and no more
+    in_process_of_rank(plans)
+theirs = start_processes(range(W))
+apart = [r for r in range(1, W) if theirs[r] != theirs[0]]
+print(f"rank {AS_RANK}'s sampler, built in {W} fresh processes, one a rank, epochs {EPOCHS[0]} to {EPOCHS[-1]}")
+"""
+)
 
 
 @dataclass(frozen=True)
@@ -304,7 +301,7 @@ SNIPPETS = {
         "broken = bool(apart)\n"
         'shown = f"the processes of ranks {apart} planned other batches than rank 0\'s, in at least one epoch"',
         reading=PROCESSES,
-        imports=("json", "subprocess"),
+        imports=PROCESS_IMPORTS,
     ),
 }
 
@@ -331,6 +328,7 @@ def script_for(plug: Plug, contract: Contract, record: Mapping[str, Any], filena
         "max_epochs": MAX_RATE_EPOCHS,
         "as_rank": drawn(record, "rank built in every process"),
         "plan_epochs": PLAN_EPOCHS,
+        "hash_seeds": process_hash_seeds(case.world_size),
     }
     reading = written_in(found.reading, values)
     options = {name: value for name, value in case.sampler_options().items() if value or name == "seed"}

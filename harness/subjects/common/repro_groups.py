@@ -12,11 +12,19 @@ the bug shown (1) nor the promise held (0).
 
 A subject's script defines ``read_in_group`` and ``Sampler`` (or what its reading loads),
 puts :data:`RUN_RANKS` beside them, and its main part under ``if __name__ == "__main__":``
-(:func:`guarded`), since every rank's process imports the script."""
+(:func:`guarded`), since every rank's process imports the script.
+
+For a failure that only separate interpreters show (an order seeded by ``hash()`` of a str, or
+by a generator the OS seeds), :data:`FRESH_PROCESSES` reads each rank in a fresh interpreter
+instead, the script started again as torchrun starts a job's processes, each with the hash
+seed the suite gave that rank's process (:func:`process_hash_seeds`) and its global RNGs seeded
+with it; bounded and reaped alike."""
 
 from __future__ import annotations
 
 import textwrap
+
+from sampler_conformance.execution.hash_seeds import hash_seed_for
 
 # What RUN_RANKS needs imported, besides the standard modules every script imports.
 GROUP_IMPORTS = ("datetime", "shutil", "tempfile", "time", "traceback", "torch")
@@ -102,6 +110,60 @@ def run_ranks(world):
         sys.exit({failed})
     return [what for _, what in replies]'''
 
+# For a failure that only separate interpreters show (an order seeded by hash() of a str, or by a
+# generator the OS seeds): each rank read in a fresh interpreter of its own, this script started
+# again, as torchrun starts a job's processes. The script defines HASH_SEEDS (each rank's process's,
+# as the suite gave them). {timeout} and {failed} are filled in; {{ }} stays a brace.
+FRESH_PROCESSES = '''TIMEOUT_S = {timeout}  # every wait is bounded: a process that reads longer than this hangs
+RANK_OF_PROCESS = os.environ.get("REPRO_RANK_OF_PROCESS")  # set in the processes the script starts: the rank each reads
+
+
+def start_processes(ranks):
+    """Each of ``ranks`` read in a fresh interpreter, as torchrun starts a job's processes: this
+    script started again with REPRO_RANK_OF_PROCESS set to the rank and PYTHONHASHSEED to its
+    HASH_SEEDS, its reading on its last line (as JSON). A process that failed, hung or died is
+    printed, and the script exits {failed}."""
+    env = {{**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, sys.path))}}  # they import as this one does
+    children = {{r: subprocess.Popen([sys.executable, __file__, SPEC], stdout=subprocess.PIPE, text=True, env={{
+        **env, "REPRO_RANK_OF_PROCESS": str(r), "PYTHONHASHSEED": str(HASH_SEEDS[r])}}) for r in ranks}}
+    deadline = time.monotonic() + TIMEOUT_S
+    readings, failed = {{}}, []
+    try:
+        for r, child in children.items():
+            try:
+                lines = child.communicate(timeout=max(0.1, deadline - time.monotonic()))[0].splitlines()
+            except subprocess.TimeoutExpired:
+                failed.append(f"rank {{r}}'s process hung: no reading within {{TIMEOUT_S}} s")
+                continue
+            if child.returncode or not lines:
+                failed.append(f"rank {{r}}'s process exited {{child.returncode}} without a reading")
+                continue
+            readings[r] = json.loads(lines[-1])
+    finally:
+        for child in children.values():  # every process reaped, past the bound killed
+            if child.poll() is None:
+                child.kill()
+            child.wait()
+    for line in failed:
+        print(line)
+    if failed:
+        sys.exit({failed})
+    return [readings[r] for r in ranks]
+
+
+def in_process_of_rank(read):
+    """In a process the script started: its global RNGs seeded with its hash seed (each process
+    its own state, as a job's processes have theirs, fixed so that two runs print alike), then
+    its rank's reading, read(rank), printed as JSON on its last line; and it exits."""
+    rank = int(RANK_OF_PROCESS)
+    random.seed(HASH_SEEDS[rank])
+    numpy.random.seed(HASH_SEEDS[rank] % 2**32)
+    torch.manual_seed(HASH_SEEDS[rank])
+    print(json.dumps(read(rank), default=int))
+    sys.exit(0)'''
+# What FRESH_PROCESSES needs imported, besides the standard modules every script imports.
+PROCESS_IMPORTS = ("json", "random", "subprocess", "time", "numpy", "torch")
+
 GUARD = (
     'if __name__ == "__main__":  # every rank\'s process imports this file: only the script itself reads the ranks\n'
 )
@@ -110,6 +172,17 @@ GUARD = (
 def run_ranks(timeout_s: float = RANK_TIMEOUT_S) -> str:
     """The script's ``run_ranks(world)`` and its helpers, each wait bounded by ``timeout_s``."""
     return RUN_RANKS.format(timeout=timeout_s, failed=RANKS_FAILED)
+
+
+def process_hash_seeds(world_size: int) -> list[int]:
+    """Each rank's process's hash seed for FRESH_PROCESSES' ``HASH_SEEDS``: the one the suite gave
+    the rank's process (``execution.hash_seeds``), or a fixed one where it left them random."""
+    return [hash_seed_for(rank) or rank + 1 for rank in range(world_size)]
+
+
+def fresh_processes(timeout_s: float = RANK_TIMEOUT_S) -> str:
+    """The script's ``start_processes(ranks)`` and ``in_process_of_rank(read)``, each wait bounded by ``timeout_s``."""
+    return FRESH_PROCESSES.format(timeout=timeout_s, failed=RANKS_FAILED)
 
 
 def guarded(main: str) -> str:

@@ -1,5 +1,6 @@
 """The part of a reproduction script (docs/reproductions.md) that puts its ranks on a device mesh,
-for ``replicas_read_alike`` found on one (docs/meshes.md): the mesh the failing test's id names,
+for ``replicas_read_alike`` found on one (docs/meshes.md): the mesh the failing test's id names
+(or, on meshes drawn for each example, the one its counterexample drew),
 written in as ``MESH_SIZES``, ``MESH_NAMES`` and each global rank's data coordinate
 (``DATA_RANKS``), and the promise asserted over every global rank's reading. Each subject's
 script starts every rank of the mesh as a process of one gloo group (``repro_groups.py``), and its
@@ -13,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from sampler_conformance.core.subject import CannotReproduce
-from sampler_conformance.execution.mesh import MeshLayout
+from sampler_conformance.execution.mesh import DRAWN_NOTE, DRAWN_PREFIX, MeshLayout
 
 FLAG = "replicas_read_alike"
 # A test's variant on a device mesh ("test_loader_epoch[mesh-tp2.dp2-loader_batch_ids]", pytest_plugin/ranks.py).
@@ -36,9 +37,10 @@ APART = (
 
 
 def mesh_layout(record: Mapping[str, Any]) -> MeshLayout | None:
-    """The device mesh ``record``'s test ran on, for ``replicas_read_alike``, as the test's id names
-    it; None for another flag found off a mesh. CannotReproduce for another flag found on a mesh,
-    and where the test names no mesh a script can start (one drawn anew for each example)."""
+    """The device mesh ``record``'s test ran on, for ``replicas_read_alike``: the one the test's id
+    names, or, on meshes drawn anew for each example (``drawn4``), the one its counterexample drew
+    (its "Draw (device mesh)" line); None for another flag found off a mesh. CannotReproduce for
+    another flag found on a mesh, and where the record names no mesh a script can start."""
     named = MESH_VARIANT.search(str(record.get("test", "")))
     if record["flag"] != FLAG:
         if named:
@@ -47,9 +49,13 @@ def mesh_layout(record: Mapping[str, Any]) -> MeshLayout | None:
                 f"for {FLAG} only, not yet for {record['flag']}"
             )
         return None
+    mesh = named.group(1) if named else ""
+    drawn = [line.removeprefix(DRAWN_NOTE) for line in record.get("draws") or () if line.startswith(DRAWN_NOTE)]
+    if mesh.startswith(DRAWN_PREFIX) and drawn:
+        mesh = drawn[0]
     try:
-        return MeshLayout.parse(named.group(1) if named else "")
-    except ValueError as unknown:  # a drawn mesh, named by its note, not by the test's id
+        return MeshLayout.parse(mesh)
+    except ValueError as unknown:
         raise CannotReproduce(f"its test names no device mesh a script can start: {unknown}") from None
 
 
