@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import multiprocessing
 from dataclasses import dataclass
+from types import SimpleNamespace
+from typing import Any
 
 import numpy as np
 import pytest
@@ -16,6 +18,7 @@ import torch
 from hypothesis import find, given
 from hypothesis import strategies as st
 
+from sampler_conformance.core.evidence import SamplerFault
 from sampler_conformance.core.subject import CannotReproduce
 from sampler_conformance.execution.mesh import (
     DRAWN_NOTE,
@@ -23,6 +26,7 @@ from sampler_conformance.execution.mesh import (
     DataDimensions,
     DrawnMeshes,
     MeshLayout,
+    check_replicas_alike,
     first_difference,
     parse_meshes,
 )
@@ -242,9 +246,20 @@ def test_a_script_starts_the_mesh_its_test_named_or_its_counterexample_drew():
     }
     assert mesh_layout(named) == MeshLayout.parse("tp2.dp2")
     assert mesh_layout(drawn) == MeshLayout.parse("tp2.dp_replicate2")
+    # A case another test set aside keeps no draws: the check's message names the mesh.
+    set_aside = {**drawn, "draws": [], "message": _replicas_apart(MeshLayout.parse("tp2.dp_replicate2"))}
+    assert mesh_layout(set_aside) == MeshLayout.parse("tp2.dp_replicate2")
     assert mesh_layout({"flag": "covers", "test": "test_per_epoch_invariant[W2-covers]"}) is None
     with pytest.raises(CannotReproduce, match="names no device mesh"):
         mesh_layout({**drawn, "draws": []})
+
+
+def _replicas_apart(layout: MeshLayout) -> str:
+    """The message check_replicas_alike raises where the ranks of replica 0 read differently."""
+    scenario: Any = SimpleNamespace(case=None)  # the check reads only the scenario's case and type
+    with pytest.raises(SamplerFault) as raised:
+        check_replicas_alike(layout, scenario, [[rank] for rank in range(layout.world_size)])
+    return raised.value.violations[0].message
 
 
 def test_the_data_dimensions_are_those_data_dims_names():

@@ -287,7 +287,8 @@ def check_replicas_alike(layout: MeshLayout, scenario: Scenario, replies: list[A
             rank = differ[0]
             where, theirs, ours = first_difference(replies[first], replies[rank])
             message = (
-                f"the ranks of data-parallel replica {data_rank} read differently ({type(scenario).__name__}"
+                f"the ranks of data-parallel replica {data_rank} of the mesh {layout.id} read differently "
+                f"({type(scenario).__name__}"
                 f"{', ' + where if where else ''}): {layout.describe(first)} read {_shown(theirs)}, "
                 f"{layout.describe(rank)} read {_shown(ours)}"
             )
