@@ -33,8 +33,9 @@ from .repro_resume import IMPORTS as RESUME_IMPORTS
 from .repro_snippets import READ_ONCE, SNIPPETS, Snippet, snippet
 from .resume_labels import CHECKPOINT_LABEL
 
-# Every rank's sampler as the suite builds it in a group, and one pass of it: $pass is PASS, or
-# PASS_OF_BATCHES for a sampler that yields batches (the items of its batches, as the suite reads it).
+# Every rank's sampler as the suite builds it in a group, and one pass of it, taken by the head's
+# take(): $pass is PASS, or PASS_OF_BATCHES for a sampler that yields batches (their items, as the
+# suite reads them; repro_batches.TAKE_BATCHES defines items_of).
 FROM_GROUP = Template('''def from_group(**options):
     """This rank's sampler built from the process group: num_replicas and rank left out."""
     return Sampler(DATASET, **{**OPTIONS, **options})
@@ -44,10 +45,9 @@ def one_pass(sampler, epoch=EPOCH):
     """set_epoch where the case has an epoch and the sampler a set_epoch, then one pass."""
     if epoch is not None and callable(getattr(sampler, "set_epoch", None)):
         sampler.set_epoch(epoch)
-    $pass''')
-PASS = "return list(itertools.islice(sampler, LIMIT + 1))"
-PASS_OF_BATCHES = """batches = itertools.islice(sampler, LIMIT + 1)  # its batches' items, one after another, as the suite reads them
-    return [i for batch in batches for i in (batch.tolist() if getattr(batch, "ndim", None) == 1 else batch)]"""
+    return $pass''')
+PASS = "take(sampler, LIMIT + 1)"
+PASS_OF_BATCHES = "items_of(take(sampler, LIMIT + 1))"
 
 ONE_READING = '''def read_in_group(world, rank):
     """This rank's sampler, built from the group, read once: (indices, len() before, len() after)."""
