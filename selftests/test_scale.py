@@ -89,6 +89,20 @@ def test_a_short_span_at_a_fixed_share_judges_nothing():
     assert "past the probe's budget" in short.why_short()
 
 
+def test_the_sweep_at_a_fixed_share_measures_its_span_however_steep_its_first_sizes(monkeypatch):
+    """As a loaded CI machine measured HoldsWholePermutation: 3 ms at N=1e4, 113 ms at 1e5,
+    which projects 1e6 past four budgets. On W=8 the projection ends the sweep; at a fixed
+    share N=1e6 is measured all the same, for the span its judgment needs, and no further."""
+    first_s = {10**4: 0.003, 10**5: 0.113, 10**6: 1.2, 10**7: 12.0}
+    monkeypatch.setattr(
+        cost, "measure", lambda probed, size, world, whole=False: Reading(size, world, 0, first_s[size])
+    )
+    measured = cost.sweeps(_probed(LAZY_REFERENCE), (0, 0))
+    assert [r.size for r in measured["on_world"]] == [10**4, 10**5]
+    assert [r.size for r in measured["at_share"]] == [10**4, 10**5, 10**6]
+    assert Cost(measured["on_world"], measured["at_share"]).grows_with_n() is not None
+
+
 @pytest.mark.parametrize(
     ("bad", "size", "said"),
     [

@@ -12,7 +12,10 @@ N / SHARE), where only the job grows. A cost that grows in the second grows with
 (a permutation held whole on every rank), not with the rank's share. A sweep stops after
 the first size that passes the budget (:data:`MEMORY_BUDGET`, :data:`TIME_BUDGET_S`), and
 before a size its growth so far projects past :data:`PROJECTED_LIMIT` times it: so no
-sampler costs the measurement more than a few budgets. Every child has a bounded wait and
+sampler costs the measurement more than a few budgets. The sweep at a fixed share measures
+the sizes its judgment needs (``SPAN_NEEDED`` of N) whatever the projection: two small
+figures on a loaded machine project a steep growth that the next size need not have, and a
+sweep cut short there judges nothing. Every child has a bounded wait and
 is reaped; one that raises, dies, passes its memory limit or never yields ends its sweep
 with the reason.
 """
@@ -32,6 +35,7 @@ from sampler_conformance.core.cost import (
     MEMORY_BUDGET,
     SHARE,
     SIZES,
+    SPAN_NEEDED,
     TIME_BUDGET_S,
     WORLD,
     Cost,
@@ -73,12 +77,12 @@ class Probed:
     fresh_server: bool = False
 
 
-def sweep(probed: Probed, sizes_and_worlds: Iterable[tuple[int, int]]) -> list[Reading]:
+def sweep(probed: Probed, sizes_and_worlds: Iterable[tuple[int, int]], needed: int = 0) -> list[Reading]:
     """Readings of ``(N, W)`` in turn, up to the first over the budget, and none projected past
-    PROJECTED_LIMIT budgets from the two before it."""
+    PROJECTED_LIMIT budgets from the two before it but those up to N = ``needed``."""
     readings: list[Reading] = []
     for size, world in sizes_and_worlds:
-        if len(readings) >= 2 and _projected_past_limit(readings[-2], readings[-1], size):
+        if size > needed and len(readings) >= 2 and _projected_past_limit(readings[-2], readings[-1], size):
             break
         reading = measure(probed, size, world)
         readings.append(reading)
@@ -96,7 +100,7 @@ def sweeps(probed: Probed, drawn: tuple[int, int]) -> dict[str, list[Reading]]:
     worlds = sorted({min(WORLD, most_ranks), most_ranks}) if size else []
     return {
         "on_world": sweep(probed, ((n, WORLD) for n in SIZES)),
-        "at_share": sweep(probed, ((n, n // SHARE) for n in SIZES)),
+        "at_share": sweep(probed, ((n, n // SHARE) for n in SIZES), needed=SPAN_NEEDED * SIZES[0]),
         "passes": [measure(probed, size, world, whole=True) for world in worlds],
     }
 

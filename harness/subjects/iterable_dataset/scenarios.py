@@ -115,7 +115,11 @@ def read_epochs(
 ) -> tuple[StreamEpoch, ...]:
     """Every rank's reading of ``epochs`` of ``case``, one StreamEpoch per epoch."""
     __tracebackhide__ = True  # failures point at the dataset, not the harness
-    scenario = ReadEpochs(plug.spec, contract, case, layouts_root(), tuple(epochs), as_rank, reading)
+    # The request's case is at the first epoch it reads, as a fault of the whole reading names it
+    # (replicas_read_alike on a mesh; docs/reproductions.md: its script reads that epoch).
+    scenario = ReadEpochs(
+        plug.spec, contract, case.with_(epoch=epochs[0]), layouts_root(), tuple(epochs), as_rank, reading
+    )
     replies: list[RankEpochs] = ask(ranks, scenario)
     has_epoch = all(reply.has_set_epoch for reply in replies)
     return tuple(
