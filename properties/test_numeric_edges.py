@@ -66,16 +66,13 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 @pytest.mark.scale
 def test_at_the_numeric_edge(sampler_plug, contract, flag, edge, request):
-    current = state(request.config)
     judged, reasons = 0, []
     for case in edge_cases(edge, sampler_plug):
         case = case.within(contract)
         if not PER_EPOCH[flag].applies(case):
             continue
         only = ranks_read(case)
-        why = unaffordable(
-            current.cost, case.dataset_size, case.world_size, len(only), current.cost_not_measured, _share(case)
-        )
+        why = _unaffordable(request, case.dataset_size, case.world_size, len(only), _share(case))
         if why:
             reasons.append(why)
             continue
@@ -90,12 +87,9 @@ def test_at_the_numeric_edge(sampler_plug, contract, flag, edge, request):
 def test_order_at_the_numeric_edge(sampler_plug, contract, flag, edge, request):
     """The edge's shuffled case, padded where the sampler pads, read twice on its first and last
     ranks: by fresh samplers at the same epoch (deterministic), or at the next epoch (reshuffles)."""
-    current = state(request.config)
     case = edge_cases(edge, sampler_plug)[0].within(contract)  # shuffled, padded (when it takes drop_last)
     only = (0, case.world_size - 1)  # an order: the first rank's and the last's are enough to see it move
-    why = unaffordable(
-        current.cost, case.dataset_size, case.world_size, 2 * len(only), current.cost_not_measured, _share(case)
-    )
+    why = _unaffordable(request, case.dataset_size, case.world_size, 2 * len(only), _share(case))
     if why:
         pytest.skip(why)
     epoch = case.epoch or 0
@@ -112,6 +106,14 @@ def test_order_at_the_numeric_edge(sampler_plug, contract, flag, edge, request):
         expect_holds(first, [missing_set_epoch(case)])
     what = f"set_epoch({epoch}) and set_epoch({epoch + 1}) must give different orders"
     expect_holds(second, check_orders_differ(first, second, flag, what))
+
+
+def _unaffordable(request, size: int, world_size: int, reads: int, items_read: int) -> str:
+    """Why the case is not read (empty: it is), under the run's measured cost and --read-budget."""
+    current = state(request.config)
+    return unaffordable(
+        current.cost, size, world_size, reads, current.cost_not_measured, items_read, current.options["read_budget"]
+    )
 
 
 def _share(case) -> int:
@@ -136,11 +138,8 @@ WEIGHTED_AT_EDGE = ["weighted_runs", "frequencies_match_weights"]
     ],
 )
 def test_weighted_at_the_numeric_edge(weighted_plug, contract, flag, edge, request):
-    current = state(request.config)
     case = weighted_edge_case(edge, -(-FREQUENCY_DRAWS // WEIGHTED_EDGE_WORLD))
-    why = unaffordable(
-        current.cost, case.dataset_size, case.world_size, case.world_size, current.cost_not_measured, case.num_samples
-    )
+    why = _unaffordable(request, case.dataset_size, case.world_size, case.world_size, case.num_samples)
     if why:
         pytest.skip(why)
     drawn = read_draws(SIMULATED, weighted_plug, contract, case, [case.epoch])
@@ -176,9 +175,8 @@ def test_batches_at_the_numeric_edge(batch_plug, contract, flag):
 def test_stream_at_the_numeric_edge(stream_plug, contract, flag, edge, request):
     """2^24 + 1 ids on two ranks, every rank read whole (``iterable_dataset.edges``), each
     invariant of one epoch judged as at N <= 400, on the one reading of the case."""
-    current = state(request.config)
     case = stream_edge_case(edge, contract)
-    why = unaffordable(current.cost, edge, case.world_size, case.world_size, current.cost_not_measured, _share(case))
+    why = _unaffordable(request, edge, case.world_size, case.world_size, _share(case))
     if why:
         pytest.skip(why)
     (epoch,) = read_stream(SIMULATED, stream_plug, contract, case, [case.epoch])

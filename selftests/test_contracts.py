@@ -505,7 +505,8 @@ def test_list_contracts_narrows_to_a_contract_a_promise_or_an_invariant():
         ("--contract=strided_blocks", "--contract='strided_blocks': 'strided_blocks' is not a base contract"),
         ("--contract=valid,strided", "none of the promises says what each epoch yields; add one of padded_epochs"),
         ("--without=covers,nonsense", "unknown invariant(s) nonsense"),
-        ("--rank-timeout=-1", "--rank-timeout='-1' must be positive"),
+        ("--rank-timeout=-1", "--rank-timeout='-1' must be positive seconds"),
+        ("--read-budget=0", "--read-budget='0' must be positive seconds"),
     ],
 )
 def test_bad_option_is_a_usage_error(pytester, option, message):

@@ -216,15 +216,22 @@ def _status(field: str) -> int:
     return figure
 
 
-READ_BUDGET_S = 60.0  # a partial or edge reading's projected time, every rank read built afresh
+# A partial or edge reading's projected time, every rank read built afresh (--read-budget).
+READ_BUDGET_S = 60.0
 
 
 def unaffordable(
-    cost: Cost | None, size: int, world_size: int, reads: int, reason_unmeasured: str, items_read: int = 0
+    cost: Cost | None,
+    size: int,
+    world_size: int,
+    reads: int,
+    reason_unmeasured: str,
+    items_read: int = 0,
+    budget_s: float = READ_BUDGET_S,
 ) -> str:
     """Why a case of ``size`` items on ``world_size`` ranks, ``reads`` of them read, each to
     ``items_read`` items past its first, is not read (empty: it is): its projected cost past
-    the sampler process's memory budget or READ_BUDGET_S, or no cost to project from."""
+    the sampler process's memory budget or ``budget_s``, or no cost to project from."""
     where = f"not judged at N={size:,}, W={world_size:,}"
     if cost is None:
         return f"{where}: one rank's cost was not measured ({reason_unmeasured}), so nothing bounds it there"
@@ -242,9 +249,10 @@ def unaffordable(
     if first is None:
         return ""
     read_s = first + (cost.per_item_s() or 0.0) * items_read
-    if read_s * reads > READ_BUDGET_S:
+    if read_s * reads > budget_s:
         what = "before its first item" if not items_read else f"to read {items_read:,} items"
         return (
-            f"{where}: projected {seconds(read_s)} per rank {what}, {reads} ranks read: past {seconds(READ_BUDGET_S)}"
+            f"{where}: projected {seconds(read_s)} per rank {what}, {reads} ranks read: past {seconds(budget_s)} "
+            "(--read-budget)"
         )
     return ""

@@ -14,6 +14,7 @@ import pytest
 from sampler_conformance.core.size_plan import CASE_BUDGET_S
 from sampler_conformance.execution import simulator
 from sampler_conformance.execution.backend import BACKENDS, DEFAULT_BACKEND
+from sampler_conformance.execution.cost import READ_BUDGET_S
 from sampler_conformance.execution.mesh import (
     DEFAULT_DATA_DIMS,
     LAYOUT_SYNTAX,
@@ -52,28 +53,27 @@ class Option:
         return self.name.replace("-", "_")
 
 
-def _positive_seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise pytest.UsageError(
-            f"--rank-timeout={text!r} is not a number; give seconds, e.g. --rank-timeout=60"
-        ) from None
-    if value <= 0:
-        raise pytest.UsageError(f"--rank-timeout={text!r} must be positive; give seconds, e.g. --rank-timeout=60")
-    return value
-
-
-def _case_budget(text: str) -> float:
+def _number(option: str, text: str, wanted: str, zero_allowed: bool = False) -> float:
+    """``text`` as a positive number (or zero, where ``zero_allowed``); else a usage error saying ``wanted``."""
     try:
         value = float(text)
     except ValueError:
         value = -1.0
-    if value < 0:
-        raise pytest.UsageError(
-            f"--case-budget={text!r} is not a number of seconds; give e.g. --case-budget=0.25, or 0 to plan nothing"
-        )
+    if value < 0 or (value == 0 and not zero_allowed):
+        raise pytest.UsageError(f"--{option}={text!r} must be {wanted}")
     return value
+
+
+def _rank_timeout(text: str) -> float:
+    return _number("rank-timeout", text, "positive seconds; e.g. --rank-timeout=60")
+
+
+def _case_budget(text: str) -> float:
+    return _number("case-budget", text, "seconds, e.g. --case-budget=0.25, or 0 to plan nothing", zero_allowed=True)
+
+
+def _read_budget(text: str) -> float:
+    return _number("read-budget", text, "positive seconds; e.g. --read-budget=300")
 
 
 def _backend_name(text: str) -> str:
@@ -127,15 +127,7 @@ def _memory_budget(text: str) -> float | None:
     """``auto`` (None: a share of the machine's available memory) or GiB, positive."""
     if text == "auto":
         return None
-    try:
-        gib = float(text)
-    except ValueError:
-        gib = 0.0
-    if gib <= 0:
-        raise pytest.UsageError(
-            f"--memory-budget={text!r} is neither auto nor a positive number of GiB; e.g. --memory-budget=4"
-        )
-    return gib
+    return _number("memory-budget", text, "auto or a positive number of GiB; e.g. --memory-budget=4")
 
 
 COST_CHOICES = ("measure", "skip")
@@ -300,7 +292,7 @@ OPTIONS = (
         str(simulator.DEFAULT_TIMEOUT_S),
         "seconds one rank may spend on one step before it is reported as hung: in-process one call into its "
         "sampler (a constructor, a pass, len()), in a process group one case (default %(default)s)",
-        _positive_seconds,
+        _rank_timeout,
     ),
     Option(
         "memory-budget",
@@ -338,6 +330,15 @@ OPTIONS = (
         "CONFORMANCE_SCALE=on",
         _on_off,
         switch=True,
+    ),
+    Option(
+        "read-budget",
+        "CONFORMANCE_READ_BUDGET",
+        f"{READ_BUDGET_S:g}",
+        "seconds the reading of one numeric-edge case may take, projected from the cost measured before the "
+        "draws: an edge projected past it is not judged, and the summary says why; raise it on a slow machine "
+        "(default %(default)s)",
+        _read_budget,
     ),
     Option(
         "production-size",

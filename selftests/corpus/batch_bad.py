@@ -16,7 +16,7 @@ import torch
 
 from sampler_conformance.adapters.budget_batches import MicroBatchSampler, PoissonBatchSampler, TokenBudgetBatchSampler
 
-from .rejections import rejected
+from .rejections import AT_THE_EDGES, rejected
 
 CACHED_PLAN = "each process plans its own batches, so in a job the ranks' parts overlap and leave items out"
 
@@ -301,7 +301,7 @@ class RateSplitAcrossRanks(PoissonBatchSampler):
     "test_batches_at_the_numeric_edge",
     "each_item_once",
     under="dynamic_batches",
-    options=("--scale", "--cost=skip"),  # the edge reads 4 ranks whole: no cost to plan from
+    options=(*AT_THE_EDGES, "--cost=skip"),  # the edge reads 4 ranks whole: no cost to plan from
 )
 class BudgetSummedInInt32(TokenBudgetBatchSampler):
     """Sums a batch's cost in int32, as a tensor of lengths in ``torch.int32`` would: past 2^31

@@ -18,7 +18,7 @@ import torch
 from sampler_conformance.adapters.lazy_permutation import LazyDistributedSampler
 
 from .parts import PartsSampler
-from .rejections import COST_TEST, EDGE_TEST, PER_EPOCH_TEST, every, rejected
+from .rejections import AT_THE_EDGES, COST_TEST, EDGE_TEST, PER_EPOCH_TEST, every, rejected
 
 # Why a bug breaks more than its own invariant, for the reasons below.
 STRIDED_FROM_HEAD = (
@@ -414,7 +414,7 @@ class HoldsWholePermutation(LazyDistributedSampler):
 # ---- numeric edges (--scale) -------------------------------------------------------------------
 
 
-@rejected(EDGE_TEST, "valid_indices", under="torch", options=("--scale",))
+@rejected(EDGE_TEST, "valid_indices", under="torch", options=AT_THE_EDGES)
 class IndicesThroughInt32(LazyDistributedSampler):
     """The lazy reference, its indices kept in an int32 buffer, as index arrays are kept to
     halve their memory (NVIDIA/Megatron-LM #1672, fixed by #1673): every index past 2^31 - 1
@@ -425,7 +425,7 @@ class IndicesThroughInt32(LazyDistributedSampler):
             yield (index + 2**31) % 2**32 - 2**31  # int32's wrap, without an array per index
 
 
-@rejected(EDGE_TEST, "len_matches_iter", under="torch", options=("--scale",))
+@rejected(EDGE_TEST, "len_matches_iter", under="torch", options=AT_THE_EDGES)
 class LenThroughFloat32(LazyDistributedSampler):
     """The lazy reference whose ``len()`` divides N in a float32 tensor: float32 holds every
     integer up to 2^24 exactly and rounds N = 2^24 + 1 down, so len() says one index fewer

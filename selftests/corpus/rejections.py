@@ -26,6 +26,10 @@ COST_TEST = "test_cost_follows_share"
 # The per-epoch invariants judged at the numeric edges, under --scale (properties/test_numeric_edges.py).
 EDGE_TEST = "test_at_the_numeric_edge"
 WEIGHTED_EDGE_TEST = "test_weighted_at_the_numeric_edge"
+# A proof at the numeric edges: --scale, with room for the edge's reading whatever the machine's
+# load. A rank reads 2^24 + 1 items there in 10-30 s; on a loaded run its projection passed the
+# default minute (--read-budget), the edge went unjudged and the known-bad conformed.
+AT_THE_EDGES = ("--scale", "--read-budget=180", "--rank-timeout=120")
 
 
 @dataclass(frozen=True)

@@ -10,10 +10,10 @@ import torch
 from sampler_conformance.adapters.torch_iterable import RankWorkerSplit
 from sampler_conformance.adapters.torch_weighted import MULTINOMIAL_CATEGORIES, DistributedWeightedSampler
 
-from .rejections import WEIGHTED_EDGE_TEST, rejected
+from .rejections import AT_THE_EDGES, WEIGHTED_EDGE_TEST, rejected
 
 
-@rejected(WEIGHTED_EDGE_TEST, "weighted_runs", crashes=True, under="weighted", options=("--scale",))
+@rejected(WEIGHTED_EDGE_TEST, "weighted_runs", crashes=True, under="weighted", options=AT_THE_EDGES)
 class MultinomialPastTheCap(DistributedWeightedSampler):
     """The weighted reference drawing with ``torch.multinomial`` over every item, as torch's
     ``WeightedRandomSampler`` and the wrappers around it do: past 2^24 items it raises
@@ -25,7 +25,7 @@ class MultinomialPastTheCap(DistributedWeightedSampler):
         return torch.multinomial(self.weights, total, replacement=True, generator=generator)
 
 
-@rejected(WEIGHTED_EDGE_TEST, "frequencies_match_weights", under="weighted", options=("--scale",))
+@rejected(WEIGHTED_EDGE_TEST, "frequencies_match_weights", under="weighted", options=AT_THE_EDGES)
 class ChunkedWithoutOffset(DistributedWeightedSampler):
     """The cap worked around in chunks of 2^24 items: each draw picks a chunk by its weight,
     then an item within it, but returns the item's index within its chunk (NVIDIA/physicsnemo
@@ -47,7 +47,7 @@ class ChunkedWithoutOffset(DistributedWeightedSampler):
         return drawn
 
 
-@rejected("test_stream_at_the_numeric_edge", "exactly_once", under="stream", options=("--scale",))
+@rejected("test_stream_at_the_numeric_edge", "exactly_once", under="stream", options=AT_THE_EDGES)
 class BoundsThroughFloat32(RankWorkerSplit):
     """The stream's reference cutting the epoch's order into the ranks' parts at bounds made by
     ``torch.linspace``, whose default dtype is float32 ("torch.linspace is not suited to
