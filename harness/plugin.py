@@ -31,7 +31,7 @@ from .core.evidence import (
 from .core.subject import Plug, SpecError, sharded_spec
 from .execution import hash_seeds, memory_budget, simulator
 from .execution.backend import BackendChoice, choose_backend, cuda_device_count
-from .execution.fork_server import stop_fork_servers
+from .execution.fork_server import running_fork_servers, stop_fork_servers
 from .execution.rank_pool import start_fork_servers_for
 from .execution.scenario import handle_faults_with
 from .pytest_plugin import cost, crashes, profiles, statistics
@@ -97,8 +97,14 @@ def pytest_cmdline_main(config: pytest.Config) -> int | None:
     return 0
 
 
+# The fork servers the process ran before the run: a run inside another program's process
+# (pytest's inline runs, the API) leaves them to it.
+_SERVERS_BEFORE = pytest.StashKey[frozenset[int]]()
+
+
 @pytest.hookimpl(trylast=True)  # after Hypothesis's plugin has loaded --hypothesis-profile
 def pytest_configure(config: pytest.Config) -> None:
+    config.stash[_SERVERS_BEFORE] = running_fork_servers()
     config.addinivalue_line("markers", f"{CERTIFICATION_MARK}: a test that certifies the sampler under test")
     config.addinivalue_line("markers", "invariant(flag): the contract invariant a certification test checks")
     config.addinivalue_line("markers", f"{SCALE_MARK}: a test of the numeric edges, run under --scale")
@@ -173,7 +179,8 @@ def _selection(config: pytest.Config) -> str:
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     simulator.close()  # the in-process runner's sampler process
-    stop_fork_servers()  # the ranks' and the sampler process's parents: nothing outlives the run
+    # The ranks' and the sampler process's parents: nothing the run started outlives it.
+    stop_fork_servers(keep=config.stash.get(_SERVERS_BEFORE, frozenset()))
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:

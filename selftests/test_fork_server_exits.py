@@ -11,6 +11,8 @@ import sys
 
 import pytest
 
+from .suite_run import PROPERTIES
+
 RANK_KILLED_SCRIPT = """
 import os, signal, sys, time
 import torch
@@ -121,8 +123,9 @@ def test_a_child_of_the_fork_server_started_by_the_default_method_lets_go_of_it(
 
 
 STOPPED_SCRIPT = """
-import os
+import os, sys
 from multiprocessing import forkserver
+import pytest
 from sampler_conformance.execution.fork_server import (
     _SEPARATE_SERVERS, fork_server_context, separate_fork_server_context, stop_fork_servers,
 )
@@ -133,6 +136,9 @@ if __name__ == "__main__":
         child.start()
         child.join(60)
     servers = [forkserver._forkserver._forkserver_pid, *(s._forkserver_pid for s in _SEPARATE_SERVERS.values())]
+    # A run inside this program (its unconfigure stops what the run started) leaves them running.
+    pytest.main([sys.argv[1], "--collect-only", "-q", "-p", "no:cacheprovider"])
+    print("after the run", [pid for pid in servers if os.path.exists(f"/proc/{pid}")] == servers)
     stop_fork_servers()
     print(len(servers), [pid for pid in servers if os.path.exists(f"/proc/{pid}")])
 """
@@ -141,12 +147,17 @@ if __name__ == "__main__":
 def test_stopped_fork_servers_are_gone_at_once(tmp_path):
     """stop_fork_servers (at the end of a run: the plugin's unconfigure) ends and reaps this process's own
     server and the separate ones there and then: left to notice their parent's exit, each
-    shut down torch's interpreter for seconds after the command had returned, orphaned."""
+    shut down torch's interpreter for seconds after the command had returned, orphaned. A run
+    inside the program (pytest's inline runs, the API) stops only what it started: test_catalogue's
+    inline collection stopped the selftests' shared rank servers, and about 90 certifications
+    after it each started their own."""
     script = tmp_path / "stopped.py"
     script.write_text(STOPPED_SCRIPT)
-    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=180)
+    run = subprocess.run([sys.executable, str(script), str(PROPERTIES)], capture_output=True, text=True, timeout=180)
     assert run.returncode == 0, run.stderr
-    assert run.stdout.split("\n")[-2] == "2 []", f"servers left after the stop: {run.stdout}{run.stderr}"
+    lines = run.stdout.split("\n")
+    assert lines[-3] == "after the run True", f"the run stopped the program's servers: {run.stdout}{run.stderr}"
+    assert lines[-2] == "2 []", f"servers left after the stop: {run.stdout}{run.stderr}"
 
 
 REAPED_SCRIPT = r"""

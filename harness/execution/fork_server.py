@@ -247,23 +247,46 @@ class _SeededServer(forkserver.ForkServer):
                 os.environ[HASH_SEED_VARIABLE] = before
 
 
-def stop_fork_servers() -> None:
-    """Stop this process's fork servers now, and reap them: its own and the separate ones.
+def running_fork_servers() -> frozenset[int]:
+    """The pids of the fork servers this process runs now, its own and the separate ones: what a
+    run that starts in this process finds running, and leaves running (:func:`stop_fork_servers`)."""
+    return frozenset(pid for _, pid in _servers_running())
+
+
+def stop_fork_servers(keep: frozenset[int] = frozenset()) -> None:
+    """Stop this process's fork servers now, and reap them: its own and the separate ones, but
+    those whose pid is in ``keep``.
 
     Left alone, a server exits once its parent has exited and its "alive" pipe reads EOF; with
     torch loaded, its interpreter then takes seconds to shut down, so the servers outlived the
     command that started them, orphaned. Nothing of theirs needs a clean exit (they only fork),
-    so they are killed. The next request starts them again."""
-    servers = [*_SEPARATE_SERVERS.values(), getattr(forkserver, "_forkserver", None)]
-    _SEPARATE_SERVERS.clear()
-    for server in servers:
-        pid = getattr(server, "_forkserver_pid", None)
-        if pid is None or not hasattr(server, "_stop"):
-            continue
+    so they are killed. The next request starts them again.
+
+    ``keep``: the servers that were running when a run started in this process
+    (:func:`running_fork_servers`), which are not the run's to stop. A run inside another
+    program's process (pytest's inline runs, the API) stopped that program's servers: the
+    selftests' shared rank servers went that way, and nearly a hundred certifications after it
+    each started their own, importing torch again."""
+    stopping = [(server, pid) for server, pid in _servers_running() if pid not in keep]
+    for key, server in list(_SEPARATE_SERVERS.items()):
+        if getattr(server, "_forkserver_pid", None) not in keep:
+            del _SEPARATE_SERVERS[key]
+    for server, pid in stopping:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
         with contextlib.suppress(ChildProcessError, OSError):
             server._stop()  # closes the alive pipe, reaps the server, removes its socket
+
+
+def _servers_running() -> list[tuple[Any, int]]:
+    """(server, pid) of each fork server this process started: its own and the separate ones."""
+    servers = [*_SEPARATE_SERVERS.values(), getattr(forkserver, "_forkserver", None)]
+    running = []
+    for server in servers:
+        pid = getattr(server, "_forkserver_pid", None)
+        if pid is not None and hasattr(server, "_stop"):
+            running.append((server, pid))
+    return running
 
 
 _SEPARATE_SERVERS: dict[object, Any] = {}
