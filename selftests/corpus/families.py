@@ -306,6 +306,21 @@ class HalfOfEachLabel(LabelGroups):
         return {label: items[: len(items) // 4 * 2] for label, items in super().pairs(generator).items()}
 
 
+@rejected(
+    "test_set_epoch_reshuffles",
+    "reshuffles_on_set_epoch",
+    {"seed_effective": "the seed never reaches the order either"},
+    under="labels",
+)
+class ConstantSeedGenerator(LabelGroups):
+    """Bug: the epoch's order is drawn from a generator seeded with a constant, not with
+    seed + epoch: neither the seed nor set_epoch reaches the batches, and every epoch of every
+    run trains on the same ones."""
+
+    def stream(self, generator):
+        return super().stream(torch.Generator().manual_seed(0))
+
+
 # ---- contract `aspect_ratio` (family J) -------------------------------------------
 # Its known-bads are its reference (adapters/torch_batches.py) with one bug each.
 

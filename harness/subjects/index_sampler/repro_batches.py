@@ -269,9 +269,17 @@ ENDLESS = {
     "stream_blocks_are_permutations": BATCH_SNIPPETS["stream_blocks_are_permutations"],
     "valid_indices": ENDLESS_VALID_INDICES,
 }
-# The generic readings that hold for batches as they are: len() counts batches, the fault's and
-# determinism's readings compare whatever the sampler yields, and a refusal reads nothing.
-GENERIC = ("len_matches_iter", "edge_sizes", "deterministic", "validates_arguments")
+# The generic readings that hold for batches: len() counts batches, the fault's and determinism's
+# readings compare whatever the sampler yields, a refusal reads nothing, and the seed's and the
+# epochs' readings compare the batches' items one after another, as the suite does.
+GENERIC = (
+    "len_matches_iter",
+    "edge_sizes",
+    "deterministic",
+    "validates_arguments",
+    "seed_effective",
+    "reshuffles_on_set_epoch",
+)
 COVERED = {**BATCH_SNIPPETS, **{flag: SNIPPETS[flag] for flag in GENERIC}}
 
 

@@ -77,7 +77,7 @@ for r, (indices, before, after) in enumerate(ranks):
 
 # ... each rank under each of the two seeds the test drew (seed_effective).
 TWO_SEEDS = """SEEDS = $seeds  # the seeds the suite's test drew
-orders = [[i for r in range(W) for i in read(W, r, build(W, r, seed=seed))[0]] for seed in SEEDS]
+orders = [[i for r in range(W) for i in $items(read(W, r, build(W, r, seed=seed))[0])] for seed in SEEDS]
 print(f"{SPEC}: N={N}, W={W}, epoch={EPOCH}, {OPTIONS}")
 for seed, order in zip(SEEDS, orders):
     print(f"seed={seed}: {short(order)} (ranks concatenated)")
@@ -92,7 +92,7 @@ for epoch in EPOCHS:
     for sampler in samplers:
         if has_set_epoch:
             sampler.set_epoch(epoch)
-    orders.append([i for r, sampler in enumerate(samplers) for i in read(W, r, sampler)[0]])
+    orders.append([i for r, sampler in enumerate(samplers) for i in $items(read(W, r, sampler)[0])])
 print(f"{SPEC}: N={N}, W={W}, {OPTIONS}")
 for epoch, order in zip(EPOCHS, orders):
     print(f"set_epoch({epoch}): {short(order)} (ranks concatenated)")
