@@ -47,6 +47,26 @@ class MemoisedUnseededPermutation(PartsSampler):
 
 
 @rejected(
+    "test_ranks_agree_on_one_order",
+    "agrees_across_ranks",
+    {"strided": "in a group the strided check's one-rank order is built with num_replicas=1 too, which it ignores"},
+    under="torch",
+    whole_suite=True,
+)
+class RankFromTheGroupAlways(PartsSampler):
+    """Takes num_replicas and rank from the process group whenever there is one, whatever it is
+    given (funasr's CustomDistributedBatchSampler does): right on every rank of a job that gives
+    the group's own, wrong wherever another is asked for, as when every process builds the one
+    global order with num_replicas=1, rank=0. properties/ has no group and passes it;
+    conformance/ must reject it, naming "ranks agree on one global order"."""
+
+    def __init__(self, dataset, num_replicas=None, rank=None, shuffle=True, seed=0, drop_last=False):
+        if torch.distributed.is_available() and torch.distributed.is_initialized():
+            num_replicas, rank = torch.distributed.get_world_size(), torch.distributed.get_rank()
+        super().__init__(dataset, num_replicas, rank, shuffle, seed, drop_last)
+
+
+@rejected(
     "test_num_replicas_and_rank_default_to_the_group",
     "group_defaults",
     every(

@@ -38,7 +38,8 @@ from .repro_batches import BATCH_SNIPPETS, ENDLESS, READ_BATCHES, TAKE_BATCHES, 
 from .repro_batches import COVERED as FAMILY_COVERED
 from .repro_compose import COMPOSE_SNIPPETS, compose_part
 from .repro_cost import COST_SNIPPETS, cost_script
-from .repro_groups import AS_IN_GROUPS, BATCHED_IN_GROUPS, GROUP_ONLY, RESUMED_IN_GROUPS, GroupReading, group_script
+from .repro_group_readings import GROUP_ONLY, GroupReading
+from .repro_groups import AS_IN_GROUPS, BATCHED_IN_GROUPS, RESUMED_IN_GROUPS, group_script
 from .repro_resume import RESUME_SNIPPETS
 from .repro_snippets import FAULT, READ_ONCE, SNIPPETS, Snippet, snippet
 from .repro_states import STATE_SNIPPETS, state_part

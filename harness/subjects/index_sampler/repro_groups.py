@@ -5,30 +5,32 @@ promise asserted over the readings in the script's own process.
 
 Covered: the invariants only a group judges, each with a reading of its own (``GROUP_ONLY``:
 the group's defaults, the contract's defaults, a DataLoader in every rank, the ranks' counts
-after a resume, a resume through torchdata's StatefulDataLoader, and on a device mesh the
-ranks of one replica, every mesh rank a process); the per-epoch invariants of
-``repro_snippets`` that read every rank once (``READ_ONCE``), found in a group (an order each
-process makes its own, or a sampler that takes its rank from the group); and the new ranks'
-counts after a change of world size, read in one process (``AS_IN_GROUPS``). Other invariants
-found on a mesh raise CannotReproduce, saying why."""
+after a resume, a resume through torchdata's StatefulDataLoader, the order each process
+builds as the only rank, and on a device mesh the ranks of one replica, every mesh rank a
+process); the per-epoch invariants of ``repro_snippets`` that read every rank once
+(``READ_ONCE``), found in a group (an order each process makes its own, or a sampler that
+takes its rank from the group), a one-rank order built in rank 0's process; and the new
+ranks' counts after a change of world size, read in one process (``AS_IN_GROUPS``). Other
+invariants found on a mesh raise CannotReproduce, saying why."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from string import Template
 from typing import Any
 
 from sampler_conformance.core.subject import CannotReproduce
 from sampler_conformance.execution.mesh import MeshLayout
 from sampler_conformance.subjects.common.repro_groups import GROUP_IMPORTS, guarded, run_ranks
-from sampler_conformance.subjects.common.repro_mesh import APART, MESH, PROMISE, mesh_layout, mesh_values
+from sampler_conformance.subjects.common.repro_mesh import mesh_layout, mesh_values
 from sampler_conformance.subjects.common.repro_script import drawn, tail
 
 from .case import IndexCase
 from .contracts import SamplerContract
 from .plug import SamplerPlug
-from .repro_resume import ELASTIC, HELPERS
+from .repro_group_readings import GROUP_ONLY, LOADER_OF_BATCH_SAMPLER, LOADER_OF_SAMPLER, ON_MESH, GroupReading
+from .repro_resume import ELASTIC
 from .repro_resume import IMPORTS as RESUME_IMPORTS
 from .repro_snippets import READ_ONCE, SNIPPETS, Snippet, snippet
 from .resume_labels import CHECKPOINT_LABEL
@@ -54,228 +56,17 @@ ONE_READING = '''def read_in_group(world, rank):
     return read(world, rank, from_group())'''
 # READ_ONCE's print lines, its ranks read in the group.
 PRINT_ONCE = READ_ONCE.partition("\n")[2]
-
-
-@dataclass(frozen=True)
-class GroupReading:
-    reading: str  # read_in_group(world, rank), the rank's reading in its process
-    printed: str  # the lines that print ``ranks``, the readings, in the script's process
-    promise: str  # the one comment that states it
-    code: str  # sets broken and shown
-    imports: tuple[str, ...] = field(default=())
-
-
-# replicas_read_alike, on the job's device mesh: every global rank's process reads once.
-ON_MESH = GroupReading(
-    MESH
-    + '''
-
-
-def read_in_group(world, rank):
-    """This rank's sampler on the mesh, built as the suite builds it there, read once: given the
-    mesh where it takes one, from the group where it takes its rank from there only, else told
-    its data coordinate."""
-    mesh = torch.distributed.device_mesh.init_device_mesh("cpu", MESH_SIZES, mesh_dim_names=MESH_NAMES)
-    if "device_mesh" in inspect.signature(Sampler).parameters:
-        return one_pass(from_group(device_mesh=mesh))
-    if getattr(Sampler, "needs_process_group", False):
-        return one_pass(from_group())
-    return one_pass(build(W, DATA_RANKS[rank]))''',
-    'print(f"{SPEC}: N={N}, W={W} data-parallel ranks on the mesh {dict(zip(MESH_NAMES, MESH_SIZES))}, epoch={EPOCH}, "\n'
-    '      f"{OPTIONS}, in a gloo group of {len(DATA_RANKS)} processes")\n'
-    "for r, indices in enumerate(ranks):\n"
-    '    print(f"rank {r} (data rank {DATA_RANKS[r]}): {short(indices)}")\n',
-    PROMISE,
-    APART,
-    imports=("inspect",),
+# ... of a snippet that reads the sampler built as the only rank too: built in rank 0's process,
+# as the suite's check builds it there (a sampler that takes its rank from the group whatever
+# it is given shows it there only).
+ONE_RANK_READING = '''def read_in_group(world, rank):
+    """This rank's sampler, built from the group, read once: (indices, len() before, len() after);
+    in rank 0's process also the sampler built as the only rank (num_replicas=1, rank=0), read once."""
+    return read(world, rank, from_group()), read(1, 0) if rank == 0 else None'''
+PRINT_ONE_RANK = (
+    "ranks, ALONE = [reading for reading, _ in ranks], ranks[0][1]  # ALONE: rank 0's one-rank reading\n" + PRINT_ONCE
 )
 
-GROUP_ONLY = {
-    "replicas_read_alike": ON_MESH,  # filled in for the mesh (_on_mesh)
-    "group_defaults": GroupReading(
-        '''def read_in_group(world, rank):
-    """This rank's sampler built from the group (num_replicas and rank left out), then with them given."""
-    return one_pass(from_group()), one_pass(build(world, rank))''',
-        'print(f"{SPEC}: N={N}, W={W}, epoch={EPOCH}, {OPTIONS}, in a gloo group of {W} processes")\n'
-        "for r, (grouped, given) in enumerate(ranks):\n"
-        '    print(f"rank {r}: from the group {short(grouped)}; num_replicas={W}, rank={r} given {short(given)}")\n',
-        "left out, num_replicas and rank come from the process group: the same indices as given explicitly.",
-        "wrong = [r for r, (grouped, given) in enumerate(ranks) if grouped != given]\n"
-        "broken = bool(wrong)\n"
-        'shown = "; ".join(f"rank {r} yields {short(ranks[r][0])} built from the group, {short(ranks[r][1])} with '
-        'num_replicas={W}, rank={r}" for r in wrong[:2])',
-    ),
-    "defaults": GroupReading(
-        '''def read_in_group(world, rank):
-    """This rank's sampler built from the group with the contract's defaults given, then with the dataset alone."""
-    return one_pass(from_group()), one_pass(Sampler(DATASET))''',
-        'print(f"{SPEC}: N={N}, W={W}, epoch={EPOCH}, in a gloo group of {W} processes")\n'
-        "for r, (given, alone) in enumerate(ranks):\n"
-        '    print(f"rank {r}: with {OPTIONS} {short(given)}; with the dataset alone {short(alone)}")\n',
-        "built with the dataset alone, Sampler(dataset), it yields what the contract's defaults ($defaults) give.",
-        "wrong = [r for r, (given, alone) in enumerate(ranks) if given != alone]\n"
-        "broken = bool(wrong)\n"
-        'shown = "; ".join(f"rank {r} yields {short(ranks[r][0])} with the defaults given, {short(ranks[r][1])} '
-        'with the dataset alone" for r in wrong[:2])',
-    ),
-    "resumed_ranks_agree": GroupReading(
-        "K = $k  # items each rank read before its checkpoint (as drawn)\n"
-        + HELPERS
-        + '''def read_in_group(world, rank):
-    """This rank, its samplers built from the group: the epoch's uninterrupted pass; then a fresh
-    sampler's first K items and its state_dict(), through a checkpoint into another fresh one,
-    which reads the rest of the pass."""
-    seed_global_rngs()
-    sampler = from_group()
-    uninterrupted = one_pass(sampler)
-    seed_global_rngs()
-    sampler = from_group()
-    set_epoch(sampler, EPOCH)
-    taken = list(itertools.islice(iter(sampler), min(K, len(uninterrupted))))
-    state, _ = through_checkpoint(sampler.state_dict())
-    seed_global_rngs()
-    sampler = from_group()
-    sampler.load_state_dict(state)
-    return uninterrupted, taken, one_pass(sampler)''',
-        'print(f"{SPEC}: N={N}, W={W}, {OPTIONS}, epoch {EPOCH} interrupted after {K} items on each rank, in a gloo "\n'
-        '      f"group of {W} processes")\n'
-        "for r, (uninterrupted, taken, resumed) in enumerate(ranks):\n"
-        '    print(f"rank {r}: uninterrupted {short(uninterrupted)}; before the checkpoint {short(taken)}; "\n'
-        '          f"resumed {short(resumed)}")\n',
-        "resumed after K items, the ranks' passes hold as many items as each other (they differ only as much as "
-        "the uninterrupted passes do): a rank with more runs a step the others never join, and DDP hangs.",
-        "whole = [len(uninterrupted) for uninterrupted, _, _ in ranks]\n"
-        "rest = [len(resumed) for _, _, resumed in ranks]\n"
-        "broken = max(rest) - min(rest) > max(whole) - min(whole)\n"
-        'shown = f"resumed, the ranks\' passes hold {rest} items, where an uninterrupted pass holds {whole}"',
-        imports=RESUME_IMPORTS,
-    ),
-    "resumes_through_loader": GroupReading(
-        "$resume_constants\n"
-        + HELPERS
-        + '''$collate
-def loader_over(sampler):
-    """torchdata's StatefulDataLoader over the sampler, as the suite builds it."""
-    from torchdata.stateful_dataloader import StatefulDataLoader
-
-    return StatefulDataLoader(DATASET, $resume_loader_arguments, num_workers=NUM_WORKERS)
-
-
-def batches(loader, limit=LIMIT + 1):
-    return [batch.tolist() for batch in itertools.islice(loader, limit)]
-
-
-def read_in_group(world, rank):
-    """This rank, its samplers built from the group: epochs EPOCH and EPOCH + 1 through an uninterrupted
-    loader; then K batches of EPOCH through a fresh one, its state_dict() through a checkpoint into
-    another fresh sampler and loader (load_state_dict, then set_epoch), and the rest of both epochs."""
-    seed_global_rngs()
-    sampler = from_group()
-    loader = loader_over(sampler)
-    uninterrupted = []
-    for epoch in (EPOCH, EPOCH + 1):
-        set_epoch(sampler, epoch)
-        uninterrupted.append(batches(loader))
-    seed_global_rngs()
-    sampler = from_group()
-    loader = loader_over(sampler)
-    set_epoch(sampler, EPOCH)
-    iterator = iter(loader)
-    taken = batches(iterator, min(K, len(uninterrupted[0])))
-    state, _ = through_checkpoint(loader.state_dict())
-    del iterator, loader  # the interrupted loader's workers stop here
-    seed_global_rngs()
-    sampler = from_group()
-    loader = loader_over(sampler)
-    loader.load_state_dict(state)
-    resumed = []
-    for epoch in (EPOCH, EPOCH + 1):
-        set_epoch(sampler, epoch)
-        resumed.append(batches(loader))
-    return uninterrupted, taken, resumed''',
-        'print(f"{SPEC}: N={N}, W={W}, {OPTIONS}, StatefulDataLoader($resume_loader_said, num_workers={NUM_WORKERS}), "\n'
-        '      f"epoch {EPOCH} interrupted after {K} batches, in a gloo group of {W} processes")\n'
-        "for r, (uninterrupted, taken, resumed) in enumerate(ranks):\n"
-        '    print(f"rank {r}: uninterrupted {short(uninterrupted[0])}; before the checkpoint {short(taken)}; "\n'
-        '          f"resumed {short(resumed[0])}; the next epoch {short(uninterrupted[1])}, resumed {short(resumed[1])}")\n',
-        "resumed from loader.state_dict() after K batches, every rank's loader yields the rest of the "
-        "uninterrupted loader's epoch, batch for batch, and then the same next epoch.",
-        "wrong = []\n"
-        "for r, (whole, taken, resumed) in enumerate(ranks):\n"
-        "    if taken + resumed[0] != whole[0]:\n"
-        '        wrong.append(f"rank {r} should go on with {short(whole[0][len(taken):])}, went on with {short(resumed[0])}")\n'
-        "    elif resumed[1] != whole[1]:\n"
-        '        wrong.append(f"rank {r}\'s next epoch should be {short(whole[1])}, was {short(resumed[1])}")\n'
-        "broken = bool(wrong)\n"
-        'shown = "; ".join(wrong[:2])',
-        imports=RESUME_IMPORTS,
-    ),
-    "loader_yields_sampler": GroupReading(
-        '''EPOCHS, NUM_WORKERS = $epochs, $num_workers
-$batching
-$collate
-
-def read_in_group(world, rank):
-    """Per epoch, as a training loop: a twin of the sampler, built alike, set to the epoch and
-    read once; then the sampler set to it and read once through a DataLoader."""
-    sampler, twin = from_group(), from_group()
-    loader = torch.utils.data.DataLoader(DATASET, $loader_arguments, num_workers=NUM_WORKERS)
-    epochs = []
-    for epoch in EPOCHS:
-        own = one_pass(twin, epoch)
-        if callable(getattr(sampler, "set_epoch", None)):
-            sampler.set_epoch(epoch)
-        epochs.append((own, [batch.tolist() for batch in itertools.islice(loader, LIMIT + 1)]))
-    return epochs''',
-        'print(f"{SPEC}: N={N}, W={W}, {OPTIONS}, DataLoader($loader_said, num_workers={NUM_WORKERS}), in a gloo "\n'
-        '      f"group of {W} processes")\n'
-        "for r, epochs in enumerate(ranks):\n"
-        "    for epoch, (own, batches) in zip(EPOCHS, epochs):\n"
-        '        print(f"rank {r}, set_epoch({epoch}): the sampler {short(own)}; the DataLoader {short(batches)}")\n',
-        "a DataLoader over the sampler yields the sampler's own indices, in order$loader_promise.",
-        "wrong = []\n"
-        "for r, epochs in enumerate(ranks):\n"
-        "    for epoch, (own, batches) in zip(EPOCHS, epochs):\n"
-        "        $expected\n"
-        "        got = [i for batch in batches for i in batch]\n"
-        "        if got != expected$sizes_differ:\n"
-        "            wrong.append((r, epoch, expected, got))\n"
-        "broken = bool(wrong)\n"
-        'shown = "; ".join(f"rank {r}, set_epoch({epoch}): the sampler yields {short(expected)}, the DataLoader '
-        '{short(got)}" for r, epoch, expected, got in wrong[:2])',
-        imports=("torch",),
-    ),
-}
-
-# How the DataLoader of loader_yields_sampler (and resumes_through_loader's StatefulDataLoader)
-# batches: with its own batch size (and drop_last)...
-LOADER_OF_SAMPLER = {
-    "loader_arguments": "batch_size=BATCH_SIZE, sampler=sampler, drop_last=LOADER_DROP_LAST",
-    "loader_said": "batch_size={BATCH_SIZE}, drop_last={LOADER_DROP_LAST}",
-    "resume_loader_arguments": "sampler=sampler, batch_size=BATCH_SIZE",
-    "resume_loader_said": "batch_size={BATCH_SIZE}",
-    "collate": "\n",
-    "loader_promise": " (cut to whole batches under drop_last), in batches of BATCH_SIZE but the last",
-    "expected": "expected = own[: len(own) // BATCH_SIZE * BATCH_SIZE] if LOADER_DROP_LAST else own",
-    "sizes_differ": " or any(len(batch) != BATCH_SIZE for batch in batches[:-1])",
-}
-# ... or, over a sampler that yields batches, as batch_sampler= (scenarios/loader.py).
-LOADER_OF_BATCH_SAMPLER = {
-    "batching": "# the sampler makes the batches: the DataLoader takes it as batch_sampler=",
-    "loader_arguments": "batch_sampler=sampler, collate_fn=collate",
-    "loader_said": "batch_sampler=sampler",
-    "resume_loader_arguments": "batch_sampler=sampler, collate_fn=collate",
-    "resume_loader_said": "batch_sampler=sampler",
-    "collate": '''
-def collate(items):
-    """A batch as default_collate makes it, but an empty one stays empty, as the suite's loaders collate."""
-    return torch.as_tensor(items, dtype=torch.int64)
-
-''',
-    "loader_promise": " (the items of its batches, one after another)",
-    "expected": "expected = own",
-    "sizes_differ": "",
-}
 
 # What a group only checks, read in one process where it was found on simulated ranks too: the
 # new ranks' counts after a change of world size (repro_resume's ELASTIC reading).
@@ -296,7 +87,14 @@ RESUMED_IN_GROUPS = frozenset({"resumed_ranks_agree", "resumes_through_loader", 
 # The group-only readings a script makes of a sampler that yields batches, as the suite does: a
 # pass is the items of its batches (PASS_OF_BATCHES), a DataLoader takes it as batch_sampler=.
 BATCHED_IN_GROUPS = frozenset(
-    {"replicas_read_alike", "group_defaults", "defaults", "loader_yields_sampler", "resumes_through_loader"}
+    {
+        "replicas_read_alike",
+        "group_defaults",
+        "defaults",
+        "loader_yields_sampler",
+        "resumes_through_loader",
+        "agrees_across_ranks",
+    }
 )
 # Every flag whose failure found in a group a script reads in a group.
 READ_IN_GROUPS = frozenset(GROUP_ONLY) | {flag for flag, found in SNIPPETS.items() if found.reading is READ_ONCE}
@@ -350,10 +148,19 @@ def group_script(
             fill(found.reading), fill(found.printed), fill(found.promise), fill(found.code), found.imports
         )
     elif flag in SNIPPETS and SNIPPETS[flag].reading is READ_ONCE:
-        if SNIPPETS[flag].one_rank and plug.needs_process_group:
+        once = SNIPPETS[flag]
+        if once.one_rank and plug.needs_process_group:
             raise CannotReproduce("the sampler takes its rank from the group: it cannot be built as the only rank")
-        filled = snippet(SNIPPETS[flag], contract, case, record, plug.world_size_name)
-        reading = GroupReading(ONE_READING, PRINT_ONCE, filled.promise, filled.code, filled.imports)
+        if once.one_rank:  # its one-rank reading made in rank 0's process (ONE_RANK_READING)
+            once = dataclasses.replace(once, code=once.code.replace("$alone", "ALONE"))
+        filled = snippet(once, contract, case, record, plug.world_size_name)
+        reading = GroupReading(
+            ONE_RANK_READING if once.one_rank else ONE_READING,
+            PRINT_ONE_RANK if once.one_rank else PRINT_ONCE,
+            filled.promise,
+            filled.code,
+            filled.imports,
+        )
     else:
         raise CannotReproduce(
             f"{flag} was found in real process groups only, and its reading there is not scripted yet"
@@ -400,6 +207,7 @@ def _values(contract: SamplerContract, case: IndexCase, record: Mapping[str, Any
         "k": drawn(record, CHECKPOINT_LABEL),
         "global_seed": drawn(record, "global RNG seed") or 0,  # the resume readings' (repro_resume.SEEDED)
         "loader_k": loader_k,
+        "drift_seed": drawn(record, "global seed"),  # test_ranks_agree_after_one_rank_drew_more_from_the_global_rngs
         "defaults": ", ".join(f"{name}={value!r}" for name, value in contract.defaults),
         "epochs": epochs,
         "loader_drop_last": loader_drop_last,

@@ -111,6 +111,11 @@ except Exception as exc:  # refused at once, as torch's DistributedSampler refus
 INVALID_ARGUMENTS = re.compile(r"constructing with num_replicas=(-?\d+), rank=(-?\d+)")
 
 
+# The one-rank reading of a snippet that reads one (Snippet.one_rank): the sampler built with
+# num_replicas=1, rank=0, read in the script's process (a group script reads it in rank 0's).
+ONE_RANK_READ = "read(1, 0)"
+
+
 @dataclass(frozen=True)
 class Snippet:
     promise: str  # the one comment that states it
@@ -230,7 +235,7 @@ SNIPPETS = {
     ),
     "strided": Snippet(
         "rank r yields Q[r::W], Q the order one rank yields (num_replicas=1) padded from its head.",
-        "one = read(1, 0)[0]\n"
+        "one = $alone[0]\n"
         "size = max(len(indices) for indices, _, _ in ranks) * W\n"
         "Q = [one[i % len(one)] for i in range(size)] if one else []\n"
         "wrong = [r for r, (indices, _, _) in enumerate(ranks) if indices != Q[r::W]]\n"
@@ -241,7 +246,7 @@ SNIPPETS = {
     ),
     "contiguous": Snippet(
         "rank r yields the r-th block of Q, Q the order one rank yields (num_replicas=1) padded from its head.",
-        "one = read(1, 0)[0]\n"
+        "one = $alone[0]\n"
         "block = max(len(indices) for indices, _, _ in ranks)\n"
         "Q = [one[i % len(one)] for i in range(block * W)] if one else []\n"
         "wrong = [r for r, (indices, _, _) in enumerate(ranks) if indices != Q[r * block : (r + 1) * block]]\n"
@@ -286,6 +291,7 @@ def snippet(
         "new_world": drawn(record, NEW_WORLD_LABEL),
         "least": least_comparable(contract),
         "world_size_name": world_size_name,
+        "alone": ONE_RANK_READ,
         **UNITS[contract.yields_batches],
     }
     invalid = INVALID_ARGUMENTS.search(record.get("message", ""))
