@@ -69,7 +69,9 @@ def _rank_timeout(text: str) -> float:
 
 
 def _case_budget(text: str) -> float:
-    return _number("case-budget", text, "seconds, e.g. --case-budget=0.25, or 0 to plan nothing", zero_allowed=True)
+    return _number(
+        "case-budget", text, "a number of seconds (e.g. --case-budget=0.25), or 0 to plan nothing", zero_allowed=True
+    )
 
 
 def _read_budget(text: str) -> float:
