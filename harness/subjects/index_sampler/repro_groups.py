@@ -15,7 +15,6 @@ invariants found on a mesh raise CannotReproduce, saying why."""
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
 from string import Template
 from typing import Any
@@ -151,9 +150,8 @@ def group_script(
         once = SNIPPETS[flag]
         if once.one_rank and plug.needs_process_group:
             raise CannotReproduce("the sampler takes its rank from the group: it cannot be built as the only rank")
-        if once.one_rank:  # its one-rank reading made in rank 0's process (ONE_RANK_READING)
-            once = dataclasses.replace(once, code=once.code.replace("$alone", "ALONE"))
-        filled = snippet(once, contract, case, record, plug.world_size_name)
+        # Its one-rank reading, where it reads one, made in rank 0's process (ONE_RANK_READING).
+        filled = snippet(once, contract, case, record, plug.world_size_name, alone="ALONE")
         reading = GroupReading(
             ONE_RANK_READING if once.one_rank else ONE_READING,
             PRINT_ONE_RANK if once.one_rank else PRINT_ONCE,

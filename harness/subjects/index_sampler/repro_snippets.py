@@ -275,11 +275,17 @@ UNITS = {
 
 
 def snippet(
-    found: Snippet, contract: SamplerContract, case: IndexCase, record: Mapping[str, Any], world_size_name: str
+    found: Snippet,
+    contract: SamplerContract,
+    case: IndexCase,
+    record: Mapping[str, Any],
+    world_size_name: str,
+    alone: str = ONE_RANK_READ,
 ) -> Snippet:
     """The snippet ``found`` filled in for ``contract``, ``case`` and what the failing test
     drew (``record``), its code led by the global order it reads, where it reads one
-    (``world_size_name``: what the sampler calls num_replicas)."""
+    (``world_size_name``: what the sampler calls num_replicas; ``alone``: the one-rank
+    reading's expression, where it reads one)."""
     values = {
         "expected": contract.expected_length(case.dataset_size, case.world_size, case.drop_last),
         "rule": contract.length_words(case.drop_last),
@@ -291,7 +297,7 @@ def snippet(
         "new_world": drawn(record, NEW_WORLD_LABEL),
         "least": least_comparable(contract),
         "world_size_name": world_size_name,
-        "alone": ONE_RANK_READ,
+        "alone": alone,
         **UNITS[contract.yields_batches],
     }
     invalid = INVALID_ARGUMENTS.search(record.get("message", ""))
