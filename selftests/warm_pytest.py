@@ -43,7 +43,7 @@ from sampler_conformance.execution.fork_server import (
 from sampler_conformance.execution.hash_seeds import HASH_SEED_VARIABLE, derived_hash_seed
 from sampler_conformance.execution.processes import FORK_SERVER_PRELOAD
 
-from .suite_run import HYPOTHESIS_SEED
+from .suite_run import HYPOTHESIS_SEED, REPO
 
 # What every certification imports before its first test.
 PRELOAD = (
@@ -56,6 +56,9 @@ PRELOAD = (
     "sampler_conformance.execution.rank_pool",
     "sampler_conformance.subjects.index_sampler.fixtures",
     "sampler_conformance.subjects.index_sampler.draws",
+    # This module, which each run imports to find _pytest_main, and with it the corpus.
+    "selftests.warm_pytest",
+    "selftests.mined_constants",  # last: it mines the constants of the modules above
 )
 KILL_JOIN_TIMEOUT_S = 10
 DEFAULT_TIMEOUT_S = 600.0  # a run given no timeout: the longest whole-suite certification is under a minute
@@ -68,6 +71,13 @@ SERVER_ENVIRON = {
     **os.environ,
     "OMP_NUM_THREADS": "1",
     HASH_SEED_VARIABLE: str(derived_hash_seed(HYPOTHESIS_SEED, 0)),
+}
+# The pytest server's own: it imports selftests.mined_constants from wherever the test that
+# starts it stands (Python 3.11's fork server takes its sys.path from its environment).
+# A child's sys.path is the test's all the same (_pytest_main).
+PYTEST_SERVER_ENVIRON = {
+    **SERVER_ENVIRON,
+    "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), SERVER_ENVIRON.get("PYTHONPATH")])),
 }
 
 
@@ -95,7 +105,7 @@ def runpytest_subprocess(
     process = context.Process(  # type: ignore[attr-defined]
         target=_pytest_main, args=(argv, str(pytester.path), environ, str(stdout), str(stderr))
     )
-    with _server_environment():
+    with _server_environment(PYTEST_SERVER_ENVIRON):
         process.start()
     process.join(timeout)
     if process.exitcode is None:
@@ -115,19 +125,19 @@ def _shared_rank_servers() -> str:
     """The fork servers that a certification's ranks past the first come from, started once
     in this process and shared with every run (``fork_server.share_separate_fork_servers``):
     a run would otherwise start one a position, each a fresh interpreter importing torch."""
-    with _server_environment():
+    with _server_environment(SERVER_ENVIRON):
         return share_separate_fork_servers(range(1, SHARED_POSITIONS), HYPOTHESIS_SEED, FORK_SERVER_PRELOAD)
 
 
 @contextlib.contextmanager
-def _server_environment() -> Iterator[None]:
-    """The environment the warm server starts with, whichever test starts it: the selftests'
-    own, as it was before any test changed it (a test's marks, such as the tag by which
+def _server_environment(environ: dict[str, str]) -> Iterator[None]:
+    """``environ`` while a warm server starts, whichever test starts it: the selftests' own
+    environment, as it was before any test changed it (a test's marks, such as the tag by which
     test_rank_pool counts a run's processes, must not stick to a server that outlives it).
     The child gets the test's environment all the same."""
     current = dict(os.environ)
     os.environ.clear()
-    os.environ.update(SERVER_ENVIRON)
+    os.environ.update(environ)
     try:
         yield
     finally:
