@@ -44,6 +44,15 @@ TOP_EPOCH = EPOCH_LIMIT - 1 + 2
 # Beyond the drawn range: probed only to report what the sampler does there.
 PROBE_CEILING = 2**64
 PROBE_SIZE = 4  # items per rank of the probe's case: enough that a shuffle draws from the generator
+# Where seeds are refused, if anywhere, as far as samplers seen go: past the signed and unsigned
+# 32- and 64-bit integers their generators take (numpy's RandomState from 2**32 on, torch's
+# generator from 2**64), with or without the top epoch added. Each is probed first, in order,
+# so that a range is found in a dozen reads rather than a bisection's 64 on each side.
+LIKELY_EDGES = sorted(
+    seed
+    for seed in {edge - shift for edge in (2**31, 2**32, 2**63, PROBE_CEILING) for shift in (0, TOP_EPOCH)}
+    if 0 < seed < PROBE_CEILING
+)
 
 
 @dataclass(frozen=True)
@@ -140,11 +149,22 @@ Refused = tuple[int | None, str]  # the smallest seed refused (None: none up to 
 
 
 def smallest_refused(refusal: Callable[[int], str | None]) -> Refused:
-    """Bisect [0, 2**64] for the smallest seed refused, if seed 0 is accepted and 2**64 is not."""
+    """The smallest seed refused in [0, 2**64], if seed 0 is accepted and 2**64 is not: the
+    likely edges first (:data:`LIKELY_EDGES`), each tried where it would be the first seed
+    refused; then a bisection of what is left, where none was."""
     at_ceiling = refusal(PROBE_CEILING)
     if at_ceiling is None or refusal(0) is not None:  # all accepted, or all refused: a crash, no range
         return None, ""
     accepted, refused, how = 0, PROBE_CEILING, at_ceiling
+    for edge in LIKELY_EDGES:
+        why = refusal(edge)
+        if why is None:
+            accepted = edge
+            continue
+        refused, how = edge, why
+        break
+    if refused - accepted > 1 and refusal(refused - 1) is None:  # the edge found, in one more probe
+        accepted = refused - 1
     while refused - accepted > 1:
         middle = (accepted + refused) // 2
         why = refusal(middle)
