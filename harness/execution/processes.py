@@ -22,8 +22,10 @@ from .scenario import CallWatch
 
 KILL_JOIN_TIMEOUT_S = 2.0
 STACK_DUMP_WAIT_S = 3.0
-# What the fork servers of ranks and of the sampler process have imported.
-FORK_SERVER_PRELOAD = ("torch", rank_body.__name__)
+# What the fork servers of ranks and of the sampler process have imported: with the
+# subjects' registry (every kind's rank-side modules, 114 of them), which a rank started
+# from a fresh server imported for its first request, each rank again.
+FORK_SERVER_PRELOAD = ("torch", rank_body.__name__, f"{__package__.rpartition('.')[0]}.subjects")
 
 
 @dataclass
