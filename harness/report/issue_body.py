@@ -4,9 +4,10 @@ for the sampler's issue tracker."""
 
 from __future__ import annotations
 
+import functools
 import importlib.metadata
 import platform
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from sampler_conformance.core.contracts import Contract
@@ -39,12 +40,19 @@ def versions(spec: str, adapted: Sequence[str] = ()) -> str:
     """The sampler's distribution and version (where it comes from one), those of the packages it
     adapts, torch's, Python's and the platform."""
     top = spec.partition(":")[0].split(".")[0]
-    distributions = dict.fromkeys([*importlib.metadata.packages_distributions().get(top, []), *adapted])
+    distributions = dict.fromkeys([*_distributions_by_package().get(top, []), *adapted])
     found = [f"{distribution} {_version(distribution)}" for distribution in distributions]
     if "torch" not in {name.split()[0] for name in found}:
         found.append(f"torch {_version('torch')}")
     found += [f"Python {platform.python_version()}", platform.platform(terse=True)]
     return ", ".join(found)
+
+
+@functools.cache
+def _distributions_by_package() -> Mapping[str, list[str]]:
+    """The distributions each top-level package comes from: read once a run, since it reads
+    every installed distribution's list of files (a run writes an issue body a failure)."""
+    return importlib.metadata.packages_distributions()
 
 
 def _version(distribution: str) -> str:
