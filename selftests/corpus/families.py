@@ -150,6 +150,33 @@ class InfiniteOnePass(InfiniteStream):
         return itertools.islice(self._stream(self.seed), self.rank, self.n, self.num_replicas)
 
 
+@rejected("test_seed_changes_order", "seed_effective", under="infinite")
+class InfiniteSeedIgnored(InfiniteStream):
+    """Bug: the stream's generator is seeded with a constant, not with ``seed``: every run,
+    whatever its seed, trains on the same stream."""
+
+    def __iter__(self):
+        return itertools.islice(self._stream(0), self.rank, None, self.num_replicas)
+
+
+@rejected("test_same_order_without_set_epoch", "deterministic", under="infinite")
+class InfiniteGeneratorKept(InfiniteStream):
+    """Bug: the stream's generator is seeded once, when the sampler is built, and kept: a second
+    iterator goes on from where the first left the generator, so a DataLoader made again (after
+    an evaluation, or a restart within the process) reads another stream than the job's first."""
+
+    def __init__(self, dataset, num_replicas=None, rank=None, shuffle=True, seed=0, drop_last=False):
+        super().__init__(dataset, num_replicas, rank, shuffle, seed, drop_last)
+        self.generator = torch.Generator().manual_seed(seed)
+
+    def _stream(self, seed):
+        while True:
+            if self.shuffle:
+                yield from torch.randperm(self.n, generator=self.generator).tolist()
+            else:
+                yield from range(self.n)
+
+
 # ---- contract `batch` (family F) --------------------------------------------------
 
 

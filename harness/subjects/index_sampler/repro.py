@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
+from string import Template
 from typing import Any
 
 from sampler_conformance.core.contracts import Contract
@@ -34,7 +35,16 @@ from sampler_conformance.subjects.common.repro_script import (
 from .case import IndexCase
 from .contracts import SamplerContract
 from .plug import SamplerPlug
-from .repro_batches import BATCH_SNIPPETS, ENDLESS, READ_BATCHES, TAKE_BATCHES, family_snippet, reads_batches
+from .repro_batches import (
+    BATCH_SNIPPETS,
+    ENDLESS,
+    ENDLESS_GENERIC,
+    READ_BATCHES,
+    TAKE_BATCHES,
+    TAKE_PREFIX,
+    family_snippet,
+    reads_batches,
+)
 from .repro_batches import COVERED as FAMILY_COVERED
 from .repro_compose import COMPOSE_SNIPPETS, compose_part
 from .repro_cost import COST_SNIPPETS, cost_script
@@ -112,7 +122,8 @@ Sampler = load(SPEC)
 {reading}
 # The promise: {promise}
 """
-# How the script takes a pass's units: indices, or batches (repro_batches.TAKE_BATCHES).
+# How the script takes a pass's units: indices, batches (repro_batches.TAKE_BATCHES), or the
+# prefix of a sampler that never stops (repro_batches.TAKE_PREFIX).
 TAKE_INDICES = '''def take(sampler, count):
     """A pass's first ``count`` indices (fewer, where it ends first)."""
     return list(itertools.islice(sampler, count))'''
@@ -124,7 +135,7 @@ def scripted(contract: Contract) -> frozenset[str]:
     batches (:data:`READ_AS_UNITS`) and those a group script reads of batches; else every one covered."""
     assert isinstance(contract, SamplerContract)
     if not contract.finite:
-        return frozenset(ENDLESS)
+        return frozenset({*ENDLESS, *ENDLESS_GENERIC})
     return frozenset({*FAMILY_COVERED, *READ_AS_UNITS, *BATCHED_IN_GROUPS} if contract.yields_batches else COVERED)
 
 
@@ -198,8 +209,15 @@ def _head(
         world_size_name=plug.world_size_name,
         load=LOAD,
         short=SHORT,
-        take=TAKE_BATCHES if contract.yields_batches else TAKE_INDICES,
+        take=_take(contract, case),
         promise=promise,
         reading=reading,
         imports=imports(modules),
     )
+
+
+def _take(contract: SamplerContract, case: IndexCase) -> str:
+    """How the script's read() takes a reading's units under ``contract``."""
+    if not contract.finite:
+        return Template(TAKE_PREFIX).substitute(prefix=contract.prefix_length(case.dataset_size, case.world_size))
+    return TAKE_BATCHES if contract.yields_batches else TAKE_INDICES

@@ -93,10 +93,17 @@ for r in range(W):
           f"len()={after}): {batches_shown(batches)}")
 """
 )
+# How the script takes a reading of a sampler that never stops (its read(), repro.HEAD): the
+# prefix the suite reads of each rank, whatever a finite pass's bound would be.
+TAKE_PREFIX = '''PREFIX = $prefix  # indices read of each rank: ceil(2N/W) + 1, two whole blocks of N interleaved
+
+
+def take(sampler, count):
+    """The sampler's first PREFIX indices: it never stops (``count`` bounds a finite pass)."""
+    return list(itertools.islice(sampler, PREFIX))'''
 # ... an endless sampler: each rank's first PREFIX indices, as the suite reads it.
 READ_PREFIX = (
-    """PREFIX = $prefix  # indices read of each rank: ceil(2N/W) + 1, two whole blocks of N interleaved
-ranks = [list(itertools.islice(build(W, r), PREFIX)) for r in range(W)]
+    """ranks = [take(build(W, r), PREFIX) for r in range(W)]
 """
     + SAID
     + """for r, indices in enumerate(ranks):
@@ -264,11 +271,14 @@ broken = bool(bad or stopped)
 shown = f"(rank, position, item) not an index of range({N}): {short(bad)}; (rank, items before it stopped): {stopped}\"""",
     reading=READ_PREFIX,
 )
-# The flags read of a sampler that never stops.
+# The flags read of a sampler that never stops: those its prefixes alone show...
 ENDLESS = {
     "stream_blocks_are_permutations": BATCH_SNIPPETS["stream_blocks_are_permutations"],
     "valid_indices": ENDLESS_VALID_INDICES,
 }
+# ...and the generic readings of determinism and of the seed, which compare what each rank
+# yields, here its prefix (TAKE_PREFIX).
+ENDLESS_GENERIC = ("deterministic", "seed_effective")
 # The generic readings that hold for batches: len() counts batches, the fault's and determinism's
 # readings compare whatever the sampler yields, a refusal reads nothing, and the seed's and the
 # epochs' readings compare the batches' items one after another, as the suite does.
@@ -294,6 +304,8 @@ def family_snippet(
 ) -> Snippet:
     """The snippet of ``flag`` filled in for ``contract``, ``case`` and what the failing test drew
     (``record``); CannotReproduce where this contract's samplers have no reading of it yet."""
+    if not contract.finite and flag in ENDLESS_GENERIC:
+        return snippet(SNIPPETS[flag], contract, case, record, world_size_name)
     if not contract.finite:  # each rank's prefix, as the suite reads a sampler that never stops
         if flag not in ENDLESS:
             raise CannotReproduce(f"no plain-Python reading of {flag} for samplers that never stop yet")
@@ -324,7 +336,6 @@ def _values(contract: SamplerContract, case: IndexCase, record: Mapping[str, Any
     return {
         "batch_size": b,
         "batch_drop_last": drawn(record, "BatchSampler drop_last"),
-        "prefix": contract.prefix_length(n, w),
         "repeats": case.repeats,
         "per_generation": max(w * b // max(case.repeats, 1), 1),
         "per_rank": per_rank,
