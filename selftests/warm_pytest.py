@@ -15,8 +15,9 @@ seeded as the selftests' seed seeds it, started once per selftest process
 150 of them in the selftests, each a fresh interpreter importing torch).
 
 Nothing of a run survives into the next: each is a new child of the server, which only ever
-imported modules, and so is each rank. A run's own imports (the samplers of ``selftests.corpus``, the test
-modules) happen in the child. The tests that exercise the interpreter itself (installation,
+imported modules (``selftests.corpus`` among them, which each run imports with this module, and
+the constants Hypothesis mines from them: ``selftests/mined_constants.py``), and so is each rank.
+A run's own imports (the test modules, a sampler from elsewhere) happen in the child. The tests that exercise the interpreter itself (installation,
 console scripts, signals, torchrun) start their own interpreters, without pytester.
 """
 
@@ -72,9 +73,10 @@ SERVER_ENVIRON = {
     "OMP_NUM_THREADS": "1",
     HASH_SEED_VARIABLE: str(derived_hash_seed(HYPOTHESIS_SEED, 0)),
 }
-# The pytest server's own: it imports selftests.mined_constants from wherever the test that
-# starts it stands (Python 3.11's fork server takes its sys.path from its environment).
-# A child's sys.path is the test's all the same (_pytest_main).
+# The pytest server's own: it imports this package's modules from wherever the test that
+# starts it stands (Python 3.11's fork server ignores the sys.path it is given: its own comes
+# from its environment, and a preload it cannot import is skipped without a word). A child's
+# sys.path is the test's all the same (_pytest_main).
 PYTEST_SERVER_ENVIRON = {
     **SERVER_ENVIRON,
     "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), SERVER_ENVIRON.get("PYTHONPATH")])),
