@@ -6,6 +6,8 @@ charged beyond that set is a wrong verdict of the suite."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from dataclasses import replace
 
 import pytest
@@ -75,6 +77,44 @@ def test_a_script_is_offered_only_where_two_runs_exit_1_alike_with_the_violation
     assert why["holds"].startswith("the script exits 0 on the counterexample's case"), why
     assert why["no_words"] == "the script exits 1 without the violation's words", why
     assert why["flaky"].startswith("two runs of the script printed different things"), why
+
+
+# A package that registers itself with another one's registry at import, as datasets registers
+# its Arrow types with pyarrow: imported twice in one process, it raises.
+REGISTERING_PACKAGE = {
+    "registry_host.py": "REGISTERED = set()\n",
+    "registering.py": (
+        "import registry_host\n"
+        "if __name__ in registry_host.REGISTERED:\n"
+        "    raise KeyError(f'{__name__} is registered already')\n"
+        "registry_host.REGISTERED.add(__name__)\n"
+    ),
+    "script.py": "import registering\nprint('held: it imports')\n",
+}
+# In a fresh interpreter: the package imported and forgotten, as the process that collects the
+# tests checks an adapter's package (specs.require_package); then its script run both ways.
+RUN_BOTH_WAYS = """
+import sys
+sys.path.insert(0, {folder!r})
+import registering
+del sys.modules["registering"]
+from sampler_conformance.execution.scripts import run_scripts
+for fresh in (False, True):
+    (run,) = run_scripts([{script!r}], fresh_server=fresh)
+    print("fresh" if fresh else "forked", run.exit_code, "registered already" in run.output)
+"""
+
+
+def test_a_script_is_checked_in_a_fresh_interpreter_where_the_run_forgot_a_package(tmp_path):
+    """A script that imports a package the run imported and forgot: forked from the run's own
+    process it fails on the package's second registration, which `python SCRIPT` never meets;
+    run from a fresh interpreter's server, as the run does then, it holds (datasets' Arrow
+    types: a script offered on that failure, not the sampler's, exited 0 alone)."""
+    for name, text in REGISTERING_PACKAGE.items():
+        (tmp_path / name).write_text(text)
+    code = RUN_BOTH_WAYS.format(folder=str(tmp_path), script=str(tmp_path / "script.py"))
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=180, cwd=tmp_path)
+    assert result.stdout.splitlines() == ["forked 1 True", "fresh 0 False"], result.stdout + result.stderr
 
 
 def test_a_script_the_suite_fails_to_write_is_said_to_be_the_suites_bug(tmp_path):

@@ -29,11 +29,20 @@ class ScriptRun:
     failure: str = ""  # why it did not run to an exit: it raised, hung or died; empty where it did
 
 
-def run_scripts(paths: Sequence[str], argv: Sequence[str] = (), timeout_s: float = 60.0) -> list[ScriptRun]:
-    """Each script in a child of its own, all at once, each waited for at most ``timeout_s``."""
-    from .processes import fork_server  # not at import: it imports the rank body
+def run_scripts(
+    paths: Sequence[str], argv: Sequence[str] = (), timeout_s: float = 60.0, fresh_server: bool = False
+) -> list[ScriptRun]:
+    """Each script in a child of its own, all at once, each waited for at most ``timeout_s``.
+    ``fresh_server``: the children fork from a fresh interpreter's server, not from this
+    process's: where this process imported a package and forgot it (``specs.forgot_a_package``),
+    a script importing it again in a fork of this process fails where ``python SCRIPT`` does not
+    (datasets' Arrow types, registered twice: ArrowKeyError), as the cost probe's children would."""
+    from .fork_server import separate_fork_server_context  # not at import: it imports the rank body
+    from .processes import FORK_SERVER_PRELOAD, fork_server
 
-    context = fork_server()
+    context: Any = fork_server()
+    if fresh_server:  # the one the simulated ranks' sampler process shares where it can
+        context = separate_fork_server_context(0, FORK_SERVER_PRELOAD) or context
     started = []
     for path in paths:
         receiving, sending = context.Pipe(duplex=False)

@@ -16,7 +16,7 @@ from typing import Any
 from sampler_conformance.core.contracts import Contract
 from sampler_conformance.core.subject import CannotReproduce, Plug, Subject
 from sampler_conformance.execution.scripts import ScriptRun, run_scripts
-from sampler_conformance.subjects.specs import PACKAGE_ATTRIBUTE
+from sampler_conformance.subjects.specs import PACKAGE_ATTRIBUTE, forgot_a_package
 
 from .certificate import certificate_paths
 from .counterexamples import shown_first
@@ -74,7 +74,8 @@ def reproduce(
         else:
             written[result.flag] = path, record
     paths = [str(path) for path, _ in written.values()]
-    runs = run_scripts(paths * 2, timeout_s=SCRIPT_TIMEOUT_S)  # twice each: a script must say the same each time
+    # Twice each: a script must say the same each time.
+    runs = run_scripts(paths * 2, timeout_s=SCRIPT_TIMEOUT_S, fresh_server=forgot_a_package())
     for (flag, (path, record)), first, second in zip(
         written.items(), runs[: len(paths)], runs[len(paths) :], strict=True
     ):
