@@ -126,12 +126,9 @@ def measure(
     only a short read after its first item. (The limit and the wait are the probe's; a
     benchmark measuring past them sets its own.)"""
     # Not at import: the registry of invariants reads SHARE.
-    from .fork_server import separate_fork_server_context
-    from .processes import FORK_SERVER_PRELOAD, fork_server
+    from .processes import fork_server_for
 
-    context: Any = fork_server()
-    if probed.fresh_server:  # the one the simulated ranks' sampler process shares where it can
-        context = separate_fork_server_context(0, FORK_SERVER_PRELOAD) or context
+    context = fork_server_for(probed.fresh_server)
     receiving, sending = context.Pipe(duplex=False)
     child = context.Process(target=_measure_here, args=(sending, probed, size, world, whole, limit_bytes), daemon=True)
     child.start()

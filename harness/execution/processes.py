@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from . import rank_body
-from .fork_server import fork_server_context
+from .fork_server import fork_server_context, separate_fork_server_context
 from .scenario import CallWatch
 
 KILL_JOIN_TIMEOUT_S = 2.0
@@ -107,6 +107,19 @@ def fork_server() -> Any:
     starts in milliseconds, so a sampler that kills it costs little. Single-threaded, and
     it never touches CUDA, so its children may join a gloo or NCCL group."""
     return fork_server_context(FORK_SERVER_PRELOAD)
+
+
+def fork_server_for(fresh: bool) -> Any:
+    """Where a child that runs the sampler's code forks from: :func:`fork_server`; or, ``fresh``,
+    the separate server a fresh interpreter runs (the one the simulated ranks' sampler process
+    shares where it can), for a process that imported a package and forgot it
+    (``specs.forgot_a_package``): a fork of it imports the package again, which a package that
+    registers itself with another one refuses (datasets' Arrow types: ArrowKeyError)."""
+    if fresh:
+        separate = separate_fork_server_context(0, FORK_SERVER_PRELOAD)
+        if separate is not None:
+            return separate
+    return fork_server()
 
 
 def reserve_loopback_port() -> socket.socket:

@@ -37,12 +37,9 @@ def run_scripts(
     process's: where this process imported a package and forgot it (``specs.forgot_a_package``),
     a script importing it again in a fork of this process fails where ``python SCRIPT`` does not
     (datasets' Arrow types, registered twice: ArrowKeyError), as the cost probe's children would."""
-    from .fork_server import separate_fork_server_context  # not at import: it imports the rank body
-    from .processes import FORK_SERVER_PRELOAD, fork_server
+    from .processes import fork_server_for  # not at import: it imports the rank body
 
-    context: Any = fork_server()
-    if fresh_server:  # the one the simulated ranks' sampler process shares where it can
-        context = separate_fork_server_context(0, FORK_SERVER_PRELOAD) or context
+    context = fork_server_for(fresh_server)
     started = []
     for path in paths:
         receiving, sending = context.Pipe(duplex=False)

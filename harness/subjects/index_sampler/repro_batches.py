@@ -304,14 +304,12 @@ def family_snippet(
 ) -> Snippet:
     """The snippet of ``flag`` filled in for ``contract``, ``case`` and what the failing test drew
     (``record``); CannotReproduce where this contract's samplers have no reading of it yet."""
-    if not contract.finite and flag in ENDLESS_GENERIC:
+    if flag in (GENERIC if contract.finite else ENDLESS_GENERIC):
         return snippet(SNIPPETS[flag], contract, case, record, world_size_name)
     if not contract.finite:  # each rank's prefix, as the suite reads a sampler that never stops
         if flag not in ENDLESS:
             raise CannotReproduce(f"no plain-Python reading of {flag} for samplers that never stop yet")
         found = ENDLESS[flag]
-    elif flag in GENERIC:
-        return snippet(SNIPPETS[flag], contract, case, record, world_size_name)
     elif flag in BATCH_SNIPPETS:
         found = BATCH_SNIPPETS[flag]
     else:
