@@ -51,6 +51,8 @@ GROWTH_CHARGED = 10
 SPAN_NEEDED = 100
 MEMORY_CHARGED = 64 << 20
 TIME_CHARGED_S = 0.25
+CHARGED = {"peak_bytes": MEMORY_CHARGED, "first_s": TIME_CHARGED_S}
+FLOOR = {"peak_bytes": MEMORY_FLOOR, "first_s": TIME_FLOOR_S}
 # The largest sizes an exponent is fitted over: a peak of memory repeats to the page, a time
 # moves with the machine's load, so three sizes steady it.
 FITTED = {"peak_bytes": 2, "first_s": 3}
@@ -91,6 +93,31 @@ def growth(readings: list[Reading], field: str) -> Growth | None:
         )
         exponent = max(0.0, slope)
     return Growth(last.size, last.world_size, float(getattr(last, field)), exponent)
+
+
+def spanned(at_share: list[Reading]) -> tuple[Reading, Reading] | None:
+    """The smallest and largest sizes measured at a fixed share, where they span SPAN_NEEDED of N."""
+    measured = [r for r in at_share if not r.stopped]
+    if len(measured) < 2 or measured[-1].size < SPAN_NEEDED * measured[0].size:
+        return None
+    return measured[0], measured[-1]
+
+
+def _grew(first: Reading, last: Reading, field: str) -> bool:
+    return getattr(last, field) > GROWTH_CHARGED * max(getattr(first, field), FLOOR[field])
+
+
+def undecided(at_share: list[Reading]) -> bool:
+    """Whether a sweep at a fixed share grew GROWTH_CHARGED-fold over its span without passing
+    the charged figure: only a larger size says whether it grows with N. (A permutation held
+    whole on every rank costs about 56 MB and 0.2 s at N = 1e6, near both charged figures,
+    which the machine's load decides; at N = 1e7, ten times them.)"""
+    span = spanned(at_share)
+    if span is None:
+        return False
+    first, last = span
+    grew = [field for field in CHARGED if _grew(first, last, field)]
+    return bool(grew) and all(getattr(last, field) <= CHARGED[field] for field in grew)
 
 
 READINGS = ("on_world", "at_share", "passes")  # Cost's readings, as the certificate names them
@@ -139,26 +166,16 @@ class Cost:
     def stopped(self) -> list[Reading]:
         return [r for r in (*self.on_world, *self.at_share) if r.stopped]
 
-    def _span(self) -> tuple[Reading, Reading] | None:
-        """The smallest and largest sizes measured at a fixed share, where they span SPAN_NEEDED of N."""
-        measured = [r for r in self.at_share if not r.stopped]
-        if len(measured) < 2 or measured[-1].size < SPAN_NEEDED * measured[0].size:
-            return None
-        return measured[0], measured[-1]
-
     def grows_with_n(self) -> tuple[str, str] | None:
         """Where the cost at a fixed share grew GROWTH_CHARGED-fold past its charged figure: (what, how), or None."""
-        span = self._span()
+        span = spanned(self.at_share)
         if span is None:
             return None
         first, last = span
-        for field, floor, charged, shown in (
-            ("peak_bytes", MEMORY_FLOOR, MEMORY_CHARGED, memory),
-            ("first_s", TIME_FLOOR_S, TIME_CHARGED_S, seconds),
-        ):
-            a, b = getattr(first, field), getattr(last, field)
-            if b > charged and b > GROWTH_CHARGED * max(a, floor):
+        for field, shown in (("peak_bytes", memory), ("first_s", seconds)):
+            if _grew(first, last, field) and getattr(last, field) > CHARGED[field]:
                 what = "peak memory" if field == "peak_bytes" else "time to the first item"
+                a, b = getattr(first, field), getattr(last, field)
                 return what, (
                     f"{shown(a)} at N={large(first.size)} (W={first.world_size:,}) to {shown(b)} at N={large(last.size)} "
                     f"(W={last.world_size:,})"
@@ -179,7 +196,7 @@ class Cost:
 
     def judged_span(self) -> bool:
         """Whether the sweep at a fixed share spans enough of N to judge its growth."""
-        return self._span() is not None
+        return spanned(self.at_share) is not None
 
     def lines(self, noun: str, production: tuple[float, int] | None) -> list[str]:
         """The summary's lines: the growth, what stopped a sweep, and the projection where asked."""

@@ -15,8 +15,9 @@ before a size its growth so far projects past :data:`PROJECTED_LIMIT` times it: 
 sampler costs the measurement more than a few budgets. The sweep at a fixed share measures
 the sizes its judgment needs (``SPAN_NEEDED`` of N) whatever the projection: two small
 figures on a loaded machine project a steep growth that the next size need not have, and a
-sweep cut short there judges nothing. Every child has a bounded wait and
-is reaped; one that raises, dies, passes its memory limit or never yields ends its sweep
+sweep cut short there judges nothing. It goes on, too, while what it measured grew tenfold
+without passing the charged figure (``core.cost.undecided``): a size ten times larger
+decides. Every child has a bounded wait and is reaped; one that raises, dies, passes its memory limit or never yields ends its sweep
 with the reason.
 """
 
@@ -44,6 +45,7 @@ from sampler_conformance.core.cost import (
     memory,
     seconds,
 )
+from sampler_conformance.core.cost import undecided as growth_undecided
 
 from . import memory_budget
 
@@ -77,12 +79,23 @@ class Probed:
     fresh_server: bool = False
 
 
-def sweep(probed: Probed, sizes_and_worlds: Iterable[tuple[int, int]], needed: int = 0) -> list[Reading]:
+def sweep(
+    probed: Probed,
+    sizes_and_worlds: Iterable[tuple[int, int]],
+    needed: int = 0,
+    undecided: Callable[[list[Reading]], bool] = lambda readings: False,
+) -> list[Reading]:
     """Readings of ``(N, W)`` in turn, up to the first over the budget, and none projected past
-    PROJECTED_LIMIT budgets from the two before it but those up to N = ``needed``."""
+    PROJECTED_LIMIT budgets from the two before it but those up to N = ``needed`` and those
+    measured while the readings so far leave the judgment ``undecided``."""
     readings: list[Reading] = []
     for size, world in sizes_and_worlds:
-        if size > needed and len(readings) >= 2 and _projected_past_limit(readings[-2], readings[-1], size):
+        if (
+            size > needed
+            and len(readings) >= 2
+            and not undecided(readings)
+            and _projected_past_limit(readings[-2], readings[-1], size)
+        ):
             break
         reading = measure(probed, size, world)
         readings.append(reading)
@@ -100,7 +113,9 @@ def sweeps(probed: Probed, drawn: tuple[int, int]) -> dict[str, list[Reading]]:
     worlds = sorted({min(WORLD, most_ranks), most_ranks}) if size else []
     return {
         "on_world": sweep(probed, ((n, WORLD) for n in SIZES)),
-        "at_share": sweep(probed, ((n, n // SHARE) for n in SIZES), needed=SPAN_NEEDED * SIZES[0]),
+        "at_share": sweep(
+            probed, ((n, n // SHARE) for n in SIZES), needed=SPAN_NEEDED * SIZES[0], undecided=growth_undecided
+        ),
         "passes": [measure(probed, size, world, whole=True) for world in worlds],
     }
 
