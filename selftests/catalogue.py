@@ -72,6 +72,9 @@ def title_of(rejection: Rejection) -> str:
 KNOWN_BAD: dict[str, Rejection] = rejections(known_bad, under="torch", whole_suite=False)
 
 SCALABLE_CONTRACT = "torch+scalable"
+# The reference that computes its share lazily: the fixed sampler of the known-bads of scale (a
+# cost of N, the numeric edges), at whose sizes torch's, holding N indices a rank, costs too much.
+LAZY_REFERENCE = "sampler_conformance.adapters.lazy_permutation:LazyDistributedSampler"
 # What only the cost measured before the draws shows, certified under torch+scalable (selftests/test_scale.py).
 SCALABLE_BAD: dict[str, Rejection] = rejections(known_bad, under=SCALABLE_CONTRACT)
 # What only the numeric edges show of the other subjects, certified with --scale (selftests/test_scale.py).

@@ -20,7 +20,7 @@ from sampler_conformance.subjects.index_sampler.checks import PER_EPOCH
 from sampler_conformance.subjects.index_sampler.contracts import TORCH
 from sampler_conformance.subjects.index_sampler.plug import DEFAULT_SPEC, load_plug
 
-from .catalogue import KNOWN_BAD
+from .catalogue import KNOWN_BAD, LAZY_REFERENCE
 from .reproduced import assert_reproduced
 from .suite_run import certify, certify_rejected
 
@@ -33,7 +33,9 @@ def test_known_bad_sampler_fails_exactly_its_invariants(pytester, spec):
         "does NOT conform" in run.verdict
         and "not run: " + ", ".join(f for f in REGISTRY if f in GROUP_ONLY and TORCH.promises(f)) in run.verdict
     ), run.verdict
-    assert_reproduced(run, DEFAULT_SPEC, flaky=PER_EPOCH.flags if spec in FLAKY else ())
+    # At the numeric edges the reference is the lazy one they derive from: torch's holds N indices a rank.
+    reference = LAZY_REFERENCE if "--scale" in KNOWN_BAD[spec].options else DEFAULT_SPEC
+    assert_reproduced(run, reference, flaky=PER_EPOCH.flags if spec in FLAKY else ())
 
 
 # Known-bads whose failures no script reproduces twice alike, and why: the run says so instead.

@@ -18,12 +18,11 @@ from sampler_conformance.subjects.index_sampler.edges import EDGE_SIZES, edge_ca
 from sampler_conformance.subjects.index_sampler.layout_checks import check_pads_from_head
 from sampler_conformance.subjects.index_sampler.plug import load_plug
 
-from .catalogue import SCALABLE_BAD, SCALABLE_CONTRACT, SCALE_BAD
+from .catalogue import LAZY_REFERENCE, SCALABLE_BAD, SCALABLE_CONTRACT, SCALE_BAD
 from .corpus import faulty, lazy_variants
 from .reproduced import assert_reproduced
 from .suite_run import certify, certify_rejected
 
-LAZY_REFERENCE = "sampler_conformance.adapters.lazy_permutation:LazyDistributedSampler"
 IGNORES_EPOCH = f"{lazy_variants.__name__}:LazyIgnoresEpoch"
 MB = 1 << 20
 

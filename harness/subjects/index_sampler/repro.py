@@ -33,7 +33,9 @@ from sampler_conformance.subjects.common.repro_script import (
 )
 
 from .case import IndexCase
+from .checks import PER_EPOCH
 from .contracts import SamplerContract
+from .edges import ranks_read
 from .plug import SamplerPlug
 from .repro_batches import (
     BATCH_SNIPPETS,
@@ -69,6 +71,17 @@ IN_PROCESS = {
 }
 # ...and every one covered: besides those, a measured cost (repro_cost) and those only a group shows.
 COVERED: dict[str, Snippet | GroupReading] = {**IN_PROCESS, **COST_SNIPPETS, **GROUP_ONLY}
+# Those a script reads at a numeric edge, on the ranks the suite read there: the per-epoch
+# invariants judged there (Judged.partial) whose snippet reads each rank of RANKS once.
+# (pads_from_head, judged there too, reads a global order the ranks read do not make.)
+AT_THE_EDGE = frozenset(
+    judged.flag
+    for judged in PER_EPOCH
+    if judged.partial
+    and judged.flag in SNIPPETS
+    and SNIPPETS[judged.flag].reading is READ_ONCE
+    and not SNIPPETS[judged.flag].global_order
+)
 # Those whose test reads several ways: the script reads the one the failing record names.
 PART_OF = {**dict.fromkeys(COMPOSE_SNIPPETS, compose_part), **dict.fromkeys(STATE_SNIPPETS, state_part)}
 # Those read alike of a sampler that yields batches, a pass's units its batches (TAKE_BATCHES):
@@ -83,6 +96,7 @@ HEAD = """{docstring}
 
 SPEC = sys.argv[1] if len(sys.argv) > 1 else {spec!r}  # or another sampler, to compare
 N, W, EPOCH = {n}, {w}, {epoch}
+RANKS = {ranks}  # the ranks read: {ranks_said}
 OPTIONS = {options!r}
 DATASET = range(N)  # as the suite's dataset: N items, item i is i
 LIMIT = {limit}  # a rank that yields more indices than this never stops
@@ -139,6 +153,13 @@ def scripted(contract: Contract) -> frozenset[str]:
     return frozenset({*FAMILY_COVERED, *READ_AS_UNITS, *BATCHED_IN_GROUPS} if contract.yields_batches else COVERED)
 
 
+def scripted_at_the_edge(contract: Contract) -> frozenset[str]:
+    """The flags a script is written for at a numeric edge under ``contract``: :data:`AT_THE_EDGE`
+    of a finite sampler of indices, none of one that yields batches or never stops."""
+    assert isinstance(contract, SamplerContract)
+    return AT_THE_EDGE if contract.finite and not contract.yields_batches else frozenset()
+
+
 def script_for(plug: Plug, contract: Contract, record: Mapping[str, Any], filename: str) -> str:
     """The script that reproduces ``record`` (a violation record of a failed invariant, its
     case among its ``parameters``), to be saved as ``filename``; CannotReproduce says why not."""
@@ -157,10 +178,10 @@ def script_for(plug: Plug, contract: Contract, record: Mapping[str, Any], filena
     if not record.get("parameters"):
         raise CannotReproduce("it holds on no case in particular (a method the sampler lacks): no case to build")
     case = IndexCase.from_parameters(record["parameters"])
-    if case.dataset_size > LARGEST_READ:
+    if case.dataset_size > LARGEST_READ and flag not in scripted_at_the_edge(contract):
         raise CannotReproduce(
-            f"N={case.dataset_size:,} is a numeric edge, which the suite reads on a few ranks only; a script that "
-            f"reads every rank into Python lists is not written for it yet"
+            f"N={case.dataset_size:,} is a numeric edge, which the suite reads on a few ranks only; a script reads "
+            f"those ranks there for {', '.join(sorted(AT_THE_EDGE))} of an index sampler, not for {flag} yet"
         )
     # A resume's epoch is drawn apart from the case's (resume_draws.drawn).
     resumed = flag in RESUME_SNIPPETS or flag in PART_OF or flag in RESUMED_IN_GROUPS
@@ -210,10 +231,19 @@ def _head(
         load=LOAD,
         short=SHORT,
         take=_take(contract, case),
+        **_ranks(case),
         promise=promise,
         reading=reading,
         imports=imports(modules),
     )
+
+
+def _ranks(case: IndexCase) -> dict[str, str]:
+    """RANKS, the ranks a script reads, and its comment: every one, but at a numeric edge, whose
+    W ranks of ceil(N / W) indices each no script reads whole, the few the suite read there."""
+    if case.dataset_size > LARGEST_READ:
+        return {"ranks": repr(ranks_read(case)), "ranks_said": "at this numeric edge, those the suite read"}
+    return {"ranks": "range(W)", "ranks_said": "every one"}
 
 
 def _take(contract: SamplerContract, case: IndexCase) -> str:

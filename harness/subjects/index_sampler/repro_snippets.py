@@ -23,11 +23,12 @@ from .contracts import SamplerContract
 from .order_checks import least_comparable
 from .resume_labels import CHECKPOINT_LABEL, NEW_WORLD_LABEL
 
-# How the script reads the ranks before its promise: each rank's sampler once (the per-epoch
-# invariants), ``ranks`` holding each rank's (indices, len() before the pass, len() after).
-READ_ONCE = """ranks = [read(W, r) for r in range(W)]
+# How the script reads the ranks before its promise: each rank's sampler of RANKS once (the
+# per-epoch invariants), ``ranks`` holding each one's (indices, len() before the pass, len()
+# after). RANKS is every rank, but at a numeric edge (repro.py: the ranks the suite read there).
+READ_ONCE = """ranks = [read(W, r) for r in RANKS]
 print(f"{SPEC}: N={N}, W={W}, epoch={EPOCH}, {OPTIONS}")
-for r, (indices, before, after) in enumerate(ranks):
+for r, (indices, before, after) in zip(RANKS, ranks):
     print(f"rank {r} ({len(indices)} indices, len()={after}): {short(indices)}")
 """
 # ... each rank in turn, up to the first that raises: its exception is the fault.
@@ -139,7 +140,7 @@ ORDERS = {
 SNIPPETS = {
     "len_matches_iter": Snippet(
         "len(sampler), asked before a pass and after it, is the number of indices the pass yields.",
-        "wrong = [(r, before, after, len(indices)) for r, (indices, before, after) in enumerate(ranks)\n"
+        "wrong = [(r, before, after, len(indices)) for r, (indices, before, after) in zip(RANKS, ranks)\n"
         "         if not before == after == len(indices)]\n"
         "broken = bool(wrong)\n"
         'shown = "; ".join(f"rank {r}: len() is {b} before the pass and {a} after it, but it yielded {n}"'
@@ -147,7 +148,7 @@ SNIPPETS = {
     ),
     "equal_length": Snippet(
         "every rank yields $expected indices ($rule).",
-        "wrong = {r: len(indices) for r, (indices, _, _) in enumerate(ranks) if len(indices) != $expected}\n"
+        "wrong = {r: len(indices) for r, (indices, _, _) in zip(RANKS, ranks) if len(indices) != $expected}\n"
         "broken = bool(wrong)\n"
         'shown = f"every rank should yield $expected indices, got (rank: count) {wrong}"',
     ),
@@ -159,9 +160,9 @@ SNIPPETS = {
     ),
     "valid_indices": Snippet(
         "every index is a Python int in range(N), and a pass ends.",
-        "bad = [(r, at, item) for r, (indices, _, _) in enumerate(ranks) for at, item in enumerate(indices)\n"
+        "bad = [(r, at, item) for r, (indices, _, _) in zip(RANKS, ranks) for at, item in enumerate(indices)\n"
         "       if isinstance(item, bool) or not isinstance(item, int) or not 0 <= item < N]\n"
-        "endless = [r for r, (indices, _, _) in enumerate(ranks) if len(indices) > LIMIT]\n"
+        "endless = [r for r, (indices, _, _) in zip(RANKS, ranks) if len(indices) > LIMIT]\n"
         "broken = bool(bad or endless)\n"
         'shown = f"(rank, position, item) not an index of range({N}): {short(bad)}; ranks that never stop: {endless}"',
     ),
