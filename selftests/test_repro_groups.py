@@ -21,8 +21,11 @@ from sampler_conformance.subjects.common.repro_groups import (
     run_ranks,
 )
 from sampler_conformance.subjects.common.repro_script import imports
+from sampler_conformance.subjects.index_sampler.plug import DEFAULT_SPEC
 
-from .test_rank_pool import _assert_no_orphans, tag  # noqa: F401 (tag: the fixture that marks the script's processes)
+from .reproduced import assert_reproduced
+from .suite_run import certify
+from .test_rank_pool import MULTIPROCESS_BAD, _assert_no_orphans, tag  # noqa: F401 (tag: the fixture that marks the script's processes)
 
 # The script's bound: rank 0 too may not answer within it on a busy machine, which is reported as well.
 BOUND_S = 3
@@ -82,3 +85,23 @@ def test_a_fresh_process_that_hangs_is_reported_killed_and_reaped_within_the_bou
     assert f"rank 1's process hung: no reading within {BOUND_S} s" in run.stdout and "held: " not in run.stdout, run
     assert took < BOUND_S + STARTING_S, f"the script took {took:.1f} s, its bound {BOUND_S} s"
     _assert_no_orphans(tag)  # both processes ended with it
+
+
+def test_an_order_only_separate_interpreters_make_apart_is_reproduced_in_fresh_processes(pytester):
+    """HashSeededShuffle seeds its shuffle with hash() of a str: forks of one process share its
+    hash seed and agree, as a script's forked group would. Its agrees_across_ranks script reads
+    each rank in a fresh interpreter with the hash seed the suite gave that rank's process,
+    joined in one gloo group, as torchrun starts a job's: it exits 1, and 0 against torch's."""
+    run = certify(
+        pytester,
+        f"{MULTIPROCESS_BAD}:HashSeededShuffle",
+        "--world-sizes=2",
+        "-k",
+        "agree",
+        "--repro=on",
+        ranks="groups",
+    )
+    assert run.exit_code == pytest.ExitCode.TESTS_FAILED and run.failed_invariants == {"agrees_across_ranks"}, (
+        run.explain()
+    )
+    assert_reproduced(run, DEFAULT_SPEC, read_in_groups={"agrees_across_ranks"})

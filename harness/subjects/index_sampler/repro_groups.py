@@ -6,7 +6,8 @@ promise asserted over the readings in the script's own process.
 Covered: the invariants only a group judges, each with a reading of its own (``GROUP_ONLY``:
 the group's defaults, the contract's defaults, a DataLoader in every rank, the ranks' counts
 after a resume, a resume through torchdata's StatefulDataLoader, the order each process
-builds as the only rank, and on a device mesh the ranks of one replica, every mesh rank a
+builds as the only rank (each rank a fresh interpreter with its own hash seed, in one group:
+``IN_FRESH_GROUP``), and on a device mesh the ranks of one replica, every mesh rank a
 process); the per-epoch invariants of ``repro_snippets`` that read every rank once
 (``READ_ONCE``), found in a group (an order each process makes its own, or a sampler that
 takes its rank from the group), a one-rank order built in rank 0's process; and the new
@@ -21,7 +22,15 @@ from typing import Any
 
 from sampler_conformance.core.subject import CannotReproduce
 from sampler_conformance.execution.mesh import MeshLayout
-from sampler_conformance.subjects.common.repro_groups import GROUP_IMPORTS, guarded, run_ranks
+from sampler_conformance.subjects.common.repro_groups import (
+    GROUP_IMPORTS,
+    PROCESS_IMPORTS,
+    RANKS_FAILED,
+    fresh_processes,
+    guarded,
+    process_hash_seeds,
+    run_ranks,
+)
 from sampler_conformance.subjects.common.repro_mesh import mesh_layout, mesh_values
 from sampler_conformance.subjects.common.repro_script import drawn, tail
 
@@ -95,6 +104,48 @@ BATCHED_IN_GROUPS = frozenset(
         "agrees_across_ranks",
     }
 )
+# The order each process builds as the only rank (agrees_across_ranks) is read in fresh processes,
+# as torchrun starts a job's, each with the hash seed the suite gave it, joined in one gloo group
+# (common/repro_groups.FRESH_PROCESSES, then :data:`IN_FRESH_GROUP`: :func:`fresh_group_ranks`): a fork of the script
+# shares its hash seed and its global RNGs, and an order seeded by hash() of a str agrees there;
+# a sampler may take its rank from the group. {failed} is filled in; {{ }} stays a brace.
+IN_FRESH_GROUP = '''NOT_JOINED = "could not join the group"  # a process's reading where gloo did not connect
+
+
+def in_fresh_group(rank):
+    """In the fresh process of ``rank``: it joins the gloo group (a file rendezvous in the folder
+    run_ranks made), reads its rank (read_in_group) and leaves the group."""
+    try:
+        torch.distributed.init_process_group("gloo", init_method=f"file://{{os.environ['REPRO_GROUP_FOLDER']}}/rendezvous",
+                                             rank=rank, world_size=W, timeout=datetime.timedelta(seconds=TIMEOUT_S))
+    except Exception as exc:  # the group did not form (gloo's sockets, on a busy machine): started again
+        return {{NOT_JOINED: f"{{type(exc).__name__}}: {{exc}}"}}
+    try:
+        return read_in_group(W, rank)
+    finally:
+        torch.distributed.destroy_process_group()
+
+
+def run_ranks(world):
+    """Every rank's reading, each rank a fresh process of one gloo group (started again, twice
+    at most, where it did not form)."""
+    for _ in range(3):  # gloo's mesh fails to connect now and then on a busy machine: started again
+        os.environ["REPRO_GROUP_FOLDER"] = tempfile.mkdtemp()  # the processes inherit it
+        try:
+            readings = start_processes(range(world))
+        finally:
+            shutil.rmtree(os.environ.pop("REPRO_GROUP_FOLDER"), ignore_errors=True)
+        apart = [(r, reading[NOT_JOINED]) for r, reading in enumerate(readings) if isinstance(reading, dict)]
+        if not apart:
+            return readings
+    for r, why in apart:
+        print(f"rank {{r}} could not join the group: {{why}}")
+    sys.exit({failed})
+
+
+if RANK_OF_PROCESS:  # a process the script started: its reading, and no more
+    in_process_of_rank(in_fresh_group)'''
+READ_IN_FRESH_GROUP = frozenset({"agrees_across_ranks"})
 # Every flag whose failure found in a group a script reads in a group.
 READ_IN_GROUPS = frozenset(GROUP_ONLY) | {flag for flag, found in SNIPPETS.items() if found.reading is READ_ONCE}
 
@@ -171,13 +222,21 @@ def group_script(
         tail=tail(record, reading.promise),
     )
     one_pass = PASS_OF_BATCHES if contract.yields_batches else PASS
+    fresh = flag in READ_IN_FRESH_GROUP and layout is None
     text = SCRIPT.format(
         from_group=FROM_GROUP.substitute({"pass": one_pass}),
         read_in_group=reading.reading,
-        run_ranks=run_ranks(),
+        run_ranks=fresh_group_ranks(case.world_size) if fresh else run_ranks(),
         main=guarded(main),
     )
-    return text, (*reading.imports, *GROUP_IMPORTS)
+    return text, (*reading.imports, *GROUP_IMPORTS, *(PROCESS_IMPORTS if fresh else ()))
+
+
+def fresh_group_ranks(world_size: int) -> str:
+    """The script's ``run_ranks(world)``, each rank a fresh process of one gloo group
+    (:data:`IN_FRESH_GROUP`), with the hash seed the suite gave its process."""
+    seeds = f"HASH_SEEDS = {process_hash_seeds(world_size)}  # each rank's process's PYTHONHASHSEED, as the suite gave them\n"
+    return seeds + fresh_processes() + "\n\n\n" + IN_FRESH_GROUP.format(failed=RANKS_FAILED)
 
 
 def _on_mesh(layout: MeshLayout) -> GroupReading:
