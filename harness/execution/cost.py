@@ -17,8 +17,8 @@ the sizes its judgment needs (``SPAN_NEEDED`` of N) whatever the projection: two
 figures on a loaded machine project a steep growth that the next size need not have, and a
 sweep cut short there judges nothing. It goes on, too, while what it measured grew tenfold
 without passing the charged figure (``core.cost.undecided``): a size ten times larger
-decides. Every child has a bounded wait and is reaped; one that raises, dies, passes its memory limit or never yields ends its sweep
-with the reason.
+decides. Every child has a bounded wait and is reaped; one that raises, dies, passes its
+memory limit or never yields ends its sweep with the reason.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ from sampler_conformance.core.cost import (
     memory,
     seconds,
 )
-from sampler_conformance.core.cost import undecided as growth_undecided
+from sampler_conformance.core.cost import undecided as growth_undecided  # sweep() has its own parameter named so
 
 from . import memory_budget
 

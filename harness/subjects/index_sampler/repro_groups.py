@@ -106,7 +106,7 @@ BATCHED_IN_GROUPS = frozenset(
 )
 # The order each process builds as the only rank (agrees_across_ranks) is read in fresh processes,
 # as torchrun starts a job's, each with the hash seed the suite gave it, joined in one gloo group
-# (common/repro_groups.FRESH_PROCESSES, then :data:`IN_FRESH_GROUP`: :func:`fresh_group_ranks`): a fork of the script
+# (fresh_group_ranks: common/repro_groups.FRESH_PROCESSES, then this): a fork of the script
 # shares its hash seed and its global RNGs, and an order seeded by hash() of a str agrees there;
 # a sampler may take its rank from the group. {failed} is filled in; {{ }} stays a brace.
 IN_FRESH_GROUP = '''NOT_JOINED = "could not join the group"  # a process's reading where gloo did not connect
