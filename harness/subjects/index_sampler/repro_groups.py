@@ -36,6 +36,7 @@ from sampler_conformance.subjects.common.repro_script import drawn, tail
 
 from .case import IndexCase
 from .contracts import SamplerContract
+from .order_checks import PER_PROCESS_STATE
 from .plug import SamplerPlug
 from .repro_group_readings import GROUP_ONLY, LOADER_OF_BATCH_SAMPLER, LOADER_OF_SAMPLER, ON_MESH, GroupReading
 from .repro_resume import ELASTIC
@@ -104,11 +105,13 @@ BATCHED_IN_GROUPS = frozenset(
         "agrees_across_ranks",
     }
 )
-# The order each process builds as the only rank (agrees_across_ranks) is read in fresh processes,
+# The order each process builds as the only rank (agrees_across_ranks), where the suite found it
+# depends on per-process state (its words say so, PER_PROCESS_STATE), is read in fresh processes,
 # as torchrun starts a job's, each with the hash seed the suite gave it, joined in one gloo group
 # (fresh_group_ranks: common/repro_groups.FRESH_PROCESSES, then this): a fork of the script
-# shares its hash seed and its global RNGs, and an order seeded by hash() of a str agrees there;
-# a sampler may take its rank from the group. {failed} is filled in; {{ }} stays a brace.
+# shares its hash seed and its global RNGs, and an order seeded by hash() of a str agrees there.
+# Elsewhere its ranks are forked, the spec imported already: funasr's import alone takes 20 s a
+# process, and four at once passed the script's bound. {failed} is filled in; {{ }} stays a brace.
 IN_FRESH_GROUP = '''NOT_JOINED = "could not join the group"  # a process's reading where gloo did not connect
 
 
@@ -145,7 +148,6 @@ def run_ranks(world):
 
 if RANK_OF_PROCESS:  # a process the script started: its reading, and no more
     in_process_of_rank(in_fresh_group)'''
-READ_IN_FRESH_GROUP = frozenset({"agrees_across_ranks"})
 # Every flag whose failure found in a group a script reads in a group.
 READ_IN_GROUPS = frozenset(GROUP_ONLY) | {flag for flag, found in SNIPPETS.items() if found.reading is READ_ONCE}
 
@@ -222,7 +224,7 @@ def group_script(
         tail=tail(record, reading.promise),
     )
     one_pass = PASS_OF_BATCHES if contract.yields_batches else PASS
-    fresh = flag in READ_IN_FRESH_GROUP and layout is None
+    fresh = flag == "agrees_across_ranks" and PER_PROCESS_STATE in record["message"] and layout is None
     text = SCRIPT.format(
         from_group=FROM_GROUP.substitute({"pass": one_pass}),
         read_in_group=reading.reading,
