@@ -7,6 +7,7 @@ import functools
 import importlib
 import inspect
 import itertools
+import operator
 import os
 import sys
 import tempfile
@@ -17,7 +18,7 @@ SPEC = sys.argv[1] if len(sys.argv) > 1 else 'sampler_conformance.adapters.accel
 N, W, EPOCH = 1, 1, 0
 OPTIONS = {'seed': 0, 'shuffle': False, 'num_shards': 1, 'shards': (range(0, 1),), 'batch_size': 2}  # those the factory takes are given (workdir: a fresh folder the ranks share)
 LOADER = {'num_workers': 0, 'batch_size': 2, 'drop_last': False}  # the DataLoader the suite put over each rank's dataset
-LOADER_SEEDS = [7356939772661677364]  # each rank's DataLoader generator: its workers' seeds, as the suite drew them
+LOADER_SEEDS = [15467929160313882253]  # each rank's DataLoader generator: its workers' seeds, as the suite drew them
 STREAMS = W * max(LOADER["num_workers"], 1)  # the (rank, worker) pairs that read the data
 LIMIT = 68  # a rank that yields more items than this never stops
 
@@ -33,13 +34,25 @@ def load(spec):
     return functools.reduce(getattr, attr.split("."), importlib.import_module(where))
 
 
+class NoId(TypeError):
+    """An item without an id the suite can read."""
+
+
 def item_id(item):
-    """The id an item carries: the item itself, its "id", or its first element."""
-    if isinstance(item, dict):
-        item = item["id"]
-    elif isinstance(item, (tuple, list)):
-        item = item[0]
-    return item.item() if isinstance(item, torch.Tensor) else int(item)
+    """The id an item carries: an int (or a 0-d integer tensor), alone, under "id", or first in a tuple."""
+    carrier = item["id"] if isinstance(item, dict) else item[0] if isinstance(item, (tuple, list)) else item
+    try:
+        if isinstance(carrier, bool):
+            raise TypeError
+        return operator.index(carrier)
+    except TypeError:
+        raise NoId(f"yielded a {type(carrier).__name__} {carrier!r} as an item's id (in {item!r})") from None
+
+
+def collate(items):
+    """A batch as the suite's DataLoader made it: the worker that read it (-1: the rank's own process), its items."""
+    info = torch.utils.data.get_worker_info()
+    return -1 if info is None else info.id, items
 
 
 def taken(options):
@@ -50,21 +63,38 @@ def taken(options):
     return {name: value for name, value in options.items() if name in parameters}
 
 
-def read(rank):
-    """Rank ``rank``'s dataset, built and read through its DataLoader as the suite read it: its batches of ids."""
+def build(rank, **changes):
+    """Rank ``rank``'s dataset, built as the suite built it (``changes`` in place of OPTIONS' own)."""
     os.environ.update(RANK=str(rank), WORLD_SIZE=str(W))  # as torchrun exports them
-    dataset = Factory(N, rank=rank, world_size=W, **taken({**OPTIONS, "workdir": WORKDIR}))
-    if EPOCH is not None and callable(getattr(dataset, "set_epoch", None)):
-        dataset.set_epoch(EPOCH)
-    generator = torch.Generator().manual_seed(LOADER_SEEDS[rank])
-    loader = torch.utils.data.DataLoader(dataset, collate_fn=list, generator=generator, **LOADER)
-    batches, items = [], 0
-    for batch in loader:
-        batches.append([item_id(item) for item in batch])
-        items += len(batch)
-        if items > LIMIT:
-            break
-    return batches
+    return Factory(N, rank=rank, world_size=W, **taken({**OPTIONS, "workdir": WORKDIR, **changes}))
+
+
+def read(dataset, rank, loader_seed, epochs=(EPOCH,), **loader):
+    """``dataset`` read through one DataLoader (``loader`` in place of LOADER's own), set_epoch(e)
+    before each epoch e, as the suite read it: each epoch's batches, as (worker, ids)."""
+    generator = torch.Generator().manual_seed(loader_seed)
+    loader = torch.utils.data.DataLoader(dataset, collate_fn=collate, generator=generator, **{**LOADER, **loader})
+    readings = []
+    for epoch in epochs:
+        if epoch is not None and callable(getattr(dataset, "set_epoch", None)):
+            dataset.set_epoch(epoch)
+        batches, items = [], 0
+        for worker, batch in loader:
+            batches.append((worker, [item_id(item) for item in batch]))
+            items += len(batch)
+            if items > LIMIT:
+                break
+        readings.append(batches)
+    return readings
+
+
+def epoch_of(rank, **changes):
+    """Rank ``rank``'s dataset built and read for the epoch EPOCH as the suite did: its batches, as (worker, ids)."""
+    return read(build(rank, **changes), rank, LOADER_SEEDS[rank])[0]
+
+
+def ids_of(batches):
+    return [i for _, batch in batches for i in batch]
 
 
 def short(values):
@@ -78,12 +108,11 @@ def short(values):
 if __name__ == "__main__":
     Factory = load(SPEC)
     WORKDIR = tempfile.mkdtemp(prefix="layout-")
-    ranks = [read(r) for r in range(W)]
+    ranks = [epoch_of(r) for r in range(W)]
     print(f"{SPEC}: N={N}, W={W}, epoch={EPOCH}, {OPTIONS}, DataLoader({LOADER})")
     for r, batches in enumerate(ranks):
-        ids = [i for batch in batches for i in batch]
-        print(f"rank {r} ({len(batches)} batches, {len(ids)} items): {short(ids)}")
-    counts = collections.Counter(i for batches in ranks for batch in batches for i in batch)
+        print(f"rank {r} ({len(batches)} batches, {len(ids_of(batches))} items): {short(ids_of(batches))}")
+    counts = collections.Counter(i for batches in ranks for i in ids_of(batches))
     missing = [i for i in range(N) if not counts[i]]
     repeated = sorted(i for i, n in counts.items() if n > 1)
 

@@ -6,6 +6,7 @@ import functools
 import importlib
 import inspect
 import itertools
+import operator
 import os
 import sys
 import tempfile
@@ -33,13 +34,25 @@ def load(spec):
     return functools.reduce(getattr, attr.split("."), importlib.import_module(where))
 
 
+class NoId(TypeError):
+    """An item without an id the suite can read."""
+
+
 def item_id(item):
-    """The id an item carries: the item itself, its "id", or its first element."""
-    if isinstance(item, dict):
-        item = item["id"]
-    elif isinstance(item, (tuple, list)):
-        item = item[0]
-    return item.item() if isinstance(item, torch.Tensor) else int(item)
+    """The id an item carries: an int (or a 0-d integer tensor), alone, under "id", or first in a tuple."""
+    carrier = item["id"] if isinstance(item, dict) else item[0] if isinstance(item, (tuple, list)) else item
+    try:
+        if isinstance(carrier, bool):
+            raise TypeError
+        return operator.index(carrier)
+    except TypeError:
+        raise NoId(f"yielded a {type(carrier).__name__} {carrier!r} as an item's id (in {item!r})") from None
+
+
+def collate(items):
+    """A batch as the suite's DataLoader made it: the worker that read it (-1: the rank's own process), its items."""
+    info = torch.utils.data.get_worker_info()
+    return -1 if info is None else info.id, items
 
 
 def taken(options):
@@ -50,21 +63,38 @@ def taken(options):
     return {name: value for name, value in options.items() if name in parameters}
 
 
-def read(rank):
-    """Rank ``rank``'s dataset, built and read through its DataLoader as the suite read it: its batches of ids."""
+def build(rank, **changes):
+    """Rank ``rank``'s dataset, built as the suite built it (``changes`` in place of OPTIONS' own)."""
     os.environ.update(RANK=str(rank), WORLD_SIZE=str(W))  # as torchrun exports them
-    dataset = Factory(N, rank=rank, world_size=W, **taken({**OPTIONS, "workdir": WORKDIR}))
-    if EPOCH is not None and callable(getattr(dataset, "set_epoch", None)):
-        dataset.set_epoch(EPOCH)
-    generator = torch.Generator().manual_seed(LOADER_SEEDS[rank])
-    loader = torch.utils.data.DataLoader(dataset, collate_fn=list, generator=generator, **LOADER)
-    batches, items = [], 0
-    for batch in loader:
-        batches.append([item_id(item) for item in batch])
-        items += len(batch)
-        if items > LIMIT:
-            break
-    return batches
+    return Factory(N, rank=rank, world_size=W, **taken({**OPTIONS, "workdir": WORKDIR, **changes}))
+
+
+def read(dataset, rank, loader_seed, epochs=(EPOCH,), **loader):
+    """``dataset`` read through one DataLoader (``loader`` in place of LOADER's own), set_epoch(e)
+    before each epoch e, as the suite read it: each epoch's batches, as (worker, ids)."""
+    generator = torch.Generator().manual_seed(loader_seed)
+    loader = torch.utils.data.DataLoader(dataset, collate_fn=collate, generator=generator, **{**LOADER, **loader})
+    readings = []
+    for epoch in epochs:
+        if epoch is not None and callable(getattr(dataset, "set_epoch", None)):
+            dataset.set_epoch(epoch)
+        batches, items = [], 0
+        for worker, batch in loader:
+            batches.append((worker, [item_id(item) for item in batch]))
+            items += len(batch)
+            if items > LIMIT:
+                break
+        readings.append(batches)
+    return readings
+
+
+def epoch_of(rank, **changes):
+    """Rank ``rank``'s dataset built and read for the epoch EPOCH as the suite did: its batches, as (worker, ids)."""
+    return read(build(rank, **changes), rank, LOADER_SEEDS[rank])[0]
+
+
+def ids_of(batches):
+    return [i for _, batch in batches for i in batch]
 
 
 def short(values):
@@ -82,13 +112,12 @@ if __name__ == "__main__":
     fault = ""
     for r in range(W):
         try:
-            batches = read(r)
+            batches = epoch_of(r)
         except Exception as exc:  # the dataset's own: in the factory, set_epoch, or its workers' reading
             fault = f"rank {r}: {type(exc).__name__}: {exc}"
             traceback.print_exc(file=sys.stdout)
             break
-        ids = [i for batch in batches for i in batch]
-        print(f"rank {r} ({len(batches)} batches, {len(ids)} items): {short(ids)}")
+        print(f"rank {r} ({len(batches)} batches, {len(ids_of(batches))} items): {short(ids_of(batches))}")
 
     # The promise: every rank's dataset is built, set to its epoch and read through its DataLoader without raising.
     broken = bool(fault)
