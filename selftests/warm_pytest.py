@@ -17,8 +17,9 @@ seeded as the selftests' seed seeds it, started once per selftest process
 Nothing of a run survives into the next: each is a new child of the server, which only ever
 imported modules (``selftests.corpus`` among them, which each run imports with this module, and
 the constants Hypothesis mines from them: ``selftests/mined_constants.py``), and so is each rank.
-A run's own imports (the test modules, a sampler from elsewhere) happen in the child. The tests that exercise the interpreter itself (installation,
-console scripts, signals, torchrun) start their own interpreters, without pytester.
+A run's own imports (the test modules, a sampler from elsewhere) happen in the child. The
+tests that exercise the interpreter itself (installation, console scripts, signals, torchrun)
+start their own interpreters, without pytester.
 """
 
 from __future__ import annotations

@@ -80,7 +80,7 @@ def growth(readings: list[Reading], field: str) -> Growth | None:
     measured = [r for r in readings if getattr(r, field) is not None]
     if not measured:
         return None
-    floor = MEMORY_FLOOR if field == "peak_bytes" else TIME_FLOOR_S
+    floor = FLOOR[field]
     last = measured[-1]
     exponent = None
     fitted = measured[-FITTED[field] :]
@@ -150,7 +150,7 @@ class Cost:
     def projected(self, size: float, world_size: float) -> tuple[float | None, float | None]:
         """Peak memory (bytes) and time to the first item (s) of one rank at ``size`` on ``world_size``."""
         figures: list[float | None] = []
-        for field, floor in (("peak_bytes", MEMORY_FLOOR), ("first_s", TIME_FLOOR_S)):
+        for field, floor in FLOOR.items():
             overall, in_share = self._exponents(field)
             if overall is None:
                 figures.append(None)

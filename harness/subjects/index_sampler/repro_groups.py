@@ -24,6 +24,7 @@ from sampler_conformance.core.subject import CannotReproduce
 from sampler_conformance.execution.mesh import MeshLayout
 from sampler_conformance.subjects.common.repro_groups import (
     GROUP_IMPORTS,
+    GROUP_TRIES,
     PROCESS_IMPORTS,
     RANKS_FAILED,
     fresh_processes,
@@ -111,7 +112,7 @@ BATCHED_IN_GROUPS = frozenset(
 # (fresh_group_ranks: common/repro_groups.FRESH_PROCESSES, then this): a fork of the script
 # shares its hash seed and its global RNGs, and an order seeded by hash() of a str agrees there.
 # Elsewhere its ranks are forked, the spec imported already: funasr's import alone takes 20 s a
-# process, and four at once passed the script's bound. {failed} is filled in; {{ }} stays a brace.
+# process, and four at once passed the script's bound. {failed} and {tries} are filled in; {{ }} stays a brace.
 IN_FRESH_GROUP = '''NOT_JOINED = "could not join the group"  # a process's reading where gloo did not connect
 
 
@@ -132,7 +133,7 @@ def in_fresh_group(rank):
 def run_ranks(world):
     """Every rank's reading, each rank a fresh process of one gloo group (started again, twice
     at most, where it did not form)."""
-    for _ in range(3):  # gloo's mesh fails to connect now and then on a busy machine: started again
+    for _ in range({tries}):  # gloo's mesh fails to connect now and then on a busy machine: started again
         os.environ["REPRO_GROUP_FOLDER"] = tempfile.mkdtemp()  # the processes inherit it
         try:
             readings = start_processes(range(world))
@@ -238,7 +239,7 @@ def fresh_group_ranks(world_size: int) -> str:
     """The script's ``run_ranks(world)``, each rank a fresh process of one gloo group
     (:data:`IN_FRESH_GROUP`), with the hash seed the suite gave its process."""
     seeds = f"HASH_SEEDS = {process_hash_seeds(world_size)}  # each rank's process's PYTHONHASHSEED, as the suite gave them\n"
-    return seeds + fresh_processes() + "\n\n\n" + IN_FRESH_GROUP.format(failed=RANKS_FAILED)
+    return seeds + fresh_processes() + "\n\n\n" + IN_FRESH_GROUP.format(failed=RANKS_FAILED, tries=GROUP_TRIES)
 
 
 def _on_mesh(layout: MeshLayout) -> GroupReading:
