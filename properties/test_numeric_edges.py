@@ -39,6 +39,7 @@ from sampler_conformance.subjects.weighted_sampler.checks import check_frequenci
 from sampler_conformance.subjects.weighted_sampler.draws import FREQUENCY_DRAWS
 from sampler_conformance.subjects.weighted_sampler.edges import EDGE_SIZES as WEIGHTED_EDGE_SIZES
 from sampler_conformance.subjects.weighted_sampler.edges import EDGE_WORLD as WEIGHTED_EDGE_WORLD
+from sampler_conformance.subjects.weighted_sampler.edges import JUDGED as WEIGHTED_AT_EDGE
 from sampler_conformance.subjects.weighted_sampler.edges import edge_case as weighted_edge_case
 from sampler_conformance.subjects.weighted_sampler.scenarios import read_epochs as read_draws
 
@@ -121,19 +122,12 @@ def _share(case) -> int:
     return -(-case.dataset_size // case.world_size)
 
 
-# What the cap breaks: a sampler that refuses past it, or never draws past it. (The other
-# one-epoch invariants say nothing new there: the edge case has no item of weight 0, and its
-# draws fit any int type. Each test reads the case afresh where the sampler raised, a few
-# seconds each at 2^24 + 1 weights.)
-WEIGHTED_AT_EDGE = ["weighted_runs", "frequencies_match_weights"]
-
-
 @pytest.mark.scale
 @pytest.mark.parametrize(
     ("flag", "edge"),
     [
         pytest.param(flag, size, marks=pytest.mark.invariant(flag), id=f"{flag}-N{size}")
-        for flag in WEIGHTED_AT_EDGE
+        for flag in WEIGHTED_AT_EDGE  # each reads the case afresh where the sampler raised: seconds each
         for size in WEIGHTED_EDGE_SIZES
     ],
 )

@@ -15,8 +15,7 @@ from pathlib import Path
 import torch
 
 from sampler_conformance.subjects import contract_named, subject_of
-from sampler_conformance.subjects.common.repro_script import LARGEST_READ  # past it, a few ranks read
-from sampler_conformance.subjects.index_sampler.repro import scripted_at_the_edge
+from sampler_conformance.subjects.common.repro_script import LARGEST_READ  # past it, a numeric edge
 
 from .suite_run import SuiteRun
 
@@ -39,13 +38,13 @@ def assert_reproduced(
     failed = [i for i in run.written["invariants"] if i["status"] == "failed" and i["flag"] in covered]
     for invariant in failed:
         reproduction = invariant["reproduction"]
-        # A numeric edge is read on a few ranks only: a script reads them for the invariants an index
-        # sampler's scripts read there, and none is written for the rest (a measured cost's script
-        # measures it again).
+        # At a numeric edge a script is written for the invariants the subject's scripts read there
+        # (an index sampler's on the few ranks the suite read), and for none of the rest (a measured
+        # cost's script measures it again).
         if (
             not reproduction["script"]
             and all(c["parameters"]["dataset_size"] > LARGEST_READ for c in invariant["counterexamples"])
-            and not (subject.name == "index_sampler" and invariant["flag"] in scripted_at_the_edge(contract))
+            and invariant["flag"] not in subject.scripted_at_the_edge(contract)
         ):
             assert "numeric edge" in reproduction["why_not"] and "no reproduction script: N=" in run.summary
             continue

@@ -29,8 +29,12 @@ MB = 1 << 20
 
 @pytest.mark.parametrize("spec", list(SCALE_BAD), ids=lambda spec: spec.rpartition(":")[2])
 def test_edge_bug_of_another_subject_fails_exactly_its_invariants(pytester, spec):
-    """Right at every size the draws reach, wrong past 2^24 weights: found only with --scale."""
-    certify_rejected(pytester, spec, SCALE_BAD[spec], f"--contract={SCALE_BAD[spec].under}")
+    """Right at every size the draws reach, wrong past 2^24 weights or ids: found only with
+    --scale. A weighted sampler's script reads the 2^24 + 1 weights, and holds against the
+    subject's reference; a stream's is not written there, and the run says why."""
+    contract = contract_named(SCALE_BAD[spec].under)
+    run = certify_rejected(pytester, spec, SCALE_BAD[spec], f"--contract={contract.name}", "--repro=on")
+    assert_reproduced(run, subject_of(contract).default_spec)
 
 
 @pytest.mark.parametrize("spec", list(SCALABLE_BAD), ids=lambda spec: spec.rpartition(":")[2])

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields, replace
 from enum import Enum
 from typing import Any, Generic, Self, TypeVar
@@ -62,16 +62,18 @@ SIZE_FIELDS = {
 LONG_SEQUENCE = 1_000  # a field with more values than this is recorded as runs
 
 
+def runs(values: Iterable[Any]) -> list[list[Any]]:
+    """``values`` as runs of equal values, ``[[value, count], ...]``."""
+    return [[item, sum(1 for _ in group)] for item, group in itertools.groupby(values)]
+
+
 def _compact(value: Any) -> Any:
     """``value`` as plain data, a long sequence as runs of equal values."""
     if not isinstance(value, (tuple, list)):
         return value
     if len(value) <= LONG_SEQUENCE:
         return list(value)
-    runs: list[list[Any]] = []
-    for item, group in itertools.groupby(value):
-        runs.append([item, sum(1 for _ in group)])
-    return {"runs": runs}
+    return {"runs": runs(value)}
 
 
 def _expanded(value: Any) -> Any:

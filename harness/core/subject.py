@@ -120,6 +120,9 @@ class Subject:
     # The invariants of a contract its scripts are written for (a failure found where no script can
     # read it, or on a numeric edge, still gets none, and the summary says why).
     scripted: Callable[[Contract], frozenset[str]] = lambda contract: frozenset()
+    # Of those, the ones its scripts are written for at a numeric edge (--scale) too, where they
+    # read what the suite read there; the others are not offered there, the summary saying why.
+    scripted_at_the_edge: Callable[[Contract], frozenset[str]] = lambda contract: frozenset()
 
     @property
     def fault_title(self) -> str:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from pathlib import Path
 from string import Template
 from typing import Any
@@ -189,10 +189,13 @@ def written_in(reading: str, values: Mapping[str, Any]) -> str:
     return Template(reading).substitute(values)
 
 
-def snippet_for(record: Mapping[str, Any], snippets: Mapping[str, Any], fault: str, noun: str) -> Any:
+def snippet_for(
+    record: Mapping[str, Any], snippets: Mapping[str, Any], fault: str, noun: str, at_the_edge: Collection[str] = ()
+) -> Any:
     """Of ``snippets`` (a subject's, each with its ``reading``), the one that reproduces
     ``record``; CannotReproduce where none does: no reading of its flag yet, a fault (read by
-    ``fault``) where the thing hung or its process died, no case to build, or a numeric edge."""
+    ``fault``) where the thing hung or its process died, no case to build, or a numeric edge
+    where the flag is not among ``at_the_edge`` (those whose reading affords it there)."""
     flag = record["flag"]
     if flag not in snippets:
         raise CannotReproduce(f"no plain-Python reading of {flag} yet (covered: {', '.join(snippets)})")
@@ -202,8 +205,9 @@ def snippet_for(record: Mapping[str, Any], snippets: Mapping[str, Any], fault: s
     if not record.get("parameters"):
         raise CannotReproduce("it holds on no case in particular: no case to build")
     size = record["parameters"]["dataset_size"]
-    if size > LARGEST_READ:
-        raise CannotReproduce(f"N={size:,} is a numeric edge: a script reading it into lists is not written")
+    if size > LARGEST_READ and flag not in at_the_edge:
+        written = f" (written for {', '.join(sorted(at_the_edge))})" if at_the_edge else ""
+        raise CannotReproduce(f"N={size:,} is a numeric edge: a script of {flag} reading it is not written{written}")
     return found
 
 

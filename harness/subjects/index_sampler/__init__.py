@@ -14,7 +14,7 @@ from .contracts import CONTRACTS, EXTENSIONS
 from .edges import EDGE_SIZES, SAID
 from .invariants import DECLARED
 from .plug import DEFAULT_SPEC, build_for_cost, check_fit, load_plug
-from .repro import script_for, scripted
+from .repro import script_for, scripted, scripted_at_the_edge
 from .seed_range import probe_once
 from .wrappers import WRAPPERS
 
@@ -38,4 +38,5 @@ SUBJECT = Subject(
     wrappers=WRAPPERS,
     reproduce=script_for,
     scripted=scripted,
+    scripted_at_the_edge=scripted_at_the_edge,
 )

@@ -14,7 +14,7 @@ from .contracts import CONTRACTS
 from .edges import EDGE_SIZES, SAID
 from .invariants import DECLARED
 from .plug import DEFAULT_SPEC, build_for_cost, load_plug
-from .repro import covered, script_for
+from .repro import covered, covered_at_the_edge, script_for
 
 SUBJECT = Subject(
     name="weighted_sampler",
@@ -33,4 +33,5 @@ SUBJECT = Subject(
     edges_said=SAID,
     reproduce=script_for,
     scripted=covered,
+    scripted_at_the_edge=covered_at_the_edge,
 )

@@ -14,6 +14,10 @@ from .case import WeightedCase
 
 EDGE_SIZES = (2**24 + 1,)
 EDGE_WORLD = 2
+# What the cap breaks: a sampler that refuses past it, or never draws past it. (The other
+# one-epoch invariants say nothing new there: the edge case has no item of weight 0, and its
+# draws fit any int type.)
+JUDGED = ("weighted_runs", "frequencies_match_weights")
 SAID = f"{EDGE_SIZES[0]:,} weights on W = {EDGE_WORLD} (past torch.multinomial's 2^24 categories); --scale judges them"
 
 

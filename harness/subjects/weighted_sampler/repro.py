@@ -13,9 +13,11 @@ dataset, or under ``weighted_partition`` those of each rank's DistributedSampler
 ``frequencies_match_weights`` (``weighted``) and ``frequencies_in_partition``
 (``weighted_partition``); under ``weighted_without_replacement``, ``draws_distinct`` and the
 statistical ``inclusion_follows_weights`` (``repro_frequencies``: each draws what the suite's test
-drew and writes out its bound and threshold). Found on simulated ranks (a failure found in a
-real group only is read in one process and the script says so; the suite offers it only where it
-fails there too). The rest raise :class:`CannotReproduce`."""
+drew and writes out its bound and threshold). At the numeric edge (``--scale``: 2^24 + 1
+weights, written as runs of equal weights), ``weighted_runs`` and ``frequencies_match_weights``,
+what its test judges there. Found on simulated ranks (a failure found in a real group only is
+read in one process and the script says so; the suite offers it only where it fails there too).
+The rest raise :class:`CannotReproduce`."""
 
 from __future__ import annotations
 
@@ -23,6 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from sampler_conformance.core.case import LONG_SEQUENCE, runs
 from sampler_conformance.core.contracts import Contract
 from sampler_conformance.core.frequencies import FalseAlarmBudget
 from sampler_conformance.core.subject import CannotReproduce, Plug
@@ -46,6 +49,7 @@ from sampler_conformance.subjects.common.repro_script import (
 from .case import MAX_SIMULATED_WORLD_SIZE, WeightedCase, read_limit
 from .chance import SAME_BY_CHANCE
 from .contracts import WeightedContract
+from .edges import JUDGED
 from .plug import WeightedPlug
 from .repro_frequencies import (
     FREQUENCIES,
@@ -63,7 +67,7 @@ HEAD = """{docstring}
 
 SPEC = sys.argv[1] if len(sys.argv) > 1 else {spec!r}  # or another weighted sampler factory, to compare
 W, EPOCH = {w}, {epoch}
-WEIGHTS = {weights!r}  # item i's weight
+WEIGHTS = {weights}  # item i's weight
 OPTIONS = {options!r}  # those the factory takes are given
 LIMIT = {limit}  # a rank that draws more than this in an epoch never stops
 
@@ -259,6 +263,20 @@ EVERY_CONTRACT = frozenset(
 STREAMS_APART = frozenset({"ranks_draw_apart", "weighted_reshuffles", "weighted_seed_effective"})
 
 
+def covered_at_the_edge(contract: Contract) -> frozenset[str]:
+    """Those of :func:`covered` a script is written for at the numeric edge too: what the edge's
+    test judges (``edges.JUDGED``), its 2^24 + 1 weights written as runs of equal weights."""
+    return covered(contract) & frozenset(JUDGED)
+
+
+def weights_written(weights: tuple[float, ...]) -> str:
+    """The weights as the script writes them: a list, or past LONG_SEQUENCE (a numeric edge's),
+    its runs of equal weights joined (``[1.0] * 16_777_216 + [16777216.0]``)."""
+    if len(weights) <= LONG_SEQUENCE:
+        return repr(list(weights))
+    return " + ".join(f"[{weight!r}] * {count:_}" if count > 1 else f"[{weight!r}]" for weight, count in runs(weights))
+
+
 def covered(contract: Contract) -> frozenset[str]:
     """The flags a script is written for under ``contract`` (a weighted one)."""
     assert isinstance(contract, WeightedContract)
@@ -305,7 +323,7 @@ def script_for(plug: Plug, contract: Contract, record: Mapping[str, Any], filena
         )
     if plug.needs_process_group or plug.takes_mesh:
         raise CannotReproduce("the sampler takes its rank from the process group or a device mesh")
-    found = snippet_for(record, SNIPPETS, FAULT, "sampler")
+    found = snippet_for(record, SNIPPETS, FAULT, "sampler", covered_at_the_edge(contract))
     case = WeightedCase.from_parameters(record["parameters"])
     spec = script_spec(plug)
     partition_law = ("torch",) if contract.partitioned and "$law" in found.reading else ()  # DistributedSampler's
@@ -315,7 +333,7 @@ def script_for(plug: Plug, contract: Contract, record: Mapping[str, Any], filena
         spec=spec,
         w=case.world_size,
         epoch=case.epoch,
-        weights=list(case.weights),
+        weights=weights_written(case.weights),
         options=case.sampler_options(),
         limit=read_limit(case),
         load=LOAD,

@@ -17,8 +17,8 @@ from sampler_conformance.subjects.common.repro_script import BOUND
 FREQUENCIES = (
     """THRESHOLD = $threshold  # the suite's: this test's share of the false-alarm rate 1e-6, over the items tested
 ranks = [read_rank(W, r, [EPOCH])[0][0] for r in range(W)]
-P = [w / sum(WEIGHTS) for w in WEIGHTS]
-counts = collections.Counter(i for draws in ranks for i in draws if 0 <= i < len(P) and P[i] > 0)
+TOTAL = sum(WEIGHTS)
+counts = collections.Counter(i for draws in ranks for i in draws if 0 <= i < len(WEIGHTS) and WEIGHTS[i] > 0)
 D = sum(counts.values())
 
 
@@ -27,9 +27,24 @@ D = sum(counts.values())
     + """
 
 
-bounds = {i: bound(counts[i], D, p) for i, p in enumerate(P) if p > 0 and D}
+def first_never_drawn(w):
+    \"\"\"The first item of weight w that was never drawn, or None.\"\"\"
+    i = WEIGHTS.index(w)
+    while i in counts:
+        try:
+            i = WEIGHTS.index(w, i + 1)
+        except ValueError:  # every item of weight w was drawn
+            return None
+    return i
+
+
+# Each item's bound: those drawn, each; of those never drawn, whose bound their weight sets, the first of each weight.
+never_drawn = [first_never_drawn(w) for w in set(WEIGHTS) if w > 0]
+tested = sorted([*counts, *(i for i in never_drawn if i is not None)]) if D else []
+bounds = {i: bound(counts[i], D, WEIGHTS[i] / TOTAL) for i in tested}
 worst = min(bounds, key=bounds.get) if bounds else None
-print(f"{D} draws; item {worst} drawn {counts[worst]} times where {D * P[worst]:.1f} were expected" if bounds else "no draws")
+print(f"{D} draws; item {worst} drawn {counts[worst]} times where {D * WEIGHTS[worst] / TOTAL:.1f} were expected"
+      if bounds else "no draws")
 """
 )
 FREQUENCIES_CODE = (
