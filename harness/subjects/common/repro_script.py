@@ -204,11 +204,16 @@ def snippet_for(
         raise CannotReproduce(f"the {noun} hung or its process died: a script would hang or die with it")
     if not record.get("parameters"):
         raise CannotReproduce("it holds on no case in particular: no case to build")
-    size = record["parameters"]["dataset_size"]
+    refuse_at_the_edge(record["parameters"]["dataset_size"], flag, at_the_edge)
+    return found
+
+
+def refuse_at_the_edge(size: int, flag: str, at_the_edge: Collection[str] = ()) -> None:
+    """CannotReproduce where ``size`` is a numeric edge (past :data:`LARGEST_READ`) and ``flag``
+    is not among ``at_the_edge``, the flags a script is written for there."""
     if size > LARGEST_READ and flag not in at_the_edge:
         written = f" (written for {', '.join(sorted(at_the_edge))})" if at_the_edge else ""
         raise CannotReproduce(f"N={size:,} is a numeric edge: a script of {flag} reading it is not written{written}")
-    return found
 
 
 def main_part(said: str, record: Mapping[str, Any], reading: str, promise: str, code: str) -> str:

@@ -28,6 +28,7 @@ from sampler_conformance.subjects.common.repro_script import (
     docstring,
     drawn,
     imports,
+    refuse_at_the_edge,
     script_spec,
     tail,
 )
@@ -178,13 +179,7 @@ def script_for(plug: Plug, contract: Contract, record: Mapping[str, Any], filena
     if not record.get("parameters"):
         raise CannotReproduce("it holds on no case in particular (a method the sampler lacks): no case to build")
     case = IndexCase.from_parameters(record["parameters"])
-    at_the_edge = scripted_at_the_edge(contract)
-    if case.dataset_size > LARGEST_READ and flag not in at_the_edge:
-        raise CannotReproduce(
-            f"N={case.dataset_size:,} is a numeric edge, which the suite reads on a few ranks only; a script reads "
-            f"those ranks there for {', '.join(sorted(at_the_edge)) or 'no invariant'} under contract "
-            f"{contract.name!r}, not for {flag} yet"
-        )
+    refuse_at_the_edge(case.dataset_size, flag, scripted_at_the_edge(contract))
     # A resume's epoch is drawn apart from the case's (resume_draws.drawn).
     resumed = flag in RESUME_SNIPPETS or flag in PART_OF or flag in RESUMED_IN_GROUPS
     epoch = drawn(record, EPOCH_LABEL) if resumed else case.epoch

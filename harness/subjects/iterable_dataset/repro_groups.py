@@ -34,7 +34,7 @@ from sampler_conformance.subjects.common.repro_groups import (
 )
 from sampler_conformance.subjects.common.repro_mesh import APART, MESH, mesh_layout, mesh_values
 from sampler_conformance.subjects.common.repro_mesh import PROMISE as MESH_PROMISE
-from sampler_conformance.subjects.common.repro_script import LARGEST_READ, drawn, tail
+from sampler_conformance.subjects.common.repro_script import drawn, refuse_at_the_edge, tail
 
 from .case import StreamCase
 from .plug import StreamPlug
@@ -122,10 +122,7 @@ def processes_script(plug: StreamPlug, record: Mapping[str, Any], filename: str)
     if not record.get("parameters"):
         raise CannotReproduce("it holds on no case in particular: no case to build")
     case = StreamCase.from_parameters(record["parameters"])
-    if case.dataset_size > LARGEST_READ:
-        raise CannotReproduce(
-            f"N={case.dataset_size:,} is a numeric edge: a script reading it into lists is not written"
-        )
+    refuse_at_the_edge(case.dataset_size, record["flag"])
     layout = mesh_layout(record)  # CannotReproduce for stream_agrees found on a mesh
     if layout is None:
         if plug.needs_process_group or plug.takes_mesh:
