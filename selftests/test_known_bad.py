@@ -73,6 +73,11 @@ CHECKED_SCRIPTS = {
     "holds": 'print("held: runs without crashing")\n',
     "no_words": "import sys\nsys.exit(1)\n",
     "flaky": _exits_1("rank 0: IndexError: list index out of range", noise=", random.random()"),
+    # Its own temporary folder in the sampler's message, a new one each run: alike all the same.
+    "own_folder": "import tempfile\n"
+    + _exits_1("rank 0: IndexError: no index.json in {tempfile.mkdtemp(prefix='layout-')}").replace(
+        'print("here:', 'print(f"here:'
+    ),
     "raises_another": _exits_1("rank 0: ArrowKeyError: A type extension is already defined"),
 }
 
@@ -82,7 +87,9 @@ def test_a_script_is_offered_only_where_two_runs_exit_1_alike_with_the_violation
     scripts as `python SCRIPT` runs them: what assert_reproduced takes from the run's record.
     One that exits 1 on another exception than the sampler's fails for a reason of its own (a
     package registered twice in a fork of the run: ArrowKeyError, where the sampler raised
-    IndexError) and is not offered."""
+    IndexError) and is not offered. Two runs that differ only in the name of a temporary folder
+    each made (litdata's "The provided dataset `/tmp/layout-t2mne2ws` doesn't contain any
+    index.json file") printed alike."""
     paths = []
     for name, text in CHECKED_SCRIPTS.items():
         (tmp_path / f"{name}.py").write_text(text)
@@ -92,6 +99,7 @@ def test_a_script_is_offered_only_where_two_runs_exit_1_alike_with_the_violation
     second = dict(zip(CHECKED_SCRIPTS, runs[len(paths) :], strict=True))
     why = {name: _why_not_offered(first[name], second[name], RAISED_RECORD) for name in CHECKED_SCRIPTS}
     assert why["shows"] == "" and first["shows"].exit_code == 1, first["shows"]
+    assert why["own_folder"] == "" and first["own_folder"].output != second["own_folder"].output, first["own_folder"]
     assert why["holds"].startswith("the script exits 0 on the counterexample's case"), why
     assert why["no_words"] == "the script exits 1 without the violation's words", why
     assert why["flaky"].startswith("two runs of the script printed different things"), why

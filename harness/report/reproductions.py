@@ -8,6 +8,7 @@ paste (``issue_body.py``)."""
 from __future__ import annotations
 
 import re
+import tempfile
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -126,12 +127,24 @@ def _why_not_offered(first: ScriptRun, second: ScriptRun, record: dict[str, Any]
     elsewhere = _raised_elsewhere(first.output, record)
     if elsewhere:
         return elsewhere
-    if (second.exit_code, second.output) != (first.exit_code, first.output):
+    if (second.exit_code, _scratch_unnamed(second.output)) != (first.exit_code, _scratch_unnamed(first.output)):
         return (
             "two runs of the script printed different things: the sampler is not deterministic on that case (it "
             "draws from a global RNG, say)"
         )
     return ""
+
+
+# A temporary folder's name (tempfile's: a prefix, then 8 random characters of [a-z0-9_]). Each
+# run of a script makes its own (its layout's, its DataLoader's work folder), and a sampler's
+# message may print it ("The provided dataset `/tmp/layout-t2mne2ws` doesn't contain any
+# index.json file"): two runs that differ only there printed the same.
+_TEMPORARY_FOLDER = re.compile(re.escape(tempfile.gettempdir()) + r"/[\w.-]*?[a-z0-9_]{8}(?![\w-])")
+
+
+def _scratch_unnamed(output: str) -> str:
+    """``output`` with the random part of each temporary folder's name written XXXXXXXX."""
+    return _TEMPORARY_FOLDER.sub(lambda found: found.group(0)[:-8] + "XXXXXXXX", output)
 
 
 # A fault's words name what was raised ("the sampler raised IndexError in __iter__: ..."); the
