@@ -102,6 +102,21 @@ def test_resume_bug_fails_exactly_its_invariants_in_the_whole_suite(pytester, sp
     assert_reproduced(run, reference)
 
 
+def test_a_fault_raised_only_when_resumed_is_reproduced_through_the_resume(pytester):
+    """A dataset that raises in load_state_dict fails stream_runs in the resume tests alone:
+    its script reads the runs those tests read, through StatefulDataLoader (one epoch through a
+    plain DataLoader holds), and exits 1 on the IndexError; against the reference, 0."""
+    options = (f"--contract={STREAM_RESUMABLE_CONTRACT}", f"--world-sizes={STREAM_WORLD_SIZES}", "--repro=on")
+    run = certify(
+        pytester, "selftests.corpus.faulty:RaisesOnResume", *options, "-k", "resume_continues[", ranks="groups"
+    )
+    assert run.failed_invariants == {"stream_runs"}, run.explain()
+    (stream_runs,) = (i for i in run.written["invariants"] if i["flag"] == "stream_runs")
+    assert "StatefulDataLoader(" in stream_runs["reproduction"]["output"], stream_runs["reproduction"]
+    assert "here: rank 0: IndexError: list index out of range" in stream_runs["reproduction"]["output"]
+    assert_reproduced(run, SUBJECT.default_spec)
+
+
 def test_invariants_judged_only_on_empty_epochs_are_not_held(pytester):
     """Every item of StringIds has a string id ("17"): each case with an item is set aside
     under item_ids, and only empty epochs run to the end, where nothing can fail. They judge

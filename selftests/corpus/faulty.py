@@ -1,5 +1,5 @@
 """Things that are not samplers the suite can certify: targets of bad ``--sampler`` specs,
-and a sampler that raises, to prove faults are reported per rank."""
+and samplers and a stream that raise, to prove faults are reported per rank and reproduced."""
 
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ import os
 import time
 from collections.abc import Iterator
 from typing import Any
+
+from sampler_conformance.adapters.torch_iterable import RankWorkerSplit
 
 from .parts import PartsSampler
 
@@ -136,3 +138,13 @@ class AllocatesWithoutBound(PartsSampler):
             while True:
                 grown.append(bytearray(self.CHUNK))
         return super().__iter__()
+
+
+class RaisesOnResume(RankWorkerSplit):
+    """The reference stream, except that ``load_state_dict`` raises IndexError, as datasets
+    5.2's ``split_dataset_by_node`` does in the worker that loads a state whose list of shard
+    states is shorter than the fresh one's (docs/real-samplers.md): read without a resume it
+    holds, so only the ``+resumable`` tests see the fault."""
+
+    def load_state_dict(self, state: dict[str, int]) -> None:
+        raise IndexError("list index out of range")

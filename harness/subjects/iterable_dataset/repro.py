@@ -9,9 +9,9 @@ Covered (``SNIPPETS``): the invariants of one epoch of every rank and a fault ch
 ``stream_runs`` where the dataset raised (``repro_snippets.py``); the order invariants and the
 readings by another number of workers or by persistent ones (``repro_order.py``); a mix's
 frequencies and pairs (``repro_mix.py``); the ``+resumable`` protocol through torchdata's
-StatefulDataLoader (``repro_resume.py``). Found on simulated ranks, or in real groups where one
-process, reading rank after rank through real DataLoaders, shows it too; of a factory that takes
-its rank as told. What one process cannot show, its ranks read in processes of their own
+StatefulDataLoader, and a fault raised on the way through it (``repro_resume.py``). Found on
+simulated ranks, or in real groups where one process, reading rank after rank through real
+DataLoaders, shows it too; of a factory that takes its rank as told. What one process cannot show, its ranks read in processes of their own
 (``repro_groups.py``): ``stream_agrees``, and ``replicas_read_alike`` on a device mesh. The rest
 raise :class:`CannotReproduce`, saying why."""
 
@@ -36,7 +36,7 @@ from .repro_groups import READ_IN_PROCESSES, processes_script
 from .repro_head import script_head
 from .repro_mix import MIX_SNIPPETS
 from .repro_order import ORDER_SNIPPETS
-from .repro_resume import RESUME_SNIPPETS
+from .repro_resume import RESUME_SNIPPETS, RESUMED_FAULT
 from .repro_snippets import FAULT, ONE_EPOCH_SNIPPETS
 
 # The script's main part, run only as __main__: a DataLoader's workers started by forkserver or
@@ -56,6 +56,13 @@ def scripted(contract: Contract) -> frozenset[str]:
     return frozenset({*SNIPPETS, *READ_IN_PROCESSES})
 
 
+def _raised_in_a_resume(record: Mapping[str, Any]) -> bool:
+    """The dataset raised in a test of the ``+resumable`` protocol (``test_FLAG`` of a resume
+    invariant), where one epoch through a plain DataLoader may hold: the script reads the runs
+    that test read."""
+    return any(record["test"].startswith(f"test_{flag}") for flag in RESUME_SNIPPETS)
+
+
 def script_for(plug: Plug, contract: Contract, record: Mapping[str, Any], filename: str) -> str:
     """The script that reproduces ``record``, to be saved as ``filename``; CannotReproduce says why not."""
     assert isinstance(plug, StreamPlug) and isinstance(contract, StreamContract)
@@ -67,7 +74,10 @@ def script_for(plug: Plug, contract: Contract, record: Mapping[str, Any], filena
             "process groups, a process per rank, which stream scripts start for stream_agrees and "
             "replicas_read_alike only"
         )
-    found = snippet_for(record, SNIPPETS, FAULT, "dataset")
+    if record["flag"] == "stream_runs" and _raised_in_a_resume(record):
+        found = snippet_for(record, {"stream_runs": RESUMED_FAULT}, RESUMED_FAULT.read, "dataset")
+    else:
+        found = snippet_for(record, SNIPPETS, FAULT, "dataset")
     case, constants = found.setup(StreamCase.from_parameters(record["parameters"]), record)
     head = script_head(plug, record, filename, case, constants, found.imports)
     promise = found.promise.format(**constants)  # the constants the reading adds, written in

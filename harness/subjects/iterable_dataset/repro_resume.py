@@ -29,7 +29,8 @@ def _cuts(case: StreamCase, record: Mapping[str, Any]) -> tuple[StreamCase, dict
     return case.with_(epoch=case.epoch if epoch is None else epoch), cuts
 
 
-RESUMED = (
+# The reading's functions: the runs of a rank, uninterrupted and resumed.
+READ_RUNS = (
     """from torchdata.stateful_dataloader import StatefulDataLoader
 
 
@@ -98,7 +99,12 @@ def runs(rank):
 warnings.filterwarnings("ignore", message=".*set_vital.*")  # torchdata 0.11 calls it, deprecated in torch
 print(f"{SPEC}: N={N}, W={W}, {OPTIONS}, StatefulDataLoader({LOADER})")
 print(f"checkpoint 1 after {FIRST_CUT} batches of epoch {EPOCH} (None: at its end), checkpoint 2 after {SECOND_CUT} more")
-ranks = [runs(r) for r in range(W)]
+"""
+)
+# Every rank's runs, compared by the promise's code.
+RESUMED = (
+    READ_RUNS
+    + """ranks = [runs(r) for r in range(W)]
 ended = FIRST_CUT is None
 for r, (whole, once, twice, after, why) in enumerate(ranks):
     print(f"rank {r}: uninterrupted {short(whole[0])}, then {short(whole[1])}")
@@ -119,6 +125,30 @@ def _compared(expected: str, got: str) -> str:
 
 def _resumed(promise: str, code: str) -> Snippet:
     return Snippet(promise, code, reading=RESUMED, imports=("io", "warnings"), setup=_cuts)
+
+
+# ... each rank's runs in turn, up to the first that raises: its exception is the fault, its traceback printed.
+RESUMED_UNTIL_RAISED = (
+    READ_RUNS
+    + """fault = ""
+for r in range(W):
+    try:
+        whole, once, twice, after, why = runs(r)
+    except Exception as exc:  # the dataset's own: built, set to its epoch, read, checkpointed or resumed
+        fault = f"rank {r}: {type(exc).__name__}: {exc}"
+        traceback.print_exc(file=sys.stdout)
+        break
+    print(f"rank {r}: uninterrupted {short(whole[0])}, then {short(whole[1])}; resumed once {short(once)}")
+"""
+)
+# stream_runs where a resume test's dataset raised: the runs that test read, through StatefulDataLoader.
+RESUMED_FAULT = Snippet(
+    "every rank's dataset is built, read, checkpointed and resumed through its StatefulDataLoader without raising.",
+    "broken = bool(fault)\nshown = fault",
+    reading=RESUMED_UNTIL_RAISED,
+    imports=("io", "warnings", "traceback"),
+    setup=_cuts,
+)
 
 
 RESUME_SNIPPETS = {
