@@ -11,9 +11,9 @@ readings by another number of workers or by persistent ones (``repro_order.py``)
 frequencies and pairs (``repro_mix.py``); the ``+resumable`` protocol through torchdata's
 StatefulDataLoader, and a fault raised on the way through it (``repro_resume.py``). Found on
 simulated ranks, or in real groups where one process, reading rank after rank through real
-DataLoaders, shows it too; of a factory that takes its rank as told. What one process cannot show, its ranks read in processes of their own
-(``repro_groups.py``): ``stream_agrees``, and ``replicas_read_alike`` on a device mesh. The rest
-raise :class:`CannotReproduce`, saying why."""
+DataLoaders, shows it too; of a factory that takes its rank as told. What one process cannot
+show, its ranks read in processes of their own (``repro_groups.py``): ``stream_agrees``, and
+``replicas_read_alike`` on a device mesh. The rest raise :class:`CannotReproduce`, saying why."""
 
 from __future__ import annotations
 
