@@ -13,7 +13,7 @@ from typing import Any
 from sampler_conformance.subjects.common.repro_script import THROUGH_CHECKPOINT, drawn
 
 from .case import StreamCase
-from .repro_snippets import Snippet
+from .repro_snippets import Snippet, until_raised
 
 FIRST_CUT = "k (batches before checkpoint 1)"
 SECOND_CUT = "k' (batches after resuming it, before checkpoint 2)"
@@ -128,18 +128,10 @@ def _resumed(promise: str, code: str) -> Snippet:
 
 
 # ... each rank's runs in turn, up to the first that raises: its exception is the fault, its traceback printed.
-RESUMED_UNTIL_RAISED = (
-    READ_RUNS
-    + """fault = ""
-for r in range(W):
-    try:
-        whole, once, twice, after, why = runs(r)
-    except Exception as exc:  # the dataset's own: built, set to its epoch, read, checkpointed or resumed
-        fault = f"rank {r}: {type(exc).__name__}: {exc}"
-        traceback.print_exc(file=sys.stdout)
-        break
-    print(f"rank {r}: uninterrupted {short(whole[0])}, then {short(whole[1])}; resumed once {short(once)}")
-"""
+RESUMED_UNTIL_RAISED = READ_RUNS + until_raised(
+    "whole, once, twice, after, why = runs(r)",
+    'print(f"rank {r}: uninterrupted {short(whole[0])}, then {short(whole[1])}; resumed once {short(once)}")',
+    fault="the dataset's own: built, set to its epoch, read, checkpointed or resumed",
 )
 # stream_runs where a resume test's dataset raised: the runs that test read, through StatefulDataLoader.
 RESUMED_FAULT = Snippet(

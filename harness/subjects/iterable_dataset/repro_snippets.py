@@ -56,29 +56,34 @@ repeated = sorted(i for i, n in counts.items() if n > 1)
 """
 
 
-def _until_raised(caught: str, found: str) -> str:
-    """The reading of each rank in turn, up to the first that raises ``caught``: the variable
-    ``found`` then says which rank raised what (empty where none did)."""
-    return """print(f"{SPEC}: N={N}, W={W}, epoch={EPOCH}, {OPTIONS}, DataLoader({LOADER})")
-FOUND = ""
+def until_raised(read: str, shown: str, caught: str = "Exception", found: str = "fault", fault: str = "") -> str:
+    """Each rank in turn, ``read`` then ``shown`` (a print), up to the first whose reading raises
+    ``caught``: the variable ``found`` then says which rank raised what (empty where none did).
+    ``fault``: what may raise, said beside the except, where it is the dataset's fault: its
+    traceback is printed too."""
+    said = f"  # {fault}" if fault else ""
+    traced = "        traceback.print_exc(file=sys.stdout)\n" if fault else ""
+    return f"""{found} = ""
 for r in range(W):
     try:
-        batches = epoch_of(r)
-    except CAUGHT as exc:
-        FOUND = f"rank {r}: {type(exc).__name__}: {exc}"
-        break
-    print(f"rank {r} ({len(batches)} batches, {len(ids_of(batches))} items): {short(ids_of(batches))}")
-""".replace("FOUND", found).replace("CAUGHT", caught)
+        {read}
+    except {caught} as exc:{said}
+        {found} = f"rank {{r}}: {{type(exc).__name__}}: {{exc}}"
+{traced}        break
+    {shown}
+"""
 
 
+# One epoch of each rank in turn, after the head's line.
+EPOCH_HEAD = 'print(f"{SPEC}: N={N}, W={W}, epoch={EPOCH}, {OPTIONS}, DataLoader({LOADER})")\n'
+READ_EPOCH = "batches = epoch_of(r)"
+SHOWN_EPOCH = 'print(f"rank {r} ({len(batches)} batches, {len(ids_of(batches))} items): {short(ids_of(batches))}")'
 # ... up to the first that raises: its exception is the fault, its traceback printed.
-FAULT = (
-    _until_raised("Exception", "fault")
-    .replace("as exc:\n", "as exc:  # the dataset's own: in the factory, set_epoch, or its workers' reading\n")
-    .replace("        break\n", "        traceback.print_exc(file=sys.stdout)\n        break\n")
+FAULT = EPOCH_HEAD + until_raised(
+    READ_EPOCH, SHOWN_EPOCH, fault="the dataset's own: in the factory, set_epoch, or its workers' reading"
 )
 # ... up to the first item without an id.
-WITHOUT_ID = _until_raised("NoId", "no_id")
+WITHOUT_ID = EPOCH_HEAD + until_raised(READ_EPOCH, SHOWN_EPOCH, caught="NoId", found="no_id")
 
 ONE_EPOCH_SNIPPETS = {
     "stream_runs": Snippet(
